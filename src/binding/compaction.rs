@@ -1,0 +1,331 @@
+//! Exports for `prepareCompaction` and its helpers (token estimates, cut
+//! points, usage, file operations, `convertToLlm`).
+
+use napi::Env;
+use napi_derive::napi;
+
+use super::errors::run;
+use super::js::{Cx, JsVal};
+use super::out::{Arg, Raw, RawValue};
+use crate::core::cut_point::{find_cut_point, find_turn_start_index};
+use crate::core::entries::Entries;
+use crate::core::error::{Context, Error, Result};
+use crate::core::file_ops::{
+    compute_file_lists, extract_file_ops, format_file_operations, FileOps,
+};
+use crate::core::jsstr::JsStr;
+use crate::core::model::EntryType;
+use crate::core::prepare::prepare_compaction;
+use crate::core::settings::{read_settings, should_compact, DEFAULT_SETTINGS};
+use crate::core::tokens::{context_tokens, estimate_context_tokens, estimate_tokens, valid_usage};
+use crate::core::view::{Key, View};
+
+fn arg<'c>(cx: &'c Cx, a: &Arg) -> Result<JsVal<'c>> {
+    cx.wrap(a.0)
+}
+
+fn number_arg(cx: &Cx, a: &Arg, name: &str) -> Result<f64> {
+    let v = arg(cx, a)?;
+    v.number().ok_or_else(|| {
+        Error::type_error(
+            name,
+            format!("expected a number, got {}", v.kind().describe()),
+        )
+    })
+}
+
+/// An index argument: an integer (negative allowed, as the reference loops allow it).
+fn index_arg(cx: &Cx, a: &Arg, name: &str) -> Result<i64> {
+    let n = number_arg(cx, a, name)?;
+    if n.fract() != 0.0 || !n.is_finite() || n.abs() > 9.0e15 {
+        return Err(Error::type_error(
+            name,
+            format!("expected an integer index, got {n}"),
+        ));
+    }
+    Ok(n as i64)
+}
+
+/// The plan for `prepareCompaction`; index.js turns indices back into the caller's messages.
+#[napi(js_name = "prepareCompaction")]
+pub fn prepare_compaction_native(
+    env: Env,
+    path_entries: Arg,
+    settings: Arg,
+) -> napi::Result<RawValue> {
+    run(&env, |cx| {
+        let settings = read_settings(&arg(cx, &settings)?).within("settings")?;
+        let array = arg(cx, &path_entries)?;
+        let entries = Entries::new(&array, "pathEntries")?;
+        let Some(plan) = prepare_compaction(&entries, settings.keep_recent_tokens)? else {
+            return Ok(RawValue(cx.undefined()));
+        };
+        let o = cx.object()?;
+        cx.set(
+            o,
+            c"firstKeptEntryIndex",
+            cx.number(plan.first_kept_entry_index as f64)?,
+        )?;
+        cx.set(o, c"isSplitTurn", cx.boolean(plan.is_split_turn)?)?;
+        cx.set(o, c"tokensBefore", cx.number(plan.tokens_before)?)?;
+        cx.set(o, c"summarize", cx.u32_array(&plan.summarize)?)?;
+        cx.set(o, c"turnPrefix", cx.u32_array(&plan.turn_prefix)?)?;
+        let previous = plan.previous_compaction.map_or(-1.0, |p| p as f64);
+        cx.set(o, c"previousCompactionIndex", cx.number(previous)?)?;
+        set_file_ops(cx, o, &plan.file_ops)?;
+        Ok(RawValue(o))
+    })
+}
+
+fn set_file_ops(cx: &Cx, o: Raw, ops: &FileOps) -> Result<()> {
+    cx.set(o, c"read", cx.strings(ops.read.iter())?)?;
+    cx.set(o, c"written", cx.strings(ops.written.iter())?)?;
+    cx.set(o, c"edited", cx.strings(ops.edited.iter())?)
+}
+
+/// `estimateTokens(message)`.
+#[napi(js_name = "estimateTokens")]
+pub fn estimate_tokens_native(env: Env, message: Arg) -> napi::Result<f64> {
+    run(&env, |cx| {
+        Ok(estimate_tokens(&arg(cx, &message)?).within("message")? as f64)
+    })
+}
+
+/// `findCutPoint(entries, startIndex, endIndex, keepRecentTokens)`.
+#[napi(js_name = "findCutPoint")]
+pub fn find_cut_point_native(
+    env: Env,
+    entries: Arg,
+    start: Arg,
+    end: Arg,
+    keep: Arg,
+) -> napi::Result<RawValue> {
+    run(&env, |cx| {
+        let array = arg(cx, &entries)?;
+        let list = Entries::new(&array, "entries")?;
+        let start = index_arg(cx, &start, "startIndex")?;
+        let end = index_arg(cx, &end, "endIndex")?;
+        let keep = number_arg(cx, &keep, "keepRecentTokens")?;
+        let o = cx.object()?;
+        if start >= end {
+            // The reference reads nothing here and echoes startIndex.
+            cx.set(o, c"firstKeptEntryIndex", cx.number(start as f64)?)?;
+            cx.set(o, c"turnStartIndex", cx.number(-1.0)?)?;
+            cx.set(o, c"isSplitTurn", cx.boolean(false)?)?;
+            return Ok(RawValue(o));
+        }
+        if start < 0 || end as usize > list.len() {
+            return Err(Error::range(
+                "",
+                format!(
+                    "startIndex {start} and endIndex {end} must lie within entries (length {})",
+                    list.len()
+                ),
+            ));
+        }
+        let cut = find_cut_point(&list, start as usize, end as usize, keep)?;
+        cx.set(
+            o,
+            c"firstKeptEntryIndex",
+            cx.number(cut.first_kept_entry_index as f64)?,
+        )?;
+        let turn = cut.turn_start_index.map_or(-1.0, |t| t as f64);
+        cx.set(o, c"turnStartIndex", cx.number(turn)?)?;
+        cx.set(o, c"isSplitTurn", cx.boolean(cut.is_split_turn)?)?;
+        Ok(RawValue(o))
+    })
+}
+
+/// `findTurnStartIndex(entries, entryIndex, startIndex)`.
+#[napi(js_name = "findTurnStartIndex")]
+pub fn find_turn_start_index_native(
+    env: Env,
+    entries: Arg,
+    entry_index: Arg,
+    start_index: Arg,
+) -> napi::Result<f64> {
+    run(&env, |cx| {
+        let array = arg(cx, &entries)?;
+        let list = Entries::new(&array, "entries")?;
+        let entry_index = index_arg(cx, &entry_index, "entryIndex")?;
+        let start_index = index_arg(cx, &start_index, "startIndex")?;
+        if entry_index >= start_index && (start_index < 0 || entry_index as usize >= list.len()) {
+            return Err(Error::range(
+                "",
+                format!(
+                    "entryIndex {entry_index} and startIndex {start_index} must lie within entries (length {})",
+                    list.len()
+                ),
+            ));
+        }
+        let found = find_turn_start_index(&list, entry_index, start_index)?;
+        Ok(found.map_or(-1.0, |i| i as f64))
+    })
+}
+
+/// The index of the entry whose message holds the last valid usage, or -1;
+/// index.js returns that message's own `usage` object.
+#[napi(js_name = "lastAssistantUsageIndex")]
+pub fn last_assistant_usage_index(env: Env, entries: Arg) -> napi::Result<f64> {
+    run(&env, |cx| {
+        let array = arg(cx, &entries)?;
+        let list = Entries::new(&array, "entries")?;
+        for i in (0..list.len()).rev() {
+            if list.kind(i)?.ty != EntryType::Message {
+                continue;
+            }
+            let valid = list.with_entry(i, |e| {
+                Ok(valid_usage(&e.get(Key::Message)?)
+                    .within("message")?
+                    .is_some())
+            })?;
+            if valid {
+                return Ok(i as f64);
+            }
+        }
+        Ok(-1.0)
+    })
+}
+
+/// `estimateContextTokens(messages)`.
+#[napi(js_name = "estimateContextTokens")]
+pub fn estimate_context_tokens_native(env: Env, messages: Arg) -> napi::Result<RawValue> {
+    run(&env, |cx| {
+        let est = estimate_context_tokens(&arg(cx, &messages)?).within("messages")?;
+        let o = cx.object()?;
+        cx.set(o, c"tokens", cx.number(est.tokens)?)?;
+        cx.set(o, c"usageTokens", cx.number(est.usage_tokens)?)?;
+        cx.set(o, c"trailingTokens", cx.number(est.trailing_tokens)?)?;
+        let last = match est.last_usage_index {
+            Some(i) => cx.number(i as f64)?,
+            None => cx.null()?,
+        };
+        cx.set(o, c"lastUsageIndex", last)?;
+        Ok(RawValue(o))
+    })
+}
+
+/// `calculateContextTokens(usage)`.
+#[napi(js_name = "calculateContextTokens")]
+pub fn calculate_context_tokens(env: Env, usage: Arg) -> napi::Result<f64> {
+    run(&env, |cx| context_tokens(&arg(cx, &usage)?).within("usage"))
+}
+
+/// `shouldCompact(contextTokens, contextWindow, settings)`.
+#[napi(js_name = "shouldCompact")]
+pub fn should_compact_native(
+    env: Env,
+    context_tokens: Arg,
+    context_window: Arg,
+    settings: Arg,
+) -> napi::Result<bool> {
+    run(&env, |cx| {
+        let settings = read_settings(&arg(cx, &settings)?).within("settings")?;
+        let tokens = number_arg(cx, &context_tokens, "contextTokens")?;
+        let window = number_arg(cx, &context_window, "contextWindow")?;
+        Ok(should_compact(tokens, window, &settings))
+    })
+}
+
+/// `DEFAULT_COMPACTION_SETTINGS`, as a fresh object.
+#[napi(js_name = "defaultCompactionSettings")]
+pub fn default_compaction_settings(env: Env) -> napi::Result<RawValue> {
+    run(&env, |cx| {
+        let o = cx.object()?;
+        cx.set(o, c"enabled", cx.boolean(DEFAULT_SETTINGS.enabled)?)?;
+        cx.set(
+            o,
+            c"reserveTokens",
+            cx.number(DEFAULT_SETTINGS.reserve_tokens)?,
+        )?;
+        cx.set(
+            o,
+            c"keepRecentTokens",
+            cx.number(DEFAULT_SETTINGS.keep_recent_tokens)?,
+        )?;
+        Ok(RawValue(o))
+    })
+}
+
+/// The file operations of one message, in order: `{ kinds, paths }` with
+/// kinds 0 = read, 1 = written, 2 = edited. index.js adds them to the caller's Sets.
+#[napi(js_name = "fileOpsOfMessage")]
+pub fn file_ops_of_message(env: Env, message: Arg) -> napi::Result<RawValue> {
+    run(&env, |cx| {
+        let mut kinds = Vec::new();
+        let mut paths = Vec::new();
+        extract_file_ops(&arg(cx, &message)?, &mut |kind, path| {
+            kinds.push(kind.index());
+            paths.push(path);
+        })
+        .within("message")?;
+        let o = cx.object()?;
+        cx.set(o, c"kinds", cx.u8_array(&kinds)?)?;
+        cx.set(o, c"paths", cx.strings(paths.iter())?)?;
+        Ok(RawValue(o))
+    })
+}
+
+fn string_list(v: &JsVal<'_>, name: &str) -> Result<Vec<JsStr>> {
+    let len = v.array_len().ok_or_else(|| {
+        Error::type_error(
+            name,
+            format!("expected an array, got {}", v.kind().describe()),
+        )
+    })?;
+    let mut out = Vec::with_capacity(len);
+    for i in 0..len {
+        let item = v.at(i)?;
+        out.push(item.string().ok_or_else(|| {
+            Error::type_error(
+                &format!("{name}[{i}]"),
+                format!("expected a string, got {}", item.kind().describe()),
+            )
+        })?);
+    }
+    Ok(out)
+}
+
+/// `computeFileLists` over the three sets, passed as arrays in insertion order.
+#[napi(js_name = "computeFileLists")]
+pub fn compute_file_lists_native(
+    env: Env,
+    read: Arg,
+    written: Arg,
+    edited: Arg,
+) -> napi::Result<RawValue> {
+    run(&env, |cx| {
+        let ops = FileOps {
+            read: string_list(&arg(cx, &read)?, "fileOps.read")?
+                .into_iter()
+                .collect(),
+            written: string_list(&arg(cx, &written)?, "fileOps.written")?
+                .into_iter()
+                .collect(),
+            edited: string_list(&arg(cx, &edited)?, "fileOps.edited")?
+                .into_iter()
+                .collect(),
+        };
+        let (read_files, modified_files) = compute_file_lists(&ops);
+        let o = cx.object()?;
+        cx.set(o, c"readFiles", cx.strings(read_files.iter())?)?;
+        cx.set(o, c"modifiedFiles", cx.strings(modified_files.iter())?)?;
+        Ok(RawValue(o))
+    })
+}
+
+/// `formatFileOperations(readFiles, modifiedFiles)`.
+#[napi(js_name = "formatFileOperations")]
+pub fn format_file_operations_native(
+    env: Env,
+    read_files: Arg,
+    modified_files: Arg,
+) -> napi::Result<RawValue> {
+    run(&env, |cx| {
+        let read = string_list(&arg(cx, &read_files)?, "readFiles")?;
+        let modified = string_list(&arg(cx, &modified_files)?, "modifiedFiles")?;
+        Ok(RawValue(
+            cx.utf16(&format_file_operations(&read, &modified))?,
+        ))
+    })
+}

@@ -1,0 +1,304 @@
+//! [`View`] over live JavaScript values through raw N-API calls: the caller's
+//! objects are read in place, only where an algorithm needs them. String
+//! lengths come from `napi_get_value_string_utf16` with no buffer (no copy,
+//! and lone surrogates count as JS counts them).
+
+use std::ptr;
+
+use napi::sys;
+
+use crate::core::error::{Error, Result};
+use crate::core::jsstr::JsStr;
+use crate::core::view::{Key, Kind, View};
+
+/// Per-call state: the env, the property keys and `JSON.stringify`, all
+/// created once in the call's outermost handle scope (a handle made inside a
+/// nested scope would dangle once that scope closes).
+pub struct Cx {
+    pub env: sys::napi_env,
+    keys: [sys::napi_value; Key::ALL.len()],
+    json: sys::napi_value,
+    json_stringify: sys::napi_value,
+    undefined: sys::napi_value,
+}
+
+pub fn check(status: sys::napi_status) -> Result<()> {
+    match status {
+        sys::Status::napi_ok => Ok(()),
+        sys::Status::napi_pending_exception => Err(Error::js_exception()),
+        other => Err(Error::invalid(format!(
+            "N-API call failed with status {other}"
+        ))),
+    }
+}
+
+impl Cx {
+    pub fn new(env: sys::napi_env) -> Result<Self> {
+        let mut keys = [ptr::null_mut(); Key::ALL.len()];
+        for key in Key::ALL {
+            let name = key.as_str();
+            check(unsafe {
+                sys::napi_create_string_utf8(
+                    env,
+                    name.as_ptr().cast(),
+                    name.len() as isize,
+                    &mut keys[key as usize],
+                )
+            })?;
+        }
+        let mut global = ptr::null_mut();
+        let mut json = ptr::null_mut();
+        let mut json_stringify = ptr::null_mut();
+        let mut undefined = ptr::null_mut();
+        unsafe {
+            check(sys::napi_get_global(env, &mut global))?;
+            check(sys::napi_get_named_property(
+                env,
+                global,
+                c"JSON".as_ptr(),
+                &mut json,
+            ))?;
+            check(sys::napi_get_named_property(
+                env,
+                json,
+                c"stringify".as_ptr(),
+                &mut json_stringify,
+            ))?;
+            check(sys::napi_get_undefined(env, &mut undefined))?;
+        }
+        Ok(Cx {
+            env,
+            keys,
+            json,
+            json_stringify,
+            undefined,
+        })
+    }
+
+    fn key(&self, key: Key) -> sys::napi_value {
+        self.keys[key as usize]
+    }
+
+    pub fn wrap(&self, raw: sys::napi_value) -> Result<JsVal<'_>> {
+        let mut ty = 0;
+        check(unsafe { sys::napi_typeof(self.env, raw, &mut ty) })?;
+        let kind = match ty {
+            sys::ValueType::napi_undefined => Kind::Undefined,
+            sys::ValueType::napi_null => Kind::Null,
+            sys::ValueType::napi_boolean => Kind::Bool,
+            sys::ValueType::napi_number => Kind::Number,
+            sys::ValueType::napi_string => Kind::String,
+            sys::ValueType::napi_function => Kind::Function,
+            sys::ValueType::napi_object => {
+                let mut is_array = false;
+                check(unsafe { sys::napi_is_array(self.env, raw, &mut is_array) })?;
+                if is_array {
+                    Kind::Array
+                } else {
+                    Kind::Object
+                }
+            }
+            _ => Kind::Other,
+        };
+        Ok(JsVal {
+            cx: self,
+            raw,
+            kind,
+        })
+    }
+
+    pub fn undefined(&self) -> sys::napi_value {
+        self.undefined
+    }
+
+    /// Reads a JS string exactly (lone surrogates included).
+    pub fn read_string(&self, raw: sys::napi_value) -> Result<JsStr> {
+        let mut len = 0usize;
+        check(unsafe {
+            sys::napi_get_value_string_utf16(self.env, raw, ptr::null_mut(), 0, &mut len)
+        })?;
+        let mut buf = vec![0u16; len + 1];
+        let mut written = 0usize;
+        check(unsafe {
+            sys::napi_get_value_string_utf16(
+                self.env,
+                raw,
+                buf.as_mut_ptr(),
+                buf.len(),
+                &mut written,
+            )
+        })?;
+        buf.truncate(written);
+        Ok(JsStr::from_utf16(&buf))
+    }
+
+    pub fn string_len(&self, raw: sys::napi_value) -> Result<usize> {
+        let mut len = 0usize;
+        check(unsafe {
+            sys::napi_get_value_string_utf16(self.env, raw, ptr::null_mut(), 0, &mut len)
+        })?;
+        Ok(len)
+    }
+}
+
+/// A JS value with its kind read once.
+#[derive(Clone, Copy)]
+pub struct JsVal<'c> {
+    pub cx: &'c Cx,
+    pub raw: sys::napi_value,
+    kind: Kind,
+}
+
+impl<'c> View for JsVal<'c> {
+    fn kind(&self) -> Kind {
+        self.kind
+    }
+
+    fn get(&self, key: Key) -> Result<Self> {
+        if !self.kind.is_object_like() {
+            return Ok(JsVal {
+                cx: self.cx,
+                raw: self.cx.undefined,
+                kind: Kind::Undefined,
+            });
+        }
+        let mut out = ptr::null_mut();
+        check(unsafe {
+            sys::napi_get_property(self.cx.env, self.raw, self.cx.key(key), &mut out)
+        })?;
+        self.cx.wrap(out)
+    }
+
+    fn has(&self, key: Key) -> Result<bool> {
+        if !self.kind.is_object_like() {
+            return Ok(false);
+        }
+        let mut out = false;
+        check(unsafe {
+            sys::napi_has_property(self.cx.env, self.raw, self.cx.key(key), &mut out)
+        })?;
+        Ok(out)
+    }
+
+    fn number(&self) -> Option<f64> {
+        if self.kind != Kind::Number {
+            return None;
+        }
+        let mut n = 0.0;
+        let status = unsafe { sys::napi_get_value_double(self.cx.env, self.raw, &mut n) };
+        (status == sys::Status::napi_ok).then_some(n)
+    }
+
+    fn boolean(&self) -> Option<bool> {
+        if self.kind != Kind::Bool {
+            return None;
+        }
+        let mut b = false;
+        let status = unsafe { sys::napi_get_value_bool(self.cx.env, self.raw, &mut b) };
+        (status == sys::Status::napi_ok).then_some(b)
+    }
+
+    fn str_len(&self) -> Option<usize> {
+        if self.kind != Kind::String {
+            return None;
+        }
+        self.cx.string_len(self.raw).ok()
+    }
+
+    fn str_is(&self, lit: &str) -> bool {
+        if self.kind != Kind::String || lit.len() > 32 || !lit.is_ascii() {
+            return self.kind == Kind::String && self.string().is_some_and(|s| s.eq_str(lit));
+        }
+        if self.cx.string_len(self.raw).ok() != Some(lit.len()) {
+            return false;
+        }
+        let mut buf = [0u16; 33];
+        let mut written = 0usize;
+        let status = unsafe {
+            sys::napi_get_value_string_utf16(
+                self.cx.env,
+                self.raw,
+                buf.as_mut_ptr(),
+                buf.len(),
+                &mut written,
+            )
+        };
+        status == sys::Status::napi_ok
+            && written == lit.len()
+            && buf[..written]
+                .iter()
+                .zip(lit.bytes())
+                .all(|(&a, b)| a == u16::from(b))
+    }
+
+    fn string(&self) -> Option<JsStr> {
+        if self.kind != Kind::String {
+            return None;
+        }
+        self.cx.read_string(self.raw).ok()
+    }
+
+    fn array_len(&self) -> Option<usize> {
+        if self.kind != Kind::Array {
+            return None;
+        }
+        let mut len = 0u32;
+        let status = unsafe { sys::napi_get_array_length(self.cx.env, self.raw, &mut len) };
+        (status == sys::Status::napi_ok).then_some(len as usize)
+    }
+
+    fn at(&self, index: usize) -> Result<Self> {
+        let index = u32::try_from(index).map_err(|_| Error::range("", "array index too large"))?;
+        let mut out = ptr::null_mut();
+        check(unsafe { sys::napi_get_element(self.cx.env, self.raw, index, &mut out) })?;
+        self.cx.wrap(out)
+    }
+
+    fn json_len(&self) -> Result<Option<usize>> {
+        let mut out = ptr::null_mut();
+        let argv = [self.raw];
+        check(unsafe {
+            sys::napi_call_function(
+                self.cx.env,
+                self.cx.json,
+                self.cx.json_stringify,
+                1,
+                argv.as_ptr(),
+                &mut out,
+            )
+        })?;
+        let v = self.cx.wrap(out)?;
+        Ok(v.str_len())
+    }
+
+    fn to_js_string(&self) -> Result<JsStr> {
+        let mut out = ptr::null_mut();
+        check(unsafe { sys::napi_coerce_to_string(self.cx.env, self.raw, &mut out) })?;
+        self.cx.read_string(out)
+    }
+
+    fn scoped<R>(&self, f: impl FnOnce() -> R) -> R {
+        let _scope = Scope::open(self.cx.env);
+        f()
+    }
+}
+
+/// A handle scope closed on drop, so it is closed even while a panic unwinds.
+pub struct Scope {
+    env: sys::napi_env,
+    scope: sys::napi_handle_scope,
+}
+
+impl Scope {
+    pub fn open(env: sys::napi_env) -> Option<Scope> {
+        let mut scope = ptr::null_mut();
+        let status = unsafe { sys::napi_open_handle_scope(env, &mut scope) };
+        (status == sys::Status::napi_ok).then_some(Scope { env, scope })
+    }
+}
+
+impl Drop for Scope {
+    fn drop(&mut self) {
+        unsafe { sys::napi_close_handle_scope(self.env, self.scope) };
+    }
+}

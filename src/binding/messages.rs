@@ -1,0 +1,89 @@
+//! `convertToLlm` and `bashExecutionToText`.
+
+use std::ptr;
+
+use napi::{sys, Env};
+use napi_derive::napi;
+
+use super::errors::run;
+use super::js::{check, Cx, JsVal};
+use super::out::{Arg, Raw, RawValue};
+use crate::core::convert::{bash_execution_text, convert_message, LlmMessage};
+use crate::core::error::{Context, Error, Result};
+use crate::core::view::{Key, View};
+
+/// `{ role: "user", content, timestamp }`, in the reference's key order.
+fn user_message(cx: &Cx, content: Raw, timestamp: Raw) -> Result<Raw> {
+    let o = cx.object()?;
+    cx.set(o, c"role", cx.str("user")?)?;
+    cx.set(o, c"content", content)?;
+    cx.set(o, c"timestamp", timestamp)?;
+    Ok(o)
+}
+
+fn text_blocks(cx: &Cx, text: Raw) -> Result<Raw> {
+    let block = cx.object()?;
+    cx.set(block, c"type", cx.str("text")?)?;
+    cx.set(block, c"text", text)?;
+    cx.array(std::iter::once(Ok(block)))
+}
+
+fn converted(cx: &Cx, message: &JsVal<'_>) -> Result<Option<Raw>> {
+    let timestamp = || -> Result<Raw> { Ok(message.get(Key::Timestamp)?.raw) };
+    Ok(match convert_message(message)? {
+        LlmMessage::Same => Some(message.raw),
+        LlmMessage::Dropped => None,
+        LlmMessage::UserText(text) => Some(user_message(
+            cx,
+            text_blocks(cx, cx.js_str(&text)?)?,
+            timestamp()?,
+        )?),
+        LlmMessage::CustomText => {
+            let content = message.get(Key::Content)?.raw;
+            Some(user_message(cx, text_blocks(cx, content)?, timestamp()?)?)
+        }
+        LlmMessage::CustomBlocks => Some(user_message(
+            cx,
+            message.get(Key::Content)?.raw,
+            timestamp()?,
+        )?),
+    })
+}
+
+/// `convertToLlm(messages)`: new objects only where the reference makes them.
+#[napi(js_name = "convertToLlm")]
+pub fn convert_to_llm(env: Env, messages: Arg) -> napi::Result<RawValue> {
+    run(&env, |cx| {
+        let list = cx.wrap(messages.0)?;
+        let len = list.array_len().ok_or_else(|| {
+            Error::type_error(
+                "messages",
+                format!("expected an array, got {}", list.kind().describe()),
+            )
+        })?;
+        let mut out = ptr::null_mut();
+        check(unsafe { sys::napi_create_array(cx.env, &mut out) })?;
+        let mut kept = 0u32;
+        for i in 0..len {
+            list.scoped(|| -> Result<()> {
+                let message = list.at(i)?;
+                if let Some(value) = converted(cx, &message)? {
+                    check(unsafe { sys::napi_set_element(cx.env, out, kept, value) })?;
+                    kept += 1;
+                }
+                Ok(())
+            })
+            .within_with(|| format!("messages[{i}]"))?;
+        }
+        Ok(RawValue(out))
+    })
+}
+
+/// `bashExecutionToText(message)`.
+#[napi(js_name = "bashExecutionToText")]
+pub fn bash_execution_to_text(env: Env, message: Arg) -> napi::Result<RawValue> {
+    run(&env, |cx| {
+        let text = bash_execution_text(&cx.wrap(message.0)?).within("message")?;
+        Ok(RawValue(cx.js_str(&text)?))
+    })
+}

@@ -1,0 +1,144 @@
+//! Building result values: plain objects, arrays, typed arrays and exact strings.
+
+use std::ffi::CStr;
+use std::ptr;
+
+use napi::sys;
+
+use super::js::{check, Cx};
+use crate::core::error::Result;
+use crate::core::jsstr::JsStr;
+
+pub type Raw = sys::napi_value;
+
+/// A value already built on the JS side, handed back to napi-rs as is.
+pub struct RawValue(pub Raw);
+
+impl napi::bindgen_prelude::ToNapiValue for RawValue {
+    unsafe fn to_napi_value(_env: sys::napi_env, val: Self) -> napi::Result<sys::napi_value> {
+        Ok(val.0)
+    }
+}
+
+impl napi::bindgen_prelude::TypeName for RawValue {
+    fn type_name() -> &'static str {
+        "unknown"
+    }
+    fn value_type() -> napi::ValueType {
+        napi::ValueType::Unknown
+    }
+}
+
+impl Cx {
+    pub fn object(&self) -> Result<Raw> {
+        let mut o = ptr::null_mut();
+        check(unsafe { sys::napi_create_object(self.env, &mut o) })?;
+        Ok(o)
+    }
+
+    pub fn set(&self, obj: Raw, name: &CStr, value: Raw) -> Result<()> {
+        check(unsafe { sys::napi_set_named_property(self.env, obj, name.as_ptr(), value) })
+    }
+
+    pub fn number(&self, n: f64) -> Result<Raw> {
+        let mut v = ptr::null_mut();
+        check(unsafe { sys::napi_create_double(self.env, n, &mut v) })?;
+        Ok(v)
+    }
+
+    pub fn boolean(&self, b: bool) -> Result<Raw> {
+        let mut v = ptr::null_mut();
+        check(unsafe { sys::napi_get_boolean(self.env, b, &mut v) })?;
+        Ok(v)
+    }
+
+    pub fn null(&self) -> Result<Raw> {
+        let mut v = ptr::null_mut();
+        check(unsafe { sys::napi_get_null(self.env, &mut v) })?;
+        Ok(v)
+    }
+
+    pub fn utf16(&self, units: &[u16]) -> Result<Raw> {
+        let mut v = ptr::null_mut();
+        check(unsafe {
+            sys::napi_create_string_utf16(self.env, units.as_ptr(), units.len() as isize, &mut v)
+        })?;
+        Ok(v)
+    }
+
+    pub fn str(&self, s: &str) -> Result<Raw> {
+        let mut v = ptr::null_mut();
+        check(unsafe {
+            sys::napi_create_string_utf8(self.env, s.as_ptr().cast(), s.len() as isize, &mut v)
+        })?;
+        Ok(v)
+    }
+
+    pub fn js_str(&self, s: &JsStr) -> Result<Raw> {
+        match s.as_str() {
+            Some(text) => self.str(text),
+            None => self.utf16(&s.to_utf16()),
+        }
+    }
+
+    pub fn array(&self, items: impl ExactSizeIterator<Item = Result<Raw>>) -> Result<Raw> {
+        let mut arr = ptr::null_mut();
+        check(unsafe { sys::napi_create_array_with_length(self.env, items.len(), &mut arr) })?;
+        for (i, item) in items.enumerate() {
+            check(unsafe { sys::napi_set_element(self.env, arr, i as u32, item?) })?;
+        }
+        Ok(arr)
+    }
+
+    pub fn strings<'a>(&self, items: impl ExactSizeIterator<Item = &'a JsStr>) -> Result<Raw> {
+        self.array(items.map(|s| self.js_str(s)))
+    }
+
+    fn typed_array(
+        &self,
+        kind: sys::napi_typedarray_type,
+        bytes: &[u8],
+        len: usize,
+    ) -> Result<Raw> {
+        let mut data: *mut std::ffi::c_void = ptr::null_mut();
+        let mut buffer = ptr::null_mut();
+        check(unsafe {
+            sys::napi_create_arraybuffer(self.env, bytes.len(), &mut data, &mut buffer)
+        })?;
+        if !bytes.is_empty() && !data.is_null() {
+            unsafe { ptr::copy_nonoverlapping(bytes.as_ptr(), data.cast::<u8>(), bytes.len()) };
+        }
+        let mut arr = ptr::null_mut();
+        check(unsafe { sys::napi_create_typedarray(self.env, kind, len, buffer, 0, &mut arr) })?;
+        Ok(arr)
+    }
+
+    pub fn u32_array(&self, items: &[u32]) -> Result<Raw> {
+        let bytes: Vec<u8> = items.iter().flat_map(|v| v.to_ne_bytes()).collect();
+        self.typed_array(sys::TypedarrayType::uint32_array, &bytes, items.len())
+    }
+
+    pub fn u8_array(&self, items: &[u8]) -> Result<Raw> {
+        self.typed_array(sys::TypedarrayType::uint8_array, items, items.len())
+    }
+}
+
+/// An argument taken as is; the core reads it through [`super::js::JsVal`].
+pub struct Arg(pub Raw);
+
+impl napi::bindgen_prelude::FromNapiValue for Arg {
+    unsafe fn from_napi_value(_env: sys::napi_env, val: sys::napi_value) -> napi::Result<Self> {
+        Ok(Arg(val))
+    }
+}
+
+impl napi::bindgen_prelude::TypeName for Arg {
+    fn type_name() -> &'static str {
+        "unknown"
+    }
+    fn value_type() -> napi::ValueType {
+        napi::ValueType::Unknown
+    }
+}
+
+impl napi::bindgen_prelude::ValidateNapiValue for Arg {}

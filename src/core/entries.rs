@@ -1,0 +1,86 @@
+//! Lazy, cached access to a `SessionEntry[]`: each entry's kind is read once,
+//! and only for the entries an algorithm actually visits.
+
+use std::cell::Cell;
+
+use super::error::{Context, Error, Result};
+use super::model::{entry_kind, EntryKind};
+use super::tokens::estimate_tokens;
+use super::view::{Key, View};
+
+pub struct Entries<'a, V: View> {
+    array: &'a V,
+    len: usize,
+    kinds: Vec<Cell<Option<EntryKind>>>,
+    /// How errors name the array (`pathEntries`, `entries`).
+    pub name: &'static str,
+}
+
+impl<'a, V: View> Entries<'a, V> {
+    pub fn new(array: &'a V, name: &'static str) -> Result<Self> {
+        let len = array.array_len().ok_or_else(|| {
+            Error::type_error(
+                name,
+                format!(
+                    "expected an array of session entries, got {}",
+                    array.kind().describe()
+                ),
+            )
+        })?;
+        Ok(Entries {
+            array,
+            len,
+            kinds: vec![Cell::new(None); len],
+            name,
+        })
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub fn array(&self) -> &'a V {
+        self.array
+    }
+
+    /// Names entry `i` in errors: `pathEntries[i]`.
+    pub fn label(&self, i: usize) -> String {
+        format!("{}[{i}]", self.name)
+    }
+
+    pub fn kind(&self, i: usize) -> Result<EntryKind> {
+        let Some(cell) = self.kinds.get(i) else {
+            return Err(Error::range(
+                &self.label(i),
+                format!("index out of range (length {})", self.len),
+            ));
+        };
+        if let Some(kind) = cell.get() {
+            return Ok(kind);
+        }
+        let kind = self
+            .array
+            .scoped(|| entry_kind(&self.array.at(i)?))
+            .within_with(|| self.label(i))?;
+        cell.set(Some(kind));
+        Ok(kind)
+    }
+
+    /// Runs `f` on entry `i` inside its own scope, naming the entry in errors.
+    pub fn with_entry<R>(&self, i: usize, f: impl FnOnce(&V) -> Result<R>) -> Result<R> {
+        self.array
+            .scoped(|| f(&self.array.at(i)?))
+            .within_with(|| self.label(i))
+    }
+
+    /// `estimateTokens(entries[i].message)`.
+    pub fn message_tokens(&self, i: usize) -> Result<u64> {
+        self.with_entry(i, |entry| {
+            estimate_tokens(&entry.get(Key::Message)?).within("message")
+        })
+    }
+}

@@ -1,0 +1,177 @@
+//! File operations gathered from `read`/`write`/`edit` tool calls, and the
+//! lists and tags derived from them.
+
+use indexmap::IndexSet;
+
+use super::error::{Context, Error, Result};
+use super::jsstr::JsStr;
+use super::view::{Key, Kind, View};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileOpKind {
+    Read,
+    Written,
+    Edited,
+}
+
+impl FileOpKind {
+    pub fn index(self) -> u8 {
+        self as u8
+    }
+}
+
+/// `FileOperations`: three insertion-ordered sets, like the JS `Set`s.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FileOps {
+    pub read: IndexSet<JsStr>,
+    pub written: IndexSet<JsStr>,
+    pub edited: IndexSet<JsStr>,
+}
+
+impl FileOps {
+    pub fn add(&mut self, kind: FileOpKind, path: JsStr) {
+        match kind {
+            FileOpKind::Read => self.read.insert(path),
+            FileOpKind::Written => self.written.insert(path),
+            FileOpKind::Edited => self.edited.insert(path),
+        };
+    }
+}
+
+/// Calls `found` for each file operation in an assistant message's tool
+/// calls, in order, with the same filters as `extractFileOpsFromMessage`.
+pub fn extract_file_ops<V: View>(
+    message: &V,
+    found: &mut dyn FnMut(FileOpKind, JsStr),
+) -> Result<()> {
+    if !message.kind().is_object_like() {
+        return Err(Error::type_error(
+            "",
+            format!(
+                "expected a message object, got {}",
+                message.kind().describe()
+            ),
+        ));
+    }
+    if !message.get(Key::Role)?.str_is("assistant") || !message.has(Key::Content)? {
+        return Ok(());
+    }
+    let content = message.get(Key::Content)?;
+    let Some(len) = content.array_len() else {
+        return Ok(());
+    };
+    for i in 0..len {
+        content
+            .scoped(|| -> Result<()> {
+                let block = content.at(i)?;
+                if !matches!(block.kind(), Kind::Object | Kind::Array) {
+                    return Ok(());
+                }
+                if !block.has(Key::Type)? || !block.get(Key::Type)?.str_is("toolCall") {
+                    return Ok(());
+                }
+                if !block.has(Key::Arguments)? || !block.has(Key::Name)? {
+                    return Ok(());
+                }
+                let args = block.get(Key::Arguments)?;
+                if !args.truthy() || !args.kind().is_object_like() {
+                    return Ok(());
+                }
+                let path = args.get(Key::Path)?;
+                let Some(path) = path.string() else {
+                    return Ok(());
+                };
+                if path.is_empty() {
+                    return Ok(());
+                }
+                let name = block.get(Key::Name)?;
+                let kind = if name.str_is("read") {
+                    FileOpKind::Read
+                } else if name.str_is("write") {
+                    FileOpKind::Written
+                } else if name.str_is("edit") {
+                    FileOpKind::Edited
+                } else {
+                    return Ok(());
+                };
+                found(kind, path);
+                Ok(())
+            })
+            .within_with(|| format!("content[{i}]"))?;
+    }
+    Ok(())
+}
+
+/// Adds the paths of a `details.readFiles` / `details.modifiedFiles` array.
+pub fn add_detail_paths<V: View>(
+    details: &V,
+    key: Key,
+    kind: FileOpKind,
+    ops: &mut FileOps,
+) -> Result<()> {
+    let list = details.get(key)?;
+    let Some(len) = list.array_len() else {
+        return Ok(());
+    };
+    for i in 0..len {
+        let path = details.scoped(|| {
+            let item = list.at(i)?;
+            item.string().ok_or_else(|| {
+                Error::type_error(
+                    "",
+                    format!("expected a string path, got {}", item.kind().describe()),
+                )
+            })
+        });
+        ops.add(kind, path.within_with(|| format!("{}[{i}]", key.as_str()))?);
+    }
+    Ok(())
+}
+
+/// `computeFileLists`: files only read, and files written or edited, each
+/// sorted by UTF-16 code units as `Array.prototype.sort` does.
+pub fn compute_file_lists(ops: &FileOps) -> (Vec<JsStr>, Vec<JsStr>) {
+    let mut modified: IndexSet<&JsStr> = ops.edited.iter().collect();
+    modified.extend(ops.written.iter());
+    let mut read: Vec<JsStr> = ops
+        .read
+        .iter()
+        .filter(|f| !modified.contains(f))
+        .cloned()
+        .collect();
+    read.sort();
+    let mut modified: Vec<JsStr> = modified.into_iter().cloned().collect();
+    modified.sort();
+    (read, modified)
+}
+
+/// `formatFileOperations`: the `<read-files>` / `<modified-files>` tags
+/// appended to a summary, or nothing when both lists are empty.
+pub fn format_file_operations(read: &[JsStr], modified: &[JsStr]) -> Vec<u16> {
+    let mut sections: Vec<Vec<u16>> = Vec::new();
+    for (tag, files) in [("read-files", read), ("modified-files", modified)] {
+        if files.is_empty() {
+            continue;
+        }
+        let mut s: Vec<u16> = Vec::new();
+        push(&mut s, &format!("<{tag}>\n"));
+        for (i, f) in files.iter().enumerate() {
+            if i > 0 {
+                push(&mut s, "\n");
+            }
+            f.push_utf16_into(&mut s);
+        }
+        push(&mut s, &format!("\n</{tag}>"));
+        sections.push(s);
+    }
+    let mut out = Vec::new();
+    for s in sections {
+        push(&mut out, "\n\n");
+        out.extend(s);
+    }
+    out
+}
+
+fn push(out: &mut Vec<u16>, s: &str) {
+    out.extend(s.encode_utf16());
+}

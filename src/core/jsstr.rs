@@ -1,0 +1,766 @@
+//! [`JsStr`]: a string exactly as JavaScript sees it.
+//!
+//! A JS string is a sequence of UTF-16 code units and may hold lone
+//! surrogates, which a Rust `str` cannot. `JsStr` keeps the common,
+//! well-formed case as UTF-8 (compact, and usable as `&str`) and falls back to
+//! UTF-16 only for strings that really contain a lone surrogate.
+//!
+//! The representation is canonical: every constructor in this module yields
+//! [`JsStr::Utf8`] for a well-formed string and [`JsStr::Utf16`] only when the
+//! code units contain a lone surrogate. Equality, ordering and hashing do not
+//! rely on that (a hand-built `Utf16` holding a well-formed string still
+//! compares and hashes like its `Utf8` twin), but it keeps them fast.
+//!
+//! Semantics follow JS: `len` is `.length` (UTF-16 code units), equality is
+//! code-unit equality, and ordering is lexicographic by code unit, which is the
+//! order `Array.prototype.sort()` and `<` use. That order differs from UTF-8
+//! byte order (and from `char` order) in one place: characters
+//! U+E000..=U+FFFF sort *after* astral characters (U+10000 and up), because
+//! the latter start with a surrogate unit 0xD800..=0xDBFF.
+
+use std::borrow::Cow;
+use std::cmp::Ordering;
+use std::fmt;
+use std::hash::{Hash, Hasher};
+
+/// A JavaScript string value. See the module docs.
+#[derive(Clone)]
+pub enum JsStr {
+    /// A well-formed string (no lone surrogates).
+    Utf8(Box<str>),
+    /// Code units containing at least one lone surrogate.
+    Utf16(Box<[u16]>),
+}
+
+/// Whether `u` is a UTF-16 high (leading) surrogate.
+#[inline]
+pub fn is_high_surrogate(u: u16) -> bool {
+    (0xD800..=0xDBFF).contains(&u)
+}
+
+/// Whether `u` is a UTF-16 low (trailing) surrogate.
+#[inline]
+pub fn is_low_surrogate(u: u16) -> bool {
+    (0xDC00..=0xDFFF).contains(&u)
+}
+
+/// Whether `u` is any surrogate code unit.
+#[inline]
+pub fn is_surrogate(u: u16) -> bool {
+    (0xD800..=0xDFFF).contains(&u)
+}
+
+/// The UTF-16 length of a well-formed string: one unit per char, two for
+/// astral chars. Counts bytes instead of decoding chars: every byte that is not
+/// a continuation byte starts a char, and 4-byte leaders (0xF0..) add one more.
+#[inline]
+pub fn utf16_len_of_str(s: &str) -> usize {
+    let bytes = s.as_bytes();
+    let mut n = 0usize;
+    let mut chunks = bytes.chunks_exact(8);
+    for chunk in &mut chunks {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(chunk);
+        let x = u64::from_le_bytes(w);
+        if x & 0x8080_8080_8080_8080 == 0 {
+            n += 8;
+            continue;
+        }
+        for &b in chunk {
+            n += usize::from((b as i8) >= -0x40) + usize::from(b >= 0xF0);
+        }
+    }
+    for &b in chunks.remainder() {
+        n += usize::from((b as i8) >= -0x40) + usize::from(b >= 0xF0);
+    }
+    n
+}
+
+/// Whether the code units are well-formed UTF-16 (no lone surrogates).
+pub fn is_well_formed_utf16(units: &[u16]) -> bool {
+    let mut i = 0;
+    while i < units.len() {
+        let u = units[i];
+        if is_high_surrogate(u) {
+            match units.get(i + 1) {
+                Some(&next) if is_low_surrogate(next) => i += 2,
+                _ => return false,
+            }
+        } else if is_low_surrogate(u) {
+            return false;
+        } else {
+            i += 1;
+        }
+    }
+    true
+}
+
+/// Iterator over the UTF-16 code units of a [`JsStr`].
+#[derive(Clone)]
+pub enum CodeUnits<'a> {
+    Utf8(std::str::EncodeUtf16<'a>),
+    Utf16(std::iter::Copied<std::slice::Iter<'a, u16>>),
+}
+
+impl Iterator for CodeUnits<'_> {
+    type Item = u16;
+
+    #[inline]
+    fn next(&mut self) -> Option<u16> {
+        match self {
+            CodeUnits::Utf8(it) => it.next(),
+            CodeUnits::Utf16(it) => it.next(),
+        }
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        match self {
+            CodeUnits::Utf8(it) => it.size_hint(),
+            CodeUnits::Utf16(it) => it.size_hint(),
+        }
+    }
+}
+
+/// Sort key of a char that makes `char` order agree with UTF-16 code-unit
+/// order at the first differing char: U+E000..=U+FFFF move above all astral
+/// chars (whose first unit is a surrogate, 0xD800..=0xDBFF).
+#[inline]
+fn utf16_order_key(c: char) -> u32 {
+    let c = c as u32;
+    if (0xE000..=0xFFFF).contains(&c) {
+        c + 0x20_0000
+    } else {
+        c
+    }
+}
+
+/// Compares two well-formed strings by UTF-16 code units.
+pub fn cmp_str_utf16(a: &str, b: &str) -> Ordering {
+    let (ab, bb) = (a.as_bytes(), b.as_bytes());
+    let Some(i) = ab.iter().zip(bb).position(|(x, y)| x != y) else {
+        // One is a prefix of the other (in bytes, hence in chars and units).
+        return ab.len().cmp(&bb.len());
+    };
+    // Back up to the start of the char that differs; the prefix before `i`
+    // is identical, so it is a char boundary in both strings.
+    let mut start = i;
+    while start > 0 && !a.is_char_boundary(start) {
+        start -= 1;
+    }
+    let ca = a.get(start..).and_then(|s| s.chars().next());
+    let cb = b.get(start..).and_then(|s| s.chars().next());
+    match (ca, cb) {
+        (Some(x), Some(y)) => utf16_order_key(x).cmp(&utf16_order_key(y)),
+        // Unreachable for valid strings; fall back to a safe answer.
+        _ => ab.len().cmp(&bb.len()),
+    }
+}
+
+impl JsStr {
+    /// The empty string.
+    pub fn empty() -> JsStr {
+        JsStr::Utf8(Box::from(""))
+    }
+
+    /// A copy of a (necessarily well-formed) Rust string.
+    #[allow(clippy::should_implement_trait)]
+    pub fn from_str(s: &str) -> JsStr {
+        JsStr::Utf8(Box::from(s))
+    }
+
+    /// Takes ownership of a Rust string.
+    pub fn from_string(s: String) -> JsStr {
+        JsStr::Utf8(s.into_boxed_str())
+    }
+
+    /// From UTF-16 code units; UTF-8 when they are well-formed.
+    pub fn from_utf16(units: &[u16]) -> JsStr {
+        if is_well_formed_utf16(units) {
+            JsStr::Utf8(String::from_utf16_lossy(units).into_boxed_str())
+        } else {
+            JsStr::Utf16(Box::from(units))
+        }
+    }
+
+    /// From owned UTF-16 code units; UTF-8 when they are well-formed.
+    pub fn from_utf16_vec(units: Vec<u16>) -> JsStr {
+        if is_well_formed_utf16(&units) {
+            JsStr::Utf8(String::from_utf16_lossy(&units).into_boxed_str())
+        } else {
+            JsStr::Utf16(units.into_boxed_slice())
+        }
+    }
+
+    /// JS `.length`: the number of UTF-16 code units.
+    #[inline]
+    pub fn utf16_len(&self) -> usize {
+        match self {
+            JsStr::Utf8(s) => utf16_len_of_str(s),
+            JsStr::Utf16(u) => u.len(),
+        }
+    }
+
+    /// Alias of [`JsStr::utf16_len`].
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.utf16_len()
+    }
+
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        match self {
+            JsStr::Utf8(s) => s.is_empty(),
+            JsStr::Utf16(u) => u.is_empty(),
+        }
+    }
+
+    /// The string as `&str`, when it is well-formed (always, for canonical
+    /// values holding no lone surrogate).
+    #[inline]
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            JsStr::Utf8(s) => Some(s),
+            JsStr::Utf16(_) => None,
+        }
+    }
+
+    /// Whether the string equals `s` (code-unit equality).
+    #[inline]
+    pub fn eq_str(&self, s: &str) -> bool {
+        match self {
+            JsStr::Utf8(a) => &**a == s,
+            JsStr::Utf16(u) => u.iter().copied().eq(s.encode_utf16()),
+        }
+    }
+
+    /// The code units, one by one.
+    pub fn code_units(&self) -> CodeUnits<'_> {
+        match self {
+            JsStr::Utf8(s) => CodeUnits::Utf8(s.encode_utf16()),
+            JsStr::Utf16(u) => CodeUnits::Utf16(u.iter().copied()),
+        }
+    }
+
+    /// JS `charCodeAt(index)`, or `None` past the end. O(index) for UTF-8.
+    pub fn code_unit_at(&self, index: usize) -> Option<u16> {
+        match self {
+            JsStr::Utf8(s) => s.encode_utf16().nth(index),
+            JsStr::Utf16(u) => u.get(index).copied(),
+        }
+    }
+
+    /// The code units as a new vector.
+    pub fn to_utf16(&self) -> Vec<u16> {
+        let mut out = Vec::new();
+        self.push_utf16_into(&mut out);
+        out
+    }
+
+    /// Appends the code units to `out`.
+    pub fn push_utf16_into(&self, out: &mut Vec<u16>) {
+        match self {
+            JsStr::Utf8(s) => out.extend(s.encode_utf16()),
+            JsStr::Utf16(u) => out.extend_from_slice(u),
+        }
+    }
+
+    /// The string with each lone surrogate replaced by U+FFFD.
+    pub fn to_string_lossy(&self) -> Cow<'_, str> {
+        match self {
+            JsStr::Utf8(s) => Cow::Borrowed(s),
+            JsStr::Utf16(u) => Cow::Owned(String::from_utf16_lossy(u)),
+        }
+    }
+
+    /// The first `n` code units (the whole string when shorter), backing off
+    /// one unit rather than cutting a surrogate pair in half. Never creates a
+    /// lone surrogate (an existing one before the cut is kept).
+    pub fn truncate_utf16(&self, n: usize) -> JsStr {
+        match self {
+            JsStr::Utf8(s) => {
+                let mut units = 0usize;
+                for (i, c) in s.char_indices() {
+                    let w = c.len_utf16();
+                    if units + w > n {
+                        return JsStr::from_str(s.get(..i).unwrap_or(""));
+                    }
+                    units += w;
+                }
+                self.clone()
+            }
+            JsStr::Utf16(u) => {
+                if n >= u.len() {
+                    return self.clone();
+                }
+                let mut end = n;
+                if end > 0 && is_high_surrogate(u[end - 1]) && is_low_surrogate(u[end]) {
+                    end -= 1;
+                }
+                JsStr::from_utf16(&u[..end])
+            }
+        }
+    }
+
+    /// JS `str.slice(start, end)`: negative indices count from the end, both
+    /// are clamped to `0..=len`, `end = None` means the end, and an empty range
+    /// gives `""`. Like JS, may cut a surrogate pair and so produce lone
+    /// surrogates.
+    pub fn slice_utf16(&self, start: i64, end: Option<i64>) -> JsStr {
+        let len = self.utf16_len();
+        let len_i = i64::try_from(len).unwrap_or(i64::MAX);
+        let clamp = |i: i64| -> usize {
+            let r = if i < 0 {
+                len_i.saturating_add(i).max(0)
+            } else {
+                i.min(len_i)
+            };
+            usize::try_from(r).unwrap_or(0)
+        };
+        let from = clamp(start);
+        let to = end.map_or(len, clamp);
+        if from >= to {
+            return JsStr::empty();
+        }
+        match self {
+            JsStr::Utf8(s) => {
+                // Walk chars, mapping unit offsets to byte offsets. A cut
+                // inside an astral char yields a lone surrogate.
+                let mut units = 0usize;
+                let mut b = Utf16Builder::new();
+                for c in s.chars() {
+                    let w = c.len_utf16();
+                    if units >= to {
+                        break;
+                    }
+                    if units >= from && units + w <= to {
+                        b.push_char(c);
+                    } else if units + w > from && w == 2 {
+                        // Partially inside: exactly one of the two units.
+                        let mut pair = [0u16; 2];
+                        c.encode_utf16(&mut pair);
+                        if units >= from {
+                            b.push_unit(pair[0]);
+                        } else {
+                            b.push_unit(pair[1]);
+                        }
+                    }
+                    units += w;
+                }
+                b.finish()
+            }
+            JsStr::Utf16(u) => JsStr::from_utf16(&u[from..to]),
+        }
+    }
+
+    /// Concatenation, JS `a + b` (a lone high surrogate at the end of `self`
+    /// and a lone low one at the start of `other` join into a pair).
+    pub fn concat(&self, other: &JsStr) -> JsStr {
+        match (self, other) {
+            (JsStr::Utf8(a), JsStr::Utf8(b)) => {
+                let mut s = String::with_capacity(a.len() + b.len());
+                s.push_str(a);
+                s.push_str(b);
+                JsStr::from_string(s)
+            }
+            _ => {
+                let mut b = Utf16Builder::new();
+                b.push_js(self);
+                b.push_js(other);
+                b.finish()
+            }
+        }
+    }
+}
+
+impl Default for JsStr {
+    fn default() -> JsStr {
+        JsStr::empty()
+    }
+}
+
+impl From<&str> for JsStr {
+    fn from(s: &str) -> JsStr {
+        JsStr::from_str(s)
+    }
+}
+
+impl From<String> for JsStr {
+    fn from(s: String) -> JsStr {
+        JsStr::from_string(s)
+    }
+}
+
+impl From<Box<str>> for JsStr {
+    fn from(s: Box<str>) -> JsStr {
+        JsStr::Utf8(s)
+    }
+}
+
+impl PartialEq for JsStr {
+    fn eq(&self, other: &JsStr) -> bool {
+        match (self, other) {
+            (JsStr::Utf8(a), JsStr::Utf8(b)) => a == b,
+            (JsStr::Utf16(a), JsStr::Utf16(b)) => a == b,
+            (JsStr::Utf8(a), JsStr::Utf16(b)) | (JsStr::Utf16(b), JsStr::Utf8(a)) => {
+                b.iter().copied().eq(a.encode_utf16())
+            }
+        }
+    }
+}
+
+impl Eq for JsStr {}
+
+impl PartialEq<str> for JsStr {
+    fn eq(&self, other: &str) -> bool {
+        self.eq_str(other)
+    }
+}
+
+impl PartialEq<&str> for JsStr {
+    fn eq(&self, other: &&str) -> bool {
+        self.eq_str(other)
+    }
+}
+
+impl Ord for JsStr {
+    fn cmp(&self, other: &JsStr) -> Ordering {
+        match (self, other) {
+            (JsStr::Utf8(a), JsStr::Utf8(b)) => cmp_str_utf16(a, b),
+            (JsStr::Utf16(a), JsStr::Utf16(b)) => a.cmp(b),
+            _ => self.code_units().cmp(other.code_units()),
+        }
+    }
+}
+
+impl PartialOrd for JsStr {
+    fn partial_cmp(&self, other: &JsStr) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Hash for JsStr {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        match self {
+            JsStr::Utf8(s) => s.hash(state),
+            JsStr::Utf16(u) => {
+                if is_well_formed_utf16(u) {
+                    // Non-canonical value: hash like its UTF-8 twin.
+                    String::from_utf16_lossy(u).as_str().hash(state);
+                } else {
+                    // Cannot equal any Utf8 value; any consistent hash works.
+                    state.write_u8(0xFE);
+                    u.hash(state);
+                }
+            }
+        }
+    }
+}
+
+impl fmt::Display for JsStr {
+    /// Lossy: lone surrogates show as U+FFFD.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.to_string_lossy())
+    }
+}
+
+impl fmt::Debug for JsStr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            JsStr::Utf8(s) => fmt::Debug::fmt(&**s, f),
+            JsStr::Utf16(u) => {
+                f.write_str("\"")?;
+                for r in char::decode_utf16(u.iter().copied()) {
+                    match r {
+                        Ok(c) => write!(f, "{}", c.escape_debug())?,
+                        Err(e) => write!(f, "\\u{{{:x}}}", e.unpaired_surrogate())?,
+                    }
+                }
+                f.write_str("\"")
+            }
+        }
+    }
+}
+
+/// Builds a [`JsStr`] piece by piece; stays UTF-8 unless a lone surrogate
+/// ends up in the result. A high surrogate pushed as a code unit waits for
+/// the next push: a low surrogate joins it into a pair.
+#[derive(Debug, Clone, Default)]
+pub struct Utf16Builder {
+    utf8: String,
+    /// A high surrogate pushed last, not yet known to be lone (UTF-8 mode).
+    pending_high: Option<u16>,
+    /// Set once a lone surrogate is certain; then all text lives here.
+    utf16: Option<Vec<u16>>,
+}
+
+impl Utf16Builder {
+    pub fn new() -> Utf16Builder {
+        Utf16Builder::default()
+    }
+
+    /// With room for `bytes` bytes of UTF-8.
+    pub fn with_capacity(bytes: usize) -> Utf16Builder {
+        Utf16Builder {
+            utf8: String::with_capacity(bytes),
+            ..Utf16Builder::default()
+        }
+    }
+
+    /// Switches to UTF-16 storage (a lone surrogate is certain).
+    fn units(&mut self) -> &mut Vec<u16> {
+        let utf8 = &mut self.utf8;
+        let pending = &mut self.pending_high;
+        self.utf16.get_or_insert_with(|| {
+            let mut v: Vec<u16> = utf8.encode_utf16().collect();
+            utf8.clear();
+            if let Some(h) = pending.take() {
+                v.push(h);
+            }
+            v
+        })
+    }
+
+    /// Resolves a pending high surrogate before text that does not start with
+    /// a low surrogate: it is lone.
+    fn flush_pending(&mut self) {
+        if self.pending_high.is_some() {
+            self.units();
+        }
+    }
+
+    pub fn push_str(&mut self, s: &str) {
+        if s.is_empty() {
+            return;
+        }
+        self.flush_pending();
+        match &mut self.utf16 {
+            Some(v) => v.extend(s.encode_utf16()),
+            None => self.utf8.push_str(s),
+        }
+    }
+
+    pub fn push_char(&mut self, c: char) {
+        self.flush_pending();
+        match &mut self.utf16 {
+            Some(v) => {
+                let mut buf = [0u16; 2];
+                v.extend_from_slice(c.encode_utf16(&mut buf));
+            }
+            None => self.utf8.push(c),
+        }
+    }
+
+    /// Pushes one code unit, possibly a surrogate.
+    pub fn push_unit(&mut self, u: u16) {
+        if let Some(v) = &mut self.utf16 {
+            v.push(u);
+            return;
+        }
+        if let Some(h) = self.pending_high {
+            if is_low_surrogate(u) {
+                self.pending_high = None;
+                let cp = 0x10000 + ((u32::from(h) - 0xD800) << 10) + (u32::from(u) - 0xDC00);
+                self.utf8.push(char::from_u32(cp).unwrap_or('\u{FFFD}'));
+                return;
+            }
+            self.units().push(u);
+            return;
+        }
+        if is_high_surrogate(u) {
+            self.pending_high = Some(u);
+        } else if is_low_surrogate(u) {
+            self.units().push(u);
+        } else {
+            self.utf8
+                .push(char::from_u32(u32::from(u)).unwrap_or('\u{FFFD}'));
+        }
+    }
+
+    pub fn push_units(&mut self, units: &[u16]) {
+        for &u in units {
+            self.push_unit(u);
+        }
+    }
+
+    pub fn push_js(&mut self, s: &JsStr) {
+        match s {
+            JsStr::Utf8(s) => self.push_str(s),
+            JsStr::Utf16(u) => self.push_units(u),
+        }
+    }
+
+    /// The UTF-16 length so far.
+    pub fn utf16_len(&self) -> usize {
+        match &self.utf16 {
+            Some(v) => v.len(),
+            None => utf16_len_of_str(&self.utf8) + usize::from(self.pending_high.is_some()),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.utf16_len() == 0
+    }
+
+    pub fn finish(mut self) -> JsStr {
+        if self.pending_high.is_some() {
+            self.units();
+        }
+        match self.utf16 {
+            Some(v) => JsStr::from_utf16_vec(v),
+            None => JsStr::from_string(self.utf8),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::hash_map::DefaultHasher;
+
+    fn h(s: &JsStr) -> u64 {
+        let mut st = DefaultHasher::new();
+        s.hash(&mut st);
+        st.finish()
+    }
+
+    #[test]
+    fn canonical_forms() {
+        let a = JsStr::from_utf16(&[0x61, 0xD83D, 0xDE00]);
+        assert!(matches!(a, JsStr::Utf8(_)));
+        assert_eq!(a.as_str(), Some("a😀"));
+        assert_eq!(a.utf16_len(), 3);
+        let lone = JsStr::from_utf16(&[0x61, 0xD83D]);
+        assert!(matches!(lone, JsStr::Utf16(_)));
+        assert_eq!(lone.utf16_len(), 2);
+        assert_eq!(lone.as_str(), None);
+        assert_eq!(lone.to_string_lossy(), "a\u{FFFD}");
+        assert_eq!(lone.to_utf16(), vec![0x61, 0xD83D]);
+        assert!(JsStr::from_utf16_vec(vec![0xDC00, 0xD800])
+            .as_str()
+            .is_none());
+        assert!(JsStr::empty().is_empty());
+    }
+
+    #[test]
+    fn lengths() {
+        assert_eq!(JsStr::from("").utf16_len(), 0);
+        assert_eq!(JsStr::from("abc").utf16_len(), 3);
+        assert_eq!(JsStr::from("é€😀").utf16_len(), 4);
+        let long = "aé€😀".repeat(37);
+        assert_eq!(utf16_len_of_str(&long), long.encode_utf16().count());
+    }
+
+    #[test]
+    fn equality_and_hash_across_representations() {
+        let canonical = JsStr::from("a😀");
+        let odd = JsStr::Utf16(Box::from(&[0x61u16, 0xD83D, 0xDE00][..]));
+        assert_eq!(canonical, odd);
+        assert_eq!(h(&canonical), h(&odd));
+        assert!(canonical.eq_str("a😀"));
+        assert!(odd.eq_str("a😀"));
+        assert!(!odd.eq_str("a"));
+        let lone = JsStr::from_utf16(&[0xD83D]);
+        assert_ne!(lone, JsStr::from("\u{FFFD}"));
+    }
+
+    #[test]
+    fn ordering_is_utf16_code_unit_order() {
+        // U+FF5E (fullwidth tilde) sorts after U+1F600 in JS, before in UTF-8.
+        let bmp_high = JsStr::from("\u{FF5E}");
+        let astral = JsStr::from("😀");
+        assert!(astral < bmp_high);
+        assert!("\u{FF5E}" < "😀"); // Rust's own order differs.
+        assert!(JsStr::from("a") < JsStr::from("ab"));
+        assert!(JsStr::from("ab") < JsStr::from("b"));
+        assert!(JsStr::from("\u{D7FF}") < astral);
+        // Mixed representations.
+        let lone = JsStr::from_utf16(&[0xD83D]); // lone high, sorts before the pair
+        assert!(lone < astral);
+        assert!(lone < bmp_high);
+        assert!(JsStr::from("\u{D7FF}") < lone);
+        let mut v: Vec<JsStr> = ["b", "\u{FF5E}", "😀", "a", "", "\u{E000}", "\u{10FFFF}"]
+            .iter()
+            .map(|s| JsStr::from(*s))
+            .collect();
+        v.sort();
+        // Node: ["b","\uFF5E","😀","a","","\uE000","\u{10FFFF}"].sort()
+        let expected = ["", "a", "b", "😀", "\u{10FFFF}", "\u{E000}", "\u{FF5E}"];
+        let got: Vec<String> = v.iter().map(|s| s.to_string()).collect();
+        assert_eq!(got, expected);
+    }
+
+    #[test]
+    fn truncation_never_splits_pairs() {
+        let s = JsStr::from("ab😀c");
+        assert_eq!(s.truncate_utf16(0), "");
+        assert_eq!(s.truncate_utf16(2), "ab");
+        assert_eq!(s.truncate_utf16(3), "ab");
+        assert_eq!(s.truncate_utf16(4), "ab😀");
+        assert_eq!(s.truncate_utf16(99), "ab😀c");
+        let u = JsStr::from_utf16(&[0xDC00, 0x61, 0xD83D, 0xDE00]);
+        assert_eq!(u.truncate_utf16(3).to_utf16(), vec![0xDC00, 0x61]);
+        assert_eq!(u.truncate_utf16(1).to_utf16(), vec![0xDC00]);
+        assert_eq!(u.truncate_utf16(4), u);
+    }
+
+    #[test]
+    fn slice_like_js() {
+        let s = JsStr::from("ab😀c");
+        assert_eq!(s.slice_utf16(1, Some(3)).to_utf16(), vec![0x62, 0xD83D]);
+        assert_eq!(s.slice_utf16(3, None).to_utf16(), vec![0xDE00, 0x63]);
+        assert_eq!(s.slice_utf16(-2, None).to_utf16(), vec![0xDE00, 0x63]);
+        assert_eq!(s.slice_utf16(2, Some(4)), "😀");
+        assert_eq!(s.slice_utf16(3, Some(3)), "");
+        assert_eq!(s.slice_utf16(4, Some(1)), "");
+        assert_eq!(s.slice_utf16(-100, Some(100)), s);
+        assert_eq!(s.slice_utf16(0, Some(-1)), "ab😀");
+        assert_eq!(s.slice_utf16(i64::MIN, Some(i64::MAX)), s);
+        let u = JsStr::from_utf16(&[0xD83D, 0xDE00, 0xDC00]);
+        assert_eq!(u.slice_utf16(0, Some(2)), "😀");
+        assert_eq!(u.slice_utf16(1, None).to_utf16(), vec![0xDE00, 0xDC00]);
+    }
+
+    #[test]
+    fn builder() {
+        let mut b = Utf16Builder::new();
+        b.push_str("x");
+        b.push_unit(0xD83D);
+        assert_eq!(b.utf16_len(), 2);
+        b.push_unit(0xDE00);
+        b.push_char('é');
+        let s = b.finish();
+        assert_eq!(s.as_str(), Some("x😀é"));
+
+        let mut b = Utf16Builder::new();
+        b.push_unit(0xD83D);
+        b.push_str("a");
+        let s = b.finish();
+        assert_eq!(s.to_utf16(), vec![0xD83D, 0x61]);
+
+        let mut b = Utf16Builder::new();
+        b.push_str("a");
+        b.push_unit(0xD83D);
+        let s = b.finish();
+        assert_eq!(s.to_utf16(), vec![0x61, 0xD83D]);
+
+        let mut b = Utf16Builder::new();
+        b.push_js(&JsStr::from_utf16(&[0xDC00]));
+        b.push_str("é");
+        b.push_unit(0x41);
+        assert_eq!(b.finish().to_utf16(), vec![0xDC00, 0xE9, 0x41]);
+
+        // Halves of a pair from two JsStr values join, as in JS.
+        let hi = JsStr::from_utf16(&[0xD83D]);
+        let lo = JsStr::from_utf16(&[0xDE00]);
+        assert_eq!(hi.concat(&lo), "😀");
+        assert_eq!(JsStr::from("a").concat(&JsStr::from("b")), "ab");
+    }
+
+    #[test]
+    fn debug_and_display() {
+        let u = JsStr::from_utf16(&[0x61, 0xD800]);
+        assert_eq!(format!("{u:?}"), "\"a\\u{d800}\"");
+        assert_eq!(format!("{u}"), "a\u{FFFD}");
+        assert_eq!(format!("{:?}", JsStr::from("q\"")), "\"q\\\"\"");
+    }
+}

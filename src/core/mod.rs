@@ -1,0 +1,16 @@
+//! The pure Rust core: no N-API types, unit-tested with `cargo test`.
+
+pub mod context;
+pub mod convert;
+pub mod cut_point;
+pub mod entries;
+pub mod error;
+pub mod file_ops;
+
+pub mod jsstr;
+pub mod model;
+pub mod prepare;
+pub mod settings;
+pub mod tokens;
+
+pub mod view;

@@ -1,0 +1,130 @@
+//! `prepareCompaction`: what to summarize, what to keep, and the context
+//! size before compaction.
+
+use super::context::{estimate_session_tokens, read_id, Ids};
+use super::cut_point::find_cut_point;
+use super::entries::Entries;
+use super::error::{Context, Result};
+use super::file_ops::{add_detail_paths, extract_file_ops, FileOpKind, FileOps};
+use super::model::EntryType;
+use super::view::{Key, View};
+
+/// The plan, with messages given as entry indices: the binding maps them
+/// back onto the caller's own objects (or builds the few the reference builds).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Preparation {
+    pub first_kept_entry_index: usize,
+    pub is_split_turn: bool,
+    pub tokens_before: f64,
+    /// Entries whose messages are summarized (message, custom_message and branch_summary entries).
+    pub summarize: Vec<u32>,
+    /// Entries of the split turn's prefix.
+    pub turn_prefix: Vec<u32>,
+    pub previous_compaction: Option<usize>,
+    pub file_ops: FileOps,
+}
+
+fn yields_message(ty: EntryType) -> bool {
+    matches!(
+        ty,
+        EntryType::Message | EntryType::CustomMessage | EntryType::BranchSummary
+    )
+}
+
+/// `prepareCompaction(pathEntries, settings)`; `None` where the reference
+/// returns `undefined` (nothing to do, or a session that needs migration).
+pub fn prepare_compaction<V: View>(
+    entries: &Entries<V>,
+    keep_recent_tokens: f64,
+) -> Result<Option<Preparation>> {
+    let n = entries.len();
+    if n > 0 && entries.kind(n - 1)?.ty == EntryType::Compaction {
+        return Ok(None);
+    }
+    let mut previous = None;
+    for i in (0..n).rev() {
+        if entries.kind(i)?.ty == EntryType::Compaction {
+            previous = Some(i);
+            break;
+        }
+    }
+
+    let ids = Ids::read(entries)?;
+    let boundary_start = match previous {
+        None => 0,
+        Some(p) => {
+            let first_kept = entries.with_entry(p, |e| read_id(e, Key::FirstKeptEntryId, false))?;
+            ids.position(&first_kept).unwrap_or(p + 1)
+        }
+    };
+
+    let tokens_before = estimate_session_tokens(entries, &ids)?.tokens;
+    let cut = find_cut_point(entries, boundary_start, n, keep_recent_tokens)?;
+
+    match ids.ids.get(cut.first_kept_entry_index) {
+        Some(Some(id)) if !id.is_empty() => {}
+        _ => return Ok(None),
+    }
+
+    let history_end = match (cut.is_split_turn, cut.turn_start_index) {
+        (true, Some(start)) => start,
+        _ => cut.first_kept_entry_index,
+    };
+    let collect = |range: std::ops::Range<usize>| -> Result<Vec<u32>> {
+        let mut out = Vec::new();
+        for i in range {
+            if yields_message(entries.kind(i)?.ty) {
+                out.push(i as u32);
+            }
+        }
+        Ok(out)
+    };
+    let summarize = collect(boundary_start..history_end)?;
+    let turn_prefix = if cut.is_split_turn {
+        collect(history_end..cut.first_kept_entry_index)?
+    } else {
+        Vec::new()
+    };
+
+    let mut file_ops = FileOps::default();
+    if let Some(p) = previous {
+        entries.with_entry(p, |e| {
+            if e.get(Key::FromHook)?.truthy() {
+                return Ok(());
+            }
+            let details = e.get(Key::Details)?;
+            if !details.truthy() || !details.kind().is_object_like() {
+                return Ok(());
+            }
+            add_detail_paths(&details, Key::ReadFiles, FileOpKind::Read, &mut file_ops)
+                .within("details")?;
+            add_detail_paths(
+                &details,
+                Key::ModifiedFiles,
+                FileOpKind::Edited,
+                &mut file_ops,
+            )
+            .within("details")
+        })?;
+    }
+    for &i in summarize.iter().chain(turn_prefix.iter()) {
+        let i = i as usize;
+        if !entries.kind(i)?.is_message() {
+            continue;
+        }
+        entries.with_entry(i, |e| {
+            let message = e.get(Key::Message)?;
+            extract_file_ops(&message, &mut |kind, path| file_ops.add(kind, path)).within("message")
+        })?;
+    }
+
+    Ok(Some(Preparation {
+        first_kept_entry_index: cut.first_kept_entry_index,
+        is_split_turn: cut.is_split_turn,
+        tokens_before,
+        summarize,
+        turn_prefix,
+        previous_compaction: previous,
+        file_ops,
+    }))
+}

@@ -1,0 +1,51 @@
+//! `CompactionSettings` and `shouldCompact`.
+
+use super::error::{Error, Result};
+use super::model::require_object;
+use super::view::{Key, Kind, View};
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Settings {
+    pub enabled: bool,
+    pub reserve_tokens: f64,
+    pub keep_recent_tokens: f64,
+}
+
+/// `DEFAULT_COMPACTION_SETTINGS`.
+pub const DEFAULT_SETTINGS: Settings = Settings {
+    enabled: true,
+    reserve_tokens: 16384.0,
+    keep_recent_tokens: 20000.0,
+};
+
+fn number<V: View>(v: &V, key: Key) -> Result<f64> {
+    let field = v.get(key)?;
+    field.number().ok_or_else(|| {
+        Error::type_error(
+            key.as_str(),
+            format!("expected a number, got {}", field.kind().describe()),
+        )
+    })
+}
+
+/// Reads a `CompactionSettings` object; every field must be present.
+pub fn read_settings<V: View>(v: &V) -> Result<Settings> {
+    require_object(v)?;
+    let enabled = v.get(Key::Enabled)?;
+    if enabled.kind() != Kind::Bool {
+        return Err(Error::type_error(
+            "enabled",
+            format!("expected a boolean, got {}", enabled.kind().describe()),
+        ));
+    }
+    Ok(Settings {
+        enabled: enabled.boolean().unwrap_or(false),
+        reserve_tokens: number(v, Key::ReserveTokens)?,
+        keep_recent_tokens: number(v, Key::KeepRecentTokens)?,
+    })
+}
+
+/// `shouldCompact`: whether the context has grown into the reserve.
+pub fn should_compact(context_tokens: f64, context_window: f64, settings: &Settings) -> bool {
+    settings.enabled && context_tokens > context_window - settings.reserve_tokens
+}

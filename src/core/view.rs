@@ -1,0 +1,232 @@
+//! A read-only view of a JavaScript-like value.
+//!
+//! The algorithms in this crate are written once against [`View`] and run over
+//! two kinds of values: the caller's live JS objects (the binding reads them
+//! with raw N-API calls, so nothing is copied or converted up front) and
+//! [`crate::core::json::Value`] trees parsed in Rust (tests, session files).
+//! Every read follows JavaScript semantics: missing properties are
+//! `undefined`, string lengths are UTF-16 code units, truthiness is JS's.
+
+use super::error::Result;
+use super::jsstr::JsStr;
+
+/// The property names the algorithms read. A fixed set, so the binding can
+/// create each key string once per call instead of once per read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum Key {
+    Type,
+    Id,
+    ParentId,
+    Message,
+    Role,
+    Content,
+    Text,
+    Thinking,
+    Redacted,
+    Name,
+    Arguments,
+    Path,
+    Usage,
+    StopReason,
+    TotalTokens,
+    Input,
+    Output,
+    CacheRead,
+    CacheWrite,
+    Summary,
+    FirstKeptEntryId,
+    FromHook,
+    Details,
+    ReadFiles,
+    ModifiedFiles,
+    Command,
+    ExcludeFromContext,
+    ExitCode,
+    Cancelled,
+    Truncated,
+    FullOutputPath,
+    Timestamp,
+    ToolCallId,
+    ToolName,
+    IsError,
+    Enabled,
+    ReserveTokens,
+    KeepRecentTokens,
+    Api,
+    Provider,
+}
+
+impl Key {
+    pub const ALL: [Key; 40] = [
+        Key::Type,
+        Key::Id,
+        Key::ParentId,
+        Key::Message,
+        Key::Role,
+        Key::Content,
+        Key::Text,
+        Key::Thinking,
+        Key::Redacted,
+        Key::Name,
+        Key::Arguments,
+        Key::Path,
+        Key::Usage,
+        Key::StopReason,
+        Key::TotalTokens,
+        Key::Input,
+        Key::Output,
+        Key::CacheRead,
+        Key::CacheWrite,
+        Key::Summary,
+        Key::FirstKeptEntryId,
+        Key::FromHook,
+        Key::Details,
+        Key::ReadFiles,
+        Key::ModifiedFiles,
+        Key::Command,
+        Key::ExcludeFromContext,
+        Key::ExitCode,
+        Key::Cancelled,
+        Key::Truncated,
+        Key::FullOutputPath,
+        Key::Timestamp,
+        Key::ToolCallId,
+        Key::ToolName,
+        Key::IsError,
+        Key::Enabled,
+        Key::ReserveTokens,
+        Key::KeepRecentTokens,
+        Key::Api,
+        Key::Provider,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Key::Type => "type",
+            Key::Id => "id",
+            Key::ParentId => "parentId",
+            Key::Message => "message",
+            Key::Role => "role",
+            Key::Content => "content",
+            Key::Text => "text",
+            Key::Thinking => "thinking",
+            Key::Redacted => "redacted",
+            Key::Name => "name",
+            Key::Arguments => "arguments",
+            Key::Path => "path",
+            Key::Usage => "usage",
+            Key::StopReason => "stopReason",
+            Key::TotalTokens => "totalTokens",
+            Key::Input => "input",
+            Key::Output => "output",
+            Key::CacheRead => "cacheRead",
+            Key::CacheWrite => "cacheWrite",
+            Key::Summary => "summary",
+            Key::FirstKeptEntryId => "firstKeptEntryId",
+            Key::FromHook => "fromHook",
+            Key::Details => "details",
+            Key::ReadFiles => "readFiles",
+            Key::ModifiedFiles => "modifiedFiles",
+            Key::Command => "command",
+            Key::ExcludeFromContext => "excludeFromContext",
+            Key::ExitCode => "exitCode",
+            Key::Cancelled => "cancelled",
+            Key::Truncated => "truncated",
+            Key::FullOutputPath => "fullOutputPath",
+            Key::Timestamp => "timestamp",
+            Key::ToolCallId => "toolCallId",
+            Key::ToolName => "toolName",
+            Key::IsError => "isError",
+            Key::Enabled => "enabled",
+            Key::ReserveTokens => "reserveTokens",
+            Key::KeepRecentTokens => "keepRecentTokens",
+            Key::Api => "api",
+            Key::Provider => "provider",
+        }
+    }
+}
+
+/// The JS type of a value, as far as the algorithms care.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Undefined,
+    Null,
+    Bool,
+    Number,
+    String,
+    Object,
+    Array,
+    Function,
+    /// Symbols and BigInts.
+    Other,
+}
+
+impl Kind {
+    /// Whether properties can be read from it without a TypeError in JS terms.
+    pub fn is_object_like(self) -> bool {
+        matches!(self, Kind::Object | Kind::Array | Kind::Function)
+    }
+
+    pub fn describe(self) -> &'static str {
+        match self {
+            Kind::Undefined => "undefined",
+            Kind::Null => "null",
+            Kind::Bool => "a boolean",
+            Kind::Number => "a number",
+            Kind::String => "a string",
+            Kind::Object => "an object",
+            Kind::Array => "an array",
+            Kind::Function => "a function",
+            Kind::Other => "a symbol or bigint",
+        }
+    }
+}
+
+/// Read access to one value. Implementations must never panic on any input.
+pub trait View: Sized {
+    fn kind(&self) -> Kind;
+    /// `obj[key]`; `undefined` when missing or when `self` is a primitive.
+    fn get(&self, key: Key) -> Result<Self>;
+    /// `key in obj`; false for primitives.
+    fn has(&self, key: Key) -> Result<bool>;
+    /// The number, when `kind()` is `Number`.
+    fn number(&self) -> Option<f64>;
+    /// The boolean, when `kind()` is `Bool`.
+    fn boolean(&self) -> Option<bool>;
+    /// The UTF-16 length, when `kind()` is `String`.
+    fn str_len(&self) -> Option<usize>;
+    /// Whether this is a string equal to `lit`.
+    fn str_is(&self, lit: &str) -> bool;
+    /// An exact copy of the string, when `kind()` is `String`.
+    fn string(&self) -> Option<JsStr>;
+    /// The array length, when `kind()` is `Array`.
+    fn array_len(&self) -> Option<usize>;
+    /// `arr[i]`.
+    fn at(&self, index: usize) -> Result<Self>;
+    /// `JSON.stringify(self).length`, or `None` where `JSON.stringify` returns `undefined`.
+    fn json_len(&self) -> Result<Option<usize>>;
+    /// JS `String(self)` (template-literal conversion).
+    fn to_js_string(&self) -> Result<JsStr>;
+
+    /// JS `ToBoolean`.
+    fn truthy(&self) -> bool {
+        match self.kind() {
+            Kind::Undefined | Kind::Null => false,
+            Kind::Bool => self.boolean().unwrap_or(false),
+            Kind::Number => self.number().is_some_and(|n| n != 0.0 && !n.is_nan()),
+            Kind::String => self.str_len().unwrap_or(0) > 0,
+            Kind::Object | Kind::Array | Kind::Function | Kind::Other => true,
+        }
+    }
+
+    fn is_undefined(&self) -> bool {
+        self.kind() == Kind::Undefined
+    }
+
+    /// Runs `f` with a fresh scope for the temporary values it reads. Values
+    /// read inside must not escape `f`; only plain Rust data comes out.
+    fn scoped<R>(&self, f: impl FnOnce() -> R) -> R {
+        f()
+    }
+}
