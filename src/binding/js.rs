@@ -3,6 +3,7 @@
 //! lengths come from `napi_get_value_string_utf16` with no buffer (no copy,
 //! and lone surrogates count as JS counts them).
 
+use std::cell::Cell;
 use std::ptr;
 
 use napi::sys;
@@ -80,9 +81,22 @@ impl Cx {
     }
 
     pub fn wrap(&self, raw: sys::napi_value) -> Result<JsVal<'_>> {
+        Ok(JsVal {
+            cx: self,
+            raw,
+            kind: Cell::new(None),
+            type_of: Cell::new(None),
+        })
+    }
+
+    fn type_of(&self, raw: sys::napi_value) -> Result<sys::napi_valuetype> {
         let mut ty = 0;
         check(unsafe { sys::napi_typeof(self.env, raw, &mut ty) })?;
-        let kind = match ty {
+        Ok(ty)
+    }
+
+    fn kind_from(&self, ty: sys::napi_valuetype, raw: sys::napi_value) -> Result<Kind> {
+        Ok(match ty {
             sys::ValueType::napi_undefined => Kind::Undefined,
             sys::ValueType::napi_null => Kind::Null,
             sys::ValueType::napi_boolean => Kind::Bool,
@@ -99,11 +113,6 @@ impl Cx {
                 }
             }
             _ => Kind::Other,
-        };
-        Ok(JsVal {
-            cx: self,
-            raw,
-            kind,
         })
     }
 
@@ -111,14 +120,25 @@ impl Cx {
         self.undefined
     }
 
-    /// Reads a JS string exactly (lone surrogates included).
+    /// Reads a JS string exactly (lone surrogates included); short strings
+    /// (ids, paths, names) take a single call into a stack buffer.
     pub fn read_string(&self, raw: sys::napi_value) -> Result<JsStr> {
-        let mut len = 0usize;
-        check(unsafe {
-            sys::napi_get_value_string_utf16(self.env, raw, ptr::null_mut(), 0, &mut len)
-        })?;
-        let mut buf = vec![0u16; len + 1];
+        let mut small = [0u16; 128];
         let mut written = 0usize;
+        check(unsafe {
+            sys::napi_get_value_string_utf16(
+                self.env,
+                raw,
+                small.as_mut_ptr(),
+                small.len(),
+                &mut written,
+            )
+        })?;
+        if written < small.len() - 1 {
+            return Ok(JsStr::from_utf16(&small[..written]));
+        }
+        let len = self.string_len(raw)?;
+        let mut buf = vec![0u16; len + 1];
         check(unsafe {
             sys::napi_get_value_string_utf16(
                 self.env,
@@ -141,36 +161,80 @@ impl Cx {
     }
 }
 
-/// A JS value with its kind read once.
-#[derive(Clone, Copy)]
+/// A JS value; its kind is asked of the engine only when needed, and once.
+#[derive(Clone)]
 pub struct JsVal<'c> {
     pub cx: &'c Cx,
     pub raw: sys::napi_value,
-    kind: Kind,
+    kind: Cell<Option<Kind>>,
+    /// `typeof`, cached apart from `kind` because telling arrays from
+    /// objects costs a second call that most reads do not need.
+    type_of: Cell<Option<sys::napi_valuetype>>,
+}
+
+impl JsVal<'_> {
+    fn typeof_(&self) -> Option<sys::napi_valuetype> {
+        if self.type_of.get().is_none() {
+            self.type_of.set(self.cx.type_of(self.raw).ok());
+        }
+        self.type_of.get()
+    }
 }
 
 impl<'c> View for JsVal<'c> {
     fn kind(&self) -> Kind {
-        self.kind
+        if let Some(kind) = self.kind.get() {
+            return kind;
+        }
+        // typeof only fails with an exception pending; `Other` keeps later reads inert.
+        let kind = match self.typeof_() {
+            Some(ty) => self.cx.kind_from(ty, self.raw).unwrap_or(Kind::Other),
+            None => Kind::Other,
+        };
+        self.kind.set(Some(kind));
+        kind
+    }
+
+    fn is_object_like(&self) -> bool {
+        // N-API reports null as `napi_null`, never as an object.
+        matches!(
+            self.typeof_(),
+            Some(sys::ValueType::napi_object | sys::ValueType::napi_function)
+        )
+    }
+
+    fn is_object_or_array(&self) -> bool {
+        self.typeof_() == Some(sys::ValueType::napi_object)
     }
 
     fn get(&self, key: Key) -> Result<Self> {
-        if !self.kind.is_object_like() {
-            return Ok(JsVal {
-                cx: self.cx,
-                raw: self.cx.undefined,
-                kind: Kind::Undefined,
-            });
+        let undefined = || JsVal {
+            cx: self.cx,
+            raw: self.cx.undefined,
+            kind: Cell::new(Some(Kind::Undefined)),
+            type_of: Cell::new(Some(sys::ValueType::napi_undefined)),
+        };
+        if matches!(self.type_of.get(), Some(t) if t != sys::ValueType::napi_object && t != sys::ValueType::napi_function)
+        {
+            return Ok(undefined());
         }
+        // With the type unknown, ask directly: N-API applies ToObject, so a
+        // primitive reads like JS (`(5).type` is undefined) and only null or
+        // undefined fail, with `object_expected` and an exception to clear.
         let mut out = ptr::null_mut();
-        check(unsafe {
-            sys::napi_get_property(self.cx.env, self.raw, self.cx.key(key), &mut out)
-        })?;
+        let status =
+            unsafe { sys::napi_get_property(self.cx.env, self.raw, self.cx.key(key), &mut out) };
+        if status == sys::Status::napi_object_expected {
+            let mut thrown = ptr::null_mut();
+            unsafe { sys::napi_get_and_clear_last_exception(self.cx.env, &mut thrown) };
+            return Ok(undefined());
+        }
+        check(status)?;
         self.cx.wrap(out)
     }
 
     fn has(&self, key: Key) -> Result<bool> {
-        if !self.kind.is_object_like() {
+        if !self.is_object_like() {
             return Ok(false);
         }
         let mut out = false;
@@ -180,8 +244,11 @@ impl<'c> View for JsVal<'c> {
         Ok(out)
     }
 
+    // The typed reads below ask N-API directly: it answers `*_expected` for
+    // a value of another type, which saves a typeof call on the hot path.
+
     fn number(&self) -> Option<f64> {
-        if self.kind != Kind::Number {
+        if self.kind.get().is_some_and(|k| k != Kind::Number) {
             return None;
         }
         let mut n = 0.0;
@@ -190,7 +257,7 @@ impl<'c> View for JsVal<'c> {
     }
 
     fn boolean(&self) -> Option<bool> {
-        if self.kind != Kind::Bool {
+        if self.kind.get().is_some_and(|k| k != Kind::Bool) {
             return None;
         }
         let mut b = false;
@@ -199,20 +266,28 @@ impl<'c> View for JsVal<'c> {
     }
 
     fn str_len(&self) -> Option<usize> {
-        if self.kind != Kind::String {
+        if self.kind.get().is_some_and(|k| k != Kind::String) {
             return None;
         }
         self.cx.string_len(self.raw).ok()
     }
 
     fn str_is(&self, lit: &str) -> bool {
-        if self.kind != Kind::String || lit.len() > 32 || !lit.is_ascii() {
-            return self.kind == Kind::String && self.string().is_some_and(|s| s.eq_str(lit));
+        self.str_one_of(&[lit]).is_some()
+    }
+
+    fn str_one_of(&self, lits: &[&str]) -> Option<usize> {
+        if self.kind.get().is_some_and(|k| k != Kind::String) {
+            return None;
         }
-        if self.cx.string_len(self.raw).ok() != Some(lit.len()) {
-            return false;
+        const CAP: usize = 40;
+        if lits.iter().any(|l| l.len() >= CAP || !l.is_ascii()) {
+            let s = self.string()?;
+            return lits.iter().position(|l| s.eq_str(l));
         }
-        let mut buf = [0u16; 33];
+        // One read into a buffer one unit longer than any literal: a longer
+        // string shows up as a longer `written`, so it never matches.
+        let mut buf = [0u16; CAP + 1];
         let mut written = 0usize;
         let status = unsafe {
             sys::napi_get_value_string_utf16(
@@ -223,23 +298,24 @@ impl<'c> View for JsVal<'c> {
                 &mut written,
             )
         };
-        status == sys::Status::napi_ok
-            && written == lit.len()
-            && buf[..written]
-                .iter()
-                .zip(lit.bytes())
-                .all(|(&a, b)| a == u16::from(b))
+        if status != sys::Status::napi_ok {
+            return None;
+        }
+        let got = &buf[..written];
+        lits.iter().position(|l| {
+            l.len() == got.len() && got.iter().zip(l.bytes()).all(|(&a, b)| a == u16::from(b))
+        })
     }
 
     fn string(&self) -> Option<JsStr> {
-        if self.kind != Kind::String {
+        if self.kind.get().is_some_and(|k| k != Kind::String) {
             return None;
         }
         self.cx.read_string(self.raw).ok()
     }
 
     fn array_len(&self) -> Option<usize> {
-        if self.kind != Kind::Array {
+        if self.kind.get().is_some_and(|k| k != Kind::Array) {
             return None;
         }
         let mut len = 0u32;
@@ -267,8 +343,7 @@ impl<'c> View for JsVal<'c> {
                 &mut out,
             )
         })?;
-        let v = self.cx.wrap(out)?;
-        Ok(v.str_len())
+        Ok(self.cx.wrap(out)?.str_len())
     }
 
     fn to_js_string(&self) -> Result<JsStr> {

@@ -1,5 +1,9 @@
 //! The `#[napi]` layer: reads arguments through [`js::JsVal`], calls the
 //! core, builds results. No algorithm lives here.
+//!
+//! Every `napi_env` handled here is the one napi-rs passes to the current
+//! call, valid for its duration; functions taking it are not marked `unsafe`.
+#![allow(clippy::not_unsafe_ptr_arg_deref)]
 
 pub mod compaction;
 pub mod errors;

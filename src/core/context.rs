@@ -32,8 +32,10 @@ pub type Id = Option<JsStr>;
 /// Reads `entry[key]` as an id: a string, or absent.
 pub fn read_id<V: View>(entry: &V, key: Key, allow_null: bool) -> Result<Id> {
     let v = entry.get(key)?;
+    if let Some(s) = v.string() {
+        return Ok(Some(s));
+    }
     match v.kind() {
-        Kind::String => Ok(v.string()),
         Kind::Undefined => Ok(None),
         Kind::Null if allow_null => Ok(None),
         other => Err(Error::type_error(

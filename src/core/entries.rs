@@ -62,11 +62,19 @@ impl<'a, V: View> Entries<'a, V> {
         if let Some(kind) = cell.get() {
             return Ok(kind);
         }
-        let kind = self
-            .array
-            .scoped(|| entry_kind(&self.array.at(i)?))
-            .within_with(|| self.label(i))?;
-        cell.set(Some(kind));
+        self.with_entry(i, |entry| self.kind_of(i, entry))
+    }
+
+    /// Entry `i`'s kind from its already-read value (so one visit can read
+    /// the kind and other fields together).
+    pub fn kind_of(&self, i: usize, entry: &V) -> Result<EntryKind> {
+        if let Some(kind) = self.kinds.get(i).and_then(Cell::get) {
+            return Ok(kind);
+        }
+        let kind = entry_kind(entry)?;
+        if let Some(cell) = self.kinds.get(i) {
+            cell.set(Some(kind));
+        }
         Ok(kind)
     }
 

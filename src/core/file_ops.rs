@@ -5,7 +5,7 @@ use indexmap::IndexSet;
 
 use super::error::{Context, Error, Result};
 use super::jsstr::JsStr;
-use super::view::{Key, Kind, View};
+use super::view::{Key, View};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FileOpKind {
@@ -44,18 +44,26 @@ pub fn extract_file_ops<V: View>(
     message: &V,
     found: &mut dyn FnMut(FileOpKind, JsStr),
 ) -> Result<()> {
-    if !message.kind().is_object_like() {
+    if !message.is_object_like() {
+        let kind = message.kind().describe();
         return Err(Error::type_error(
             "",
-            format!(
-                "expected a message object, got {}",
-                message.kind().describe()
-            ),
+            format!("expected a message object, got {kind}"),
         ));
     }
-    if !message.get(Key::Role)?.str_is("assistant") || !message.has(Key::Content)? {
+    if !message.get(Key::Role)?.str_is("assistant") {
         return Ok(());
     }
+    extract_assistant_file_ops(message, found)
+}
+
+/// [`extract_file_ops`] for a message already known to be an assistant's.
+/// The reference's `"content" in message` and `"type"/"arguments"/"name" in
+/// block` checks are implied by the value tests that follow them here.
+pub fn extract_assistant_file_ops<V: View>(
+    message: &V,
+    found: &mut dyn FnMut(FileOpKind, JsStr),
+) -> Result<()> {
     let content = message.get(Key::Content)?;
     let Some(len) = content.array_len() else {
         return Ok(());
@@ -64,35 +72,25 @@ pub fn extract_file_ops<V: View>(
         content
             .scoped(|| -> Result<()> {
                 let block = content.at(i)?;
-                if !matches!(block.kind(), Kind::Object | Kind::Array) {
-                    return Ok(());
-                }
-                if !block.has(Key::Type)? || !block.get(Key::Type)?.str_is("toolCall") {
-                    return Ok(());
-                }
-                if !block.has(Key::Arguments)? || !block.has(Key::Name)? {
+                if !block.is_object_or_array() || !block.get(Key::Type)?.str_is("toolCall") {
                     return Ok(());
                 }
                 let args = block.get(Key::Arguments)?;
-                if !args.truthy() || !args.kind().is_object_like() {
+                // A falsy or primitive `arguments` has no usable `path`.
+                if !args.is_object_like() {
                     return Ok(());
                 }
-                let path = args.get(Key::Path)?;
-                let Some(path) = path.string() else {
+                let Some(path) = args.get(Key::Path)?.string() else {
                     return Ok(());
                 };
                 if path.is_empty() {
                     return Ok(());
                 }
-                let name = block.get(Key::Name)?;
-                let kind = if name.str_is("read") {
-                    FileOpKind::Read
-                } else if name.str_is("write") {
-                    FileOpKind::Written
-                } else if name.str_is("edit") {
-                    FileOpKind::Edited
-                } else {
-                    return Ok(());
+                let kind = match block.get(Key::Name)?.str_one_of(&["read", "write", "edit"]) {
+                    Some(0) => FileOpKind::Read,
+                    Some(1) => FileOpKind::Written,
+                    Some(2) => FileOpKind::Edited,
+                    _ => return Ok(()),
                 };
                 found(kind, path);
                 Ok(())

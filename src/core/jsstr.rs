@@ -613,6 +613,7 @@ impl Utf16Builder {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
     use std::collections::hash_map::DefaultHasher;
@@ -670,14 +671,15 @@ mod tests {
         let astral = JsStr::from("😀");
         assert!(astral < bmp_high);
         assert!("\u{FF5E}" < "😀"); // Rust's own order differs.
-        assert!(JsStr::from("a") < JsStr::from("ab"));
-        assert!(JsStr::from("ab") < JsStr::from("b"));
-        assert!(JsStr::from("\u{D7FF}") < astral);
+        let (a, ab, b) = (JsStr::from("a"), JsStr::from("ab"), JsStr::from("b"));
+        assert!(a < ab && ab < b);
+        let d7ff = JsStr::from("\u{D7FF}");
+        assert!(d7ff < astral);
         // Mixed representations.
         let lone = JsStr::from_utf16(&[0xD83D]); // lone high, sorts before the pair
         assert!(lone < astral);
         assert!(lone < bmp_high);
-        assert!(JsStr::from("\u{D7FF}") < lone);
+        assert!(d7ff < lone);
         let mut v: Vec<JsStr> = ["b", "\u{FF5E}", "😀", "a", "", "\u{E000}", "\u{10FFFF}"]
             .iter()
             .map(|s| JsStr::from(*s))

@@ -7,10 +7,12 @@ pub mod entries;
 pub mod error;
 pub mod file_ops;
 
+pub mod json;
 pub mod jsstr;
 pub mod model;
 pub mod prepare;
 pub mod settings;
 pub mod tokens;
+pub mod value_view;
 
 pub mod view;

@@ -57,17 +57,20 @@ pub fn require_object<V: View>(value: &V) -> Result<()> {
     }
 }
 
-/// `message.role`, which must be a string.
+/// `message.role`, which must be a string (so `message` must be an object).
 pub fn role_of<V: View>(message: &V) -> Result<Role> {
-    require_object(message)?;
     let role = message.get(Key::Role)?;
-    if role.kind() != Kind::String {
-        return Err(Error::type_error(
-            "role",
-            format!("expected a string, got {}", role.kind().describe()),
-        ));
+    match role_from(&role) {
+        Role::Other if role.kind() != Kind::String => {
+            require_object(message)?;
+            let got = role.kind().describe();
+            Err(Error::type_error(
+                "role",
+                format!("expected a string, got {got}"),
+            ))
+        }
+        known => Ok(known),
     }
-    Ok(role_from(&role))
 }
 
 fn role_from<V: View>(role: &V) -> Role {
@@ -80,32 +83,35 @@ fn role_from<V: View>(role: &V) -> Role {
         ("branchSummary", Role::BranchSummary),
         ("compactionSummary", Role::CompactionSummary),
     ];
-    ROLES
-        .iter()
-        .find(|(name, _)| role.str_is(name))
-        .map_or(Role::Other, |&(_, r)| r)
+    const NAMES: [&str; 7] = [
+        ROLES[0].0, ROLES[1].0, ROLES[2].0, ROLES[3].0, ROLES[4].0, ROLES[5].0, ROLES[6].0,
+    ];
+    role.str_one_of(&NAMES).map_or(Role::Other, |i| ROLES[i].1)
 }
 
 /// Reads `entry.type` (and `entry.message.role` for message entries).
 pub fn entry_kind<V: View>(entry: &V) -> Result<EntryKind> {
-    require_object(entry)?;
-    let ty = entry.get(Key::Type)?;
-    if ty.kind() != Kind::String {
-        return Err(Error::type_error(
-            "type",
-            format!("expected a string, got {}", ty.kind().describe()),
-        ));
-    }
     const TYPES: [(&str, EntryType); 4] = [
         ("message", EntryType::Message),
         ("compaction", EntryType::Compaction),
         ("branch_summary", EntryType::BranchSummary),
         ("custom_message", EntryType::CustomMessage),
     ];
-    let ty = TYPES
-        .iter()
-        .find(|(name, _)| ty.str_is(name))
-        .map_or(EntryType::Other, |&(_, t)| t);
+    const NAMES: [&str; 4] = [TYPES[0].0, TYPES[1].0, TYPES[2].0, TYPES[3].0];
+    let ty = entry.get(Key::Type)?;
+    let ty = match ty.str_one_of(&NAMES) {
+        Some(i) => TYPES[i].1,
+        None if ty.kind() != Kind::String => {
+            require_object(entry)?;
+            let got = ty.kind().describe();
+            return Err(Error::type_error(
+                "type",
+                format!("expected a string, got {got}"),
+            ));
+        }
+        // Only objects have a string `type`, so the entry is one.
+        None => EntryType::Other,
+    };
     let role = if ty == EntryType::Message {
         let message = entry.get(Key::Message)?;
         Some(role_of(&message).within("message")?)

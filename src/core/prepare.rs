@@ -5,8 +5,8 @@ use super::context::{estimate_session_tokens, read_id, Ids};
 use super::cut_point::find_cut_point;
 use super::entries::Entries;
 use super::error::{Context, Result};
-use super::file_ops::{add_detail_paths, extract_file_ops, FileOpKind, FileOps};
-use super::model::EntryType;
+use super::file_ops::{add_detail_paths, extract_assistant_file_ops, FileOpKind, FileOps};
+use super::model::{EntryType, Role};
 use super::view::{Key, View};
 
 /// The plan, with messages given as entry indices: the binding maps them
@@ -109,12 +109,13 @@ pub fn prepare_compaction<V: View>(
     }
     for &i in summarize.iter().chain(turn_prefix.iter()) {
         let i = i as usize;
-        if !entries.kind(i)?.is_message() {
+        if !entries.kind(i)?.has_role(Role::Assistant) {
             continue;
         }
         entries.with_entry(i, |e| {
             let message = e.get(Key::Message)?;
-            extract_file_ops(&message, &mut |kind, path| file_ops.add(kind, path)).within("message")
+            extract_assistant_file_ops(&message, &mut |kind, path| file_ops.add(kind, path))
+                .within("message")
         })?;
     }
 

@@ -120,7 +120,8 @@ pub fn estimate_tokens<V: View>(message: &V) -> Result<u64> {
 /// The usage of an assistant message that counts for context size: not
 /// aborted, not errored, and present. Returns `None` for every other message.
 pub fn valid_usage<V: View>(message: &V) -> Result<Option<V>> {
-    if role_of(message)? != Role::Assistant || !message.has(Key::Usage)? {
+    // `"usage" in message` is implied by the truthiness test on `usage` below.
+    if role_of(message)? != Role::Assistant {
         return Ok(None);
     }
     let stop = message.get(Key::StopReason)?;

@@ -184,7 +184,7 @@ impl Kind {
 }
 
 /// Read access to one value. Implementations must never panic on any input.
-pub trait View: Sized {
+pub trait View: Sized + Clone {
     fn kind(&self) -> Kind;
     /// `obj[key]`; `undefined` when missing or when `self` is a primitive.
     fn get(&self, key: Key) -> Result<Self>;
@@ -198,6 +198,10 @@ pub trait View: Sized {
     fn str_len(&self) -> Option<usize>;
     /// Whether this is a string equal to `lit`.
     fn str_is(&self, lit: &str) -> bool;
+    /// The position of the first literal this string equals, if any.
+    fn str_one_of(&self, lits: &[&str]) -> Option<usize> {
+        lits.iter().position(|l| self.str_is(l))
+    }
     /// An exact copy of the string, when `kind()` is `String`.
     fn string(&self) -> Option<JsStr>;
     /// The array length, when `kind()` is `Array`.
@@ -218,6 +222,17 @@ pub trait View: Sized {
             Kind::String => self.str_len().unwrap_or(0) > 0,
             Kind::Object | Kind::Array | Kind::Function | Kind::Other => true,
         }
+    }
+
+    /// `typeof v === "object" || typeof v === "function"` and not null: can
+    /// hold properties. Implementations may answer this more cheaply than `kind()`.
+    fn is_object_like(&self) -> bool {
+        self.kind().is_object_like()
+    }
+
+    /// `typeof v === "object" && v !== null` (arrays included).
+    fn is_object_or_array(&self) -> bool {
+        matches!(self.kind(), Kind::Object | Kind::Array)
     }
 
     fn is_undefined(&self) -> bool {

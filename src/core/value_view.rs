@@ -1,0 +1,129 @@
+//! [`View`] over parsed [`Value`] trees: session files read in Rust, and the
+//! core's own tests.
+
+use super::error::{Error, Result};
+use super::json::{number_to_js_string, stringify_len, Value};
+use super::jsstr::{JsStr, Utf16Builder};
+use super::view::{Key, Kind, View};
+
+/// A parsed value, or `undefined` for a missing property.
+#[derive(Debug, Clone, Copy)]
+pub enum Val<'a> {
+    Undefined,
+    Of(&'a Value),
+}
+
+impl<'a> Val<'a> {
+    pub fn new(value: &'a Value) -> Self {
+        Val::Of(value)
+    }
+}
+
+fn js_string_of(value: &Value, out: &mut Utf16Builder) {
+    match value {
+        Value::Null => out.push_str("null"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Number(n) => out.push_str(&number_to_js_string(*n)),
+        Value::String(s) => out.push_js(s),
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(",");
+                }
+                if !item.is_null() {
+                    js_string_of(item, out);
+                }
+            }
+        }
+        Value::Object(_) => out.push_str("[object Object]"),
+    }
+}
+
+impl<'a> View for Val<'a> {
+    fn kind(&self) -> Kind {
+        match self {
+            Val::Undefined => Kind::Undefined,
+            Val::Of(Value::Null) => Kind::Null,
+            Val::Of(Value::Bool(_)) => Kind::Bool,
+            Val::Of(Value::Number(_)) => Kind::Number,
+            Val::Of(Value::String(_)) => Kind::String,
+            Val::Of(Value::Array(_)) => Kind::Array,
+            Val::Of(Value::Object(_)) => Kind::Object,
+        }
+    }
+
+    fn get(&self, key: Key) -> Result<Self> {
+        Ok(match self {
+            Val::Of(Value::Object(o)) => o.get(key.as_str()).map_or(Val::Undefined, Val::Of),
+            _ => Val::Undefined,
+        })
+    }
+
+    fn has(&self, key: Key) -> Result<bool> {
+        Ok(matches!(self, Val::Of(Value::Object(o)) if o.contains_key(key.as_str())))
+    }
+
+    fn number(&self) -> Option<f64> {
+        match self {
+            Val::Of(Value::Number(n)) => Some(*n),
+            _ => None,
+        }
+    }
+
+    fn boolean(&self) -> Option<bool> {
+        match self {
+            Val::Of(Value::Bool(b)) => Some(*b),
+            _ => None,
+        }
+    }
+
+    fn str_len(&self) -> Option<usize> {
+        match self {
+            Val::Of(Value::String(s)) => Some(s.utf16_len()),
+            _ => None,
+        }
+    }
+
+    fn str_is(&self, lit: &str) -> bool {
+        matches!(self, Val::Of(Value::String(s)) if s.eq_str(lit))
+    }
+
+    fn string(&self) -> Option<JsStr> {
+        match self {
+            Val::Of(Value::String(s)) => Some(s.clone()),
+            _ => None,
+        }
+    }
+
+    fn array_len(&self) -> Option<usize> {
+        match self {
+            Val::Of(Value::Array(items)) => Some(items.len()),
+            _ => None,
+        }
+    }
+
+    fn at(&self, index: usize) -> Result<Self> {
+        match self {
+            Val::Of(Value::Array(items)) => Ok(items.get(index).map_or(Val::Undefined, Val::Of)),
+            _ => Err(Error::type_error("", "expected an array")),
+        }
+    }
+
+    fn json_len(&self) -> Result<Option<usize>> {
+        Ok(match self {
+            Val::Undefined => None,
+            Val::Of(v) => Some(stringify_len(v)),
+        })
+    }
+
+    fn to_js_string(&self) -> Result<JsStr> {
+        Ok(match self {
+            Val::Undefined => JsStr::from_str("undefined"),
+            Val::Of(v) => {
+                let mut out = Utf16Builder::new();
+                js_string_of(v, &mut out);
+                out.finish()
+            }
+        })
+    }
+}
