@@ -16,3 +16,6 @@ pub mod tokens;
 pub mod value_view;
 
 pub mod view;
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,305 @@
+//! Core behaviour tests over sessions written as JSON. Expected values were
+//! worked out from the reference's semantics (and checked against it once).
+
+use super::cut_point::find_cut_point;
+use super::entries::Entries;
+use super::error::ErrorKind;
+use super::file_ops::{compute_file_lists, extract_file_ops, format_file_operations, FileOps};
+use super::json::{parse, Value};
+use super::jsstr::JsStr;
+use super::prepare::prepare_compaction;
+use super::tokens::{context_tokens, estimate_context_tokens, estimate_tokens};
+use super::value_view::Val;
+
+fn json(text: &str) -> Value {
+    match parse(text) {
+        Ok(v) => v,
+        Err(e) => panic!("bad test JSON: {e:?}"),
+    }
+}
+
+fn tokens(message: &str) -> u64 {
+    let v = json(message);
+    estimate_tokens(&Val::new(&v)).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// A linear session: each item is `(type, extra fields)`; ids are e0, e1...
+fn session(items: &[&str]) -> Value {
+    let mut out = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let parent = if i == 0 {
+            "null".to_string()
+        } else {
+            format!("\"e{}\"", i - 1)
+        };
+        out.push(format!(
+            "{{\"id\":\"e{i}\",\"parentId\":{parent},\"timestamp\":\"2025-01-01T00:00:00.000Z\",{item}}}"
+        ));
+    }
+    json(&format!("[{}]", out.join(",")))
+}
+
+fn user(text: &str) -> String {
+    format!("\"type\":\"message\",\"message\":{{\"role\":\"user\",\"content\":\"{text}\",\"timestamp\":1}}")
+}
+
+fn assistant(text: &str, total_tokens: u32) -> String {
+    format!(
+        "\"type\":\"message\",\"message\":{{\"role\":\"assistant\",\"content\":[{{\"type\":\"text\",\"text\":\"{text}\"}}],\
+         \"usage\":{{\"input\":1,\"output\":1,\"cacheRead\":0,\"cacheWrite\":0,\"totalTokens\":{total_tokens}}},\"stopReason\":\"stop\"}}"
+    )
+}
+
+#[test]
+fn estimates_count_utf16_units_and_images() {
+    assert_eq!(tokens(r#"{"role":"user","content":"abcde"}"#), 2);
+    // An astral character is two UTF-16 units: 4 units -> 1 token, 5 -> 2.
+    assert_eq!(tokens(r#"{"role":"user","content":"\ud83d\ude00ab"}"#), 1);
+    assert_eq!(tokens(r#"{"role":"user","content":"\ud83d\ude00abc"}"#), 2);
+    assert_eq!(
+        tokens(
+            r#"{"role":"user","content":[{"type":"text","text":"abcd"},{"type":"image","data":"x"}]}"#
+        ),
+        (4 + 4800) / 4
+    );
+    // A lone surrogate is one unit.
+    assert_eq!(
+        tokens(r#"{"role":"toolResult","content":[{"type":"text","text":"\ud83dxyz"}]}"#),
+        1
+    );
+    assert_eq!(
+        tokens(r#"{"role":"bashExecution","command":"ls","output":"abc"}"#),
+        2
+    );
+    assert_eq!(
+        tokens(r#"{"role":"compactionSummary","summary":"123456789"}"#),
+        3
+    );
+    assert_eq!(
+        tokens(r#"{"role":"somethingElse","content":"abcdefgh"}"#),
+        0
+    );
+}
+
+#[test]
+fn assistant_estimate_counts_tool_call_json() {
+    // name "read" (4) + JSON.stringify({"path":"a.ts","n":1e21}) = {"path":"a.ts","n":1e+21} (25)
+    let t = tokens(
+        r#"{"role":"assistant","content":[{"type":"thinking","thinking":"hmm"},
+        {"type":"toolCall","id":"1","name":"read","arguments":{"path":"a.ts","n":1e21}}]}"#,
+    );
+    assert_eq!(t, (3u64 + 4 + 25).div_ceil(4));
+}
+
+#[test]
+fn bad_messages_name_the_field() {
+    let v = json(r#"{"role":"assistant","content":[{"type":"text"}]}"#);
+    let err = estimate_tokens(&Val::new(&v)).err().map(|e| e.to_string());
+    assert_eq!(
+        err.as_deref(),
+        Some("content[0].text: expected a string, got undefined")
+    );
+    let v = json(r#"{"content":"x"}"#);
+    let err = estimate_tokens(&Val::new(&v))
+        .err()
+        .map(|e| (e.kind, e.to_string()));
+    assert_eq!(
+        err,
+        Some((
+            ErrorKind::Type,
+            "role: expected a string, got undefined".into()
+        ))
+    );
+}
+
+#[test]
+fn usage_prefers_total_tokens_then_sums_parts() {
+    let v = json(r#"{"input":1,"output":2,"cacheRead":3,"cacheWrite":4,"totalTokens":0}"#);
+    assert_eq!(context_tokens(&Val::new(&v)).ok(), Some(10.0));
+    let v = json(r#"{"input":1,"output":2,"cacheRead":3,"cacheWrite":4,"totalTokens":99}"#);
+    assert_eq!(context_tokens(&Val::new(&v)).ok(), Some(99.0));
+    let v = json(r#"{"input":1,"output":2}"#);
+    assert!(context_tokens(&Val::new(&v)).is_ok_and(f64::is_nan));
+}
+
+#[test]
+fn context_estimate_skips_aborted_usage() {
+    let v = json(
+        r#"[{"role":"user","content":"12345678"},
+            {"role":"assistant","content":[],"usage":{"totalTokens":50},"stopReason":"stop"},
+            {"role":"user","content":"1234"},
+            {"role":"assistant","content":[],"usage":{"totalTokens":500},"stopReason":"aborted"}]"#,
+    );
+    let est = estimate_context_tokens(&Val::new(&v)).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        (est.tokens, est.usage_tokens, est.trailing_tokens),
+        (51.0, 50.0, 1.0)
+    );
+    assert_eq!(est.last_usage_index, Some(1));
+}
+
+fn ops_of(message: &str, ops: &mut FileOps) {
+    let v = json(message);
+    extract_file_ops(&Val::new(&v), &mut |k, p| ops.add(k, p)).unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[test]
+fn file_ops_follow_tool_names_and_string_paths() {
+    let mut ops = FileOps::default();
+    ops_of(
+        r#"{"role":"assistant","content":[
+          {"type":"toolCall","name":"read","arguments":{"path":"b.ts"}},
+          {"type":"toolCall","name":"read","arguments":{"path":"a.ts"}},
+          {"type":"toolCall","name":"edit","arguments":{"path":"b.ts"}},
+          {"type":"toolCall","name":"write","arguments":{"path":"c.ts"}},
+          {"type":"toolCall","name":"read","arguments":{"path":""}},
+          {"type":"toolCall","name":"read","arguments":{"path":7}},
+          {"type":"toolCall","name":"bash","arguments":{"path":"d.ts"}},
+          null, "text", {"type":"text","text":"read"}]}"#,
+        &mut ops,
+    );
+    ops_of(
+        r#"{"role":"user","content":[{"type":"toolCall","name":"read","arguments":{"path":"u.ts"}}]}"#,
+        &mut ops,
+    );
+    let names =
+        |set: &indexmap::IndexSet<JsStr>| set.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    assert_eq!(names(&ops.read), ["b.ts", "a.ts"]);
+    assert_eq!(names(&ops.edited), ["b.ts"]);
+    assert_eq!(names(&ops.written), ["c.ts"]);
+    let (read, modified) = compute_file_lists(&ops);
+    assert_eq!(
+        read.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+        ["a.ts"]
+    );
+    assert_eq!(
+        modified.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+        ["b.ts", "c.ts"]
+    );
+    let text = String::from_utf16_lossy(&format_file_operations(&read, &modified));
+    assert_eq!(
+        text,
+        "\n\n<read-files>\na.ts\n</read-files>\n\n<modified-files>\nb.ts\nc.ts\n</modified-files>"
+    );
+    assert!(format_file_operations(&[], &[]).is_empty());
+}
+
+#[test]
+fn file_lists_sort_by_utf16_units_like_js() {
+    // U+FF61 sorts after an emoji's lead surrogate (0xD83D) in JS, though
+    // before it in UTF-8 byte order.
+    let mut ops = FileOps::default();
+    ops.read.insert(JsStr::from_str("\u{FF61}"));
+    ops.read.insert(JsStr::from_str("\u{1F600}"));
+    ops.read.insert(JsStr::from_str("Z"));
+    let (read, _) = compute_file_lists(&ops);
+    let got: Vec<String> = read.iter().map(|s| s.to_string()).collect();
+    assert_eq!(got, ["Z", "\u{1F600}", "\u{FF61}"]);
+}
+
+#[test]
+fn cut_point_keeps_recent_tokens_and_detects_split_turns() {
+    let long = "x".repeat(400); // 100 tokens
+    let s = session(&[
+        &user("first"),
+        &assistant(&long, 10),
+        &user("second"),
+        &assistant(&long, 20),
+        &assistant(&long, 30),
+    ]);
+    let view = Val::new(&s);
+    let entries = Entries::new(&view, "entries").unwrap_or_else(|e| panic!("{e}"));
+    // 150 tokens: the walk passes e4 (100) and stops at e3 (200): an assistant
+    // message inside the turn that e2 starts.
+    let cut = find_cut_point(&entries, 0, 5, 150.0).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        (
+            cut.first_kept_entry_index,
+            cut.turn_start_index,
+            cut.is_split_turn
+        ),
+        (3, Some(2), true)
+    );
+    // 250 tokens: e4+e3+e2 = 202, then e1 reaches 302 -> cut at e1, split in e0's turn.
+    let cut = find_cut_point(&entries, 0, 5, 250.0).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!((cut.first_kept_entry_index, cut.is_split_turn), (1, true));
+    // Budget never reached: keep from the first cut point.
+    let cut = find_cut_point(&entries, 0, 5, 1e9).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!((cut.first_kept_entry_index, cut.is_split_turn), (0, false));
+}
+
+#[test]
+fn prepare_uses_previous_compaction_boundary_and_details() {
+    let long = "y".repeat(400);
+    let s = session(&[
+        &user("old"),
+        &assistant(&long, 10),
+        &user("kept"),
+        "\"type\":\"compaction\",\"summary\":\"S\",\"firstKeptEntryId\":\"e2\",\"tokensBefore\":5,\
+         \"details\":{\"readFiles\":[\"r.ts\"],\"modifiedFiles\":[\"m.ts\"]}",
+        &assistant(&long, 40),
+        &user("new"),
+        &assistant(&long, 70),
+    ]);
+    let view = Val::new(&s);
+    let entries = Entries::new(&view, "pathEntries").unwrap_or_else(|e| panic!("{e}"));
+    let plan = |keep: f64| {
+        prepare_compaction(&entries, keep)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .unwrap_or_else(|| panic!("expected a plan"))
+    };
+    // The walk starts at the previous kept boundary (e2): 150 tokens cut at
+    // e4, an assistant message in the turn e2 starts, so e2 is the turn
+    // prefix (the compaction entry contributes no message).
+    let split = plan(150.0);
+    assert_eq!(
+        (split.first_kept_entry_index, split.is_split_turn),
+        (4, true)
+    );
+    assert!(split.summarize.is_empty());
+    assert_eq!(split.turn_prefix, [2]);
+    // 250 tokens reach back to e2 itself, a user message: nothing to summarize.
+    let whole = plan(250.0);
+    assert_eq!(
+        (whole.first_kept_entry_index, whole.is_split_turn),
+        (2, false)
+    );
+    assert!(whole.summarize.is_empty() && whole.turn_prefix.is_empty());
+    let plan = split;
+    assert_eq!(plan.previous_compaction, Some(3));
+    // Last usage (70) plus nothing after it.
+    assert_eq!(plan.tokens_before, 70.0);
+    let read: Vec<String> = plan.file_ops.read.iter().map(|s| s.to_string()).collect();
+    let edited: Vec<String> = plan.file_ops.edited.iter().map(|s| s.to_string()).collect();
+    assert_eq!(
+        (read, edited),
+        (vec!["r.ts".to_string()], vec!["m.ts".to_string()])
+    );
+}
+
+#[test]
+fn prepare_returns_none_after_a_compaction_or_without_ids() {
+    let s = session(&[
+        &user("a"),
+        "\"type\":\"compaction\",\"summary\":\"S\",\"firstKeptEntryId\":\"e0\",\"tokensBefore\":1",
+    ]);
+    let view = Val::new(&s);
+    let entries = Entries::new(&view, "pathEntries").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(prepare_compaction(&entries, 1.0).ok(), Some(None));
+    let old = json(r#"[{"type":"message","message":{"role":"user","content":"hi"}}]"#);
+    let view = Val::new(&old);
+    let entries = Entries::new(&view, "pathEntries").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(prepare_compaction(&entries, 1.0).ok(), Some(None));
+}
+
+#[test]
+fn parent_cycles_are_errors_not_hangs() {
+    let s = json(
+        r#"[{"type":"message","id":"a","parentId":"b","message":{"role":"user","content":"x"}},
+            {"type":"message","id":"b","parentId":"a","message":{"role":"user","content":"y"}}]"#,
+    );
+    let view = Val::new(&s);
+    let entries = Entries::new(&view, "pathEntries").unwrap_or_else(|e| panic!("{e}"));
+    let err = prepare_compaction(&entries, 1.0).err();
+    assert!(err.is_some_and(|e| e.kind == ErrorKind::Invalid && e.message.contains("cycle")));
+}
