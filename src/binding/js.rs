@@ -346,6 +346,52 @@ impl<'c> View for JsVal<'c> {
         Ok(self.cx.wrap(out)?.str_len())
     }
 
+    fn json_stringify(&self) -> Result<Option<JsStr>> {
+        let mut out = ptr::null_mut();
+        let argv = [self.raw];
+        check(unsafe {
+            sys::napi_call_function(
+                self.cx.env,
+                self.cx.json,
+                self.cx.json_stringify,
+                1,
+                argv.as_ptr(),
+                &mut out,
+            )
+        })?;
+        let v = self.cx.wrap(out)?;
+        Ok(v.string())
+    }
+
+    fn entries(&self) -> Result<Vec<(JsStr, Self)>> {
+        if !self.is_object_like() {
+            // Strings have index entries in JS; nothing here reads them.
+            return Ok(Vec::new());
+        }
+        let mut names = ptr::null_mut();
+        check(unsafe {
+            sys::napi_get_all_property_names(
+                self.cx.env,
+                self.raw,
+                sys::KeyCollectionMode::own_only,
+                sys::KeyFilter::enumerable | sys::KeyFilter::skip_symbols,
+                sys::KeyConversion::numbers_to_strings,
+                &mut names,
+            )
+        })?;
+        let names = self.cx.wrap(names)?;
+        let len = names.array_len().unwrap_or(0);
+        let mut out = Vec::with_capacity(len);
+        for i in 0..len {
+            let key = names.at(i)?;
+            let mut value = ptr::null_mut();
+            check(unsafe { sys::napi_get_property(self.cx.env, self.raw, key.raw, &mut value) })?;
+            let name = key.string().unwrap_or_default();
+            out.push((name, self.cx.wrap(value)?));
+        }
+        Ok(out)
+    }
+
     fn to_js_string(&self) -> Result<JsStr> {
         let mut out = ptr::null_mut();
         check(unsafe { sys::napi_coerce_to_string(self.cx.env, self.raw, &mut out) })?;

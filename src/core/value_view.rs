@@ -2,7 +2,7 @@
 //! core's own tests.
 
 use super::error::{Error, Result};
-use super::json::{number_to_js_string, stringify_len, Value};
+use super::json::{number_to_js_string, stringify, stringify_len, Value};
 use super::jsstr::{JsStr, Utf16Builder};
 use super::view::{Key, Kind, View};
 
@@ -113,6 +113,30 @@ impl<'a> View for Val<'a> {
         Ok(match self {
             Val::Undefined => None,
             Val::Of(v) => Some(stringify_len(v)),
+        })
+    }
+
+    fn json_stringify(&self) -> Result<Option<JsStr>> {
+        Ok(match self {
+            Val::Undefined => None,
+            Val::Of(v) => Some(stringify(v)),
+        })
+    }
+
+    fn entries(&self) -> Result<Vec<(JsStr, Self)>> {
+        Ok(match self {
+            Val::Of(Value::Object(o)) => o.iter().map(|(k, v)| (k.clone(), Val::Of(v))).collect(),
+            Val::Of(Value::Array(items)) => items
+                .iter()
+                .enumerate()
+                .map(|(i, v)| (JsStr::from_string(i.to_string()), Val::Of(v)))
+                .collect(),
+            Val::Of(Value::String(s)) => s
+                .code_units()
+                .enumerate()
+                .map(|(i, _)| (JsStr::from_string(i.to_string()), Val::Undefined))
+                .collect(),
+            _ => Vec::new(),
         })
     }
 

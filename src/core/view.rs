@@ -212,6 +212,11 @@ pub trait View: Sized + Clone {
     fn json_len(&self) -> Result<Option<usize>>;
     /// JS `String(self)` (template-literal conversion).
     fn to_js_string(&self) -> Result<JsStr>;
+    /// `JSON.stringify(self)`, or `None` where it returns `undefined`.
+    fn json_stringify(&self) -> Result<Option<JsStr>>;
+    /// `Object.entries(self)`: own enumerable string-keyed properties in JS
+    /// order; empty for primitives.
+    fn entries(&self) -> Result<Vec<(JsStr, Self)>>;
 
     /// JS `ToBoolean`.
     fn truthy(&self) -> bool {
