@@ -1,5 +1,6 @@
 //! The pure Rust core: no N-API types, unit-tested with `cargo test`.
 
+pub mod compaction;
 pub mod context;
 pub mod convert;
 pub mod cut_point;
@@ -10,7 +11,9 @@ pub mod file_ops;
 pub mod json;
 pub mod jsstr;
 pub mod model;
+pub mod overflow;
 pub mod prepare;
+pub mod prompts;
 pub mod settings;
 pub mod tokens;
 pub mod value_view;
