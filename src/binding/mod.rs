@@ -5,6 +5,7 @@
 //! call, valid for its duration; functions taking it are not marked `unsafe`.
 #![allow(clippy::not_unsafe_ptr_arg_deref)]
 
+pub mod branch;
 pub mod compaction;
 pub mod errors;
 pub mod js;

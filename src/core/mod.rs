@@ -1,5 +1,6 @@
 //! The pure Rust core: no N-API types, unit-tested with `cargo test`.
 
+pub mod branch;
 pub mod compaction;
 pub mod context;
 pub mod convert;

@@ -1,0 +1,281 @@
+//! Branch summarization without the LLM call: which entries a `/tree`
+//! navigation leaves behind (`collectEntriesForBranchSummary`) and which of
+//! their messages fit a summary's token budget (`prepareBranchEntries`).
+
+use std::collections::HashSet;
+
+use super::entries::Entries;
+use super::error::{Context, Error, Result};
+use super::file_ops::{add_detail_paths, extract_file_ops, FileOpKind, FileOps};
+use super::jsstr::JsStr;
+use super::model::{str_len_of, EntryType};
+use super::tokens::{chars_to_tokens, content_chars, estimate_tokens};
+use super::view::{Key, Kind, View};
+
+/// An entry id on its way to `getEntry`: its text, plus whatever handle the
+/// lookup wants back (the JS string itself, so it is never re-created).
+#[derive(Debug, Clone)]
+pub struct IdRef<H> {
+    pub text: JsStr,
+    pub handle: H,
+}
+
+/// What `session.getEntry(id)` gave: the caller's entry, its `id`, and its
+/// `parentId` when truthy.
+pub struct Found<E, H> {
+    pub entry: E,
+    pub id: JsStr,
+    pub parent: Option<IdRef<H>>,
+}
+
+/// The one session method the walk needs.
+pub trait EntryLookup {
+    /// The caller's entry (a JS handle, or an index in tests).
+    type Entry;
+    type Handle;
+    /// `session.getEntry(id)`; `None` when it gives a falsy value.
+    fn get_entry(
+        &mut self,
+        id: &IdRef<Self::Handle>,
+    ) -> Result<Option<Found<Self::Entry, Self::Handle>>>;
+}
+
+/// `CollectEntriesResult`: entries root-first, and the deepest shared entry.
+pub struct Collected<E> {
+    pub entries: Vec<E>,
+    pub common_ancestor_id: Option<JsStr>,
+}
+
+/// Brent's cycle detection over the ids a walk looks up: no memory beyond
+/// one saved id, and a cycle is found within about twice its length.
+struct CycleGuard {
+    saved: Option<JsStr>,
+    power: usize,
+    steps: usize,
+}
+
+impl CycleGuard {
+    fn new() -> Self {
+        CycleGuard {
+            saved: None,
+            power: 1,
+            steps: 0,
+        }
+    }
+
+    fn visit(&mut self, id: &JsStr) -> Result<()> {
+        if self.saved.as_ref() == Some(id) {
+            return Err(Error::invalid(format!(
+                "parentId links form a cycle through entry id {:?}",
+                id.to_string_lossy()
+            )));
+        }
+        self.steps += 1;
+        if self.steps == self.power {
+            self.saved = Some(id.clone());
+            self.power *= 2;
+            self.steps = 0;
+        }
+        Ok(())
+    }
+}
+
+/// `collectEntriesForBranchSummary(session, oldLeafId, targetId)`, with
+/// `None` for a falsy id (for the target: `getBranch` of it is empty).
+///
+/// The reference builds both root paths with `getBranch` (quadratic through
+/// `unshift`) and then walks the old one again. Here the old path is walked
+/// once, remembering its ids, and the target path only until it meets one:
+/// the first hit going up from the target is the deepest common ancestor,
+/// which is what the reference finds scanning its path from the end. Where
+/// the reference would loop forever (a parent cycle) this is an error.
+pub fn collect_entries_for_branch_summary<L: EntryLookup>(
+    session: &mut L,
+    old_leaf: Option<IdRef<L::Handle>>,
+    target: Option<IdRef<L::Handle>>,
+) -> Result<Collected<L::Entry>> {
+    let Some(old_leaf) = old_leaf else {
+        return Ok(Collected {
+            entries: Vec::new(),
+            common_ancestor_id: None,
+        });
+    };
+
+    // The old path, leaf first: the id each entry was looked up by, and the entry.
+    let mut lookups: Vec<JsStr> = Vec::new();
+    let mut entries = Vec::new();
+    let mut on_old_path: HashSet<JsStr> = HashSet::new();
+    let mut guard = CycleGuard::new();
+    let mut next = Some(old_leaf);
+    while let Some(id) = next {
+        guard.visit(&id.text)?;
+        let Some(found) = session.get_entry(&id)? else {
+            break;
+        };
+        on_old_path.insert(found.id);
+        lookups.push(id.text);
+        entries.push(found.entry);
+        next = found.parent;
+    }
+
+    let mut common_ancestor_id = None;
+    let mut guard = CycleGuard::new();
+    let mut next = target;
+    while let Some(id) = next {
+        guard.visit(&id.text)?;
+        let Some(found) = session.get_entry(&id)? else {
+            break;
+        };
+        if on_old_path.contains(&found.id) {
+            common_ancestor_id = Some(found.id);
+            break;
+        }
+        next = found.parent;
+    }
+
+    // The reference's second walk stops where the id it is about to look up
+    // is the common ancestor's; that walk repeats the first one step for step.
+    if let Some(ca) = &common_ancestor_id {
+        if let Some(stop) = lookups.iter().position(|id| id == ca) {
+            entries.truncate(stop);
+        }
+    }
+    entries.reverse();
+    Ok(Collected {
+        entries,
+        common_ancestor_id,
+    })
+}
+
+/// `BranchPreparation`, with messages as entry indices (chronological):
+/// the binding maps them onto `entry.message` or builds the summary message.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BranchPreparation {
+    pub messages: Vec<u32>,
+    pub file_ops: FileOps,
+    pub total_tokens: u64,
+}
+
+/// `entry.type`, read the way `getMessageFromEntry`'s switch reads it: any
+/// unlisted value contributes nothing, only a missing entry throws.
+fn entry_type<V: View>(entry: &V) -> Result<EntryType> {
+    if matches!(entry.kind(), Kind::Undefined | Kind::Null) {
+        return Err(Error::type_error(
+            "",
+            format!("expected a session entry, got {}", entry.kind().describe()),
+        ));
+    }
+    const TYPES: [(&str, EntryType); 4] = [
+        ("message", EntryType::Message),
+        ("compaction", EntryType::Compaction),
+        ("branch_summary", EntryType::BranchSummary),
+        ("custom_message", EntryType::CustomMessage),
+    ];
+    const NAMES: [&str; 4] = [TYPES[0].0, TYPES[1].0, TYPES[2].0, TYPES[3].0];
+    Ok(entry
+        .get(Key::Type)?
+        .str_one_of(&NAMES)
+        .map_or(EntryType::Other, |i| TYPES[i].1))
+}
+
+/// The tokens of the message entry `entry` contributes, adding its tool-call
+/// file operations; `None` where `getMessageFromEntry` gives nothing.
+fn message_tokens<V: View>(entry: &V, ty: EntryType, ops: &mut FileOps) -> Result<Option<u64>> {
+    match ty {
+        EntryType::Message => {
+            let message = entry.get(Key::Message)?;
+            if matches!(message.kind(), Kind::Undefined | Kind::Null) {
+                return Err(Error::type_error(
+                    "message",
+                    format!("expected a message, got {}", message.kind().describe()),
+                ));
+            }
+            // Tool results are left out: the assistant's tool call carries their context.
+            if message.get(Key::Role)?.str_is("toolResult") || !message.truthy() {
+                return Ok(None);
+            }
+            if message.is_object_like() {
+                extract_file_ops(&message, &mut |kind, path| ops.add(kind, path))
+                    .within("message")?;
+            }
+            estimate_tokens(&message).within("message").map(Some)
+        }
+        EntryType::CustomMessage => Ok(Some(chars_to_tokens(
+            content_chars(&entry.get(Key::Content)?).within("content")?,
+        ))),
+        EntryType::BranchSummary | EntryType::Compaction => {
+            Ok(Some(chars_to_tokens(
+                str_len_of(entry, Key::Summary)? as u64
+            )))
+        }
+        EntryType::Other => Ok(None),
+    }
+}
+
+/// `prepareBranchEntries(entries, tokenBudget)`: the newest messages that fit
+/// the budget (a budget of 0, negative or NaN means no limit), with summary
+/// entries squeezed in while under 90% of it, and the file operations of
+/// every branch summary plus those of each message visited.
+pub fn prepare_branch_entries<V: View>(
+    entries: &Entries<V>,
+    token_budget: f64,
+) -> Result<BranchPreparation> {
+    let n = entries.len();
+    let mut file_ops = FileOps::default();
+
+    // Summaries' recorded files count even when their entry falls outside the budget.
+    let mut types = Vec::with_capacity(n);
+    for i in 0..n {
+        types.push(entries.with_entry(i, |e| {
+            let ty = entry_type(e)?;
+            if ty == EntryType::BranchSummary && !e.get(Key::FromHook)?.truthy() {
+                let details = e.get(Key::Details)?;
+                if details.truthy() {
+                    add_detail_paths(&details, Key::ReadFiles, FileOpKind::Read, &mut file_ops)
+                        .within("details")?;
+                    add_detail_paths(
+                        &details,
+                        Key::ModifiedFiles,
+                        FileOpKind::Edited,
+                        &mut file_ops,
+                    )
+                    .within("details")?;
+                }
+            }
+            Ok(ty)
+        })?);
+    }
+
+    let limited = token_budget > 0.0;
+    let mut newest_first = Vec::new();
+    let mut total: u64 = 0;
+    for i in (0..n).rev() {
+        let ty = types[i];
+        if ty == EntryType::Other {
+            continue;
+        }
+        let Some(tokens) = entries.with_entry(i, |e| message_tokens(e, ty, &mut file_ops))? else {
+            continue;
+        };
+        if limited && (total + tokens) as f64 > token_budget {
+            let is_summary = matches!(ty, EntryType::Compaction | EntryType::BranchSummary);
+            if is_summary && (total as f64) < token_budget * 0.9 {
+                newest_first.push(i as u32);
+                total += tokens;
+            }
+            break;
+        }
+        newest_first.push(i as u32);
+        total += tokens;
+    }
+    newest_first.reverse();
+    Ok(BranchPreparation {
+        messages: newest_first,
+        file_ops,
+        total_tokens: total,
+    })
+}
+
+#[cfg(test)]
+#[path = "branch_tests.rs"]
+mod tests;

@@ -1,0 +1,292 @@
+use std::collections::HashMap;
+
+use super::*;
+use crate::core::error::ErrorKind;
+use crate::core::json::{parse, Value};
+use crate::core::value_view::Val;
+
+/// A session as a map from id to parent id; entries are their own ids.
+struct MapSession {
+    parents: HashMap<String, Option<String>>,
+    lookups: usize,
+}
+
+impl MapSession {
+    fn new(links: &[(&str, Option<&str>)]) -> Self {
+        MapSession {
+            parents: links
+                .iter()
+                .map(|(id, p)| (id.to_string(), p.map(str::to_string)))
+                .collect(),
+            lookups: 0,
+        }
+    }
+}
+
+fn id(text: &str) -> IdRef<()> {
+    IdRef {
+        text: JsStr::from_str(text),
+        handle: (),
+    }
+}
+
+impl EntryLookup for MapSession {
+    type Entry = String;
+    type Handle = ();
+
+    fn get_entry(&mut self, key: &IdRef<()>) -> Result<Option<Found<String, ()>>> {
+        self.lookups += 1;
+        let key = key.text.to_string_lossy().into_owned();
+        Ok(self.parents.get(&key).map(|parent| Found {
+            entry: key.clone(),
+            id: JsStr::from_str(&key),
+            parent: parent.as_deref().filter(|p| !p.is_empty()).map(id),
+        }))
+    }
+}
+
+/// A ─┬─ B ─ C ─ D
+///    └─ E ─ F
+fn forked() -> MapSession {
+    MapSession::new(&[
+        ("A", None),
+        ("B", Some("A")),
+        ("C", Some("B")),
+        ("D", Some("C")),
+        ("E", Some("A")),
+        ("F", Some("E")),
+    ])
+}
+
+fn collect(
+    session: &mut MapSession,
+    old: Option<&str>,
+    target: Option<&str>,
+) -> (Vec<String>, Option<String>) {
+    let out = collect_entries_for_branch_summary(session, old.map(id), target.map(id))
+        .unwrap_or_else(|e| panic!("{e}"));
+    (
+        out.entries,
+        out.common_ancestor_id
+            .map(|s| s.to_string_lossy().into_owned()),
+    )
+}
+
+fn strings(items: &[&str]) -> Vec<String> {
+    items.iter().map(|s| s.to_string()).collect()
+}
+
+#[test]
+fn collects_the_abandoned_branch_up_to_the_common_ancestor() {
+    let mut s = forked();
+    assert_eq!(
+        collect(&mut s, Some("D"), Some("F")),
+        (strings(&["B", "C", "D"]), Some("A".into()))
+    );
+    // Back to an ancestor of the old leaf: only what lies below it.
+    assert_eq!(
+        collect(&mut s, Some("D"), Some("B")),
+        (strings(&["C", "D"]), Some("B".into()))
+    );
+    // Staying put leaves nothing behind.
+    assert_eq!(
+        collect(&mut s, Some("D"), Some("D")),
+        (vec![], Some("D".into()))
+    );
+    // Moving down from an ancestor leaves nothing behind either.
+    assert_eq!(
+        collect(&mut s, Some("B"), Some("D")),
+        (vec![], Some("B".into()))
+    );
+}
+
+#[test]
+fn no_old_leaf_or_unknown_ids() {
+    let mut s = forked();
+    assert_eq!(collect(&mut s, None, Some("F")), (vec![], None));
+    assert_eq!(s.lookups, 0);
+    // An unknown target has an empty path: the whole old branch is collected.
+    assert_eq!(
+        collect(&mut s, Some("D"), Some("nope")),
+        (strings(&["A", "B", "C", "D"]), None)
+    );
+    assert_eq!(
+        collect(&mut s, Some("D"), None),
+        (strings(&["A", "B", "C", "D"]), None)
+    );
+    assert_eq!(collect(&mut s, Some("nope"), Some("F")), (vec![], None));
+}
+
+#[test]
+fn an_unresolved_parent_ends_the_path() {
+    let mut s = MapSession::new(&[
+        ("A", None),
+        ("B", Some("A")),
+        ("C", Some("missing")),
+        ("D", Some("C")),
+    ]);
+    assert_eq!(
+        collect(&mut s, Some("D"), Some("B")),
+        (strings(&["C", "D"]), None)
+    );
+}
+
+#[test]
+fn walks_each_path_once() {
+    let mut s = forked();
+    collect(&mut s, Some("D"), Some("F"));
+    // Four on the old path, then F, E and A on the target's.
+    assert_eq!(s.lookups, 7);
+}
+
+#[test]
+fn a_parent_cycle_is_an_error_naming_an_id() {
+    let mut s = MapSession::new(&[
+        ("A", Some("C")),
+        ("B", Some("A")),
+        ("C", Some("B")),
+        ("D", Some("C")),
+        ("X", Some("Y")),
+        ("Y", Some("X")),
+        ("R", None),
+    ]);
+    for (old, target) in [("D", "R"), ("R", "Y"), ("B", "B")] {
+        let err = collect_entries_for_branch_summary(&mut s, Some(id(old)), Some(id(target)))
+            .err()
+            .unwrap_or_else(|| panic!("no error for {old} -> {target}"));
+        assert_eq!(err.kind, ErrorKind::Invalid);
+        assert!(err.message.contains("cycle through entry id"), "{err}");
+    }
+    // A self-parent is the shortest cycle.
+    let mut s = MapSession::new(&[("A", Some("A"))]);
+    assert!(collect_entries_for_branch_summary(&mut s, Some(id("A")), None).is_err());
+}
+
+#[test]
+fn deep_chains_do_not_recurse() {
+    let n = 200_000;
+    let names: Vec<String> = (0..n).map(|i| format!("e{i}")).collect();
+    let mut links: Vec<(&str, Option<&str>)> = vec![(&names[0], None)];
+    for i in 1..n {
+        links.push((&names[i], Some(&names[i - 1])));
+    }
+    let mut s = MapSession::new(&links);
+    let (entries, ca) = collect(&mut s, Some(&names[n - 1]), Some(&names[10]));
+    assert_eq!(entries.len(), n - 11);
+    assert_eq!(entries.first(), Some(&names[11]));
+    assert_eq!(ca.as_deref(), Some("e10"));
+}
+
+fn json(text: &str) -> Value {
+    parse(text).unwrap_or_else(|e| panic!("bad test JSON: {e:?}"))
+}
+
+fn prepare(entries: &str, budget: f64) -> BranchPreparation {
+    let v = json(entries);
+    let view = Val::new(&v);
+    let list = Entries::new(&view, "entries").unwrap_or_else(|e| panic!("{e}"));
+    prepare_branch_entries(&list, budget).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn set(items: &[&str]) -> indexmap::IndexSet<JsStr> {
+    items.iter().map(|s| JsStr::from_str(s)).collect()
+}
+
+/// 40 chars of text: 10 tokens.
+const TEXT40: &str = "0123456789012345678901234567890123456789";
+
+fn session_text() -> String {
+    format!(
+        r#"[
+  {{"type":"branch_summary","id":"s","summary":"{TEXT40}","fromId":"x","timestamp":"2025-01-01T00:00:00Z",
+    "details":{{"readFiles":["old.txt","b.txt"],"modifiedFiles":["m.txt"]}}}},
+  {{"type":"branch_summary","id":"h","summary":"hook","fromId":"x","fromHook":true,"timestamp":"2025-01-01T00:00:00Z",
+    "details":{{"readFiles":["hook.txt"]}}}},
+  {{"type":"model_change","id":"mc"}},
+  {{"type":"message","id":"u","message":{{"role":"user","content":"{TEXT40}"}}}},
+  {{"type":"message","id":"a","message":{{"role":"assistant","content":[
+    {{"type":"toolCall","name":"read","arguments":{{"path":"a.txt"}}}},
+    {{"type":"toolCall","name":"edit","arguments":{{"path":"b.txt"}}}}]}}}},
+  {{"type":"message","id":"t","message":{{"role":"toolResult","content":"{TEXT40}{TEXT40}"}}}},
+  {{"type":"custom_message","id":"c","customType":"k","content":"{TEXT40}","display":true}},
+  {{"type":"message","id":"w","message":{{"role":"assistant","content":[
+    {{"type":"toolCall","name":"write","arguments":{{"path":"w.txt"}}}}]}}}}
+]"#
+    )
+}
+
+#[test]
+fn without_a_budget_every_message_but_tool_results() {
+    let p = prepare(&session_text(), 0.0);
+    assert_eq!(p.messages, vec![0, 1, 3, 4, 6, 7]);
+    // Details first (entry order), then tool calls newest first.
+    assert_eq!(p.file_ops.read, set(&["old.txt", "b.txt", "a.txt"]));
+    assert_eq!(p.file_ops.edited, set(&["m.txt", "b.txt"]));
+    assert_eq!(p.file_ops.written, set(&["w.txt"]));
+    let a = "read".len() + r#"{"path":"a.txt"}"#.len() + "edit".len() + r#"{"path":"b.txt"}"#.len();
+    let a = a.div_ceil(4) as u64;
+    let w = ("write".len() + r#"{"path":"w.txt"}"#.len()).div_ceil(4) as u64;
+    assert_eq!(p.total_tokens, 10 + 1 + 10 + a + 10 + w);
+    assert_eq!(
+        p.total_tokens,
+        prepare(&session_text(), f64::NAN).total_tokens
+    );
+}
+
+#[test]
+fn the_budget_keeps_the_newest_and_reads_the_message_that_breaks_it() {
+    // w (6) + c (10) = 16 fit in 20; a (9) breaks it but its files count.
+    let p = prepare(&session_text(), 20.0);
+    assert_eq!(p.messages, vec![6, 7]);
+    assert_eq!(p.total_tokens, 16);
+    assert_eq!(p.file_ops.read, set(&["old.txt", "b.txt", "a.txt"]));
+    assert_eq!(p.file_ops.edited, set(&["m.txt", "b.txt"]));
+}
+
+#[test]
+fn summaries_squeeze_in_under_ninety_percent() {
+    let entries = format!(
+        r#"[
+  {{"type":"compaction","id":"k","summary":"{TEXT40}{TEXT40}","tokensBefore":5,"timestamp":"2025-01-01T00:00:00Z"}},
+  {{"type":"message","id":"u","message":{{"role":"user","content":"{TEXT40}"}}}}
+]"#
+    );
+    // 10 + 20 > 25 but 10 < 22.5: the compaction goes in over the budget.
+    let p = prepare(&entries, 25.0);
+    assert_eq!((p.messages, p.total_tokens), (vec![0, 1], 30));
+    // 10 is not under 9: it stays out.
+    let p = prepare(&entries, 10.0);
+    assert_eq!((p.messages, p.total_tokens), (vec![1], 10));
+}
+
+#[test]
+fn a_user_message_over_the_budget_ends_the_walk() {
+    let entries = format!(
+        r#"[
+  {{"type":"message","id":"u1","message":{{"role":"user","content":"x"}}}},
+  {{"type":"message","id":"u2","message":{{"role":"user","content":"{TEXT40}"}}}}
+]"#
+    );
+    let p = prepare(&entries, 5.0);
+    assert_eq!((p.messages, p.total_tokens), (vec![], 0));
+}
+
+#[test]
+fn missing_entries_and_messages_are_type_errors() {
+    let v = json(r#"[{"type":"message","id":"u"}]"#);
+    let view = Val::new(&v);
+    let list = Entries::new(&view, "entries").unwrap_or_else(|e| panic!("{e}"));
+    let err = prepare_branch_entries(&list, 0.0)
+        .err()
+        .unwrap_or_else(|| panic!("no error"));
+    assert_eq!(err.kind, ErrorKind::Type);
+    assert!(err.to_string().starts_with("entries[0].message:"), "{err}");
+
+    let v = json(r#"[null]"#);
+    let view = Val::new(&v);
+    let list = Entries::new(&view, "entries").unwrap_or_else(|e| panic!("{e}"));
+    assert!(prepare_branch_entries(&list, 0.0).is_err());
+    // Unknown entry types contribute nothing, as in the reference's switch.
+    let p = prepare(r#"[{"type":7},{"type":"label"},"text"]"#, 0.0);
+    assert_eq!(p.messages, Vec::<u32>::new());
+}
