@@ -11,10 +11,13 @@ pub mod file_ops;
 
 pub mod json;
 pub mod jsstr;
+pub mod llm_message;
 pub mod model;
 pub mod overflow;
 pub mod prepare;
+pub mod projection;
 pub mod prompts;
+pub mod serialize;
 pub mod settings;
 pub mod tokens;
 pub mod value_view;

@@ -1,0 +1,457 @@
+//! An owned model of the messages a summarizer reads: what `convertToLlm`
+//! yields, copied out of the caller's values once.
+//!
+//! Compaction keeps these across its async model calls and retries (the JS
+//! objects cannot be held there), and session files parse straight into them.
+//! Only what serialization and projection read is kept: image bytes never
+//! are, and tool-call arguments are kept as the text `JSON.stringify` gives
+//! for each value, which is all the transcript prints.
+
+use super::convert::{convert_message, LlmMessage};
+use super::error::{Context, Error, Result};
+use super::json::{stringify, Value};
+use super::jsstr::JsStr;
+use super::model::role_of;
+use super::model::Role;
+use super::view::{Kind, View};
+
+/// One LLM message.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Message {
+    User(UserMessage),
+    Assistant(AssistantMessage),
+    ToolResult(ToolResultMessage),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct UserMessage {
+    pub content: UserContent,
+    /// The source message's `timestamp` when it is a number.
+    pub timestamp: Option<f64>,
+}
+
+/// A user message's content: a plain string or content blocks.
+#[derive(Debug, Clone, PartialEq)]
+pub enum UserContent {
+    Text(JsStr),
+    Blocks(Vec<Block>),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct AssistantMessage {
+    pub content: Vec<Block>,
+    pub timestamp: Option<f64>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolResultMessage {
+    /// `String(toolCallId)`.
+    pub tool_call_id: JsStr,
+    /// `String(toolName)`.
+    pub tool_name: JsStr,
+    /// `Boolean(isError)`.
+    pub is_error: bool,
+    pub content: Vec<Block>,
+    pub timestamp: Option<f64>,
+}
+
+/// A content block. Block types a message of that role cannot show in a
+/// transcript are not kept.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Block {
+    Text(JsStr),
+    Thinking {
+        thinking: JsStr,
+        redacted: bool,
+    },
+    ToolCall(ToolCall),
+    /// An image; its bytes are never copied.
+    Image {
+        mime_type: Option<JsStr>,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolCall {
+    /// `String(id)`.
+    pub id: JsStr,
+    /// `String(name)`.
+    pub name: JsStr,
+    /// `Object.entries(arguments)`, each value as `JSON.stringify(value)`;
+    /// `None` where that is `undefined` (functions, symbols, `undefined`).
+    pub args: Vec<(JsStr, Option<JsStr>)>,
+}
+
+impl Message {
+    pub fn is_user(&self) -> bool {
+        matches!(self, Message::User(_))
+    }
+
+    pub fn timestamp(&self) -> Option<f64> {
+        match self {
+            Message::User(m) => m.timestamp,
+            Message::Assistant(m) => m.timestamp,
+            Message::ToolResult(m) => m.timestamp,
+        }
+    }
+}
+
+impl Block {
+    pub fn text(s: impl Into<JsStr>) -> Block {
+        Block::Text(s.into())
+    }
+}
+
+/// The text an array element contributes to `Array.prototype.join`: `""` for
+/// null and undefined, `String(v)` otherwise.
+fn join_text<V: View>(v: &V) -> Result<JsStr> {
+    match v.kind() {
+        Kind::Undefined | Kind::Null => Ok(JsStr::empty()),
+        Kind::String => v
+            .string()
+            .ok_or_else(|| Error::type_error("", "unreadable string")),
+        _ => v.to_js_string(),
+    }
+}
+
+fn timestamp_of<V: View>(message: &V) -> Result<Option<f64>> {
+    Ok(message.get(super::view::Key::Timestamp)?.number())
+}
+
+fn field<V: View>(value: &V, key: super::view::Key) -> Result<V> {
+    value.get(key)
+}
+
+/// A block's `type`, or `None` for primitives other than null/undefined
+/// (which JS reads as having no `type`). null and undefined throw in JS.
+fn block_type<V: View>(block: &V) -> Result<Option<usize>> {
+    const TYPES: [&str; 4] = ["text", "thinking", "toolCall", "image"];
+    match block.kind() {
+        Kind::Undefined | Kind::Null => Err(Error::type_error(
+            "",
+            format!("expected a content block, got {}", block.kind().describe()),
+        )),
+        _ => Ok(block
+            .get(super::view::Key::Type)
+            .within("type")?
+            .str_one_of(&TYPES)),
+    }
+}
+
+fn image_block<V: View>(block: &V) -> Result<Block> {
+    // No key for `mimeType` in the shared key set; images are rare, so a walk
+    // over the block's own entries costs little.
+    let mime_type = block
+        .entries()?
+        .into_iter()
+        .find(|(k, _)| k.eq_str("mimeType"))
+        .and_then(|(_, v)| v.string());
+    Ok(Block::Image { mime_type })
+}
+
+/// Text and image blocks (user, custom and tool-result content).
+fn text_image_blocks<V: View>(content: &V) -> Result<Vec<Block>> {
+    let len = content.array_len().ok_or_else(|| {
+        Error::type_error(
+            "",
+            format!("expected an array, got {}", content.kind().describe()),
+        )
+    })?;
+    let mut out = Vec::with_capacity(len);
+    for j in 0..len {
+        content
+            .scoped(|| -> Result<()> {
+                let block = content.at(j)?;
+                match block_type(&block)? {
+                    Some(0) => out.push(Block::Text(
+                        join_text(&field(&block, super::view::Key::Text)?).within("text")?,
+                    )),
+                    Some(3) => out.push(image_block(&block)?),
+                    _ => {}
+                }
+                Ok(())
+            })
+            .within_with(|| format!("[{j}]"))?;
+    }
+    Ok(out)
+}
+
+fn arguments<V: View>(args: &V) -> Result<Vec<(JsStr, Option<JsStr>)>> {
+    match args.kind() {
+        Kind::Undefined | Kind::Null => Err(Error::type_error(
+            "",
+            format!("expected an object, got {}", args.kind().describe()),
+        )),
+        // Object.entries of a string lists its code units.
+        Kind::String => {
+            let s = args.string().unwrap_or_default();
+            Ok(s.code_units()
+                .enumerate()
+                .map(|(i, u)| {
+                    let unit = Value::String(JsStr::from_utf16(&[u]));
+                    (JsStr::from_string(i.to_string()), Some(stringify(&unit)))
+                })
+                .collect())
+        }
+        _ => {
+            let entries = args.entries()?;
+            let mut out = Vec::with_capacity(entries.len());
+            for (k, v) in entries {
+                let json = v.json_stringify().within_with(|| k.to_string())?;
+                out.push((k, json));
+            }
+            Ok(out)
+        }
+    }
+}
+
+fn assistant_blocks<V: View>(content: &V) -> Result<Vec<Block>> {
+    use super::view::Key;
+    let len = match content.kind() {
+        Kind::Array => content.array_len().unwrap_or(0),
+        // `for...of` over a string yields characters: none is a block.
+        Kind::String => 0,
+        other => {
+            return Err(Error::type_error(
+                "",
+                format!("expected an array, got {}", other.describe()),
+            ))
+        }
+    };
+    let mut out = Vec::with_capacity(len);
+    for j in 0..len {
+        content
+            .scoped(|| -> Result<()> {
+                let block = content.at(j)?;
+                match block_type(&block)? {
+                    Some(0) => out.push(Block::Text(
+                        join_text(&block.get(Key::Text)?).within("text")?,
+                    )),
+                    Some(1) => out.push(Block::Thinking {
+                        thinking: join_text(&block.get(Key::Thinking)?).within("thinking")?,
+                        redacted: block.get(Key::Redacted)?.truthy(),
+                    }),
+                    Some(2) => out.push(Block::ToolCall(ToolCall {
+                        id: block.get(Key::Id)?.to_js_string().within("id")?,
+                        name: block.get(Key::Name)?.to_js_string().within("name")?,
+                        args: arguments(&block.get(Key::Arguments)?).within("arguments")?,
+                    })),
+                    _ => {}
+                }
+                Ok(())
+            })
+            .within_with(|| format!("[{j}]"))?;
+    }
+    Ok(out)
+}
+
+fn user_content<V: View>(content: &V) -> Result<UserContent> {
+    match content.string() {
+        Some(s) => Ok(UserContent::Text(s)),
+        None => Ok(UserContent::Blocks(text_image_blocks(content)?)),
+    }
+}
+
+/// One agent message as the model sees it after `convertToLlm`, or `None`
+/// when it is not sent.
+pub fn from_agent_message<V: View>(message: &V) -> Result<Option<Message>> {
+    use super::view::Key;
+    let timestamp = timestamp_of(message)?;
+    let user = |content| Some(Message::User(UserMessage { content, timestamp }));
+    let text_block = |text: JsStr| UserContent::Blocks(vec![Block::Text(text)]);
+    Ok(match convert_message(message)? {
+        LlmMessage::Dropped => None,
+        LlmMessage::UserText(text) => user(text_block(text)),
+        LlmMessage::CustomText => {
+            let content = message.get(Key::Content)?;
+            user(text_block(content.string().unwrap_or_default()))
+        }
+        LlmMessage::CustomBlocks => user(UserContent::Blocks(
+            text_image_blocks(&message.get(Key::Content)?).within("content")?,
+        )),
+        LlmMessage::Same => match role_of(message)? {
+            Role::User => user(user_content(&message.get(Key::Content)?).within("content")?),
+            Role::Assistant => Some(Message::Assistant(AssistantMessage {
+                content: assistant_blocks(&message.get(Key::Content)?).within("content")?,
+                timestamp,
+            })),
+            _ => Some(Message::ToolResult(ToolResultMessage {
+                tool_call_id: message
+                    .get(Key::ToolCallId)?
+                    .to_js_string()
+                    .within("toolCallId")?,
+                tool_name: message
+                    .get(Key::ToolName)?
+                    .to_js_string()
+                    .within("toolName")?,
+                is_error: message.get(Key::IsError)?.truthy(),
+                content: text_image_blocks(&message.get(Key::Content)?).within("content")?,
+                timestamp,
+            })),
+        },
+    })
+}
+
+/// `convertToLlm(messages)` into the owned model. Errors name the index
+/// (`[3].content[1].text`); callers prefix the argument name.
+pub fn from_agent_messages<V: View>(messages: &V) -> Result<Vec<Message>> {
+    let len = messages.array_len().ok_or_else(|| {
+        Error::type_error(
+            "",
+            format!("expected an array, got {}", messages.kind().describe()),
+        )
+    })?;
+    let mut out = Vec::with_capacity(len);
+    for i in 0..len {
+        messages
+            .scoped(|| -> Result<()> {
+                let message = messages.at(i)?;
+                if let Some(m) = from_agent_message(&message)? {
+                    out.push(m);
+                }
+                Ok(())
+            })
+            .within_with(|| format!("[{i}]"))?;
+    }
+    Ok(out)
+}
+
+/// Whether an agent message is one `convertToLlm` turns into a user message:
+/// the messages that open a user round.
+pub fn opens_round<V: View>(message: &V) -> Result<bool> {
+    Ok(match convert_message(message)? {
+        LlmMessage::Dropped => false,
+        LlmMessage::Same => role_of(message)? == Role::User,
+        LlmMessage::UserText(_) | LlmMessage::CustomText | LlmMessage::CustomBlocks => true,
+    })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use crate::core::json::parse;
+    use crate::core::value_view::Val;
+
+    fn convert(text: &str) -> Result<Vec<Message>> {
+        let v = parse(text).unwrap();
+        from_agent_messages(&Val::new(&v))
+    }
+
+    #[test]
+    fn agent_kinds_become_user_messages() {
+        let got = convert(
+            r#"[
+            {"role":"bashExecution","command":"ls","output":"a","exitCode":0,"cancelled":false,"truncated":false,"timestamp":1},
+            {"role":"bashExecution","command":"x","output":"","excludeFromContext":true,"timestamp":2},
+            {"role":"custom","customType":"n","content":"note","display":true,"timestamp":3},
+            {"role":"custom","customType":"n","content":[{"type":"image","data":"AAAA","mimeType":"image/png"}],"display":true,"timestamp":4},
+            {"role":"branchSummary","summary":"S","fromId":"x","timestamp":5},
+            {"role":"compactionSummary","summary":"C","tokensBefore":1,"timestamp":6},
+            {"role":"weird"}
+        ]"#,
+        )
+        .unwrap();
+        assert_eq!(got.len(), 5);
+        assert!(got.iter().all(Message::is_user));
+        let Message::User(u) = &got[0] else { panic!() };
+        assert_eq!(
+            u.content,
+            UserContent::Blocks(vec![Block::text("Ran `ls`\n```\na\n```")])
+        );
+        assert_eq!(u.timestamp, Some(1.0));
+        let Message::User(u) = &got[2] else { panic!() };
+        assert_eq!(
+            u.content,
+            UserContent::Blocks(vec![Block::Image {
+                mime_type: Some("image/png".into())
+            }])
+        );
+    }
+
+    #[test]
+    fn assistant_blocks_keep_what_a_transcript_shows() {
+        let got = convert(
+            r#"[{"role":"assistant","content":[
+                {"type":"thinking","thinking":"hmm","redacted":true},
+                {"type":"text","text":null},
+                {"type":"toolCall","id":"c1","name":"read","arguments":{"path":"a","n":1,"o":{"x":[1]}}},
+                {"type":"other"}
+            ],"timestamp":7}]"#,
+        )
+        .unwrap();
+        let Message::Assistant(a) = &got[0] else {
+            panic!()
+        };
+        assert_eq!(
+            a.content,
+            vec![
+                Block::Thinking {
+                    thinking: "hmm".into(),
+                    redacted: true
+                },
+                Block::text(""),
+                Block::ToolCall(ToolCall {
+                    id: "c1".into(),
+                    name: "read".into(),
+                    args: vec![
+                        ("path".into(), Some("\"a\"".into())),
+                        ("n".into(), Some("1".into())),
+                        ("o".into(), Some("{\"x\":[1]}".into())),
+                    ],
+                }),
+            ]
+        );
+    }
+
+    #[test]
+    fn string_arguments_list_code_units() {
+        let got = convert(
+            r#"[{"role":"assistant","content":[{"type":"toolCall","id":1,"name":"t","arguments":"ab"}]}]"#,
+        )
+        .unwrap();
+        let Message::Assistant(a) = &got[0] else {
+            panic!()
+        };
+        let Block::ToolCall(call) = &a.content[0] else {
+            panic!()
+        };
+        assert_eq!(call.id, "1");
+        assert_eq!(
+            call.args,
+            vec![
+                ("0".into(), Some("\"a\"".into())),
+                ("1".into(), Some("\"b\"".into()))
+            ]
+        );
+    }
+
+    #[test]
+    fn errors_name_index_and_field() {
+        let e = convert(r#"[{"role":"user","content":"x"},{"role":"toolResult","toolCallId":"a","toolName":"b","content":null}]"#)
+            .unwrap_err();
+        assert_eq!(e.location(), "[1].content");
+        let e = convert(r#"[{"role":"assistant","content":[null]}]"#).unwrap_err();
+        assert_eq!(e.location(), "[0].content[0]");
+        let e = convert(
+            r#"[{"role":"assistant","content":[{"type":"toolCall","id":"x","name":"y"}]}]"#,
+        )
+        .unwrap_err();
+        assert_eq!(e.location(), "[0].content[0].arguments");
+        let e = convert(r#"[{"role":1}]"#).unwrap_err();
+        assert_eq!(e.location(), "[0].role");
+    }
+
+    #[test]
+    fn tool_results_normalize_ids_and_flags() {
+        let got = convert(
+            r#"[{"role":"toolResult","toolCallId":"c","toolName":"bash","content":[{"type":"text","text":"ok"},{"type":"image","data":"x","mimeType":"image/png"}],"isError":1}]"#,
+        )
+        .unwrap();
+        let Message::ToolResult(t) = &got[0] else {
+            panic!()
+        };
+        assert!(t.is_error);
+        assert_eq!(t.content.len(), 2);
+    }
+}

@@ -1,0 +1,618 @@
+//! The loss-bounded copy of a conversation that a summarization request
+//! sees (the spec's "summary projection").
+//!
+//! It works on the owned [`Message`] model and never changes its input, so
+//! compaction can project the same messages again, smaller, on each overflow
+//! retry: fewer tool-result bodies, oldest rounds dropped, a bound on any one
+//! oversized round.
+//!
+//! User rounds: a round opens at a user message and runs to the next one.
+//! Messages before the first user message (the tail of a turn an earlier
+//! compaction split) form a leading round of their own, the oldest one, and
+//! so the first one a retry drops.
+
+use std::collections::HashSet;
+use std::ops::Range;
+
+use super::jsstr::{is_high_surrogate, is_low_surrogate, JsStr, Utf16Builder};
+use super::llm_message::{Block, Message, ToolResultMessage, UserContent, UserMessage};
+use super::serialize::{push_message, Parts, SerializeOptions};
+
+/// How many of the newest valid tool-result bodies stay verbatim by default.
+pub const DEFAULT_TOOL_RESULT_BODIES: usize = 3;
+/// What an image block becomes.
+pub const IMAGE_PLACEHOLDER: &str = "[image]";
+/// What an older tool-result body becomes.
+pub const TOOL_RESULT_PLACEHOLDER: &str = "[tool result]";
+/// The label a user message's transcript part starts with.
+const USER_LABEL: &str = "[User]: ";
+
+/// How small to make the projection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProjectOptions {
+    /// Newest valid tool results whose bodies stay verbatim.
+    pub tool_result_bodies: usize,
+    /// Oldest rounds to drop; the newest round always stays.
+    pub drop_oldest_rounds: usize,
+    /// Longest transcript (UTF-16 units, after its leading `[User]: `) one
+    /// round may have before its middle is cut out.
+    pub round_bound: Option<usize>,
+    /// Keep readable assistant reasoning.
+    pub reasoning: bool,
+}
+
+impl Default for ProjectOptions {
+    fn default() -> Self {
+        ProjectOptions {
+            tool_result_bodies: DEFAULT_TOOL_RESULT_BODIES,
+            drop_oldest_rounds: 0,
+            round_bound: None,
+            reasoning: true,
+        }
+    }
+}
+
+impl ProjectOptions {
+    /// The spec's schedule: the first attempt keeps three bodies; retry `n`
+    /// (1 or 2) drops `n` oldest rounds, keeps `3 - 2n`-ish bodies (1, then
+    /// 0) and bounds oversized rounds.
+    pub fn for_attempt(attempt: usize, reasoning: bool, round_bound: usize) -> Self {
+        match attempt {
+            0 => ProjectOptions {
+                reasoning,
+                ..ProjectOptions::default()
+            },
+            n => ProjectOptions {
+                tool_result_bodies: if n == 1 { 1 } else { 0 },
+                drop_oldest_rounds: n.min(2),
+                round_bound: Some(round_bound),
+                reasoning,
+            },
+        }
+    }
+}
+
+/// Whether a summarizer model belongs to the Claude family, which rejects
+/// prior assistant reasoning replayed as transcript text.
+pub fn is_claude_family(api: Option<&JsStr>, provider: Option<&JsStr>, id: Option<&JsStr>) -> bool {
+    api.is_some_and(|a| a.eq_str("anthropic-messages"))
+        || provider.is_some_and(|p| p.eq_str("anthropic"))
+        || id.is_some_and(|i| i.to_string_lossy().to_lowercase().contains("claude"))
+}
+
+/// The rounds of `messages` as index ranges covering all of them, in order.
+pub fn split_user_rounds(messages: &[Message]) -> Vec<Range<usize>> {
+    round_ranges(messages.iter().map(Message::is_user), messages.len())
+}
+
+/// Round ranges from which positions open a round.
+pub fn round_ranges(opens: impl Iterator<Item = bool>, len: usize) -> Vec<Range<usize>> {
+    let mut starts: Vec<usize> = opens
+        .enumerate()
+        .filter_map(|(i, open)| open.then_some(i))
+        .collect();
+    if len > 0 && starts.first() != Some(&0) {
+        starts.insert(0, 0);
+    }
+    let mut out = Vec::with_capacity(starts.len());
+    for (k, &s) in starts.iter().enumerate() {
+        out.push(s..starts.get(k + 1).copied().unwrap_or(len));
+    }
+    out
+}
+
+/// JS `s.trim() === ""`.
+fn is_blank(s: &JsStr) -> bool {
+    s.code_units().all(|u| {
+        matches!(
+            u,
+            0x09..=0x0D
+                | 0x20
+                | 0xA0
+                | 0x1680
+                | 0x2000..=0x200A
+                | 0x2028
+                | 0x2029
+                | 0x202F
+                | 0x205F
+                | 0x3000
+                | 0xFEFF
+        )
+    })
+}
+
+/// A tool result is worth showing when it has an image or non-blank text.
+fn has_substance(result: &ToolResultMessage) -> bool {
+    result.content.iter().any(|b| match b {
+        Block::Text(t) => !is_blank(t),
+        Block::Image { .. } => true,
+        _ => false,
+    })
+}
+
+fn project_blocks(blocks: &[Block]) -> Vec<Block> {
+    blocks
+        .iter()
+        .map(|b| match b {
+            Block::Image { .. } => Block::text(IMAGE_PLACEHOLDER),
+            other => other.clone(),
+        })
+        .collect()
+}
+
+/// Builds the projection of `messages`. The input is only read.
+pub fn project(messages: &[Message], options: &ProjectOptions) -> Vec<Message> {
+    let rounds = split_user_rounds(messages);
+    let dropped = options
+        .drop_oldest_rounds
+        .min(rounds.len().saturating_sub(1));
+    let start = rounds.get(dropped).map_or(0, |r| r.start);
+    let messages = &messages[start..];
+
+    // Validity of each tool result: it must have substance and answer a call
+    // made earlier in the projected messages.
+    let mut calls: HashSet<&JsStr> = HashSet::new();
+    let mut valid = vec![false; messages.len()];
+    for (i, m) in messages.iter().enumerate() {
+        match m {
+            Message::Assistant(a) => {
+                for b in &a.content {
+                    if let Block::ToolCall(c) = b {
+                        calls.insert(&c.id);
+                    }
+                }
+            }
+            Message::ToolResult(r) => {
+                valid[i] = has_substance(r) && calls.contains(&r.tool_call_id);
+            }
+            Message::User(_) => {}
+        }
+    }
+    let total_valid = valid.iter().filter(|v| **v).count();
+    let first_body = total_valid.saturating_sub(options.tool_result_bodies);
+
+    let mut out = Vec::with_capacity(messages.len());
+    let mut seen_valid = 0usize;
+    for (i, m) in messages.iter().enumerate() {
+        match m {
+            Message::User(u) => out.push(Message::User(UserMessage {
+                content: match &u.content {
+                    UserContent::Text(t) => UserContent::Text(t.clone()),
+                    UserContent::Blocks(b) => UserContent::Blocks(project_blocks(b)),
+                },
+                timestamp: u.timestamp,
+            })),
+            Message::Assistant(a) => {
+                let content: Vec<Block> = a
+                    .content
+                    .iter()
+                    .filter(|b| match b {
+                        Block::Thinking { thinking, redacted } => {
+                            options.reasoning && !redacted && !thinking.is_empty()
+                        }
+                        Block::Image { .. } => false,
+                        _ => true,
+                    })
+                    .cloned()
+                    .collect();
+                if !content.is_empty() {
+                    out.push(Message::Assistant(super::llm_message::AssistantMessage {
+                        content,
+                        timestamp: a.timestamp,
+                    }));
+                }
+            }
+            Message::ToolResult(r) => {
+                if !valid[i] {
+                    continue;
+                }
+                let keep_body = seen_valid >= first_body;
+                seen_valid += 1;
+                out.push(Message::ToolResult(ToolResultMessage {
+                    tool_call_id: r.tool_call_id.clone(),
+                    tool_name: r.tool_name.clone(),
+                    is_error: r.is_error,
+                    content: if keep_body {
+                        project_blocks(&r.content)
+                    } else {
+                        vec![Block::text(TOOL_RESULT_PLACEHOLDER)]
+                    },
+                    timestamp: r.timestamp,
+                }));
+            }
+        }
+    }
+
+    match options.round_bound {
+        Some(bound) => bound_rounds(out, bound),
+        None => out,
+    }
+}
+
+/// The marker that stands for the cut-out middle of a round.
+pub fn omission_marker(omitted: usize) -> String {
+    format!("\n\n[... {omitted} characters of this round omitted ...]\n\n")
+}
+
+/// `text` with its middle cut so that at most `bound` units remain around
+/// the marker; `None` when it already fits. Cuts never split a surrogate pair.
+pub fn head_and_tail(text: &JsStr, bound: usize) -> Option<JsStr> {
+    let len = text.utf16_len();
+    if len <= bound {
+        return None;
+    }
+    let head = text.truncate_utf16(bound / 2);
+    let head_len = head.utf16_len();
+    let mut tail_start = len - (bound - head_len);
+    if tail_start > 0 && tail_start < len {
+        let at = text.code_unit_at(tail_start).unwrap_or(0);
+        let before = text.code_unit_at(tail_start - 1).unwrap_or(0);
+        if is_low_surrogate(at) && is_high_surrogate(before) {
+            tail_start += 1;
+        }
+    }
+    let tail_start_i = i64::try_from(tail_start).unwrap_or(i64::MAX);
+    let mut out = Utf16Builder::new();
+    out.push_js(&head);
+    out.push_str(&omission_marker(tail_start - head_len));
+    out.push_js(&text.slice_utf16(tail_start_i, None));
+    Some(out.finish())
+}
+
+/// Replaces each round whose transcript exceeds `bound` by one user message
+/// holding its head and tail: read back, it gives the round's transcript with
+/// the middle cut out, and it still opens exactly one round.
+fn bound_rounds(messages: Vec<Message>, bound: usize) -> Vec<Message> {
+    let rounds = split_user_rounds(&messages);
+    let mut out = Vec::with_capacity(messages.len());
+    let mut messages = messages.into_iter();
+    for round in rounds {
+        let round_messages: Vec<Message> = messages.by_ref().take(round.len()).collect();
+        let mut text = Utf16Builder::new();
+        let mut parts = Parts::new(&mut text);
+        for m in &round_messages {
+            push_message(&mut parts, m, SerializeOptions { reasoning: true });
+        }
+        let text = text.finish();
+        let labelled = round_messages.first().is_some_and(Message::is_user)
+            && text
+                .code_units()
+                .take(USER_LABEL.len())
+                .eq(USER_LABEL.encode_utf16());
+        let body = if labelled {
+            text.slice_utf16(USER_LABEL.len() as i64, None)
+        } else {
+            text
+        };
+        match head_and_tail(&body, bound) {
+            None => out.extend(round_messages),
+            Some(excerpt) => out.push(Message::User(UserMessage {
+                content: UserContent::Text(excerpt),
+                timestamp: round_messages.first().and_then(Message::timestamp),
+            })),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use crate::core::json::parse;
+    use crate::core::llm_message::from_agent_messages;
+    use crate::core::serialize::serialize;
+    use crate::core::value_view::Val;
+
+    fn msgs(text: &str) -> Vec<Message> {
+        let v = parse(text).unwrap();
+        from_agent_messages(&Val::new(&v)).unwrap()
+    }
+
+    fn transcript(messages: &[Message]) -> String {
+        serialize(messages, SerializeOptions::default()).to_string()
+    }
+
+    fn call(id: &str) -> String {
+        format!(
+            r#"{{"role":"assistant","content":[{{"type":"toolCall","id":"{id}","name":"bash","arguments":{{"command":"ls"}}}}]}}"#
+        )
+    }
+
+    fn result(id: &str, text: &str) -> String {
+        format!(
+            r#"{{"role":"toolResult","toolCallId":"{id}","toolName":"bash","content":[{{"type":"text","text":"{text}"}}],"isError":false}}"#
+        )
+    }
+
+    #[test]
+    fn images_become_placeholders_everywhere() {
+        let input = msgs(
+            r#"[
+            {"role":"user","content":[{"type":"text","text":"see "},{"type":"image","data":"SECRETBYTES","mimeType":"image/png"}]},
+            {"role":"custom","customType":"c","content":[{"type":"image","data":"SECRETBYTES","mimeType":"image/png"}],"display":true},
+            {"role":"assistant","content":[{"type":"toolCall","id":"s","name":"screenshot","arguments":{}}]},
+            {"role":"toolResult","toolCallId":"s","toolName":"screenshot","content":[{"type":"image","data":"SECRETBYTES","mimeType":"image/png"}],"isError":false}
+        ]"#,
+        );
+        let out = project(&input, &ProjectOptions::default());
+        let text = transcript(&out);
+        assert!(!text.contains("SECRETBYTES"));
+        assert_eq!(
+            text,
+            "[User]: see [image]\n\n[User]: [image]\n\n[Assistant tool calls]: screenshot#s()\n\n[Tool result screenshot#s error=false]: [image]"
+        );
+        // Input untouched.
+        assert!(
+            matches!(&input[0], Message::User(u) if matches!(&u.content, UserContent::Blocks(b) if matches!(b[1], Block::Image{..})))
+        );
+    }
+
+    #[test]
+    fn empty_and_blank_tool_results_are_dropped() {
+        let input = msgs(&format!(
+            "[{},{},{},{}]",
+            call("a"),
+            result("a", ""),
+            result("a", " \\n\\t"),
+            r#"{"role":"toolResult","toolCallId":"a","toolName":"bash","content":[],"isError":true}"#
+        ));
+        let out = project(&input, &ProjectOptions::default());
+        assert_eq!(out.len(), 1);
+    }
+
+    #[test]
+    fn orphaned_tool_results_are_dropped() {
+        let input = msgs(&format!(
+            "[{},{},{},{}]",
+            result("early", "before its call"),
+            call("early"),
+            result("nobody", "no such call"),
+            result("early", "ok")
+        ));
+        let out = project(&input, &ProjectOptions::default());
+        assert_eq!(
+            transcript(&out),
+            "[Assistant tool calls]: bash#early(command=\"ls\")\n\n[Tool result bash#early error=false]: ok"
+        );
+    }
+
+    #[test]
+    fn results_whose_call_was_in_a_dropped_round_become_orphans() {
+        let input = msgs(&format!(
+            r#"[{{"role":"user","content":"one"}},{},{{"role":"user","content":"two"}},{}]"#,
+            call("a"),
+            result("a", "late")
+        ));
+        let out = project(
+            &input,
+            &ProjectOptions {
+                drop_oldest_rounds: 1,
+                ..ProjectOptions::default()
+            },
+        );
+        assert_eq!(transcript(&out), "[User]: two");
+    }
+
+    #[test]
+    fn only_the_newest_bodies_stay() {
+        let mut items = vec![];
+        for i in 0..5 {
+            items.push(call(&format!("c{i}")));
+            items.push(result(&format!("c{i}"), &format!("body{i}")));
+        }
+        // An invalid result does not use up a body slot.
+        items.push(result("nobody", "orphan"));
+        let input = msgs(&format!("[{}]", items.join(",")));
+        let text = transcript(&project(&input, &ProjectOptions::default()));
+        for i in 0..2 {
+            assert!(!text.contains(&format!("body{i}")));
+            assert!(text.contains(&format!(
+                "[Tool result bash#c{i} error=false]: [tool result]"
+            )));
+        }
+        for i in 2..5 {
+            assert!(text.contains(&format!("[Tool result bash#c{i} error=false]: body{i}")));
+        }
+        for bodies in [1usize, 0] {
+            let text = transcript(&project(
+                &input,
+                &ProjectOptions {
+                    tool_result_bodies: bodies,
+                    ..ProjectOptions::default()
+                },
+            ));
+            let kept = (0..5)
+                .filter(|i| text.contains(&format!("body{i}")))
+                .count();
+            assert_eq!(kept, bodies);
+            assert_eq!(text.matches("[tool result]").count(), 5 - bodies);
+        }
+    }
+
+    #[test]
+    fn error_flags_survive_placeholders() {
+        let input = msgs(&format!(
+            r#"[{},{{"role":"toolResult","toolCallId":"x","toolName":"bash","content":[{{"type":"text","text":"fail"}}],"isError":true}}]"#,
+            call("x")
+        ));
+        let out = project(
+            &input,
+            &ProjectOptions {
+                tool_result_bodies: 0,
+                ..ProjectOptions::default()
+            },
+        );
+        assert!(transcript(&out).ends_with("[Tool result bash#x error=true]: [tool result]"));
+    }
+
+    #[test]
+    fn reasoning_kept_or_dropped() {
+        let input = msgs(
+            r#"[{"role":"assistant","content":[{"type":"thinking","thinking":"why"},{"type":"thinking","thinking":"x","redacted":true},{"type":"text","text":"what"}]},
+               {"role":"assistant","content":[{"type":"thinking","thinking":"only"}]}]"#,
+        );
+        let kept = project(&input, &ProjectOptions::default());
+        assert_eq!(
+            transcript(&kept),
+            "[Assistant reasoning]: why\n\n[Assistant]: what\n\n[Assistant reasoning]: only"
+        );
+        let dropped = project(
+            &input,
+            &ProjectOptions {
+                reasoning: false,
+                ..ProjectOptions::default()
+            },
+        );
+        assert_eq!(dropped.len(), 1);
+        assert_eq!(transcript(&dropped), "[Assistant]: what");
+    }
+
+    #[test]
+    fn claude_family_detection() {
+        let s = |x: &str| Some(JsStr::from_str(x));
+        assert!(is_claude_family(
+            s("anthropic-messages").as_ref(),
+            None,
+            None
+        ));
+        assert!(is_claude_family(None, s("anthropic").as_ref(), None));
+        assert!(is_claude_family(
+            None,
+            s("openrouter").as_ref(),
+            s("anthropic/Claude-Sonnet-4").as_ref()
+        ));
+        assert!(!is_claude_family(
+            s("openai-responses").as_ref(),
+            s("openai").as_ref(),
+            s("gpt-5").as_ref()
+        ));
+        assert!(!is_claude_family(None, None, None));
+    }
+
+    #[test]
+    fn rounds_split_at_user_messages_with_a_leading_round() {
+        let input = msgs(&format!(
+            r#"[{},{{"role":"user","content":"a"}},{},{{"role":"bashExecution","command":"ls","output":"","exitCode":0}},{{"role":"user","content":"b"}}]"#,
+            call("x"),
+            call("y")
+        ));
+        assert_eq!(split_user_rounds(&input), vec![0..1, 1..3, 3..4, 4..5]);
+        assert_eq!(split_user_rounds(&[]), Vec::<Range<usize>>::new());
+        let starts_with_user =
+            msgs(r#"[{"role":"user","content":"a"},{"role":"user","content":"b"}]"#);
+        assert_eq!(split_user_rounds(&starts_with_user), vec![0..1, 1..2]);
+    }
+
+    #[test]
+    fn dropping_rounds_keeps_the_newest() {
+        let input = msgs(&format!(
+            r#"[{},{{"role":"user","content":"a"}},{{"role":"user","content":"b"}}]"#,
+            call("x")
+        ));
+        let drop = |k| {
+            transcript(&project(
+                &input,
+                &ProjectOptions {
+                    drop_oldest_rounds: k,
+                    ..ProjectOptions::default()
+                },
+            ))
+        };
+        assert!(drop(0).starts_with("[Assistant tool calls]"));
+        assert_eq!(drop(1), "[User]: a\n\n[User]: b");
+        assert_eq!(drop(2), "[User]: b");
+        assert_eq!(drop(9), "[User]: b");
+    }
+
+    #[test]
+    fn oversized_rounds_keep_head_and_tail() {
+        let long = format!("{}{}", "h".repeat(500), "t".repeat(500));
+        let input = msgs(&format!(
+            r#"[{{"role":"user","content":"short"}},{{"role":"user","content":"{long}"}},{{"role":"assistant","content":[{{"type":"text","text":"END"}}]}}]"#
+        ));
+        let out = project(
+            &input,
+            &ProjectOptions {
+                round_bound: Some(100),
+                ..ProjectOptions::default()
+            },
+        );
+        assert_eq!(out.len(), 2);
+        let text = transcript(&out);
+        // Round body: 1000 units of text, then "\n\n[Assistant]: END" (18).
+        let omitted = 1018 - 100;
+        let expected = format!(
+            "[User]: short\n\n[User]: {}{}{}\n\n[Assistant]: END",
+            "h".repeat(50),
+            omission_marker(omitted),
+            "t".repeat(32)
+        );
+        assert_eq!(text, expected);
+        // Unbounded rounds and small ones are untouched.
+        let same = project(
+            &input,
+            &ProjectOptions {
+                round_bound: Some(5000),
+                ..ProjectOptions::default()
+            },
+        );
+        assert_eq!(same, project(&input, &ProjectOptions::default()));
+    }
+
+    #[test]
+    fn head_and_tail_never_split_pairs() {
+        let text = JsStr::from_string(format!("{}😀😀{}", "a".repeat(9), "b".repeat(9)));
+        // len = 9 + 4 + 9 = 22; bound 20: head 10 would split the first emoji.
+        let out = head_and_tail(&text, 20).unwrap();
+        assert!(out.as_str().is_some(), "no lone surrogate");
+        let s = out.to_string();
+        assert!(s.starts_with(&"a".repeat(9)));
+        assert!(s.contains("[... 2 characters"), "{s}");
+        assert!(s.ends_with(&format!("😀{}", "b".repeat(9))));
+        // Tail side: a cut inside the pair moves forward.
+        let text = JsStr::from_string(format!("{}😀{}", "a".repeat(10), "b".repeat(9)));
+        // len 21, bound 20: head 10, tail 10 starts at unit 11, inside the emoji.
+        let out = head_and_tail(&text, 20).unwrap().to_string();
+        assert!(out.contains("[... 2 characters"), "{out}");
+        assert!(out.ends_with(&"b".repeat(9)));
+        assert!(head_and_tail(&text, 21).is_none());
+    }
+
+    #[test]
+    fn leading_round_without_user_is_bounded_too() {
+        let input = msgs(&format!(
+            r#"[{{"role":"assistant","content":[{{"type":"text","text":"{}"}}]}}]"#,
+            "z".repeat(300)
+        ));
+        let out = project(
+            &input,
+            &ProjectOptions {
+                round_bound: Some(40),
+                ..ProjectOptions::default()
+            },
+        );
+        let text = transcript(&out);
+        assert!(text.starts_with("[User]: [Assistant]: zzz"));
+        assert!(text.len() <= 8 + 40 + omission_marker(1000).len());
+    }
+
+    #[test]
+    fn projection_is_repeatable_and_does_not_change_input() {
+        let input = msgs(&format!("[{},{}]", call("a"), result("a", "x")));
+        let before = input.clone();
+        let a = project(&input, &ProjectOptions::for_attempt(2, false, 10));
+        let b = project(&input, &ProjectOptions::for_attempt(2, false, 10));
+        assert_eq!(a, b);
+        assert_eq!(input, before);
+        assert_eq!(
+            ProjectOptions::for_attempt(1, true, 7).tool_result_bodies,
+            1
+        );
+        assert_eq!(
+            ProjectOptions::for_attempt(2, true, 7).drop_oldest_rounds,
+            2
+        );
+        assert_eq!(ProjectOptions::for_attempt(0, true, 7).round_bound, None);
+    }
+}
