@@ -108,6 +108,15 @@ function computeFileLists(fileOps) {
   return native.computeFileLists([...fileOps.read], [...fileOps.written], [...fileOps.edited])
 }
 
+function splitUserRounds(messages) {
+  const starts = native.userRoundStarts(messages)
+  const rounds = new Array(starts.length)
+  for (let i = 0; i < starts.length; i++) {
+    rounds[i] = messages.slice(starts[i], i + 1 < starts.length ? starts[i + 1] : messages.length)
+  }
+  return rounds
+}
+
 module.exports = {
   DEFAULT_COMPACTION_SETTINGS,
   BRANCH_SUMMARY_PREFIX,
@@ -127,6 +136,9 @@ module.exports = {
   computeFileLists,
   formatFileOperations: native.formatFileOperations,
   convertToLlm: native.convertToLlm,
+  serializeConversation: native.serializeConversation,
+  projectForSummary: native.projectForSummary,
+  splitUserRounds,
   bashExecutionToText: native.bashExecutionToText,
   createBranchSummaryMessage,
   createCompactionSummaryMessage,

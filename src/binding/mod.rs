@@ -11,3 +11,4 @@ pub mod errors;
 pub mod js;
 pub mod messages;
 pub mod out;
+pub mod serialize;
