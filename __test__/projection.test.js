@@ -1,0 +1,263 @@
+'use strict'
+// projectForSummary and splitUserRounds: one golden test per projection
+// rule, and properties over generated sessions.
+
+const fc = require('fast-check')
+const gen = require('./helpers/generator')
+const { deepFreeze, snapshot, deepEqual } = require('./helpers/compare')
+const ours = require('..')
+
+jest.setTimeout(30_000)
+const RUNS = Number(process.env.PROJECTION_RUNS) || 200
+
+const call = (id, name = 'bash', args = { command: 'ls' }) => ({ type: 'toolCall', id, name, arguments: args })
+const asst = (...content) => ({ role: 'assistant', content, timestamp: 2 })
+const result = (id, text, extra = {}) => ({
+  role: 'toolResult',
+  toolCallId: id,
+  toolName: 'bash',
+  content: typeof text === 'string' ? [{ type: 'text', text }] : text,
+  isError: false,
+  timestamp: 3,
+  ...extra,
+})
+const user = (content) => ({ role: 'user', content, timestamp: 1 })
+const transcript = (messages, options) => ours.serializeConversation(ours.projectForSummary(messages, options))
+
+describe('projection rules', () => {
+  test('images become [image] in user, custom and tool-result content', () => {
+    const img = { type: 'image', data: 'SECRET_BYTES', mimeType: 'image/png' }
+    const messages = [
+      user([{ type: 'text', text: 'look: ' }, img]),
+      { role: 'custom', customType: 'x', content: [img], display: true, timestamp: 1 },
+      asst(call('s', 'screenshot', {})),
+      result('s', [img], { toolName: 'screenshot' }),
+    ]
+    const projected = ours.projectForSummary(messages)
+    expect(JSON.stringify(projected)).not.toContain('SECRET_BYTES')
+    expect(projected[0]).toEqual({ role: 'user', content: [{ type: 'text', text: 'look: ' }, { type: 'text', text: '[image]' }], timestamp: 1 })
+    expect(ours.serializeConversation(projected)).toBe(
+      '[User]: look: [image]\n\n[User]: [image]\n\n[Assistant tool calls]: screenshot#s()\n\n[Tool result screenshot#s error=false]: [image]',
+    )
+  })
+
+  test('empty, blank and orphaned tool results are dropped', () => {
+    const messages = [
+      result('a', 'result before its call'),
+      asst(call('a')),
+      result('a', []),
+      result('a', '  \n'),
+      result('zzz', 'nobody asked'),
+      result('a', 'ok'),
+    ]
+    expect(transcript(messages)).toBe('[Assistant tool calls]: bash#a(command="ls")\n\n[Tool result bash#a error=false]: ok')
+  })
+
+  test('the newest three valid bodies stay; older ones become [tool result] with name, id and error flag', () => {
+    const messages = []
+    for (let i = 0; i < 5; i++) messages.push(asst(call(`c${i}`)), result(`c${i}`, `body${i}`, { isError: i === 0 }))
+    const text = transcript(messages)
+    expect(text).toContain('[Tool result bash#c0 error=true]: [tool result]')
+    expect(text).toContain('[Tool result bash#c1 error=false]: [tool result]')
+    for (const i of [2, 3, 4]) expect(text).toContain(`[Tool result bash#c${i} error=false]: body${i}`)
+    expect(transcript(messages, { toolResultBodies: 1 })).not.toContain('body3')
+    expect(transcript(messages, { toolResultBodies: 0 })).not.toMatch(/body\d/)
+  })
+
+  test('reasoning stays for compatible models and goes for the Claude family', () => {
+    const messages = [asst({ type: 'thinking', thinking: 'because' }, { type: 'text', text: 'done' })]
+    expect(transcript(messages, { model: { api: 'openai-responses', provider: 'openai', id: 'gpt-5' } })).toBe(
+      '[Assistant reasoning]: because\n\n[Assistant]: done',
+    )
+    for (const model of [{ api: 'anthropic-messages' }, { provider: 'anthropic' }, { provider: 'openrouter', id: 'anthropic/CLAUDE-opus' }]) {
+      expect(transcript(messages, { model })).toBe('[Assistant]: done')
+    }
+    expect(transcript(messages, { reasoning: false })).toBe('[Assistant]: done')
+  })
+
+  test('roundBound keeps head and tail of an oversized round, with a marker', () => {
+    const long = 'h'.repeat(300) + 't'.repeat(300)
+    const messages = [user('small'), user(long), asst({ type: 'text', text: 'END' })]
+    const projected = ours.projectForSummary(messages, { roundBound: 100 })
+    expect(projected).toHaveLength(2)
+    const text = ours.serializeConversation(projected)
+    // body: 600 + "\n\n[Assistant]: END" (18) = 618 units; 518 omitted.
+    expect(text).toBe(
+      `[User]: small\n\n[User]: ${'h'.repeat(50)}\n\n[... 518 characters of this round omitted ...]\n\n${'t'.repeat(32)}\n\n[Assistant]: END`,
+    )
+    expect(ours.projectForSummary(messages, { roundBound: 1000 })).toEqual(ours.projectForSummary(messages))
+  })
+
+  test('dropOldestRounds drops whole rounds, oldest first, keeping the newest', () => {
+    const messages = [asst({ type: 'text', text: 'lead' }), user('one'), user('two')]
+    expect(transcript(messages, { dropOldestRounds: 1 })).toBe('[User]: one\n\n[User]: two')
+    expect(transcript(messages, { dropOldestRounds: 5 })).toBe('[User]: two')
+  })
+
+  test('bad options name the field', () => {
+    expect(() => ours.projectForSummary([], { toolResultBodies: 1.5 })).toThrow('options.toolResultBodies')
+    expect(() => ours.projectForSummary([], { roundBound: 'x' })).toThrow('options.roundBound: expected a number')
+  })
+})
+
+describe('splitUserRounds', () => {
+  test('rounds start at user messages; leading messages form their own round; identity is kept', () => {
+    const messages = [asst({ type: 'text', text: 'x' }), user('a'), asst(call('c')), result('c', 'r'), user('b')]
+    const rounds = ours.splitUserRounds(messages)
+    expect(rounds.map((r) => r.length)).toEqual([1, 3, 1])
+    expect(rounds.flat().every((m, i) => m === messages[i])).toBe(true)
+    expect(ours.splitUserRounds([])).toEqual([])
+    const only = [user('only')]
+    expect(ours.splitUserRounds(only)[0][0]).toBe(only[0])
+  })
+})
+
+// ---------------------------------------------------------------------------
+// Properties over generated sessions
+// ---------------------------------------------------------------------------
+
+/** Sessions with tagged image bytes and tool-result bodies, so leaks are visible. */
+const sessionArb = fc
+  .array(
+    fc.record({
+      userText: fc.string({ maxLength: 60 }),
+      userImage: fc.boolean(),
+      steps: fc.array(
+        fc.record({
+          thinking: fc.string({ maxLength: 80 }),
+          redacted: fc.boolean(),
+          text: fc.string({ maxLength: 80 }),
+          calls: fc.array(
+            fc.record({
+              name: fc.constantFrom('read', 'bash', 'edit', 'w😀'),
+              kind: fc.constantFrom('ok', 'ok', 'ok', 'empty', 'image', 'orphan', 'none'),
+              size: fc.nat(3000),
+              isError: fc.boolean(),
+              arg: fc.string({ maxLength: 20 }),
+            }),
+            { maxLength: 3 },
+          ),
+        }),
+        { maxLength: 3 },
+      ),
+    }),
+    { maxLength: 6 },
+  )
+  .map((rounds) => {
+    let n = 0
+    const messages = []
+    for (const r of rounds) {
+      const content = [{ type: 'text', text: r.userText }]
+      if (r.userImage) content.push({ type: 'image', data: `IMGDATA${n++}`, mimeType: 'image/png' })
+      messages.push({ role: 'user', content, timestamp: n })
+      for (const s of r.steps) {
+        const ids = s.calls.map(() => `call_${n++}`)
+        messages.push({
+          role: 'assistant',
+          content: [
+            { type: 'thinking', thinking: s.thinking, redacted: s.redacted },
+            { type: 'text', text: s.text },
+            ...s.calls.map((c, i) => call(ids[i], c.name, { path: c.arg, n: i })),
+          ],
+          timestamp: n,
+        })
+        s.calls.forEach((c, i) => {
+          if (c.kind === 'none') return
+          const id = c.kind === 'orphan' ? `orphan_${n++}` : ids[i]
+          const body =
+            c.kind === 'empty'
+              ? []
+              : c.kind === 'image'
+                ? [{ type: 'image', data: `IMGDATA${n++}`, mimeType: 'image/png' }]
+                : [{ type: 'text', text: `BODY${n++}:` + 'x'.repeat(c.size) }]
+          messages.push({ role: 'toolResult', toolCallId: id, toolName: c.name, content: body, isError: c.isError, timestamp: n })
+        })
+      }
+    }
+    return messages
+  })
+
+/** The BODY tags of valid text tool results, oldest first (the spec's validity rule). */
+function validBodies(messages) {
+  const calls = new Set()
+  const out = []
+  for (const m of messages) {
+    if (m.role === 'assistant') for (const b of m.content) if (b.type === 'toolCall') calls.add(b.id)
+    if (m.role === 'toolResult' && calls.has(m.toolCallId)) {
+      // Image-only results are valid too (they read as "[image]") and take a body slot.
+      const t = m.content.find((b) => b.type === 'text' && b.text.trim())
+      if (t) out.push(t.text.slice(0, t.text.indexOf(':') + 1))
+      else if (m.content.some((b) => b.type === 'image')) out.push(null)
+    }
+  }
+  return out
+}
+
+const optionsArb = fc.record({
+  toolResultBodies: fc.constantFrom(0, 1, 3, 5),
+  reasoning: fc.boolean(),
+  model: fc.constantFrom(undefined, { provider: 'anthropic' }, { api: 'openai-responses', id: 'gpt-5' }),
+})
+
+describe('generated sessions', () => {
+  test('no image data, no old bodies, newest bodies kept, inputs unchanged, every call named', () => {
+    fc.assert(
+      fc.property(sessionArb, optionsArb, (messages, options) => {
+        deepFreeze(messages)
+        const before = snapshot(messages)
+        const projected = ours.projectForSummary(messages, options)
+        const text = ours.serializeConversation(projected)
+        expect(deepEqual(snapshot(messages), before)).toBe(true)
+        expect(JSON.stringify(projected)).not.toContain('IMGDATA')
+        expect(text).not.toContain('IMGDATA')
+        const bodies = validBodies(messages)
+        const keep = options.toolResultBodies
+        const old = bodies.slice(0, Math.max(0, bodies.length - keep))
+        for (const tag of old) if (tag) expect(text).not.toContain(tag)
+        for (const tag of bodies.slice(old.length)) if (tag) expect(text).toContain(tag)
+        for (const m of messages) {
+          if (m.role !== 'assistant') continue
+          for (const b of m.content) if (b.type === 'toolCall') expect(text).toContain(`${b.name}#${b.id}(`)
+        }
+      }),
+      { numRuns: RUNS },
+    )
+  })
+
+  test('each round is at most the bound plus its marker and label', () => {
+    fc.assert(
+      fc.property(sessionArb, fc.integer({ min: 0, max: 3000 }), fc.nat(3), (messages, roundBound, drop) => {
+        deepFreeze(messages)
+        const projected = ours.projectForSummary(messages, { roundBound, dropOldestRounds: drop, toolResultBodies: 3 })
+        // Placeholders can make the projection longer than the raw transcript.
+        const total = ours.serializeConversation(ours.projectForSummary(messages)).length
+        const marker = `\n\n[... ${total} characters of this round omitted ...]\n\n`.length
+        for (const round of ours.splitUserRounds(projected)) {
+          const text = ours.serializeConversation(round)
+          expect(text.length).toBeLessThanOrEqual(roundBound + marker + '[User]: '.length)
+          expect(text.isWellFormed()).toBe(true)
+        }
+      }),
+      { numRuns: RUNS },
+    )
+  })
+
+  test('arbitrary agent messages: projection never throws where serialization does not, never mutates', () => {
+    fc.assert(
+      fc.property(fc.array(gen.agentMessageArb, { maxLength: 10 }), optionsArb, (messages, options) => {
+        deepFreeze(messages)
+        const before = snapshot(messages)
+        let plain
+        try {
+          plain = ours.serializeConversation(messages)
+        } catch {
+          return
+        }
+        const text = ours.serializeConversation(ours.projectForSummary(messages, options))
+        expect(text.length).toBeLessThanOrEqual(plain.length + 1000)
+        expect(deepEqual(snapshot(messages), before)).toBe(true)
+      }),
+      { numRuns: RUNS },
+    )
+  })
+})
