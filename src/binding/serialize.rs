@@ -78,6 +78,21 @@ fn messages_arg(cx: &Cx, messages: &Arg) -> Result<Vec<Message>> {
     from_agent_messages(&cx.wrap(messages.0)?).within("messages")
 }
 
+/// A transcript as a JS string. Mostly-English transcripts are often pure
+/// ASCII, which V8 takes as Latin-1 with a plain copy instead of decoding UTF-8.
+fn transcript_string(cx: &Cx, text: &JsStr) -> Result<Raw> {
+    match text.as_str() {
+        Some(s) if s.is_ascii() => {
+            let mut v = ptr::null_mut();
+            check(unsafe {
+                sys::napi_create_string_latin1(cx.env, s.as_ptr().cast(), s.len() as isize, &mut v)
+            })?;
+            Ok(v)
+        }
+        _ => cx.js_str(text),
+    }
+}
+
 /// `serializeConversation(messages, options?)`.
 #[napi(js_name = "serializeConversation")]
 pub fn serialize_conversation(
@@ -92,7 +107,7 @@ pub fn serialize_conversation(
         };
         let messages = messages_arg(cx, &messages)?;
         let text = serialize(&messages, SerializeOptions { reasoning });
-        Ok(RawValue(cx.js_str(&text)?))
+        Ok(RawValue(transcript_string(cx, &text)?))
     })
 }
 

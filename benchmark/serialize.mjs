@@ -1,0 +1,115 @@
+// Side-by-side timing of the summarizer transcript: ours
+// (projectForSummary + serializeConversation, and serializeConversation
+// alone) against the reference's serializeConversation(convertToLlm(messages)).
+// Usage: node benchmark/serialize.mjs [sizes...]   (default 1000 10000 100000)
+// Prints a markdown table. The formats differ on purpose (see
+// docs/serialization.md), so equality is asserted where they agree: the
+// user/assistant-text subset of each session must serialize identically.
+
+import path from 'node:path'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+import { createRequire } from 'node:module'
+
+const here = path.dirname(fileURLToPath(import.meta.url))
+const require = createRequire(import.meta.url)
+const ours = require('../index.js')
+const core = path.join(here, '..', 'node_modules', '@earendil-works', 'pi-coding-agent', 'dist', 'core')
+const { serializeConversation: refSerialize } = await import(pathToFileURL(path.join(core, 'compaction', 'index.js')).href)
+const { convertToLlm } = await import(pathToFileURL(path.join(core, 'messages.js')).href)
+
+function mulberry32(seed) {
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0
+    let t = seed
+    t = Math.imul(t ^ (t >>> 15), t | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+}
+
+const WORDS = 'the a fix test build file read edit error function value type module import return async await const let config path'.split(' ')
+
+function session(n, seed) {
+  const rnd = mulberry32(seed)
+  const int = (lo, hi) => lo + Math.floor(rnd() * (hi - lo + 1))
+  const text = (len) => {
+    let s = ''
+    while (s.length < len) s += WORDS[int(0, WORDS.length - 1)] + (rnd() < 0.1 ? '\n' : ' ')
+    return s.slice(0, len)
+  }
+  const image = () => ({ type: 'image', data: 'iVBORw0KGgo'.repeat(int(50, 400)), mimeType: 'image/png' })
+  const messages = []
+  let t = 1_700_000_000_000
+  let id = 0
+  while (messages.length < n) {
+    const content = [{ type: 'text', text: text(int(20, 400)) }]
+    if (rnd() < 0.03) content.push(image())
+    messages.push({ role: 'user', content, timestamp: t++ })
+    const steps = int(1, 4)
+    for (let s = 0; s < steps && messages.length < n; s++) {
+      const calls = []
+      for (let c = int(0, 3); c > 0; c--) {
+        const name = ['read', 'bash', 'edit', 'write', 'grep'][int(0, 4)]
+        calls.push({ type: 'toolCall', id: `toolu_${(id++).toString(36)}`, name, arguments: { path: `src/${text(8).trim()}.ts`, limit: int(1, 500) } })
+      }
+      messages.push({
+        role: 'assistant',
+        content: [{ type: 'thinking', thinking: text(int(50, 800)), thinkingSignature: 'sig' }, { type: 'text', text: text(int(10, 300)) }, ...calls],
+        api: 'openai-responses',
+        provider: 'openai',
+        model: 'gpt-5',
+        usage: { input: 100, output: 50, cacheRead: 0, cacheWrite: 0, totalTokens: 150, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
+        stopReason: calls.length ? 'toolUse' : 'stop',
+        timestamp: t++,
+      })
+      for (const c of calls) {
+        const body = [{ type: 'text', text: text(int(200, 5000)) }]
+        if (rnd() < 0.05) body.push(image())
+        messages.push({ role: 'toolResult', toolCallId: c.id, toolName: c.name, content: body, isError: rnd() < 0.1, timestamp: t++ })
+      }
+    }
+    if (rnd() < 0.02) messages.push({ role: 'bashExecution', command: 'ls', output: text(200), exitCode: 0, cancelled: false, truncated: false, timestamp: t++ })
+  }
+  return messages.slice(0, n)
+}
+
+function time(fn) {
+  fn() // warm up
+  const runs = []
+  let out
+  const deadline = performance.now() + 1500
+  do {
+    const t0 = performance.now()
+    out = fn()
+    runs.push(performance.now() - t0)
+  } while (performance.now() < deadline && runs.length < 20)
+  runs.sort((a, b) => a - b)
+  return { ms: runs[Math.floor(runs.length / 2)], out }
+}
+
+const sizes = process.argv.slice(2).map(Number).filter(Boolean)
+const rows = []
+for (const n of sizes.length ? sizes : [1000, 10000, 100000]) {
+  const messages = session(n, 42 + n)
+  // Where the formats agree: user text and assistant text lines.
+  const textOnly = messages
+    .filter((m) => m.role === 'user' || m.role === 'assistant')
+    .map((m) => (m.role === 'assistant' ? { ...m, content: m.content.filter((b) => b.type === 'text') } : m))
+  if (ours.serializeConversation(textOnly) !== refSerialize(convertToLlm(textOnly))) {
+    throw new Error(`outputs differ on the shared subset (n=${n})`)
+  }
+  const ref = time(() => refSerialize(convertToLlm(messages)))
+  const ser = time(() => ours.serializeConversation(messages))
+  const proj = time(() => ours.serializeConversation(ours.projectForSummary(messages)))
+  rows.push({ n, ref, ser, proj })
+}
+
+const f = (ms) => ms.toFixed(1)
+const kb = (s) => `${(s.length / 1024).toFixed(0)} KiB`
+console.log('| messages | reference: convertToLlm + serialize | ours: serialize | ours: project + serialize | serialize vs reference | project+serialize vs reference |')
+console.log('|---:|---:|---:|---:|---:|---:|')
+for (const { n, ref, ser, proj } of rows) {
+  console.log(
+    `| ${n} | ${f(ref.ms)} ms (${kb(ref.out)}) | ${f(ser.ms)} ms (${kb(ser.out)}) | ${f(proj.ms)} ms (${kb(proj.out)}) | ${(ref.ms / ser.ms).toFixed(2)}x | ${(ref.ms / proj.ms).toFixed(2)}x |`,
+  )
+}
