@@ -117,6 +117,100 @@ function splitUserRounds(messages) {
   return rounds
 }
 
+const SUMMARIZATION_SYSTEM_PROMPT = native.summarizationSystemPrompt()
+
+function abortError(signal) {
+  const err = new Error('Compaction aborted')
+  err.name = 'AbortError'
+  if (signal && signal.reason !== undefined) err.cause = signal.reason
+  return err
+}
+
+/** Rejects as soon as `signal` aborts, whatever `promise` does. */
+function unlessAborted(promise, signal) {
+  if (!signal) return promise
+  if (signal.aborted) return Promise.reject(abortError(signal))
+  return new Promise((resolve, reject) => {
+    const onAbort = () => reject(abortError(signal))
+    signal.addEventListener('abort', onAbort, { once: true })
+    Promise.resolve(promise).then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort)
+        resolve(value)
+      },
+      (err) => {
+        signal.removeEventListener('abort', onAbort)
+        reject(err)
+      },
+    )
+  })
+}
+
+async function defaultComplete(model, context, options) {
+  let ai
+  try {
+    ai = await import('@earendil-works/pi-ai')
+  } catch {
+    throw new Error(
+      'prime-compaction: no streamFn was passed and @earendil-works/pi-ai is not installed; ' +
+        'pass a streamFn(model, context, options) or install @earendil-works/pi-ai',
+    )
+  }
+  return ai.completeSimple(model, context, options)
+}
+
+/** One model call, the way the reference makes it: through streamFn when given. */
+async function callModel(model, context, options, streamFn, signal) {
+  if (!streamFn) return unlessAborted(defaultComplete(model, context, options), signal)
+  const stream = await unlessAborted(streamFn(model, context, options), signal)
+  return unlessAborted(stream.result(), signal)
+}
+
+/** Runs a native summarization job: each request goes out in turn, never in parallel. */
+async function drive(job, model, apiKey, headers, signal, thinkingLevel, streamFn) {
+  for (let request = job.next(); request !== null; request = job.next()) {
+    if (signal && signal.aborted) throw abortError(signal)
+    const context = {
+      systemPrompt: request.systemPrompt,
+      messages: [{ role: 'user', content: [{ type: 'text', text: request.prompt }], timestamp: Date.now() }],
+    }
+    const options = { maxTokens: request.maxTokens, signal, apiKey, headers }
+    if (model.reasoning && thinkingLevel && thinkingLevel !== 'off') options.reasoning = thinkingLevel
+    job.respond(await callModel(model, context, options, streamFn, signal))
+  }
+}
+
+async function compact(preparation, model, apiKey, headers, customInstructions, signal, thinkingLevel, streamFn) {
+  if (signal && signal.aborted) throw abortError(signal)
+  const fileOps = preparation && preparation.fileOps
+  const opsArrays = {
+    read: fileOps && fileOps.read ? [...fileOps.read] : [],
+    written: fileOps && fileOps.written ? [...fileOps.written] : [],
+    edited: fileOps && fileOps.edited ? [...fileOps.edited] : [],
+  }
+  const job = native.startCompaction(preparation, opsArrays, model, customInstructions)
+  await drive(job, model, apiKey, headers, signal, thinkingLevel, streamFn)
+  return job.result()
+}
+
+async function generateSummary(
+  currentMessages,
+  model,
+  reserveTokens,
+  apiKey,
+  headers,
+  signal,
+  customInstructions,
+  previousSummary,
+  thinkingLevel,
+  streamFn,
+) {
+  if (signal && signal.aborted) throw abortError(signal)
+  const job = native.startSummary(currentMessages, model, reserveTokens, customInstructions, previousSummary)
+  await drive(job, model, apiKey, headers, signal, thinkingLevel, streamFn)
+  return job.summary()
+}
+
 module.exports = {
   DEFAULT_COMPACTION_SETTINGS,
   BRANCH_SUMMARY_PREFIX,
@@ -124,6 +218,9 @@ module.exports = {
   COMPACTION_SUMMARY_PREFIX,
   COMPACTION_SUMMARY_SUFFIX,
   prepareCompaction,
+  compact,
+  generateSummary,
+  SUMMARIZATION_SYSTEM_PROMPT,
   estimateTokens: native.estimateTokens,
   findCutPoint: native.findCutPoint,
   findTurnStartIndex: native.findTurnStartIndex,

@@ -6,6 +6,7 @@
 #![allow(clippy::not_unsafe_ptr_arg_deref)]
 
 pub mod branch;
+pub mod compact;
 pub mod compaction;
 pub mod errors;
 pub mod js;

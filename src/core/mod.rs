@@ -20,6 +20,7 @@ pub mod prompts;
 pub mod serialize;
 pub mod settings;
 pub mod tokens;
+pub mod transcript;
 pub mod value_view;
 
 pub mod view;

@@ -55,10 +55,22 @@ pub enum Key {
     KeepRecentTokens,
     Api,
     Provider,
+    MaxTokens,
+    ContextWindow,
+    MessagesToSummarize,
+    TurnPrefixMessages,
+    IsSplitTurn,
+    Settings,
+    PreviousSummary,
+    Read,
+    Written,
+    Edited,
+    ErrorMessage,
+    TokensBefore,
 }
 
 impl Key {
-    pub const ALL: [Key; 40] = [
+    pub const ALL: [Key; 52] = [
         Key::Type,
         Key::Id,
         Key::ParentId,
@@ -99,6 +111,18 @@ impl Key {
         Key::KeepRecentTokens,
         Key::Api,
         Key::Provider,
+        Key::MaxTokens,
+        Key::ContextWindow,
+        Key::MessagesToSummarize,
+        Key::TurnPrefixMessages,
+        Key::IsSplitTurn,
+        Key::Settings,
+        Key::PreviousSummary,
+        Key::Read,
+        Key::Written,
+        Key::Edited,
+        Key::ErrorMessage,
+        Key::TokensBefore,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -143,6 +167,18 @@ impl Key {
             Key::KeepRecentTokens => "keepRecentTokens",
             Key::Api => "api",
             Key::Provider => "provider",
+            Key::MaxTokens => "maxTokens",
+            Key::ContextWindow => "contextWindow",
+            Key::MessagesToSummarize => "messagesToSummarize",
+            Key::TurnPrefixMessages => "turnPrefixMessages",
+            Key::IsSplitTurn => "isSplitTurn",
+            Key::Settings => "settings",
+            Key::PreviousSummary => "previousSummary",
+            Key::Read => "read",
+            Key::Written => "written",
+            Key::Edited => "edited",
+            Key::ErrorMessage => "errorMessage",
+            Key::TokensBefore => "tokensBefore",
         }
     }
 }

@@ -1,0 +1,362 @@
+//! `compact()` and `generateSummary()`: the binding holds a core
+//! [`Job`](crate::core::compaction::Job) between model calls; index.js only
+//! awaits the caller's `streamFn` and hands each answer back.
+
+use napi::Env;
+use napi_derive::napi;
+
+use super::errors::run;
+use super::js::JsVal;
+use super::out::{Arg, RawValue};
+use crate::core::compaction::{Job, JobInput, ModelLimits, Part, Response, Stop};
+use crate::core::error::{Context, Error, Result};
+use crate::core::file_ops::{compute_file_lists, FileOps};
+use crate::core::jsstr::JsStr;
+use crate::core::llm_message::from_agent_messages;
+use crate::core::projection::is_claude_family;
+use crate::core::prompts::SUMMARIZATION_SYSTEM_PROMPT;
+use crate::core::transcript::MessageTranscript;
+use crate::core::view::{Key, Kind, View};
+
+/// A summarization in progress. `next()` gives the request to send (or
+/// null when done), `respond()` takes the model's answer, `result()` the outcome.
+#[napi]
+pub struct CompactionJob {
+    job: Job<MessageTranscript>,
+    first_kept_entry_id: JsStr,
+    tokens_before: f64,
+    custom_instructions: Option<JsStr>,
+    read_files: Vec<JsStr>,
+    modified_files: Vec<JsStr>,
+}
+
+fn string_field(v: &JsVal<'_>, key: Key) -> Result<Option<JsStr>> {
+    let field = v.get(key)?;
+    match field.kind() {
+        Kind::Undefined | Kind::Null => Ok(None),
+        Kind::String => Ok(field.string()),
+        other => Err(Error::type_error(
+            key.as_str(),
+            format!("expected a string, got {}", other.describe()),
+        )),
+    }
+}
+
+fn optional_string(v: &JsVal<'_>, name: &str) -> Result<Option<JsStr>> {
+    match v.kind() {
+        Kind::Undefined | Kind::Null => Ok(None),
+        Kind::String => Ok(v.string().filter(|s| !s.is_empty())),
+        other => Err(Error::type_error(
+            name,
+            format!("expected a string, got {}", other.describe()),
+        )),
+    }
+}
+
+fn number_field(v: &JsVal<'_>, key: Key) -> Result<f64> {
+    let field = v.get(key)?;
+    match field.kind() {
+        Kind::Number => Ok(field.number().unwrap_or(f64::NAN)),
+        Kind::Undefined => Ok(f64::NAN),
+        other => Err(Error::type_error(
+            key.as_str(),
+            format!("expected a number, got {}", other.describe()),
+        )),
+    }
+}
+
+fn string_array(v: &JsVal<'_>, name: &str) -> Result<Vec<JsStr>> {
+    let len = v.array_len().ok_or_else(|| {
+        Error::type_error(
+            name,
+            format!("expected an array, got {}", v.kind().describe()),
+        )
+    })?;
+    (0..len)
+        .map(|i| {
+            let item = v.at(i)?;
+            item.string().ok_or_else(|| {
+                Error::type_error(
+                    &format!("{name}[{i}]"),
+                    format!("expected a string, got {}", item.kind().describe()),
+                )
+            })
+        })
+        .collect()
+}
+
+struct ModelFacts {
+    limits: ModelLimits,
+    reasoning: bool,
+}
+
+fn model_facts(model: &JsVal<'_>) -> Result<ModelFacts> {
+    if !model.is_object_like() {
+        return Err(Error::type_error(
+            "model",
+            format!("expected an object, got {}", model.kind().describe()),
+        ));
+    }
+    let claude = is_claude_family(
+        string_field(model, Key::Api).within("model")?.as_ref(),
+        string_field(model, Key::Provider).within("model")?.as_ref(),
+        string_field(model, Key::Id).within("model")?.as_ref(),
+    );
+    Ok(ModelFacts {
+        limits: ModelLimits {
+            max_tokens: number_field(model, Key::MaxTokens).within("model")?,
+            context_window: number_field(model, Key::ContextWindow).within("model")?,
+        },
+        reasoning: !claude,
+    })
+}
+
+/// Starts `compact(preparation, model, ..., customInstructions)`. `file_ops`
+/// is `{ read, written, edited }` as arrays (index.js spreads the Sets).
+#[napi(js_name = "startCompaction")]
+pub fn start_compaction(
+    env: Env,
+    preparation: Arg,
+    file_ops: Arg,
+    model: Arg,
+    custom: Arg,
+) -> napi::Result<CompactionJob> {
+    run(&env, |cx| {
+        let prep = cx.wrap(preparation.0)?;
+        if !prep.is_object_like() {
+            return Err(Error::type_error("preparation", "expected an object"));
+        }
+        let first_kept_entry_id = string_field(&prep, Key::FirstKeptEntryId)
+            .within("preparation")?
+            .filter(|id| !id.is_empty())
+            .ok_or_else(|| {
+                Error::invalid("First kept entry has no UUID - session may need migration")
+            })?;
+        let history_value = prep.get(Key::MessagesToSummarize)?;
+        let prefix_value = prep.get(Key::TurnPrefixMessages)?;
+        let history =
+            from_agent_messages(&history_value).within("preparation.messagesToSummarize")?;
+        let prefix_len = prefix_value.array_len().unwrap_or(0);
+        let split = prep.get(Key::IsSplitTurn)?.truthy() && prefix_len > 0;
+        let turn_prefix = if split {
+            Some(from_agent_messages(&prefix_value).within("preparation.turnPrefixMessages")?)
+        } else {
+            None
+        };
+        let settings = prep.get(Key::Settings)?;
+        let reserve_tokens =
+            number_field(&settings, Key::ReserveTokens).within("preparation.settings")?;
+        let ops = cx.wrap(file_ops.0)?;
+        let file_ops = FileOps {
+            read: string_array(&ops.get(Key::Read)?, "preparation.fileOps.read")?
+                .into_iter()
+                .collect(),
+            written: string_array(&ops.get(Key::Written)?, "preparation.fileOps.written")?
+                .into_iter()
+                .collect(),
+            edited: string_array(&ops.get(Key::Edited)?, "preparation.fileOps.edited")?
+                .into_iter()
+                .collect(),
+        };
+        let (read_files, modified_files) = compute_file_lists(&file_ops);
+        let facts = model_facts(&cx.wrap(model.0)?)?;
+        let custom_instructions = optional_string(&cx.wrap(custom.0)?, "customInstructions")?;
+        let history_is_empty = history_value.array_len().unwrap_or(0) == 0;
+        let job = Job::new(JobInput {
+            history: MessageTranscript {
+                messages: history,
+                reasoning: facts.reasoning,
+            },
+            history_is_empty,
+            turn_prefix: turn_prefix.map(|messages| MessageTranscript {
+                messages,
+                reasoning: facts.reasoning,
+            }),
+            previous_summary: string_field(&prep, Key::PreviousSummary).within("preparation")?,
+            custom_instructions: custom_instructions.clone(),
+            reserve_tokens,
+            limits: facts.limits,
+            read_files: read_files.clone(),
+            modified_files: modified_files.clone(),
+        });
+        Ok(CompactionJob {
+            job,
+            first_kept_entry_id,
+            tokens_before: number_field(&prep, Key::TokensBefore).within("preparation")?,
+            custom_instructions,
+            read_files,
+            modified_files,
+        })
+    })
+}
+
+/// Starts `generateSummary(currentMessages, model, reserveTokens, ...)`: one
+/// summary (with overflow retries), no file lists.
+#[napi(js_name = "startSummary")]
+pub fn start_summary(
+    env: Env,
+    messages: Arg,
+    model: Arg,
+    reserve_tokens: Arg,
+    custom: Arg,
+    previous_summary: Arg,
+) -> napi::Result<CompactionJob> {
+    run(&env, |cx| {
+        let history = from_agent_messages(&cx.wrap(messages.0)?).within("currentMessages")?;
+        let facts = model_facts(&cx.wrap(model.0)?)?;
+        let reserve = cx.wrap(reserve_tokens.0)?;
+        let reserve_tokens = reserve.number().ok_or_else(|| {
+            Error::type_error(
+                "reserveTokens",
+                format!("expected a number, got {}", reserve.kind().describe()),
+            )
+        })?;
+        let custom_instructions = optional_string(&cx.wrap(custom.0)?, "customInstructions")?;
+        let previous_summary = optional_string(&cx.wrap(previous_summary.0)?, "previousSummary")?;
+        let job = Job::new(JobInput {
+            history: MessageTranscript {
+                messages: history,
+                reasoning: facts.reasoning,
+            },
+            history_is_empty: false,
+            turn_prefix: None,
+            previous_summary,
+            custom_instructions: custom_instructions.clone(),
+            reserve_tokens,
+            limits: facts.limits,
+            read_files: Vec::new(),
+            modified_files: Vec::new(),
+        });
+        Ok(CompactionJob {
+            job,
+            first_kept_entry_id: JsStr::empty(),
+            tokens_before: f64::NAN,
+            custom_instructions,
+            read_files: Vec::new(),
+            modified_files: Vec::new(),
+        })
+    })
+}
+
+fn read_response(v: &JsVal<'_>) -> Result<Response> {
+    if !v.is_object_like() {
+        return Err(Error::type_error(
+            "",
+            format!("expected an assistant message, got {}", v.kind().describe()),
+        ));
+    }
+    let stop = match v
+        .get(Key::StopReason)?
+        .str_one_of(&["length", "error", "aborted"])
+    {
+        Some(0) => Stop::Length,
+        Some(1) => Stop::Error,
+        Some(2) => Stop::Aborted,
+        _ => Stop::Finished,
+    };
+    let error_message = v
+        .get(Key::ErrorMessage)?
+        .string()
+        .map(|s| s.to_string_lossy().into_owned());
+    let content = v.get(Key::Content)?;
+    let mut texts = Vec::new();
+    let mut has_tool_call = false;
+    for i in 0..content.array_len().unwrap_or(0) {
+        let block = content.at(i)?;
+        match block.get(Key::Type)?.str_one_of(&["text", "toolCall"]) {
+            Some(0) => texts.push(
+                block
+                    .get(Key::Text)?
+                    .to_js_string()
+                    .within_with(|| format!("content[{i}].text"))?,
+            ),
+            Some(1) => has_tool_call = true,
+            _ => {}
+        }
+    }
+    Ok(Response {
+        stop,
+        error_message,
+        texts,
+        has_tool_call,
+    })
+}
+
+#[napi]
+impl CompactionJob {
+    /// `{ systemPrompt, prompt, maxTokens, part, attempt }`, or null when finished.
+    #[napi]
+    pub fn next(&self, env: Env) -> napi::Result<RawValue> {
+        run(&env, |cx| {
+            let Some(request) = self.job.next_request() else {
+                return Ok(RawValue(cx.null()?));
+            };
+            let o = cx.object()?;
+            cx.set(o, c"systemPrompt", cx.str(request.system_prompt)?)?;
+            cx.set(o, c"prompt", cx.js_str(&request.prompt)?)?;
+            cx.set(o, c"maxTokens", cx.number(request.max_tokens)?)?;
+            let part = match request.part {
+                Part::History => "history",
+                Part::TurnPrefix => "turnPrefix",
+            };
+            cx.set(o, c"part", cx.str(part)?)?;
+            cx.set(o, c"attempt", cx.number(f64::from(request.attempt))?)?;
+            Ok(RawValue(o))
+        })
+    }
+
+    /// Takes the model's answer (an `AssistantMessage`) to the last request.
+    #[napi]
+    pub fn respond(&mut self, env: Env, response: Arg) -> napi::Result<()> {
+        run(&env, |cx| {
+            let response = read_response(&cx.wrap(response.0)?).within("response")?;
+            self.job.on_response(&response)
+        })
+    }
+
+    /// The summary text alone (`generateSummary`).
+    #[napi]
+    pub fn summary(&self, env: Env) -> napi::Result<RawValue> {
+        run(&env, |cx| match self.job.summary() {
+            Some(s) => Ok(RawValue(cx.js_str(s)?)),
+            None => Err(Error::invalid("summarization has not finished")),
+        })
+    }
+
+    /// The `CompactionResult`.
+    #[napi]
+    pub fn result(&self, env: Env) -> napi::Result<RawValue> {
+        run(&env, |cx| {
+            let summary = self
+                .job
+                .summary()
+                .ok_or_else(|| Error::invalid("compaction has not finished"))?;
+            let o = cx.object()?;
+            cx.set(o, c"summary", cx.js_str(summary)?)?;
+            cx.set(
+                o,
+                c"firstKeptEntryId",
+                cx.js_str(&self.first_kept_entry_id)?,
+            )?;
+            cx.set(o, c"tokensBefore", cx.number(self.tokens_before)?)?;
+            let details = cx.object()?;
+            cx.set(details, c"readFiles", cx.strings(self.read_files.iter())?)?;
+            cx.set(
+                details,
+                c"modifiedFiles",
+                cx.strings(self.modified_files.iter())?,
+            )?;
+            cx.set(o, c"details", details)?;
+            if let Some(custom) = &self.custom_instructions {
+                cx.set(o, c"customInstructions", cx.js_str(custom)?)?;
+            }
+            Ok(RawValue(o))
+        })
+    }
+}
+
+/// `SUMMARIZATION_SYSTEM_PROMPT`.
+#[napi(js_name = "summarizationSystemPrompt")]
+pub fn summarization_system_prompt() -> &'static str {
+    SUMMARIZATION_SYSTEM_PROMPT
+}

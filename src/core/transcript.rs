@@ -1,0 +1,33 @@
+//! The bridge between the compaction job and the summary projection: a
+//! message list that renders itself, projected and serialized, at any
+//! shrink level the overflow retries ask for.
+
+use super::compaction::{Shrink, Transcript};
+use super::jsstr::JsStr;
+use super::llm_message::Message;
+use super::projection::{project, ProjectOptions};
+use super::serialize::{serialize, SerializeOptions};
+
+pub struct MessageTranscript {
+    pub messages: Vec<Message>,
+    /// Keep readable reasoning (false for Claude-family summarizers).
+    pub reasoning: bool,
+}
+
+impl Transcript for MessageTranscript {
+    fn render(&self, shrink: &Shrink) -> JsStr {
+        let options = ProjectOptions {
+            tool_result_bodies: shrink.tool_result_bodies,
+            drop_oldest_rounds: shrink.drop_rounds,
+            round_bound: shrink.round_bound,
+            reasoning: self.reasoning,
+        };
+        let projected = project(&self.messages, &options);
+        serialize(
+            &projected,
+            SerializeOptions {
+                reasoning: self.reasoning,
+            },
+        )
+    }
+}
