@@ -92,6 +92,21 @@ function prepareCompaction(pathEntries, settings) {
   }
 }
 
+function collectEntriesForBranchSummary(session, oldLeafId, targetId) {
+  // getBranch(undefined) starts at the session's leaf; the walk itself needs only getEntry.
+  const target = oldLeafId && targetId == null ? session.getLeafId() : targetId
+  return native.collectEntriesForBranchSummary(session, oldLeafId, target)
+}
+
+function prepareBranchEntries(entries, tokenBudget = 0) {
+  const plan = native.prepareBranchEntries(entries, tokenBudget)
+  return {
+    messages: messagesAt(entries, plan.messages),
+    fileOps: { read: new Set(plan.read), written: new Set(plan.written), edited: new Set(plan.edited) },
+    totalTokens: plan.totalTokens,
+  }
+}
+
 function getLastAssistantUsage(entries) {
   const index = native.lastAssistantUsageIndex(entries)
   return index < 0 ? undefined : entries[index].message.usage
@@ -218,6 +233,8 @@ module.exports = {
   COMPACTION_SUMMARY_PREFIX,
   COMPACTION_SUMMARY_SUFFIX,
   prepareCompaction,
+  collectEntriesForBranchSummary,
+  prepareBranchEntries,
   compact,
   generateSummary,
   SUMMARIZATION_SYSTEM_PROMPT,

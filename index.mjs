@@ -11,6 +11,8 @@ export const {
   COMPACTION_SUMMARY_PREFIX,
   COMPACTION_SUMMARY_SUFFIX,
   prepareCompaction,
+  collectEntriesForBranchSummary,
+  prepareBranchEntries,
   compact,
   generateSummary,
   SUMMARIZATION_SYSTEM_PROMPT,

@@ -2,6 +2,7 @@
 //! (walking the caller's session through its own `getEntry`) and
 //! `prepareBranchEntries`.
 
+use std::hash::{Hash, Hasher};
 use std::ptr;
 
 use napi::{sys, Env};
@@ -12,7 +13,6 @@ use super::js::{check, Cx, JsVal};
 use super::out::{Arg, Raw, RawValue};
 use crate::core::branch::{
     collect_entries_for_branch_summary, prepare_branch_entries, Collected, EntryLookup, Found,
-    IdRef,
 };
 use crate::core::entries::Entries;
 use crate::core::error::{Context, Error, Result};
@@ -25,14 +25,77 @@ struct JsSession<'c> {
     get_entry: Raw,
 }
 
-/// A truthy id argument or `parentId` as an [`IdRef`]; `None` when falsy.
-fn id_ref<'c>(v: &JsVal<'c>, name: &str) -> Result<Option<IdRef<Raw>>> {
-    if let Some(text) = v.string() {
-        return Ok((!text.is_empty()).then_some(IdRef {
-            text,
-            handle: v.raw,
+/// Code units of an id: ids are short (8 hex digits from the agent), so
+/// they are kept inline and reading one allocates nothing.
+#[derive(Clone)]
+enum Units {
+    Inline { len: u8, buf: [u16; INLINE] },
+    Heap(Box<[u16]>),
+}
+
+const INLINE: usize = 11;
+
+impl Units {
+    fn as_slice(&self) -> &[u16] {
+        match self {
+            Units::Inline { len, buf } => &buf[..usize::from(*len)],
+            Units::Heap(units) => units,
+        }
+    }
+}
+
+/// A JS string id: its code units (compared and hashed) and the string
+/// itself, handed back to `getEntry` and returned as is.
+#[derive(Clone)]
+struct JsId {
+    units: Units,
+    raw: Raw,
+}
+
+impl PartialEq for JsId {
+    fn eq(&self, other: &Self) -> bool {
+        self.units.as_slice() == other.units.as_slice()
+    }
+}
+
+impl Eq for JsId {}
+
+impl Hash for JsId {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.units.as_slice().hash(state);
+    }
+}
+
+/// Reads `raw` as a string id: `Ok(None)` when it is not a string.
+fn read_units(cx: &Cx, raw: Raw) -> Result<Option<Units>> {
+    let mut buf = [0u16; INLINE + 1];
+    let mut written = 0usize;
+    let status = unsafe {
+        sys::napi_get_value_string_utf16(cx.env, raw, buf.as_mut_ptr(), buf.len(), &mut written)
+    };
+    if status == sys::Status::napi_string_expected {
+        return Ok(None);
+    }
+    check(status)?;
+    if written < INLINE {
+        let mut inline = [0u16; INLINE];
+        inline[..written].copy_from_slice(&buf[..written]);
+        return Ok(Some(Units::Inline {
+            len: written as u8,
+            buf: inline,
         }));
     }
+    let text = cx.read_string(raw)?;
+    Ok(Some(Units::Heap(text.to_utf16().into_boxed_slice())))
+}
+
+/// A truthy id argument or `parentId`; `None` when falsy, as the
+/// reference's `while (current)` and `parentId ? ... : undefined` read it.
+fn js_id(cx: &Cx, raw: Raw, name: &str) -> Result<Option<JsId>> {
+    if let Some(units) = read_units(cx, raw)? {
+        return Ok((!units.as_slice().is_empty()).then_some(JsId { units, raw }));
+    }
+    let v = cx.wrap(raw)?;
     if !v.truthy() {
         return Ok(None);
     }
@@ -44,12 +107,12 @@ fn id_ref<'c>(v: &JsVal<'c>, name: &str) -> Result<Option<IdRef<Raw>>> {
 
 impl EntryLookup for JsSession<'_> {
     type Entry = Raw;
-    type Handle = Raw;
+    type Id = JsId;
 
-    fn get_entry(&mut self, id: &IdRef<Raw>) -> Result<Option<Found<Raw, Raw>>> {
+    fn get_entry(&mut self, id: &JsId) -> Result<Option<Found<Raw, JsId>>> {
         let cx = self.cx;
         let mut out = ptr::null_mut();
-        let argv = [id.handle];
+        let argv = [id.raw];
         check(unsafe {
             sys::napi_call_function(
                 cx.env,
@@ -61,27 +124,37 @@ impl EntryLookup for JsSession<'_> {
             )
         })?;
         let entry = cx.wrap(out)?;
-        if !entry.truthy() {
+        // `id` is read first: a missing entry reads as undefined, so the
+        // common case costs no separate type check.
+        let own = entry.get(Key::Id)?;
+        let units = read_units(cx, own.raw)?;
+        if units.is_none() && !entry.truthy() {
             return Ok(None);
         }
-        let read = || -> Result<Found<Raw, Raw>> {
-            let own = entry.get(Key::Id)?;
-            let own_id = own.string().ok_or_else(|| {
-                Error::type_error(
+        let read = || -> Result<Found<Raw, JsId>> {
+            let Some(units) = units else {
+                return Err(Error::type_error(
                     "id",
                     format!("expected a string id, got {}", own.kind().describe()),
-                )
-            })?;
-            let parent = id_ref(&entry.get(Key::ParentId)?, "parentId")?;
+                ));
+            };
+            let parent = js_id(cx, entry.get(Key::ParentId)?.raw, "parentId")?;
             Ok(Found {
                 entry: entry.raw,
-                id: own_id,
+                id: JsId {
+                    units,
+                    raw: own.raw,
+                },
                 parent,
             })
         };
         read()
-            .within_with(|| format!("session.getEntry({:?})", id.text.to_string_lossy()))
+            .within_with(|| format!("session.getEntry({:?})", self.describe(id)))
             .map(Some)
+    }
+
+    fn describe(&self, id: &JsId) -> String {
+        String::from_utf16_lossy(id.units.as_slice())
     }
 }
 
@@ -96,9 +169,9 @@ pub fn collect_entries_for_branch_summary_native(
     target_id: Arg,
 ) -> napi::Result<RawValue> {
     run(&env, |cx| {
-        let old_leaf = id_ref(&cx.wrap(old_leaf_id.0)?, "oldLeafId")?;
+        let old_leaf = js_id(cx, old_leaf_id.0, "oldLeafId")?;
         let collected = if old_leaf.is_some() {
-            let target = id_ref(&cx.wrap(target_id.0)?, "targetId")?;
+            let target = js_id(cx, target_id.0, "targetId")?;
             let s = cx.wrap(session.0)?;
             let mut lookup = JsSession {
                 cx,
@@ -119,7 +192,7 @@ pub fn collect_entries_for_branch_summary_native(
             cx.array(collected.entries.into_iter().map(Ok))?,
         )?;
         let ancestor = match &collected.common_ancestor_id {
-            Some(id) => cx.js_str(id)?,
+            Some(id) => id.raw,
             None => cx.null()?,
         };
         cx.set(o, c"commonAncestorId", ancestor)?;

@@ -3,58 +3,51 @@
 //! their messages fit a summary's token budget (`prepareBranchEntries`).
 
 use std::collections::HashSet;
+use std::hash::{BuildHasherDefault, Hash, Hasher};
 
 use super::entries::Entries;
 use super::error::{Context, Error, Result};
 use super::file_ops::{add_detail_paths, extract_file_ops, FileOpKind, FileOps};
-use super::jsstr::JsStr;
 use super::model::{str_len_of, EntryType};
 use super::tokens::{chars_to_tokens, content_chars, estimate_tokens};
 use super::view::{Key, Kind, View};
 
-/// An entry id on its way to `getEntry`: its text, plus whatever handle the
-/// lookup wants back (the JS string itself, so it is never re-created).
-#[derive(Debug, Clone)]
-pub struct IdRef<H> {
-    pub text: JsStr,
-    pub handle: H,
-}
-
 /// What `session.getEntry(id)` gave: the caller's entry, its `id`, and its
 /// `parentId` when truthy.
-pub struct Found<E, H> {
+pub struct Found<E, I> {
     pub entry: E,
-    pub id: JsStr,
-    pub parent: Option<IdRef<H>>,
+    pub id: I,
+    pub parent: Option<I>,
 }
 
 /// The one session method the walk needs.
 pub trait EntryLookup {
-    /// The caller's entry (a JS handle, or an index in tests).
+    /// The caller's entry (a JS handle, or a name in tests).
     type Entry;
-    type Handle;
+    /// A string id as the lookup reads it and takes it back; ids are equal
+    /// when their strings are.
+    type Id: Clone + Eq + Hash;
     /// `session.getEntry(id)`; `None` when it gives a falsy value.
-    fn get_entry(
-        &mut self,
-        id: &IdRef<Self::Handle>,
-    ) -> Result<Option<Found<Self::Entry, Self::Handle>>>;
+    fn get_entry(&mut self, id: &Self::Id) -> Result<Option<Found<Self::Entry, Self::Id>>>;
+    /// The id's text, for error messages.
+    fn describe(&self, id: &Self::Id) -> String;
 }
 
 /// `CollectEntriesResult`: entries root-first, and the deepest shared entry.
-pub struct Collected<E> {
+pub struct Collected<E, I> {
     pub entries: Vec<E>,
-    pub common_ancestor_id: Option<JsStr>,
+    pub common_ancestor_id: Option<I>,
 }
 
 /// Brent's cycle detection over the ids a walk looks up: no memory beyond
 /// one saved id, and a cycle is found within about twice its length.
-struct CycleGuard {
-    saved: Option<JsStr>,
+struct CycleGuard<I> {
+    saved: Option<I>,
     power: usize,
     steps: usize,
 }
 
-impl CycleGuard {
+impl<I: Clone + Eq> CycleGuard<I> {
     fn new() -> Self {
         CycleGuard {
             saved: None,
@@ -63,12 +56,10 @@ impl CycleGuard {
         }
     }
 
-    fn visit(&mut self, id: &JsStr) -> Result<()> {
+    /// False when `id` was seen before: the walk has entered a cycle.
+    fn visit(&mut self, id: &I) -> bool {
         if self.saved.as_ref() == Some(id) {
-            return Err(Error::invalid(format!(
-                "parentId links form a cycle through entry id {:?}",
-                id.to_string_lossy()
-            )));
+            return false;
         }
         self.steps += 1;
         if self.steps == self.power {
@@ -76,7 +67,47 @@ impl CycleGuard {
             self.power *= 2;
             self.steps = 0;
         }
-        Ok(())
+        true
+    }
+}
+
+fn cycle_error<L: EntryLookup>(session: &L, id: &L::Id) -> Error {
+    Error::invalid(format!(
+        "parentId links form a cycle through entry id {:?}",
+        session.describe(id)
+    ))
+}
+
+/// FxHash: ids are short and come from the caller's own session, so a fast
+/// non-keyed hash is the right trade.
+#[derive(Default, Clone, Copy)]
+pub struct FxHasher(u64);
+
+impl Hasher for FxHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(c);
+            self.add(u64::from_le_bytes(word));
+        }
+        for &b in chunks.remainder() {
+            self.add(u64::from(b));
+        }
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        self.add(n as u64);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+impl FxHasher {
+    fn add(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
     }
 }
 
@@ -91,9 +122,9 @@ impl CycleGuard {
 /// the reference would loop forever (a parent cycle) this is an error.
 pub fn collect_entries_for_branch_summary<L: EntryLookup>(
     session: &mut L,
-    old_leaf: Option<IdRef<L::Handle>>,
-    target: Option<IdRef<L::Handle>>,
-) -> Result<Collected<L::Entry>> {
+    old_leaf: Option<L::Id>,
+    target: Option<L::Id>,
+) -> Result<Collected<L::Entry, L::Id>> {
     let Some(old_leaf) = old_leaf else {
         return Ok(Collected {
             entries: Vec::new(),
@@ -102,18 +133,20 @@ pub fn collect_entries_for_branch_summary<L: EntryLookup>(
     };
 
     // The old path, leaf first: the id each entry was looked up by, and the entry.
-    let mut lookups: Vec<JsStr> = Vec::new();
+    let mut lookups: Vec<L::Id> = Vec::new();
     let mut entries = Vec::new();
-    let mut on_old_path: HashSet<JsStr> = HashSet::new();
+    let mut on_old_path: HashSet<L::Id, BuildHasherDefault<FxHasher>> = HashSet::default();
     let mut guard = CycleGuard::new();
     let mut next = Some(old_leaf);
     while let Some(id) = next {
-        guard.visit(&id.text)?;
+        if !guard.visit(&id) {
+            return Err(cycle_error(session, &id));
+        }
         let Some(found) = session.get_entry(&id)? else {
             break;
         };
         on_old_path.insert(found.id);
-        lookups.push(id.text);
+        lookups.push(id);
         entries.push(found.entry);
         next = found.parent;
     }
@@ -122,7 +155,9 @@ pub fn collect_entries_for_branch_summary<L: EntryLookup>(
     let mut guard = CycleGuard::new();
     let mut next = target;
     while let Some(id) = next {
-        guard.visit(&id.text)?;
+        if !guard.visit(&id) {
+            return Err(cycle_error(session, &id));
+        }
         let Some(found) = session.get_entry(&id)? else {
             break;
         };

@@ -3,6 +3,7 @@ use std::collections::HashMap;
 use super::*;
 use crate::core::error::ErrorKind;
 use crate::core::json::{parse, Value};
+use crate::core::jsstr::JsStr;
 use crate::core::value_view::Val;
 
 /// A session as a map from id to parent id; entries are their own ids.
@@ -23,25 +24,25 @@ impl MapSession {
     }
 }
 
-fn id(text: &str) -> IdRef<()> {
-    IdRef {
-        text: JsStr::from_str(text),
-        handle: (),
-    }
+fn id(text: &str) -> String {
+    text.to_string()
 }
 
 impl EntryLookup for MapSession {
     type Entry = String;
-    type Handle = ();
+    type Id = String;
 
-    fn get_entry(&mut self, key: &IdRef<()>) -> Result<Option<Found<String, ()>>> {
+    fn get_entry(&mut self, key: &String) -> Result<Option<Found<String, String>>> {
         self.lookups += 1;
-        let key = key.text.to_string_lossy().into_owned();
-        Ok(self.parents.get(&key).map(|parent| Found {
+        Ok(self.parents.get(key).map(|parent| Found {
             entry: key.clone(),
-            id: JsStr::from_str(&key),
-            parent: parent.as_deref().filter(|p| !p.is_empty()).map(id),
+            id: key.clone(),
+            parent: parent.clone().filter(|p| !p.is_empty()),
         }))
+    }
+
+    fn describe(&self, id: &String) -> String {
+        id.clone()
     }
 }
 
@@ -65,11 +66,7 @@ fn collect(
 ) -> (Vec<String>, Option<String>) {
     let out = collect_entries_for_branch_summary(session, old.map(id), target.map(id))
         .unwrap_or_else(|e| panic!("{e}"));
-    (
-        out.entries,
-        out.common_ancestor_id
-            .map(|s| s.to_string_lossy().into_owned()),
-    )
+    (out.entries, out.common_ancestor_id)
 }
 
 fn strings(items: &[&str]) -> Vec<String> {

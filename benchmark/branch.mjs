@@ -1,0 +1,76 @@
+// collectEntriesForBranchSummary: prime-compaction vs the reference, on the
+// same in-memory SessionManager. A chain of `depth` entries is the old
+// branch; the target forks off its middle. Both results must be equal
+// (same entry objects, same ancestor) before any time is reported.
+//
+// Usage: node benchmark/branch.mjs [depth ...]   (default 1000 10000 100000)
+
+import assert from 'node:assert/strict'
+import path from 'node:path'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+import { createRequire } from 'node:module'
+
+const here = path.dirname(fileURLToPath(import.meta.url))
+const require = createRequire(import.meta.url)
+const ours = require('../index.js')
+const core = path.join(here, '..', 'node_modules/@earendil-works/pi-coding-agent/dist/core')
+const ref = await import(pathToFileURL(path.join(core, 'compaction/index.js')).href)
+const { SessionManager } = await import(pathToFileURL(path.join(core, 'session-manager.js')).href)
+
+function buildSession(depth) {
+  const session = SessionManager.inMemory()
+  const ids = []
+  for (let i = 0; i < depth; i++) {
+    const message =
+      i % 2 === 0
+        ? { role: 'user', content: `question ${i}`, timestamp: i }
+        : { role: 'assistant', content: [{ type: 'text', text: `answer ${i}` }], timestamp: i }
+    ids.push(session.appendMessage(message))
+  }
+  const oldLeafId = ids[depth - 1]
+  session.branch(ids[Math.floor(depth / 2)])
+  const targetId = session.appendMessage({ role: 'user', content: 'elsewhere', timestamp: depth })
+  session.branch(oldLeafId)
+  return { session, oldLeafId, targetId }
+}
+
+function median(xs) {
+  const s = [...xs].sort((a, b) => a - b)
+  return s[Math.floor(s.length / 2)]
+}
+
+function time(fn, budgetMs) {
+  fn() // warm-up
+  const samples = []
+  const start = performance.now()
+  while (samples.length < 5 || (performance.now() - start < budgetMs && samples.length < 200)) {
+    const t0 = performance.now()
+    fn()
+    samples.push(performance.now() - t0)
+  }
+  return median(samples)
+}
+
+const depths = process.argv.length > 2 ? process.argv.slice(2).map(Number) : [1000, 10000, 100000]
+const rows = []
+for (const depth of depths) {
+  const { session, oldLeafId, targetId } = buildSession(depth)
+  const r = ref.collectEntriesForBranchSummary(session, oldLeafId, targetId)
+  const o = ours.collectEntriesForBranchSummary(session, oldLeafId, targetId)
+  assert.equal(o.commonAncestorId, r.commonAncestorId)
+  assert.equal(o.entries.length, r.entries.length)
+  for (let i = 0; i < r.entries.length; i++) assert.equal(o.entries[i], r.entries[i], `entry ${i} differs`)
+  const budget = depth >= 100000 ? 4000 : 1500
+  const refMs = time(() => ref.collectEntriesForBranchSummary(session, oldLeafId, targetId), budget)
+  const oursMs = time(() => ours.collectEntriesForBranchSummary(session, oldLeafId, targetId), budget)
+  rows.push({ depth, collected: r.entries.length, refMs, oursMs })
+}
+
+console.log(`collectEntriesForBranchSummary, node ${process.version}, median ms\n`)
+console.log('| depth | entries collected | reference | prime-compaction | ratio |')
+console.log('|---:|---:|---:|---:|---:|')
+for (const { depth, collected, refMs, oursMs } of rows) {
+  console.log(
+    `| ${depth} | ${collected} | ${refMs.toFixed(3)} | ${oursMs.toFixed(3)} | ${(oursMs / refMs).toFixed(3)} |`,
+  )
+}
