@@ -239,6 +239,7 @@ module.exports = {
   generateSummary,
   SUMMARIZATION_SYSTEM_PROMPT,
   estimateTokens: native.estimateTokens,
+  countTokens: native.countTokens,
   findCutPoint: native.findCutPoint,
   findTurnStartIndex: native.findTurnStartIndex,
   shouldCompact: native.shouldCompact,

@@ -17,6 +17,7 @@ export const {
   generateSummary,
   SUMMARIZATION_SYSTEM_PROMPT,
   estimateTokens,
+  countTokens,
   findCutPoint,
   findTurnStartIndex,
   shouldCompact,

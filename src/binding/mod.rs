@@ -13,3 +13,4 @@ pub mod js;
 pub mod messages;
 pub mod out;
 pub mod serialize;
+pub mod tokenizer;

@@ -7,6 +7,7 @@ pub mod convert;
 pub mod cut_point;
 pub mod entries;
 pub mod error;
+pub mod exact_tokens;
 pub mod file_ops;
 
 pub mod json;
@@ -19,6 +20,8 @@ pub mod projection;
 pub mod prompts;
 pub mod serialize;
 pub mod settings;
+pub mod token_classes;
+pub mod tokenizer;
 pub mod tokens;
 pub mod transcript;
 pub mod value_view;
