@@ -182,7 +182,7 @@ async function callModel(model, context, options, streamFn, signal) {
 }
 
 /** Runs a native summarization job: each request goes out in turn, never in parallel. */
-async function drive(job, model, apiKey, headers, signal, thinkingLevel, streamFn) {
+async function drive(job, model, apiKey, headers, signal, thinkingLevel, streamFn, inspect) {
   for (let request = job.next(); request !== null; request = job.next()) {
     if (signal && signal.aborted) throw abortError(signal)
     const context = {
@@ -191,7 +191,15 @@ async function drive(job, model, apiKey, headers, signal, thinkingLevel, streamF
     }
     const options = { maxTokens: request.maxTokens, signal, apiKey, headers }
     if (model.reasoning && thinkingLevel && thinkingLevel !== 'off') options.reasoning = thinkingLevel
-    job.respond(await callModel(model, context, options, streamFn, signal))
+    const response = await callModel(model, context, options, streamFn, signal)
+    if (inspect) inspect(response)
+    try {
+      job.respond(response)
+    } catch (err) {
+      // The job's own verdict on the answer, as opposed to a failing streamFn.
+      if (err && !(err instanceof TypeError)) err.summarizationFailure = true
+      throw err
+    }
   }
 }
 
@@ -226,6 +234,36 @@ async function generateSummary(
   return job.summary()
 }
 
+async function generateBranchSummary(entries, options) {
+  const {
+    model,
+    apiKey,
+    headers,
+    signal,
+    customInstructions,
+    replaceInstructions,
+    reserveTokens = 16384,
+    streamFn,
+    thinkingLevel,
+  } = options
+  if (signal && signal.aborted) return { aborted: true }
+  const contextWindow = model.contextWindow || 128000
+  const { messages, fileOps } = prepareBranchEntries(entries, contextWindow - reserveTokens)
+  if (messages.length === 0) return { summary: 'No content to summarize' }
+  const opsArrays = { read: [...fileOps.read], written: [...fileOps.written], edited: [...fileOps.edited] }
+  const job = native.startBranchSummary(messages, opsArrays, model, reserveTokens, customInstructions, replaceInstructions)
+  try {
+    await drive(job, model, apiKey, headers, signal, thinkingLevel, streamFn, (response) => {
+      if (response && response.stopReason === 'aborted') throw abortError(signal)
+    })
+  } catch (err) {
+    if (err && err.name === 'AbortError') return { aborted: true }
+    if (err && err.summarizationFailure) return { error: err.message }
+    throw err
+  }
+  return job.branchResult()
+}
+
 module.exports = {
   DEFAULT_COMPACTION_SETTINGS,
   BRANCH_SUMMARY_PREFIX,
@@ -235,6 +273,7 @@ module.exports = {
   prepareCompaction,
   collectEntriesForBranchSummary,
   prepareBranchEntries,
+  generateBranchSummary,
   compact,
   generateSummary,
   SUMMARIZATION_SYSTEM_PROMPT,

@@ -13,6 +13,7 @@ export const {
   prepareCompaction,
   collectEntriesForBranchSummary,
   prepareBranchEntries,
+  generateBranchSummary,
   compact,
   generateSummary,
   SUMMARIZATION_SYSTEM_PROMPT,

@@ -8,7 +8,7 @@ use napi_derive::napi;
 use super::errors::run;
 use super::js::JsVal;
 use super::out::{Arg, RawValue};
-use crate::core::compaction::{Job, JobInput, ModelLimits, Part, Response, Stop};
+use crate::core::compaction::{BranchOptions, Job, JobInput, ModelLimits, Part, Response, Stop};
 use crate::core::error::{Context, Error, Result};
 use crate::core::file_ops::{compute_file_lists, FileOps};
 use crate::core::jsstr::JsStr;
@@ -178,6 +178,7 @@ pub fn start_compaction(
             limits: facts.limits,
             read_files: read_files.clone(),
             modified_files: modified_files.clone(),
+            branch: None,
         });
         Ok(CompactionJob {
             job,
@@ -226,6 +227,7 @@ pub fn start_summary(
             limits: facts.limits,
             read_files: Vec::new(),
             modified_files: Vec::new(),
+            branch: None,
         });
         Ok(CompactionJob {
             job,
@@ -298,6 +300,7 @@ impl CompactionJob {
             let part = match request.part {
                 Part::History => "history",
                 Part::TurnPrefix => "turnPrefix",
+                Part::Branch => "branch",
             };
             cx.set(o, c"part", cx.str(part)?)?;
             cx.set(o, c"attempt", cx.number(f64::from(request.attempt))?)?;
@@ -320,6 +323,22 @@ impl CompactionJob {
         run(&env, |cx| match self.job.summary() {
             Some(s) => Ok(RawValue(cx.js_str(s)?)),
             None => Err(Error::invalid("summarization has not finished")),
+        })
+    }
+
+    /// The `BranchSummaryResult` of a finished branch summary.
+    #[napi(js_name = "branchResult")]
+    pub fn branch_result(&self, env: Env) -> napi::Result<RawValue> {
+        run(&env, |cx| {
+            let summary = self
+                .job
+                .summary()
+                .ok_or_else(|| Error::invalid("branch summary has not finished"))?;
+            let o = cx.object()?;
+            cx.set(o, c"summary", cx.js_str(summary)?)?;
+            cx.set(o, c"readFiles", cx.strings(self.read_files.iter())?)?;
+            cx.set(o, c"modifiedFiles", cx.strings(self.modified_files.iter())?)?;
+            Ok(RawValue(o))
         })
     }
 
@@ -353,6 +372,72 @@ impl CompactionJob {
             Ok(RawValue(o))
         })
     }
+}
+
+/// Starts the model call of `generateBranchSummary`, after index.js ran
+/// `prepareBranchEntries`: `file_ops` as arrays, like `startCompaction`.
+#[napi(js_name = "startBranchSummary")]
+pub fn start_branch_summary(
+    env: Env,
+    messages: Arg,
+    file_ops: Arg,
+    model: Arg,
+    reserve_tokens: Arg,
+    custom: Arg,
+    replace: Arg,
+) -> napi::Result<CompactionJob> {
+    run(&env, |cx| {
+        let history = from_agent_messages(&cx.wrap(messages.0)?).within("messages")?;
+        let facts = model_facts(&cx.wrap(model.0)?)?;
+        let reserve = cx.wrap(reserve_tokens.0)?;
+        let reserve_tokens = reserve.number().ok_or_else(|| {
+            Error::type_error(
+                "options.reserveTokens",
+                format!("expected a number, got {}", reserve.kind().describe()),
+            )
+        })?;
+        let ops = cx.wrap(file_ops.0)?;
+        let file_ops = FileOps {
+            read: string_array(&ops.get(Key::Read)?, "fileOps.read")?
+                .into_iter()
+                .collect(),
+            written: string_array(&ops.get(Key::Written)?, "fileOps.written")?
+                .into_iter()
+                .collect(),
+            edited: string_array(&ops.get(Key::Edited)?, "fileOps.edited")?
+                .into_iter()
+                .collect(),
+        };
+        let (read_files, modified_files) = compute_file_lists(&file_ops);
+        let custom_instructions =
+            optional_string(&cx.wrap(custom.0)?, "options.customInstructions")?;
+        let replace_instructions = cx.wrap(replace.0)?.truthy();
+        let job = Job::new(JobInput {
+            history: MessageTranscript {
+                messages: history,
+                reasoning: facts.reasoning,
+            },
+            history_is_empty: false,
+            turn_prefix: None,
+            previous_summary: None,
+            custom_instructions: custom_instructions.clone(),
+            reserve_tokens,
+            limits: facts.limits,
+            read_files: read_files.clone(),
+            modified_files: modified_files.clone(),
+            branch: Some(BranchOptions {
+                replace_instructions,
+            }),
+        });
+        Ok(CompactionJob {
+            job,
+            first_kept_entry_id: JsStr::empty(),
+            tokens_before: f64::NAN,
+            custom_instructions,
+            read_files,
+            modified_files,
+        })
+    })
 }
 
 /// `SUMMARIZATION_SYSTEM_PROMPT`.

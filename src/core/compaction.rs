@@ -42,6 +42,8 @@ pub const MAX_OVERFLOW_RETRIES: u8 = 2;
 pub enum Part {
     History,
     TurnPrefix,
+    /// The summary of a branch the user navigates away from.
+    Branch,
 }
 
 /// One summarization request.
@@ -86,7 +88,16 @@ pub struct Job<T: Transcript> {
     limits: ModelLimits,
     read_files: Vec<JsStr>,
     modified_files: Vec<JsStr>,
+    branch: Option<BranchOptions>,
     state: State,
+}
+
+/// A branch summary instead of a compaction: `customInstructions` may
+/// replace the default instructions, and the summary opens with the
+/// branch preamble.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BranchOptions {
+    pub replace_instructions: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -110,6 +121,8 @@ pub struct JobInput<T: Transcript> {
     pub limits: ModelLimits,
     pub read_files: Vec<JsStr>,
     pub modified_files: Vec<JsStr>,
+    /// `Some` for a branch summary.
+    pub branch: Option<BranchOptions>,
 }
 
 fn shrink_for(attempt: u8, limits: &ModelLimits, max_tokens: f64) -> Shrink {
@@ -154,9 +167,16 @@ impl<T: Transcript> Job<T> {
             limits: input.limits,
             read_files: input.read_files,
             modified_files: input.modified_files,
+            branch: input.branch,
             state: State::Failed,
         };
-        job.state = if job.turn_prefix.is_some() && job.history_is_empty {
+        job.state = if job.branch.is_some() {
+            State::Asking {
+                part: Part::Branch,
+                attempt: 0,
+                history: None,
+            }
+        } else if job.turn_prefix.is_some() && job.history_is_empty {
             // Nothing before the split turn: the previous summary (if any)
             // stands as the history part without a model call.
             let history = job
@@ -179,7 +199,7 @@ impl<T: Transcript> Job<T> {
     }
 
     fn max_tokens(&self, part: Part) -> f64 {
-        let share = if part == Part::History { 0.8 } else { 0.5 };
+        let share = if part == Part::TurnPrefix { 0.5 } else { 0.8 };
         let budget = (share * self.reserve_tokens).floor();
         if self.limits.max_tokens > 0.0 {
             budget.min(self.limits.max_tokens)
@@ -199,7 +219,7 @@ impl<T: Transcript> Job<T> {
         let mut prompt = Utf16Builder::new();
         prompt.push_str("<conversation>\n");
         match part {
-            Part::History => prompt.push_js(&self.history.render(&shrink)),
+            Part::History | Part::Branch => prompt.push_js(&self.history.render(&shrink)),
             Part::TurnPrefix => {
                 if let Some(prefix) = &self.turn_prefix {
                     prompt.push_js(&prefix.render(&shrink));
@@ -216,12 +236,18 @@ impl<T: Transcript> Job<T> {
             }
             (Part::History, None) => prompts::initial_instructions(),
             (Part::TurnPrefix, _) => prompts::turn_prefix_instructions(),
+            (Part::Branch, _) => prompts::branch_instructions(),
         };
-        prompt.push_str(&instructions);
-        if let Some(custom) = &self.custom_instructions {
-            prompt.push_str(&prompts::custom_instructions_block(
-                &custom.to_string_lossy(),
-            ));
+        let replace = self.branch.is_some_and(|b| b.replace_instructions);
+        match &self.custom_instructions {
+            Some(custom) if replace => prompt.push_js(custom),
+            Some(custom) => {
+                prompt.push_str(&instructions);
+                prompt.push_str(&prompts::custom_instructions_block(
+                    &custom.to_string_lossy(),
+                ));
+            }
+            None => prompt.push_str(&instructions),
         }
         Some(Request {
             part,
@@ -242,44 +268,58 @@ impl<T: Transcript> Job<T> {
         else {
             return Err(Error::invalid("compaction has already finished"));
         };
-        let failed = match part {
-            Part::History => "Summarization failed",
-            Part::TurnPrefix => "Turn prefix summarization failed",
+        // Branch summaries report the provider's words as they are (the
+        // reference's `{ error }`); compaction names the failing part.
+        let failed = |detail: &str| match part {
+            Part::Branch => detail.to_string(),
+            Part::History => format!("Summarization failed: {detail}"),
+            Part::TurnPrefix => format!("Turn prefix summarization failed: {detail}"),
         };
         let fail = |job: &mut Self, message: String| {
             job.state = State::Failed;
             Err(Error::invalid(message))
         };
         match response.stop {
-            Stop::Aborted => return fail(self, format!("{failed}: the request was aborted")),
+            Stop::Aborted => return fail(self, failed("the request was aborted")),
             Stop::Error => {
                 let message = response.error_message.clone().unwrap_or_default();
                 if is_context_overflow(&message) {
                     if attempt < MAX_OVERFLOW_RETRIES {
-                        self.state = State::Asking { part, attempt: attempt + 1, history };
+                        self.state = State::Asking {
+                            part,
+                            attempt: attempt + 1,
+                            history,
+                        };
                         return Ok(());
                     }
                     return fail(
                         self,
-                        format!(
-                            "{failed}: the request still overflows the model's context after {MAX_OVERFLOW_RETRIES} smaller retries: {message}"
-                        ),
+                        failed(&format!(
+                            "the request still overflows the model's context after {MAX_OVERFLOW_RETRIES} smaller retries: {message}"
+                        )),
                     );
                 }
-                let shown = if message.is_empty() { "Unknown error" } else { &message };
-                return fail(self, format!("{failed}: {shown}"));
+                let shown = match (message.is_empty(), part) {
+                    (false, _) => message.as_str(),
+                    (true, Part::Branch) => "Summarization failed",
+                    (true, _) => "Unknown error",
+                };
+                return fail(self, failed(shown));
             }
             Stop::Length => {
+                let limit = self.max_tokens(part);
                 return fail(
                     self,
-                    format!(
-                        "{failed}: the summary is incomplete (the model stopped at its output limit of {} tokens)",
-                        self.max_tokens(part)
-                    ),
-                )
+                    failed(&format!(
+                        "the summary is incomplete (the model stopped at its output limit of {limit} tokens)"
+                    )),
+                );
             }
             Stop::Finished if response.has_tool_call => {
-                return fail(self, format!("{failed}: the model answered with a tool call instead of a summary"))
+                return fail(
+                    self,
+                    failed("the model answered with a tool call instead of a summary"),
+                )
             }
             Stop::Finished => {}
         }
@@ -298,6 +338,12 @@ impl<T: Transcript> Job<T> {
                 history: Some(text),
             },
             (Part::History, false) => State::Done(self.finish(text, None)),
+            (Part::Branch, _) => {
+                let mut with_preamble = Utf16Builder::new();
+                with_preamble.push_str(prompts::BRANCH_SUMMARY_PREAMBLE);
+                with_preamble.push_js(&text);
+                State::Done(self.finish(with_preamble.finish(), None))
+            }
             (Part::TurnPrefix, _) => {
                 let history = history.unwrap_or_else(|| JsStr::from_str(prompts::NO_PRIOR_HISTORY));
                 State::Done(self.finish(history, Some(text)))
@@ -409,6 +455,7 @@ mod tests {
             },
             read_files: vec![JsStr::from_str("a.ts")],
             modified_files: vec![],
+            branch: None,
         }
     }
 
@@ -544,6 +591,39 @@ mod tests {
         assert!(go(input(false, None, None), vec![aborted])
             .0
             .is_err_and(|e| e.message.contains("aborted")));
+        let (out, _) = go(input(true, None, None), vec![text("H"), error("")]);
+        assert_eq!(
+            out.err().map(|e| e.message).as_deref(),
+            Some("Turn prefix summarization failed: Unknown error")
+        );
+    }
+
+    #[test]
+    fn branch_summaries_open_with_the_preamble_and_may_replace_instructions() {
+        let mut i = input(false, None, Some("ONLY THIS"));
+        i.branch = Some(BranchOptions {
+            replace_instructions: true,
+        });
+        let (out, seen) = go(i, vec![text("B")]);
+        assert_eq!(seen[0].part, Part::Branch);
+        assert!(prompt(&seen[0]).ends_with("</conversation>\n\nONLY THIS"));
+        let summary = out.ok().map(|s| s.to_string()).unwrap_or_default();
+        assert_eq!(
+            summary,
+            format!(
+                "{}B\n\n<read-files>\na.ts\n</read-files>",
+                prompts::BRANCH_SUMMARY_PREAMBLE
+            )
+        );
+        let mut i = input(false, None, Some("ALSO THIS"));
+        i.branch = Some(BranchOptions {
+            replace_instructions: false,
+        });
+        let (_, seen) = go(i, vec![text("B")]);
+        assert!(
+            prompt(&seen[0]).contains("## Reasoning Digest")
+                && prompt(&seen[0]).contains("ALSO THIS")
+        );
         let (out, _) = go(input(true, None, None), vec![text("H"), error("")]);
         assert_eq!(
             out.err().map(|e| e.message).as_deref(),

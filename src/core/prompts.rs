@@ -69,3 +69,15 @@ pub const SPLIT_TURN_SEPARATOR: &str = "\n\n---\n\n**Turn Context (split turn):*
 
 /// Stands in for the history summary of a split turn with nothing before it.
 pub const NO_PRIOR_HISTORY: &str = "No prior history.";
+
+/// Instructions for summarizing a branch the user is leaving.
+pub fn branch_instructions() -> String {
+    format!(
+        "The transcript above, in <conversation> tags, is a branch of the session that the user is navigating away from. Summarize it so the work can be picked up again if they come back to it.\n\nFollow this format exactly:\n\n{FORMAT}\n\n{RULES}"
+    )
+}
+
+/// Opens every branch summary; the agent's context reads it as an
+/// introduction, so the bytes match the reference's.
+pub const BRANCH_SUMMARY_PREAMBLE: &str =
+    "The user explored a different conversation branch before returning here.\nSummary of that exploration:\n\n";
