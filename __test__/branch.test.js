@@ -265,8 +265,9 @@ describe('collectEntriesForBranchSummary and prepareBranchEntries match the refe
 // ---------------------------------------------------------------------------
 
 /** A session over a Map with the reference SessionManager's getBranch walk (bounded, for safety). */
-function mapSession(entries, leafId = null) {
+function mapSession(entries, leafId = null, aliases = {}) {
   const byId = new Map(entries.map((e) => [e.id, e]))
+  for (const [alias, id] of Object.entries(aliases)) byId.set(alias, byId.get(id))
   return {
     getEntry: (id) => byId.get(id),
     getLeafId: () => leafId,
@@ -313,6 +314,13 @@ describe('broken sessions', () => {
     expect(expectSameCollect(session, 'd', 'e').map((e) => e.id)).toEqual(['c', 'd'])
     expect(expectSameCollect(session, 'e', 'd').map((e) => e.id)).toEqual(['a', 'b', 'e'])
     expect(expectSameCollect(session, 'd', 'c').map((e) => e.id)).toEqual(['d'])
+  })
+
+  test('an entry reached under another id (getEntry("bee") gives entry "b")', () => {
+    const session = mapSession([entry('a', null), entry('b', 'a'), entry('c', 'bee'), entry('d', 'c')], null, { bee: 'b' })
+    expect(expectSameCollect(session, 'd', 'b').map((e) => e.id)).toEqual(['a', 'b', 'c', 'd'])
+    expect(expectSameCollect(session, 'd', 'c').map((e) => e.id)).toEqual(['d'])
+    expect(expectSameCollect(session, 'd', 'bee').map((e) => e.id)).toEqual(['a', 'b', 'c', 'd'])
   })
 
   test('a parent cycle is an Error naming an id of the cycle (the reference loops forever)', () => {

@@ -132,10 +132,11 @@ pub fn collect_entries_for_branch_summary<L: EntryLookup>(
         });
     };
 
-    // The old path, leaf first: the id each entry was looked up by, and the entry.
-    let mut lookups: Vec<L::Id> = Vec::new();
+    // The old path, leaf first: each entry and its id, plus the rare steps
+    // where the id looked up is not the id the entry carries.
+    let mut old_ids: Vec<L::Id> = Vec::new();
+    let mut looked_up_as: Vec<(usize, L::Id)> = Vec::new();
     let mut entries = Vec::new();
-    let mut on_old_path: HashSet<L::Id, BuildHasherDefault<FxHasher>> = HashSet::default();
     let mut guard = CycleGuard::new();
     let mut next = Some(old_leaf);
     while let Some(id) = next {
@@ -145,14 +146,21 @@ pub fn collect_entries_for_branch_summary<L: EntryLookup>(
         let Some(found) = session.get_entry(&id)? else {
             break;
         };
-        on_old_path.insert(found.id);
-        lookups.push(id);
+        if found.id != id {
+            looked_up_as.push((old_ids.len(), id));
+        }
+        old_ids.push(found.id);
         entries.push(found.entry);
         next = found.parent;
     }
 
+    // The target usually meets the old path within a few steps: scanning the
+    // ids is cheaper than hashing all of them, until it is not.
+    const SCAN_STEPS: usize = 4;
+    let mut on_old_path: Option<HashSet<&L::Id, BuildHasherDefault<FxHasher>>> = None;
     let mut common_ancestor_id = None;
     let mut guard = CycleGuard::new();
+    let mut steps = 0;
     let mut next = target;
     while let Some(id) = next {
         if !guard.visit(&id) {
@@ -161,7 +169,15 @@ pub fn collect_entries_for_branch_summary<L: EntryLookup>(
         let Some(found) = session.get_entry(&id)? else {
             break;
         };
-        if on_old_path.contains(&found.id) {
+        steps += 1;
+        let shared = if steps <= SCAN_STEPS {
+            old_ids.contains(&found.id)
+        } else {
+            on_old_path
+                .get_or_insert_with(|| old_ids.iter().collect())
+                .contains(&found.id)
+        };
+        if shared {
             common_ancestor_id = Some(found.id);
             break;
         }
@@ -171,7 +187,16 @@ pub fn collect_entries_for_branch_summary<L: EntryLookup>(
     // The reference's second walk stops where the id it is about to look up
     // is the common ancestor's; that walk repeats the first one step for step.
     if let Some(ca) = &common_ancestor_id {
-        if let Some(stop) = lookups.iter().position(|id| id == ca) {
+        let mut odd = looked_up_as.iter().peekable();
+        let stop =
+            old_ids
+                .iter()
+                .enumerate()
+                .position(|(k, own)| match odd.next_if(|(at, _)| *at == k) {
+                    Some((_, looked_up)) => looked_up == ca,
+                    None => own == ca,
+                });
+        if let Some(stop) = stop {
             entries.truncate(stop);
         }
     }

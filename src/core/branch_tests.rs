@@ -9,6 +9,8 @@ use crate::core::value_view::Val;
 /// A session as a map from id to parent id; entries are their own ids.
 struct MapSession {
     parents: HashMap<String, Option<String>>,
+    /// Lookup keys that resolve to an entry carrying another id.
+    aliases: HashMap<String, String>,
     lookups: usize,
 }
 
@@ -19,6 +21,7 @@ impl MapSession {
                 .iter()
                 .map(|(id, p)| (id.to_string(), p.map(str::to_string)))
                 .collect(),
+            aliases: HashMap::new(),
             lookups: 0,
         }
     }
@@ -34,6 +37,7 @@ impl EntryLookup for MapSession {
 
     fn get_entry(&mut self, key: &String) -> Result<Option<Found<String, String>>> {
         self.lookups += 1;
+        let key = self.aliases.get(key).unwrap_or(key);
         Ok(self.parents.get(key).map(|parent| Found {
             entry: key.clone(),
             id: key.clone(),
@@ -125,6 +129,27 @@ fn an_unresolved_parent_ends_the_path() {
     assert_eq!(
         collect(&mut s, Some("D"), Some("B")),
         (strings(&["C", "D"]), None)
+    );
+}
+
+#[test]
+fn an_entry_found_under_another_id_is_collected_as_the_reference_does() {
+    // C's parent is "bee", which getEntry resolves to B: the reference's
+    // second walk compares "bee" with the ancestor "B" and walks past it.
+    let mut s = MapSession::new(&[
+        ("A", None),
+        ("B", Some("A")),
+        ("C", Some("bee")),
+        ("D", Some("C")),
+    ]);
+    s.aliases.insert("bee".into(), "B".into());
+    assert_eq!(
+        collect(&mut s, Some("D"), Some("B")),
+        (strings(&["A", "B", "C", "D"]), Some("B".into()))
+    );
+    assert_eq!(
+        collect(&mut s, Some("D"), Some("C")),
+        (strings(&["D"]), Some("C".into()))
     );
 }
 
