@@ -2,8 +2,10 @@
 // CJK, and a mixed corpus, all generated from a seeded PRNG so every run (and
 // every machine) measures the same bytes.
 
-import { readFileSync, readdirSync } from 'node:fs'
-import { join } from 'node:path'
+import { readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+
+const require = createRequire(import.meta.url)
 
 /** mulberry32: a tiny seeded PRNG returning floats in [0, 1). */
 export function prng(seed) {
@@ -49,20 +51,14 @@ export function prose(bytes, seed = 1) {
   return out.slice(0, bytes)
 }
 
-/** Real source text (this package's Rust and JS), cut into seeded slices. */
+let all = null
+
+/**
+ * Real source text: TypeScript's compiler (a pinned devDependency, so the
+ * bytes do not move with this repository's own edits), cut into seeded slices.
+ */
 export function code(bytes, seed = 2) {
-  const root = new URL('..', import.meta.url).pathname
-  const files = []
-  const walk = (dir) => {
-    for (const e of readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
-      const p = join(dir, e.name)
-      if (e.isDirectory()) walk(p)
-      else if (/\.(rs|js|mjs)$/.test(e.name) && !e.name.startsWith('token_classes')) files.push(readFileSync(p, 'utf8'))
-    }
-  }
-  walk(join(root, 'src'))
-  walk(join(root, 'benchmark'))
-  const all = files.join('\n')
+  all ??= readFileSync(require.resolve('typescript/lib/typescript.js'), 'utf8')
   const rnd = prng(seed)
   let out = ''
   while (out.length < bytes) {
