@@ -9,6 +9,7 @@ pub mod branch;
 pub mod compact;
 pub mod compaction;
 pub mod errors;
+pub mod file;
 pub mod js;
 pub mod messages;
 pub mod out;

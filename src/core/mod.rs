@@ -9,6 +9,8 @@ pub mod entries;
 pub mod error;
 pub mod exact_tokens;
 pub mod file_ops;
+pub mod file_plan;
+pub mod file_transcript;
 
 pub mod json;
 pub mod jsstr;
@@ -19,6 +21,8 @@ pub mod prepare;
 pub mod projection;
 pub mod prompts;
 pub mod serialize;
+pub mod session_file;
+pub mod session_tree;
 pub mod settings;
 pub mod token_classes;
 pub mod tokenizer;

@@ -1,0 +1,276 @@
+'use strict'
+// prepareCompactionFromFile / serializeForSummaryFromFile (and their Sync
+// twins) against the reference run on the same file: readFileSync +
+// parseSessionEntries + migrateSessionEntries, the branch as
+// SessionManager.getBranch takes it, then prepareCompaction. Session files
+// come from a seeded generator (branches, compactions, tool calls, unicode and
+// lone surrogates) written into a temporary directory.
+
+const fs = require('node:fs')
+const os = require('node:os')
+const path = require('node:path')
+const { pathToFileURL } = require('node:url')
+const { isDeepStrictEqual } = require('node:util')
+
+const { writeSessionFile, referencePlanFromFile, makeRng } = require('./helpers/session-file')
+
+const ours = require('..')
+
+const CORE_DIR = path.join(__dirname, '..', 'node_modules', '@earendil-works', 'pi-coding-agent', 'dist', 'core')
+
+jest.setTimeout(120_000)
+
+let ref
+let dir
+
+beforeAll(async () => {
+  const compaction = await import(pathToFileURL(path.join(CORE_DIR, 'compaction', 'index.js')).href)
+  const sessionManager = await import(pathToFileURL(path.join(CORE_DIR, 'session-manager.js')).href)
+  ref = {
+    ...compaction,
+    parseSessionEntries: sessionManager.parseSessionEntries,
+    migrateSessionEntries: sessionManager.migrateSessionEntries,
+    SessionManager: sessionManager.SessionManager,
+  }
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'prime-compaction-file-'))
+})
+
+afterAll(() => {
+  if (dir) fs.rmSync(dir, { recursive: true, force: true })
+})
+
+function file(name, text) {
+  const p = path.join(dir, name)
+  fs.writeFileSync(p, text)
+  return p
+}
+
+function settingsFor(seed) {
+  return { enabled: true, reserveTokens: 1000, keepRecentTokens: 50 + ((seed * 7919) % 4000) }
+}
+
+// The addon builds its objects in Node's main realm, not Jest's sandbox:
+// rebuild them here so strict deep equality compares shapes, not prototypes.
+function local(value) {
+  if (Array.isArray(value)) return value.map(local)
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, local(v)]))
+  }
+  return value
+}
+
+async function expectSameAsReference(p, options) {
+  const plan = local(referencePlanFromFile(ref, p, options).plan)
+  const sync = local(ours.prepareCompactionFromFileSync(p, options))
+  const async_ = local(await ours.prepareCompactionFromFile(p, options))
+  if (!isDeepStrictEqual(sync, plan)) {
+    // toStrictEqual prints the difference; the file and options say where.
+    expect({ file: p, options, plan: sync }).toStrictEqual({ file: p, options, plan })
+  }
+  expect(async_).toStrictEqual(sync)
+  return plan
+}
+
+describe('prepareCompactionFromFile agrees with the reference', () => {
+  test('generated sessions, default and chosen leaves', async () => {
+    let planned = 0
+    let split = 0
+    for (let seed = 1; seed <= 120; seed++) {
+      const p = path.join(dir, `gen-${seed}.jsonl`)
+      const ids = writeSessionFile(p, {
+        seed,
+        entries: (seed * 37) % 400,
+        words: 5 + (seed % 40),
+        crlf: seed % 4 === 0,
+        blankLines: seed % 3 === 0,
+      })
+      const rng = makeRng(seed)
+      const settings = settingsFor(seed)
+      const leaves = [undefined, ids.length ? rng.pick(ids) : undefined, 'no-such-id']
+      for (const leafId of leaves) {
+        const plan = await expectSameAsReference(p, { leafId, settings })
+        if (plan) planned++
+        if (plan && plan.isSplitTurn) split++
+      }
+    }
+    // The corpus must exercise real plans, split turns included.
+    expect(planned).toBeGreaterThan(150)
+    expect(split).toBeGreaterThan(30)
+  })
+
+  test('default settings when none are given', async () => {
+    const p = path.join(dir, 'defaults.jsonl')
+    writeSessionFile(p, { seed: 7, entries: 600, words: 200 })
+    const plan = await expectSameAsReference(p, undefined)
+    expect(plan).toBeDefined()
+  })
+
+  test('the branch is the one SessionManager.getBranch walks', async () => {
+    const p = path.join(dir, 'manager.jsonl')
+    const ids = writeSessionFile(p, { seed: 99, entries: 300, words: 60, branchChance: 0.1 })
+    const manager = ref.SessionManager.open(p, dir)
+    const settings = settingsFor(3)
+    for (const leafId of [ids[ids.length - 1], ids[100], ids[200]]) {
+      const prep = ref.prepareCompaction(manager.getBranch(leafId), settings)
+      const mine = ours.prepareCompactionFromFileSync(p, { leafId, settings })
+      expect(mine && mine.firstKeptEntryId).toBe(prep && prep.firstKeptEntryId)
+      expect(mine && mine.tokensBefore).toBe(prep && prep.tokensBefore)
+    }
+  })
+
+  test('lone surrogates in ids, paths and texts keep their JS lengths', async () => {
+    const lone = '\ud83d'
+    const entries = [
+      { type: 'session', version: 3, id: 's', timestamp: 't', cwd: '/' },
+      { type: 'message', id: `u${lone}`, parentId: null, timestamp: 't', message: { role: 'user', content: `a${lone}`.repeat(300), timestamp: 1 } },
+      {
+        type: 'message', id: 'a1', parentId: `u${lone}`, timestamp: 't',
+        message: { role: 'assistant', content: [{ type: 'toolCall', id: 'c1', name: 'read', arguments: { path: `p${lone}\udc00x` } }], timestamp: 2 },
+      },
+      { type: 'message', id: 'u2', parentId: 'a1', timestamp: 't', message: { role: 'user', content: 'b'.repeat(900), timestamp: 3 } },
+    ]
+    const text = entries.map((e) => JSON.stringify(e)).join('\n')
+    expect(text).toContain('\\ud83d')
+    const p = file('surrogates.jsonl', text)
+    const plan = await expectSameAsReference(p, { settings: { enabled: true, reserveTokens: 1, keepRecentTokens: 100 } })
+    expect(plan.messagesToSummarizeIds).toEqual([`u${lone}`, 'a1'])
+    expect(plan.fileOps.read).toEqual([`p${lone}\udc00x`])
+  })
+
+  test('CRLF, blank and whitespace-only lines, a byte-order mark', async () => {
+    const p = path.join(dir, 'base.jsonl')
+    writeSessionFile(p, { seed: 5, entries: 200, words: 40 })
+    const lines = fs.readFileSync(p, 'utf8').split('\n')
+    const variants = {
+      crlf: lines.join('\r\n'),
+      blanks: lines.join('\n\n \t\u00a0\n'),
+      bom: '\ufeff' + lines.join('\n'),
+      trailing: lines.join('\n') + '\n\n\n',
+    }
+    const settings = settingsFor(11)
+    const base = local(ours.prepareCompactionFromFileSync(p, { settings }))
+    expect(base).toBeDefined()
+    for (const [name, text] of Object.entries(variants)) {
+      const q = file(`variant-${name}.jsonl`, text)
+      expect(await expectSameAsReference(q, { settings })).toStrictEqual(base)
+    }
+  })
+
+  test('a 20k-entry file', async () => {
+    const p = path.join(dir, 'large.jsonl')
+    writeSessionFile(p, { seed: 2024, entries: 20_000, words: 40, branchChance: 0.002, compactionChance: 0.0005, danglingChance: 0 })
+    const plan = await expectSameAsReference(p, undefined)
+    expect(plan.messagesToSummarizeIds.length).toBeGreaterThan(100)
+  })
+})
+
+describe('errors', () => {
+  const header = JSON.stringify({ type: 'session', version: 3, id: 's', timestamp: 't', cwd: '/' })
+  const entry = JSON.stringify({ type: 'message', id: 'a', parentId: null, message: { role: 'user', content: 'x' } })
+
+  async function expectBoth(p, options, ErrorType, pattern) {
+    expect(() => ours.prepareCompactionFromFileSync(p, options)).toThrow(pattern)
+    await expect(ours.prepareCompactionFromFile(p, options)).rejects.toThrow(pattern)
+    await expect(ours.serializeForSummaryFromFile(p, options)).rejects.toThrow(pattern)
+    let thrown
+    try {
+      ours.prepareCompactionFromFileSync(p, options)
+    } catch (err) {
+      thrown = err
+    }
+    // Jest's realm differs from the addon's: compare constructor names.
+    expect(thrown.constructor.name).toBe(ErrorType.name)
+    const rejected = await ours.prepareCompactionFromFile(p, options).catch((err) => err)
+    expect(rejected.constructor.name).toBe(ErrorType.name)
+  }
+
+  test('a malformed line names its line number', async () => {
+    const p = file('malformed.jsonl', [header, entry, '', '{"type":"message",', entry].join('\n'))
+    await expectBoth(p, undefined, Error, /malformed\.jsonl: line 4: malformed JSON/)
+  })
+
+  test('a missing header, an old version, a non-object entry', async () => {
+    await expectBoth(file('noheader.jsonl', entry), undefined, Error, /line 1: no session header/)
+    await expectBoth(file('empty.jsonl', '\n\n'), undefined, Error, /no session header/)
+    const v2 = JSON.stringify({ type: 'session', version: 2, id: 's' })
+    await expectBoth(file('v2.jsonl', `${v2}\n${entry}`), undefined, Error, /line 1: session version 2 is older than 3/)
+    const v1 = JSON.stringify({ type: 'session', id: 's' })
+    await expectBoth(file('v1.jsonl', `${v1}\n${entry}`), undefined, Error, /session version 1/)
+    await expectBoth(file('null.jsonl', `${header}\n\n${entry}\n[1]`), undefined, Error, /line 4: expected a session entry object, got an array/)
+  })
+
+  test('a missing file', async () => {
+    await expectBoth(path.join(dir, 'nope.jsonl'), undefined, Error, /nope\.jsonl: cannot open/)
+  })
+
+  test('bad arguments are TypeErrors, thrown before any work', async () => {
+    const p = file('ok.jsonl', `${header}\n${entry}`)
+    expect(() => ours.prepareCompactionFromFile(42)).toThrow(/path: expected a string/)
+    expect(() => ours.prepareCompactionFromFile(p, 'x')).toThrow(/options: expected an object/)
+    expect(() => ours.prepareCompactionFromFile(p, { leafId: 3 })).toThrow(/options\.leafId: expected a string/)
+    expect(() => ours.prepareCompactionFromFileSync(p, { settings: { enabled: true } })).toThrow(/options\.settings\.reserveTokens/)
+    expect(() => ours.serializeForSummaryFromFileSync(p, { settings: null })).toThrow(/options\.settings/)
+    let thrown
+    try {
+      ours.prepareCompactionFromFile(p, { leafId: 3 })
+    } catch (err) {
+      thrown = err
+    }
+    expect(thrown.constructor.name).toBe('TypeError')
+  })
+
+  test('an entry the planner cannot read names the file line', async () => {
+    const bad = JSON.stringify({ type: 'message', id: 'b', parentId: 'a', message: { role: 7 } })
+    const p = file('badrole.jsonl', `${header}\n${entry}\n${bad}`)
+    await expectBoth(p, undefined, TypeError, /badrole\.jsonl: line 3: message\.role/)
+  })
+})
+
+describe('serializeForSummaryFromFile', () => {
+  function expected(p, options, model) {
+    const { prep } = referencePlanFromFile(ref, p, options)
+    if (!prep) return undefined
+    const projectOptions = model ? { model } : undefined
+    const text = (messages) => ours.serializeConversation(ours.projectForSummary(messages, projectOptions), {
+      reasoning: !(model && /claude/i.test(model.id)),
+    })
+    return {
+      conversation: text(prep.messagesToSummarize),
+      turnPrefix: prep.isSplitTurn && prep.turnPrefixMessages.length > 0 ? text(prep.turnPrefixMessages) : undefined,
+    }
+  }
+
+  test('matches projecting and serializing the reference plan in JS', async () => {
+    let compared = 0
+    for (let seed = 201; seed <= 240; seed++) {
+      const p = path.join(dir, `ser-${seed}.jsonl`)
+      writeSessionFile(p, { seed, entries: 30 + ((seed * 13) % 250), words: 10 + (seed % 30) })
+      const settings = settingsFor(seed)
+      for (const model of [undefined, { api: 'openai-responses', provider: 'openai', id: 'gpt-x' }, { api: 'x', provider: 'y', id: 'Claude-z' }]) {
+        const want = expected(p, { settings }, model)
+        const sync = local(ours.serializeForSummaryFromFileSync(p, { settings, model }))
+        const async_ = local(await ours.serializeForSummaryFromFile(p, { settings, model }))
+        expect(async_).toStrictEqual(sync)
+        if (want === undefined) {
+          expect(sync).toBeUndefined()
+          continue
+        }
+        compared++
+        expect(sync.plan).toStrictEqual(local(ours.prepareCompactionFromFileSync(p, { settings })))
+        expect(sync.conversation).toBe(want.conversation)
+        expect(sync.turnPrefix).toBe(want.turnPrefix)
+      }
+    }
+    expect(compared).toBeGreaterThan(60)
+  })
+
+  test('reasoning: false drops assistant reasoning', () => {
+    const p = path.join(dir, 'reasoning.jsonl')
+    writeSessionFile(p, { seed: 77, entries: 200, words: 20, compactionChance: 0, danglingChance: 0, branchChance: 0 })
+    const settings = { enabled: true, reserveTokens: 1000, keepRecentTokens: 300 }
+    const withR = ours.serializeForSummaryFromFileSync(p, { settings })
+    const without = ours.serializeForSummaryFromFileSync(p, { settings, reasoning: false })
+    expect(withR.conversation).toContain('[Assistant reasoning]')
+    expect(without.conversation).not.toContain('[Assistant reasoning]')
+  })
+})

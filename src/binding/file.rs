@@ -1,0 +1,341 @@
+//! Exports that plan from a session file: `prepareCompactionFromFile` (a
+//! Promise; reading, parsing and planning run on the libuv pool) and its
+//! synchronous twin. Only argument reading and building the small result
+//! object happen on the JS thread.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::PathBuf;
+use std::ptr;
+
+use napi::bindgen_prelude::{AsyncTask, JsError, JsRangeError, JsTypeError, Unknown};
+use napi::{sys, Env, Status, Task};
+use napi_derive::napi;
+
+use super::errors::run;
+use super::js::{check, Cx, JsVal};
+use super::out::{Arg, Raw, RawValue};
+use crate::core::error::{Context, Error, ErrorKind, Result};
+use crate::core::file_plan::{prepare_compaction_from_file, FilePlan};
+use crate::core::file_transcript::{serialize_for_summary_from_file, FileTranscript};
+use crate::core::json::{stringify_to_string, Value};
+use crate::core::jsstr::JsStr;
+use crate::core::projection::is_claude_family;
+use crate::core::settings::{read_settings, DEFAULT_SETTINGS};
+use crate::core::view::{Key, Kind, View};
+
+/// What a file call was asked for, read on the JS thread.
+pub struct FileRequest {
+    pub path: PathBuf,
+    pub leaf: Option<JsStr>,
+    pub keep_recent_tokens: f64,
+    /// Keep readable assistant reasoning in transcripts: false for a
+    /// Claude-family `options.model` or `options.reasoning === false`.
+    pub reasoning: bool,
+}
+
+fn string_of(v: &JsVal<'_>, name: &str) -> Result<JsStr> {
+    v.string().ok_or_else(|| {
+        Error::type_error(
+            name,
+            format!("expected a string, got {}", v.kind().describe()),
+        )
+    })
+}
+
+/// Reads `(path, options?)` with `options = { leafId?, settings?, model?, reasoning? }`.
+pub fn read_request(cx: &Cx, path: &Arg, options: &Arg) -> Result<FileRequest> {
+    let path = string_of(&cx.wrap(path.0)?, "path")?;
+    let options = cx.wrap(options.0)?;
+    let mut leaf = None;
+    let mut settings = DEFAULT_SETTINGS;
+    let mut reasoning = true;
+    match options.kind() {
+        Kind::Undefined | Kind::Null => {}
+        Kind::Object => {
+            let leaf_id = options_field(cx, &options, c"leafId")?;
+            if !matches!(leaf_id.kind(), Kind::Undefined | Kind::Null) {
+                leaf = Some(string_of(&leaf_id, "options.leafId")?);
+            }
+            let given = options_field(cx, &options, c"settings")?;
+            if !given.is_undefined() {
+                settings = read_settings(&given).within("options.settings")?;
+            }
+            let model = options_field(cx, &options, c"model")?;
+            if model.is_object_like() {
+                let s = |key| -> Result<Option<JsStr>> { Ok(model.get(key)?.string()) };
+                let claude = is_claude_family(
+                    s(Key::Api)?.as_ref(),
+                    s(Key::Provider)?.as_ref(),
+                    s(Key::Id)?.as_ref(),
+                );
+                reasoning = !claude;
+            }
+            if options_field(cx, &options, c"reasoning")?.boolean() == Some(false) {
+                reasoning = false;
+            }
+        }
+        other => {
+            return Err(Error::type_error(
+                "options",
+                format!("expected an object, got {}", other.describe()),
+            ))
+        }
+    }
+    Ok(FileRequest {
+        path: PathBuf::from(path.to_string_lossy().into_owned()),
+        leaf,
+        keep_recent_tokens: settings.keep_recent_tokens,
+        reasoning,
+    })
+}
+
+fn options_field<'c>(cx: &'c Cx, options: &JsVal<'c>, name: &std::ffi::CStr) -> Result<JsVal<'c>> {
+    let mut out = ptr::null_mut();
+    check(unsafe { sys::napi_get_named_property(cx.env, options.raw, name.as_ptr(), &mut out) })?;
+    cx.wrap(out)
+}
+
+/// `JSON.parse(text)` on the JS side: rebuilds a parsed value exactly.
+fn json_parse(cx: &Cx, text: &str) -> Result<Raw> {
+    let mut global = ptr::null_mut();
+    let mut json = ptr::null_mut();
+    let mut parse = ptr::null_mut();
+    let mut out = ptr::null_mut();
+    let arg = cx.str(text)?;
+    unsafe {
+        check(sys::napi_get_global(cx.env, &mut global))?;
+        check(sys::napi_get_named_property(
+            cx.env,
+            global,
+            c"JSON".as_ptr(),
+            &mut json,
+        ))?;
+        check(sys::napi_get_named_property(
+            cx.env,
+            json,
+            c"parse".as_ptr(),
+            &mut parse,
+        ))?;
+        check(sys::napi_call_function(
+            cx.env, json, parse, 1, &arg, &mut out,
+        ))?;
+    }
+    Ok(out)
+}
+
+fn value_to_js(cx: &Cx, value: &Value) -> Result<Raw> {
+    match value {
+        Value::String(s) => cx.js_str(s),
+        Value::Number(n) => cx.number(*n),
+        Value::Bool(b) => cx.boolean(*b),
+        Value::Null => cx.null(),
+        _ => json_parse(cx, &stringify_to_string(value)),
+    }
+}
+
+fn ids_to_js(cx: &Cx, ids: &[Option<JsStr>]) -> Result<Raw> {
+    cx.array(ids.iter().map(|id| match id {
+        Some(id) => cx.js_str(id),
+        None => Ok(cx.undefined()),
+    }))
+}
+
+/// The plan object, or `undefined`.
+pub fn plan_to_js(cx: &Cx, plan: Option<&FilePlan>) -> Result<Raw> {
+    let Some(plan) = plan else {
+        return Ok(cx.undefined());
+    };
+    let o = cx.object()?;
+    cx.set(
+        o,
+        c"firstKeptEntryId",
+        cx.js_str(&plan.first_kept_entry_id)?,
+    )?;
+    cx.set(o, c"tokensBefore", cx.number(plan.tokens_before)?)?;
+    cx.set(o, c"isSplitTurn", cx.boolean(plan.is_split_turn)?)?;
+    cx.set(
+        o,
+        c"messagesToSummarizeIds",
+        ids_to_js(cx, &plan.messages_to_summarize_ids)?,
+    )?;
+    cx.set(o, c"turnPrefixIds", ids_to_js(cx, &plan.turn_prefix_ids)?)?;
+    let ops = cx.object()?;
+    cx.set(ops, c"read", cx.strings(plan.file_ops.read.iter())?)?;
+    cx.set(ops, c"written", cx.strings(plan.file_ops.written.iter())?)?;
+    cx.set(ops, c"edited", cx.strings(plan.file_ops.edited.iter())?)?;
+    cx.set(o, c"fileOps", ops)?;
+    let previous = match &plan.previous_summary {
+        Some(v) => value_to_js(cx, v)?,
+        None => cx.undefined(),
+    };
+    cx.set(o, c"previousSummary", previous)?;
+    Ok(o)
+}
+
+/// Runs `f` off the JS thread, turning a panic into an error.
+pub fn guarded<T>(f: impl FnOnce() -> Result<T>) -> Result<T> {
+    catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|_| {
+        Err(Error::invalid(
+            "prime-compaction internal error (a bug, please report it): panic while reading a session file",
+        ))
+    })
+}
+
+/// A core error as the value a Promise rejects with: a `TypeError`,
+/// `RangeError` or `Error`, as the synchronous twin would throw.
+pub fn rejection(env: &Env, err: Error) -> napi::Error {
+    let message = err.to_string();
+    let raw = env.raw();
+    let value = unsafe {
+        match err.kind {
+            ErrorKind::Type => {
+                JsTypeError::from(napi::Error::new(Status::InvalidArg, message)).into_value(raw)
+            }
+            ErrorKind::Range => {
+                JsRangeError::from(napi::Error::new(Status::InvalidArg, message)).into_value(raw)
+            }
+            ErrorKind::Invalid | ErrorKind::JsException => {
+                JsError::from(napi::Error::new(Status::GenericFailure, message)).into_value(raw)
+            }
+        }
+    };
+    napi::Error::from_unknown_without_coercion(unsafe { Unknown::from_raw_unchecked(raw, value) })
+}
+
+/// Builds a JS result on the JS thread, after the work is done.
+pub fn resolve_with<T>(
+    env: &Env,
+    output: Result<T>,
+    build: impl FnOnce(&Cx, T) -> Result<Raw>,
+) -> napi::Result<RawValue> {
+    let built = output.and_then(|value| {
+        let cx = Cx::new(env.raw())?;
+        build(&cx, value)
+    });
+    built.map(RawValue).map_err(|e| rejection(env, e))
+}
+
+pub struct PrepareFromFile {
+    request: FileRequest,
+}
+
+impl Task for PrepareFromFile {
+    type Output = Result<Option<FilePlan>>;
+    type JsValue = RawValue;
+
+    fn compute(&mut self) -> napi::Result<Self::Output> {
+        let r = &self.request;
+        Ok(guarded(|| {
+            prepare_compaction_from_file(&r.path, r.leaf.as_ref(), r.keep_recent_tokens)
+        }))
+    }
+
+    fn resolve(&mut self, env: Env, output: Self::Output) -> napi::Result<RawValue> {
+        resolve_with(&env, output, |cx, plan| plan_to_js(cx, plan.as_ref()))
+    }
+}
+
+/// `prepareCompactionFromFile(path, options?)`: reads a version-3 session
+/// file, takes the branch ending at `options.leafId` (default: the last
+/// entry) and plans its compaction, all on the libuv pool. Resolves to the
+/// plan with entries named by id, or `undefined` where `prepareCompaction`
+/// returns `undefined`.
+#[napi(
+    js_name = "prepareCompactionFromFile",
+    ts_return_type = "Promise<unknown>"
+)]
+pub fn prepare_compaction_from_file_async(
+    env: Env,
+    path: Arg,
+    options: Arg,
+) -> napi::Result<AsyncTask<PrepareFromFile>> {
+    run(&env, |cx| {
+        let request = read_request(cx, &path, &options)?;
+        Ok(AsyncTask::new(PrepareFromFile { request }))
+    })
+}
+
+/// `prepareCompactionFromFileSync(path, options?)`: the same plan, computed
+/// on the calling thread.
+#[napi(js_name = "prepareCompactionFromFileSync")]
+pub fn prepare_compaction_from_file_sync(
+    env: Env,
+    path: Arg,
+    options: Arg,
+) -> napi::Result<RawValue> {
+    run(&env, |cx| {
+        let r = read_request(cx, &path, &options)?;
+        let plan = prepare_compaction_from_file(&r.path, r.leaf.as_ref(), r.keep_recent_tokens)?;
+        Ok(RawValue(plan_to_js(cx, plan.as_ref())?))
+    })
+}
+
+/// `{ plan, conversation, turnPrefix }`, or `undefined`.
+pub fn transcript_to_js(cx: &Cx, transcript: Option<&FileTranscript>) -> Result<Raw> {
+    let Some(t) = transcript else {
+        return Ok(cx.undefined());
+    };
+    let o = cx.object()?;
+    cx.set(o, c"plan", plan_to_js(cx, Some(&t.plan))?)?;
+    cx.set(o, c"conversation", cx.js_str(&t.conversation)?)?;
+    let prefix = match &t.turn_prefix {
+        Some(p) => cx.js_str(p)?,
+        None => cx.undefined(),
+    };
+    cx.set(o, c"turnPrefix", prefix)?;
+    Ok(o)
+}
+
+fn transcript_of(r: &FileRequest) -> Result<Option<FileTranscript>> {
+    serialize_for_summary_from_file(&r.path, r.leaf.as_ref(), r.keep_recent_tokens, r.reasoning)
+}
+
+pub struct SerializeFromFile {
+    request: FileRequest,
+}
+
+impl Task for SerializeFromFile {
+    type Output = Result<Option<FileTranscript>>;
+    type JsValue = RawValue;
+
+    fn compute(&mut self) -> napi::Result<Self::Output> {
+        Ok(guarded(|| transcript_of(&self.request)))
+    }
+
+    fn resolve(&mut self, env: Env, output: Self::Output) -> napi::Result<RawValue> {
+        resolve_with(&env, output, |cx, t| transcript_to_js(cx, t.as_ref()))
+    }
+}
+
+/// `serializeForSummaryFromFile(path, options?)`: the projected, serialized
+/// transcripts the summarization requests for the file's compaction would
+/// carry (`conversation`, and `turnPrefix` for a split turn), with the plan;
+/// `undefined` where there is nothing to compact. Runs on the libuv pool.
+#[napi(
+    js_name = "serializeForSummaryFromFile",
+    ts_return_type = "Promise<unknown>"
+)]
+pub fn serialize_for_summary_from_file_async(
+    env: Env,
+    path: Arg,
+    options: Arg,
+) -> napi::Result<AsyncTask<SerializeFromFile>> {
+    run(&env, |cx| {
+        let request = read_request(cx, &path, &options)?;
+        Ok(AsyncTask::new(SerializeFromFile { request }))
+    })
+}
+
+/// `serializeForSummaryFromFileSync(path, options?)`: the same, on the calling thread.
+#[napi(js_name = "serializeForSummaryFromFileSync")]
+pub fn serialize_for_summary_from_file_sync(
+    env: Env,
+    path: Arg,
+    options: Arg,
+) -> napi::Result<RawValue> {
+    run(&env, |cx| {
+        let request = read_request(cx, &path, &options)?;
+        let transcript = transcript_of(&request)?;
+        Ok(RawValue(transcript_to_js(cx, transcript.as_ref())?))
+    })
+}

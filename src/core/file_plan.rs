@@ -1,0 +1,169 @@
+//! `prepareCompaction` for a session file: read it, take one branch, plan,
+//! and name the plan's entries by id, all without a JS object in sight.
+
+use std::path::Path;
+
+use super::entries::Entries;
+use super::error::{Error, Result};
+use super::file_ops::FileOps;
+use super::json::Value;
+use super::jsstr::JsStr;
+use super::prepare::{prepare_compaction, Preparation};
+use super::session_file::read_session_file;
+use super::session_tree::{branch_positions, Leaf};
+use super::value_view::Val;
+
+/// The entries of one branch, root first, moved out of the parsed file.
+#[derive(Debug)]
+pub struct Branch {
+    /// A `Value::Array` of the branch's entries.
+    pub entries: Value,
+    /// The file line of each entry.
+    pub lines: Vec<u32>,
+    /// The file, as errors name it.
+    pub path: String,
+}
+
+impl Branch {
+    pub fn len(&self) -> usize {
+        self.lines.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.lines.is_empty()
+    }
+
+    pub fn entry(&self, i: usize) -> Option<&Value> {
+        self.entries.at(i)
+    }
+
+    /// Rewrites a core error about `branch[i]` to name the file and line.
+    pub fn locate(&self, err: Error) -> Error {
+        let index = err
+            .path
+            .first()
+            .and_then(|seg| {
+                seg.strip_prefix(BRANCH)?
+                    .strip_prefix('[')?
+                    .strip_suffix(']')
+            })
+            .and_then(|i| i.parse::<usize>().ok());
+        let Some(line) = index.and_then(|i| self.lines.get(i)) else {
+            return Error {
+                message: format!("{}: {}", self.path, err),
+                path: Vec::new(),
+                ..err
+            };
+        };
+        let inner = Error {
+            path: err.path[1..].to_vec(),
+            ..err.clone()
+        };
+        Error {
+            kind: err.kind,
+            path: Vec::new(),
+            message: format!("{}: line {line}: {inner}", self.path),
+        }
+    }
+}
+
+/// How errors from the core name the branch.
+const BRANCH: &str = "branch";
+
+/// Reads the file at `path` and takes the branch ending at `leaf` (the last
+/// entry when `None`). The other entries are dropped before this returns.
+pub fn load_branch(path: &Path, leaf: Option<&JsStr>) -> Result<Branch> {
+    let name = path.display().to_string();
+    let mut file = read_session_file(path)?;
+    let leaf = leaf.map_or(Leaf::Last, Leaf::Id);
+    let positions = branch_positions(&file.values, leaf, |i| {
+        format!("{name}: line {}", file.lines[i])
+    })?;
+    let mut entries = Vec::with_capacity(positions.len());
+    let mut lines = Vec::with_capacity(positions.len());
+    for &i in &positions {
+        entries.push(std::mem::replace(&mut file.values[i], Value::Null));
+        lines.push(file.lines[i]);
+    }
+    drop(file);
+    Ok(Branch {
+        entries: Value::Array(entries),
+        lines,
+        path: name,
+    })
+}
+
+/// The plan, with the summarized entries named by id.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FilePlan {
+    pub first_kept_entry_id: JsStr,
+    pub tokens_before: f64,
+    pub is_split_turn: bool,
+    /// `None` for an entry without a string id.
+    pub messages_to_summarize_ids: Vec<Option<JsStr>>,
+    pub turn_prefix_ids: Vec<Option<JsStr>>,
+    pub file_ops: FileOps,
+    /// The previous compaction's `summary`, whatever its type; `None` when
+    /// there is no previous compaction or it has no `summary`.
+    pub previous_summary: Option<Value>,
+}
+
+fn id_at(branch: &Branch, i: usize) -> Option<JsStr> {
+    branch
+        .entry(i)
+        .and_then(|e| e.get("id"))
+        .and_then(Value::as_js_str)
+        .cloned()
+}
+
+/// `prepareCompaction(branch, settings)` over a loaded branch; the core's
+/// index-based preparation comes back too, for callers that go on to
+/// serialize the summarized entries.
+pub fn plan_branch(
+    branch: &Branch,
+    keep_recent_tokens: f64,
+) -> Result<Option<(Preparation, FilePlan)>> {
+    let array = Val::new(&branch.entries);
+    let entries = Entries::new(&array, BRANCH).map_err(|e| branch.locate(e))?;
+    let Some(prep) =
+        prepare_compaction(&entries, keep_recent_tokens).map_err(|e| branch.locate(e))?
+    else {
+        return Ok(None);
+    };
+    let Some(first_kept_entry_id) = id_at(branch, prep.first_kept_entry_index) else {
+        // prepare_compaction only plans when the first kept entry has an id.
+        return Ok(None);
+    };
+    let ids = |indices: &[u32]| -> Vec<Option<JsStr>> {
+        indices.iter().map(|&i| id_at(branch, i as usize)).collect()
+    };
+    let previous_summary = prep
+        .previous_compaction
+        .and_then(|p| branch.entry(p))
+        .and_then(|e| e.get("summary"))
+        .cloned();
+    let plan = FilePlan {
+        first_kept_entry_id,
+        tokens_before: prep.tokens_before,
+        is_split_turn: prep.is_split_turn,
+        messages_to_summarize_ids: ids(&prep.summarize),
+        turn_prefix_ids: ids(&prep.turn_prefix),
+        file_ops: prep.file_ops.clone(),
+        previous_summary,
+    };
+    Ok(Some((prep, plan)))
+}
+
+/// Reads, selects the branch and plans: the whole of `prepareCompactionFromFile`.
+pub fn prepare_compaction_from_file(
+    path: &Path,
+    leaf: Option<&JsStr>,
+    keep_recent_tokens: f64,
+) -> Result<Option<FilePlan>> {
+    let branch = load_branch(path, leaf)?;
+    Ok(plan_branch(&branch, keep_recent_tokens)?.map(|(_, plan)| plan))
+}
+
+#[cfg(test)]
+#[path = "file_plan_tests.rs"]
+mod tests;

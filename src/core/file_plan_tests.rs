@@ -1,0 +1,196 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::Write;
+
+use super::*;
+use crate::core::json::parse;
+use crate::core::session_tree::{branch_positions, Leaf};
+
+fn values(lines: &[&str]) -> Vec<Value> {
+    lines.iter().map(|l| parse(l).unwrap()).collect()
+}
+
+fn ids(entries: &[Value], positions: &[usize]) -> Vec<String> {
+    positions
+        .iter()
+        .map(|&i| entries[i].get("id").unwrap().as_str().unwrap().to_string())
+        .collect()
+}
+
+fn branch(entries: &[Value], leaf: Leaf<'_>) -> Result<Vec<String>> {
+    Ok(ids(
+        entries,
+        &branch_positions(entries, leaf, |i| format!("line {}", i + 1))?,
+    ))
+}
+
+const TREE: &[&str] = &[
+    r#"{"type":"session","version":3,"id":"s"}"#,
+    r#"{"type":"message","id":"a","parentId":null}"#,
+    r#"{"type":"message","id":"b","parentId":"a"}"#,
+    r#"{"type":"message","id":"c","parentId":"b"}"#,
+    r#"{"type":"message","id":"d","parentId":"a"}"#,
+    r#"{"type":"label","id":"e","parentId":"d"}"#,
+];
+
+#[test]
+fn the_default_leaf_is_the_last_entry() {
+    let e = values(TREE);
+    assert_eq!(branch(&e, Leaf::Last).unwrap(), ["a", "d", "e"]);
+}
+
+#[test]
+fn an_explicit_leaf_selects_its_branch() {
+    let e = values(TREE);
+    let c = JsStr::from_str("c");
+    assert_eq!(branch(&e, Leaf::Id(&c)).unwrap(), ["a", "b", "c"]);
+}
+
+#[test]
+fn unknown_or_empty_leaf_ids_give_an_empty_branch() {
+    let e = values(TREE);
+    for id in ["zz", "", "s"] {
+        let id = JsStr::from_str(id);
+        assert!(branch(&e, Leaf::Id(&id)).unwrap().is_empty());
+    }
+}
+
+#[test]
+fn a_dangling_parent_ends_the_branch() {
+    let e = values(&[
+        TREE[0],
+        r#"{"type":"message","id":"a","parentId":null}"#,
+        r#"{"type":"message","id":"b","parentId":"gone"}"#,
+        r#"{"type":"message","id":"c","parentId":"b"}"#,
+    ]);
+    assert_eq!(branch(&e, Leaf::Last).unwrap(), ["b", "c"]);
+}
+
+#[test]
+fn later_duplicates_win_and_a_falsy_last_id_gives_nothing() {
+    let e = values(&[
+        TREE[0],
+        r#"{"type":"message","id":"a","parentId":null}"#,
+        r#"{"type":"message","id":"a","parentId":null,"n":2}"#,
+        r#"{"type":"message","id":"b","parentId":"a"}"#,
+    ]);
+    let p = branch_positions(&e, Leaf::Last, |_| String::new()).unwrap();
+    assert_eq!(p, [2, 3]);
+    let e = values(&[TREE[0], TREE[1], r#"{"type":"message","parentId":"a"}"#]);
+    assert!(branch(&e, Leaf::Last).unwrap().is_empty());
+}
+
+#[test]
+fn later_session_lines_are_not_entries() {
+    let e = values(&[
+        TREE[0],
+        r#"{"type":"message","id":"a","parentId":null}"#,
+        r#"{"type":"session","version":3,"id":"a2"}"#,
+    ]);
+    assert_eq!(branch(&e, Leaf::Last).unwrap(), ["a"]);
+}
+
+#[test]
+fn cycles_are_errors() {
+    let e = values(&[
+        TREE[0],
+        r#"{"type":"message","id":"a","parentId":"b"}"#,
+        r#"{"type":"message","id":"b","parentId":"a"}"#,
+    ]);
+    let err = branch(&e, Leaf::Last).unwrap_err().to_string();
+    assert!(err.contains("cycle"), "{err}");
+}
+
+fn write_file(name: &str, text: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("prime-compaction-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::File::create(&path)
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+    path
+}
+
+fn message(id: &str, parent: &str, role: &str, text: &str) -> String {
+    let parent = if parent.is_empty() {
+        "null".to_string()
+    } else {
+        format!("\"{parent}\"")
+    };
+    let content = if role == "assistant" {
+        format!(
+            r#"[{{"type":"text","text":"{text}"}},{{"type":"toolCall","id":"c{id}","name":"read","arguments":{{"path":"{id}.rs"}}}}]"#
+        )
+    } else {
+        format!("\"{text}\"")
+    };
+    format!(
+        r#"{{"type":"message","id":"{id}","parentId":{parent},"timestamp":"t","message":{{"role":"{role}","content":{content},"timestamp":1}}}}"#
+    )
+}
+
+fn session(lines: &[String]) -> String {
+    let mut text = format!("{}\n", TREE[0]);
+    for l in lines {
+        text.push_str(l);
+        text.push('\n');
+    }
+    text
+}
+
+#[test]
+fn plans_a_file_by_entry_id() {
+    let long = "x".repeat(400);
+    let lines = vec![
+        message("u1", "", "user", &long),
+        message("a1", "u1", "assistant", &long),
+        message("u2", "a1", "user", &long),
+        message("a2", "u2", "assistant", &long),
+    ];
+    let path = write_file("plan.jsonl", &session(&lines));
+    let plan = prepare_compaction_from_file(&path, None, 150.0)
+        .unwrap()
+        .expect("a plan");
+    assert_eq!(plan.first_kept_entry_id, JsStr::from_str("u2"));
+    assert_eq!(
+        plan.messages_to_summarize_ids,
+        vec![Some(JsStr::from_str("u1")), Some(JsStr::from_str("a1"))]
+    );
+    assert!(!plan.is_split_turn);
+    assert!(plan.turn_prefix_ids.is_empty());
+    assert_eq!(
+        plan.file_ops.read.iter().cloned().collect::<Vec<_>>(),
+        vec![JsStr::from_str("a1.rs")]
+    );
+    assert_eq!(plan.previous_summary, None);
+    // Branch selection: ending at a1, everything fits in the kept tail.
+    let a1 = JsStr::from_str("a1");
+    let plan = prepare_compaction_from_file(&path, Some(&a1), 150.0)
+        .unwrap()
+        .expect("a plan");
+    assert_eq!(plan.first_kept_entry_id, JsStr::from_str("u1"));
+    assert!(plan.messages_to_summarize_ids.is_empty());
+    // Unknown leaf: an empty branch, no plan (as the reference).
+    let zz = JsStr::from_str("zz");
+    assert_eq!(
+        prepare_compaction_from_file(&path, Some(&zz), 150.0).unwrap(),
+        None
+    );
+}
+
+#[test]
+fn core_errors_name_the_file_line() {
+    let lines = vec![
+        message("u1", "", "user", "hi"),
+        r#"{"type":"message","id":"u2","parentId":"u1","message":{"role":5}}"#.to_string(),
+    ];
+    let path = write_file("bad-role.jsonl", &session(&lines));
+    let err = prepare_compaction_from_file(&path, None, 1.0)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("bad-role.jsonl: line 3: message.role"),
+        "{err}"
+    );
+}

@@ -1,0 +1,371 @@
+//! Reading a pi session file (JSONL, version 3) into parsed entries.
+//!
+//! The file is streamed in chunks of a few MiB, each cut after its last
+//! newline, and two threads parse the chunks' lines while the calling thread
+//! reads on; chunks come back in order. At no point is the whole file held
+//! next to the parsed values: only the chunks in flight are.
+//!
+//! Lines are what the reference's `parseSessionEntries` sees: the text split
+//! on `\n` (a trailing `\r` is JSON whitespace, so CRLF files read the same),
+//! decoded as UTF-8 the way `readFileSync(path, "utf8")` decodes it (bad bytes
+//! become U+FFFD), blank lines (JS whitespace only) skipped. Unlike the
+//! reference, a malformed line is an error naming its line number, never a
+//! silently dropped entry.
+
+use std::borrow::Cow;
+use std::fs::File;
+use std::io::{ErrorKind as IoErrorKind, Read};
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
+
+use super::error::{Error, Result};
+use super::json::{self, Value};
+
+/// The session format version this crate reads (the reference's `CURRENT_SESSION_VERSION`).
+pub const SESSION_VERSION: f64 = 3.0;
+
+/// Bytes per parse chunk. Large enough that the per-chunk overhead vanishes,
+/// small enough that the chunks in flight stay a small fraction of the file.
+const CHUNK_BYTES: usize = 4 << 20;
+
+/// Chunks queued per parser thread beyond the one it is working on.
+const QUEUE_DEPTH: usize = 1;
+
+/// Parser threads.
+const PARSERS: usize = 2;
+
+/// A parsed session file: the header and every entry after it, in file order.
+#[derive(Debug, Default)]
+pub struct SessionFile {
+    /// Every non-blank line's value, the header first.
+    pub values: Vec<Value>,
+    /// The 1-based line number of each value.
+    pub lines: Vec<u32>,
+}
+
+/// A line that failed to parse, by its number within its chunk.
+struct LineError {
+    local_line: u32,
+    message: String,
+}
+
+struct ChunkOut {
+    /// Newlines in the chunk: the next chunk's first line number minus this one's.
+    newlines: u32,
+    values: Vec<Value>,
+    /// Chunk-local 0-based line index of each value.
+    local_lines: Vec<u32>,
+    error: Option<LineError>,
+}
+
+/// Whether `c` is whitespace to JS's `String.prototype.trim`.
+fn is_js_whitespace(c: char) -> bool {
+    matches!(
+        c,
+        '\u{9}'..='\u{d}'
+            | ' '
+            | '\u{a0}'
+            | '\u{1680}'
+            | '\u{2000}'..='\u{200a}'
+            | '\u{2028}'
+            | '\u{2029}'
+            | '\u{202f}'
+            | '\u{205f}'
+            | '\u{3000}'
+            | '\u{feff}'
+    )
+}
+
+fn decode(line: &[u8]) -> Cow<'_, str> {
+    String::from_utf8_lossy(line)
+}
+
+/// `!line.trim()`: the line holds nothing but JS whitespace.
+fn is_blank(line: &[u8]) -> bool {
+    // Every line of a real session starts with `{`; only others need a look.
+    match line.first() {
+        None => true,
+        Some(b'{') => false,
+        Some(_) => decode(line).chars().all(is_js_whitespace),
+    }
+}
+
+fn describe_parse_error(line: &[u8], err: &json::ParseError) -> String {
+    // The offset is into the decoded text; report a column in characters.
+    let text = decode(line);
+    let offset = err.offset.min(text.len());
+    let column = text.char_indices().take_while(|(i, _)| *i < offset).count() + 1;
+    format!("malformed JSON: {} at column {column}", err.message)
+}
+
+/// Parses chunk number `index`. `first_error` holds the lowest index of a
+/// chunk that failed so far: chunks after it are skipped, since only the
+/// first error in file order is reported.
+fn parse_chunk(index: usize, chunk: &[u8], first_error: &AtomicUsize) -> ChunkOut {
+    let mut out = ChunkOut {
+        newlines: 0,
+        values: Vec::new(),
+        local_lines: Vec::new(),
+        error: None,
+    };
+    if first_error.load(Ordering::Relaxed) < index {
+        return out;
+    }
+    let mut rest = chunk;
+    let mut local_line = 0u32;
+    loop {
+        let (line, next) = match memchr_newline(rest) {
+            Some(i) => (&rest[..i], Some(&rest[i + 1..])),
+            None => (rest, None),
+        };
+        if !is_blank(line) {
+            match json::parse(&decode(line)) {
+                Ok(value) => {
+                    out.values.push(value);
+                    out.local_lines.push(local_line);
+                }
+                Err(err) => {
+                    out.error = Some(LineError {
+                        local_line,
+                        message: describe_parse_error(line, &err),
+                    });
+                    first_error.fetch_min(index, Ordering::Relaxed);
+                    return out;
+                }
+            }
+        }
+        match next {
+            Some(next) => {
+                out.newlines += 1;
+                local_line += 1;
+                rest = next;
+            }
+            None => break,
+        }
+    }
+    out
+}
+
+fn memchr_newline(bytes: &[u8]) -> Option<usize> {
+    bytes.iter().position(|&b| b == b'\n')
+}
+
+fn memrchr_newline(bytes: &[u8]) -> Option<usize> {
+    bytes.iter().rposition(|&b| b == b'\n')
+}
+
+/// Names the file in an error.
+fn file_error(path: &str, message: impl std::fmt::Display) -> Error {
+    Error::invalid(format!("{path}: {message}"))
+}
+
+/// Reads `len` or more bytes (up to EOF) onto the end of `buf`.
+fn fill(reader: &mut impl Read, buf: &mut Vec<u8>, len: usize) -> std::io::Result<bool> {
+    let target = buf.len() + len;
+    while buf.len() < target {
+        let start = buf.len();
+        buf.resize(target, 0);
+        match reader.read(&mut buf[start..]) {
+            Ok(0) => {
+                buf.truncate(start);
+                return Ok(false);
+            }
+            Ok(n) => buf.truncate(start + n),
+            Err(e) if e.kind() == IoErrorKind::Interrupted => buf.truncate(start),
+            Err(e) => {
+                buf.truncate(start);
+                return Err(e);
+            }
+        }
+    }
+    Ok(true)
+}
+
+/// Splits the stream into chunks that end just after a newline (the last
+/// one ends at EOF) and hands each to `send`, until `send` returns false.
+fn for_each_chunk(
+    reader: &mut impl Read,
+    chunk_bytes: usize,
+    mut send: impl FnMut(Vec<u8>) -> bool,
+) -> std::io::Result<()> {
+    let mut pending: Vec<u8> = Vec::with_capacity(chunk_bytes);
+    let mut first = true;
+    loop {
+        let more = fill(reader, &mut pending, chunk_bytes)?;
+        if first {
+            first = false;
+            // `content.trim()` drops a byte-order mark before the header.
+            if pending.starts_with(b"\xEF\xBB\xBF") {
+                pending.drain(..3);
+            }
+        }
+        if !more {
+            if !pending.is_empty() {
+                send(pending);
+            }
+            return Ok(());
+        }
+        // A line longer than a chunk: keep reading until it ends.
+        let Some(cut) = memrchr_newline(&pending) else {
+            continue;
+        };
+        let tail = pending.split_off(cut + 1);
+        let mut next = Vec::with_capacity(tail.len() + chunk_bytes);
+        next.extend_from_slice(&tail);
+        if !send(std::mem::replace(&mut pending, next)) {
+            return Ok(());
+        }
+    }
+}
+
+/// Reads and parses every line of `reader`, named `path` in errors.
+pub fn parse_session_stream(reader: &mut (impl Read + Send), path: &str) -> Result<SessionFile> {
+    parse_with_chunk_size(reader, path, CHUNK_BYTES)
+}
+
+fn parse_with_chunk_size(
+    reader: &mut (impl Read + Send),
+    path: &str,
+    chunk_bytes: usize,
+) -> Result<SessionFile> {
+    let first_error = AtomicUsize::new(usize::MAX);
+    let mut chunks: Vec<ChunkOut> = Vec::new();
+    let read_result = std::thread::scope(|scope| {
+        let mut senders = Vec::with_capacity(PARSERS);
+        let mut receivers = Vec::with_capacity(PARSERS);
+        for _ in 0..PARSERS {
+            let (tx, rx) = mpsc::sync_channel::<(usize, Vec<u8>)>(QUEUE_DEPTH);
+            let (out_tx, out_rx) = mpsc::channel::<ChunkOut>();
+            let first_error = &first_error;
+            scope.spawn(move || {
+                for (index, chunk) in rx {
+                    let out = parse_chunk(index, &chunk, first_error);
+                    drop(chunk);
+                    if out_tx.send(out).is_err() {
+                        return;
+                    }
+                }
+            });
+            senders.push(tx);
+            receivers.push(out_rx);
+        }
+        let mut sent = 0usize;
+        let result = for_each_chunk(reader, chunk_bytes, |chunk| {
+            if first_error.load(Ordering::Relaxed) != usize::MAX {
+                return false;
+            }
+            let ok = senders[sent % PARSERS].send((sent, chunk)).is_ok();
+            sent += 1;
+            ok
+        });
+        drop(senders);
+        // Round-robin in, round-robin out: the chunks come back in file order.
+        for i in 0..sent {
+            match receivers[i % PARSERS].recv() {
+                Ok(out) => chunks.push(out),
+                Err(_) => break,
+            }
+        }
+        result
+    });
+    read_result.map_err(|e| file_error(path, format!("cannot read: {e}")))?;
+
+    let total: usize = chunks.iter().map(|c| c.values.len()).sum();
+    let mut file = SessionFile {
+        values: Vec::with_capacity(total),
+        lines: Vec::with_capacity(total),
+    };
+    let mut base = 1u32;
+    for chunk in chunks {
+        if let Some(err) = chunk.error {
+            return Err(file_error(
+                path,
+                format!("line {}: {}", base + err.local_line, err.message),
+            ));
+        }
+        file.lines
+            .extend(chunk.local_lines.iter().map(|&l| base + l));
+        file.values.extend(chunk.values);
+        base += chunk.newlines;
+    }
+    check_header(&file, path)?;
+    Ok(file)
+}
+
+fn type_of(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// The first entry must be a version-3 session header, and every entry an object.
+fn check_header(file: &SessionFile, path: &str) -> Result<()> {
+    let Some(header) = file.values.first() else {
+        return Err(file_error(
+            path,
+            "no session header: the file has no entries",
+        ));
+    };
+    let line = file.lines.first().copied().unwrap_or(1);
+    let at = |message: String| file_error(path, format!("line {line}: {message}"));
+    if header.get("type").and_then(Value::as_str) != Some("session") {
+        return Err(at(
+            "no session header: the first entry is not {\"type\":\"session\",...}".to_string(),
+        ));
+    }
+    if header.get("id").and_then(Value::as_js_str).is_none() {
+        return Err(at("session header has no string id".to_string()));
+    }
+    // The reference treats a missing version as version 1.
+    match header.get("version") {
+        None | Some(Value::Null) => {
+            return Err(at(format!(
+                "session version 1 (no version field) is older than {SESSION_VERSION}: \
+                 open the session once in pi to migrate it"
+            )))
+        }
+        Some(Value::Number(v)) if *v >= SESSION_VERSION => {}
+        Some(Value::Number(v)) => {
+            return Err(at(format!(
+                "session version {} is older than {SESSION_VERSION}: \
+                 open the session once in pi to migrate it",
+                json::number_to_js_string(*v)
+            )))
+        }
+        Some(other) => {
+            return Err(at(format!(
+                "session header version must be a number, got {}",
+                type_of(other)
+            )))
+        }
+    }
+    for (value, line) in file.values.iter().zip(&file.lines) {
+        if !matches!(value, Value::Object(_)) {
+            return Err(file_error(
+                path,
+                format!(
+                    "line {line}: expected a session entry object, got {}",
+                    type_of(value)
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Opens and parses the session file at `path`.
+pub fn read_session_file(path: &Path) -> Result<SessionFile> {
+    let name = path.display().to_string();
+    let mut file = File::open(path).map_err(|e| file_error(&name, format!("cannot open: {e}")))?;
+    parse_session_stream(&mut file, &name)
+}
+
+#[cfg(test)]
+#[path = "session_file_tests.rs"]
+mod tests;

@@ -1,0 +1,169 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use super::*;
+
+const HEADER: &str = r#"{"type":"session","version":3,"id":"s1","timestamp":"t","cwd":"/"}"#;
+
+fn parse_text(text: &str, chunk: usize) -> Result<SessionFile> {
+    parse_with_chunk_size(&mut text.as_bytes(), "test.jsonl", chunk)
+}
+
+fn parse_ok(text: &str) -> SessionFile {
+    parse_text(text, CHUNK_BYTES).expect("parses")
+}
+
+fn err_of(text: &str) -> String {
+    parse_text(text, CHUNK_BYTES)
+        .expect_err("fails")
+        .to_string()
+}
+
+fn entry(id: &str) -> String {
+    format!(
+        r#"{{"type":"message","id":"{id}","parentId":null,"message":{{"role":"user","content":"x"}}}}"#
+    )
+}
+
+#[test]
+fn reads_header_and_entries_with_line_numbers() {
+    let text = format!("{HEADER}\n\n{}\n  \t\n{}\n", entry("a"), entry("b"));
+    let file = parse_ok(&text);
+    assert_eq!(file.values.len(), 3);
+    assert_eq!(file.lines, vec![1, 3, 5]);
+    assert_eq!(file.values[2].get("id").and_then(Value::as_str), Some("b"));
+}
+
+#[test]
+fn small_chunks_give_the_same_entries_in_order() {
+    let mut text = format!("{HEADER}\n");
+    for i in 0..500 {
+        text.push_str(&entry(&format!("e{i}")));
+        text.push('\n');
+        if i % 7 == 0 {
+            text.push('\n');
+        }
+    }
+    let whole = parse_ok(&text);
+    // Chunks smaller than a line exercise the long-line path too.
+    for chunk in [1, 13, 64, 1000, 4096] {
+        let file = parse_text(&text, chunk).unwrap();
+        assert_eq!(file.lines, whole.lines, "chunk {chunk}");
+        assert_eq!(file.values, whole.values, "chunk {chunk}");
+    }
+}
+
+#[test]
+fn crlf_line_endings_read_like_lf() {
+    let lf = format!("{HEADER}\n{}\n{}", entry("a"), entry("b"));
+    let crlf = lf.replace('\n', "\r\n") + "\r\n\r\n";
+    assert_eq!(parse_ok(&lf).values, parse_ok(&crlf).values);
+}
+
+#[test]
+fn a_leading_byte_order_mark_is_dropped() {
+    let text = format!("\u{feff}{HEADER}\n{}\n", entry("a"));
+    assert_eq!(parse_ok(&text).values.len(), 2);
+}
+
+#[test]
+fn unicode_whitespace_lines_are_blank() {
+    let text = format!("{HEADER}\n\u{a0}\u{2028}\u{3000}\n{}\n", entry("a"));
+    assert_eq!(parse_ok(&text).lines, vec![1, 3]);
+}
+
+#[test]
+fn malformed_lines_are_errors_naming_the_line() {
+    let text = format!(
+        "{HEADER}\n{}\n\n{{\"type\":\"message\",\n{}\n",
+        entry("a"),
+        entry("b")
+    );
+    let e = err_of(&text);
+    assert!(e.starts_with("test.jsonl: line 4: malformed JSON"), "{e}");
+    // The first bad line in file order is reported, whichever chunk fails first.
+    let mut text = format!("{HEADER}\n");
+    for i in 0..300 {
+        text.push_str(if i == 40 || i == 250 { "nope" } else { "{}" });
+        text.push('\n');
+    }
+    for chunk in [16, 64, 1 << 20] {
+        let e = parse_text(&text, chunk).unwrap_err().to_string();
+        assert!(e.contains("line 42: malformed JSON"), "chunk {chunk}: {e}");
+    }
+}
+
+#[test]
+fn trailing_garbage_and_js_only_whitespace_are_malformed() {
+    assert!(err_of(&format!("{HEADER}\n{{}} x\n")).contains("line 2"));
+    // JSON.parse rejects a no-break space around a value.
+    assert!(err_of(&format!("{HEADER}\n{{}}\u{a0}\n")).contains("line 2"));
+}
+
+#[test]
+fn header_problems_are_named() {
+    assert!(err_of("").contains("no session header"));
+    assert!(err_of("\n \n").contains("no session header"));
+    let e = err_of(&format!("\n{}\n", entry("a")));
+    assert!(e.contains("line 2: no session header"), "{e}");
+    let e = err_of(r#"{"type":"session","version":2,"id":"s"}"#);
+    assert!(
+        e.contains("line 1: session version 2 is older than 3"),
+        "{e}"
+    );
+    let e = err_of(r#"{"type":"session","id":"s"}"#);
+    assert!(e.contains("session version 1"), "{e}");
+    let e = err_of(r#"{"type":"session","version":"3","id":"s"}"#);
+    assert!(e.contains("version must be a number"), "{e}");
+    let e = err_of(r#"{"type":"session","version":3}"#);
+    assert!(e.contains("no string id"), "{e}");
+    // Newer versions read as they are.
+    assert_eq!(
+        parse_ok(r#"{"type":"session","version":4,"id":"s"}"#)
+            .values
+            .len(),
+        1
+    );
+}
+
+#[test]
+fn non_object_entries_are_errors() {
+    let e = err_of(&format!("{HEADER}\n{}\nnull\n", entry("a")));
+    assert!(
+        e.contains("line 3: expected a session entry object, got null"),
+        "{e}"
+    );
+}
+
+#[test]
+fn lone_surrogate_escapes_keep_their_js_length() {
+    let text = format!(
+        "{HEADER}\n{{\"type\":\"message\",\"id\":\"a\\ud83d\",\"text\":\"x\\ude00y\\ud83d\\ude00\"}}\n"
+    );
+    let file = parse_ok(&text);
+    let id = file.values[1].get("id").and_then(Value::as_js_str).unwrap();
+    assert_eq!(id.utf16_len(), 2);
+    assert_eq!(id.to_utf16(), vec![u16::from(b'a'), 0xd83d]);
+    let t = file.values[1]
+        .get("text")
+        .and_then(Value::as_js_str)
+        .unwrap();
+    assert_eq!(t.utf16_len(), 5);
+}
+
+#[test]
+fn invalid_utf8_decodes_to_replacement_characters() {
+    let mut bytes = format!("{HEADER}\n{{\"text\":\"").into_bytes();
+    bytes.extend_from_slice(b"\xed\xa0\xbd\xff");
+    bytes.extend_from_slice(b"\"}\n");
+    let file = parse_with_chunk_size(&mut bytes.as_slice(), "t", CHUNK_BYTES).unwrap();
+    let t = file.values[1].get("text").and_then(Value::as_str).unwrap();
+    assert_eq!(t, "\u{fffd}\u{fffd}\u{fffd}\u{fffd}");
+}
+
+#[test]
+fn missing_files_are_errors_naming_the_path() {
+    let e = read_session_file(Path::new("/nonexistent/x.jsonl"))
+        .unwrap_err()
+        .to_string();
+    assert!(e.starts_with("/nonexistent/x.jsonl: cannot open"), "{e}");
+}
