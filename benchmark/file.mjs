@@ -1,0 +1,157 @@
+// Planning a compaction straight from a session file: prime-compaction's
+// prepareCompactionFromFile (async and sync) against the reference's way
+// (readFileSync + parseSessionEntries + migrateSessionEntries, the branch as
+// SessionManager.getBranch walks it, prepareCompaction) on a generated
+// 100k-entry v3 file. Asserts equal plans first; then reports times, the
+// peak memory of ours (in a child process running only ours), and the main
+// thread's event-loop delay while the async version works.
+//
+//   node benchmark/file.mjs [entries=100000]
+//
+// With /work/shared/samples/before-compaction.jsonl present, also runs on that
+// real session (migrated to v3 and repeated to a similar size).
+
+import { execFileSync } from 'node:child_process'
+import fs from 'node:fs'
+import { createRequire } from 'node:module'
+import os from 'node:os'
+import path from 'node:path'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+import { isDeepStrictEqual } from 'node:util'
+
+const here = path.dirname(fileURLToPath(import.meta.url))
+const root = path.join(here, '..')
+const require = createRequire(import.meta.url)
+const ours = require(root)
+const { writeSessionFile, referencePlanFromFile } = require(path.join(root, '__test__', 'helpers', 'session-file.js'))
+
+const core = path.join(root, 'node_modules', '@earendil-works', 'pi-coding-agent', 'dist', 'core')
+const compaction = await import(pathToFileURL(path.join(core, 'compaction', 'index.js')).href)
+const sessionManager = await import(pathToFileURL(path.join(core, 'session-manager.js')).href)
+const ref = { ...compaction, parseSessionEntries: sessionManager.parseSessionEntries, migrateSessionEntries: sessionManager.migrateSessionEntries }
+
+const ENTRIES = Number(process.argv[2] ?? 100_000)
+const SAMPLE = '/work/shared/samples/before-compaction.jsonl'
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'prime-compaction-bench-'))
+
+function median(xs) {
+  const s = [...xs].sort((a, b) => a - b)
+  return s[Math.floor(s.length / 2)]
+}
+
+async function time(runs, fn) {
+  const out = []
+  for (let i = 0; i < runs; i++) {
+    const t = performance.now()
+    await fn()
+    out.push(performance.now() - t)
+  }
+  return median(out)
+}
+
+/** Peak RSS growth of a fresh node process that only loads ours and plans `file`. */
+function peakRss(file) {
+  const script = `
+    const ours = require(${JSON.stringify(root)})
+    const before = process.memoryUsage().rss
+    ours.prepareCompactionFromFileSync(${JSON.stringify(file)})
+    // VmHWM is this process image's own peak; ru_maxrss would carry over the
+    // parent's size from before exec on Linux.
+    let peak = process.resourceUsage().maxRSS * 1024
+    try {
+      const hwm = /VmHWM:\\s+(\\d+) kB/.exec(require('fs').readFileSync('/proc/self/status', 'utf8'))
+      if (hwm) peak = Number(hwm[1]) * 1024
+    } catch {}
+    console.log(JSON.stringify({ before, peak }))`
+  const { before, peak } = JSON.parse(execFileSync(process.execPath, ['-e', script], { encoding: 'utf8' }))
+  return peak - before
+}
+
+/**
+ * Largest event-loop delay on the main thread while the async version plans
+ * `file`, in a fresh process (so no garbage from the reference's run is
+ * collected meanwhile). A 1 ms timer keeps the loop busy to be measured.
+ */
+function loopDelay(file) {
+  const script = `
+    const { monitorEventLoopDelay } = require('node:perf_hooks')
+    const ours = require(${JSON.stringify(root)})
+    const h = monitorEventLoopDelay({ resolution: 1 })
+    const tick = setInterval(() => {}, 1)
+    h.enable()
+    ours.prepareCompactionFromFile(${JSON.stringify(file)}).then(() => {
+      h.disable()
+      clearInterval(tick)
+      console.log(JSON.stringify({ max: h.max / 1e6, p99: h.percentile(99) / 1e6 }))
+    })`
+  return JSON.parse(execFileSync(process.execPath, ['-e', script], { encoding: 'utf8' }))
+}
+
+async function measure(label, file) {
+  const size = fs.statSync(file).size
+  const plain = (v) => JSON.parse(JSON.stringify(v ?? null))
+  const want = referencePlanFromFile(ref, file).plan
+  const sync = ours.prepareCompactionFromFileSync(file)
+  const async_ = await ours.prepareCompactionFromFile(file)
+  if (!isDeepStrictEqual(plain(sync), plain(want)) || !isDeepStrictEqual(plain(async_), plain(want))) {
+    throw new Error(`${label}: plans differ from the reference`)
+  }
+  if (!want) throw new Error(`${label}: the file gives no plan; nothing to compare`)
+
+  const reference = await time(3, () => referencePlanFromFile(ref, file))
+  const oursAsync = await time(5, () => ours.prepareCompactionFromFile(file))
+  const oursSync = await time(5, () => ours.prepareCompactionFromFileSync(file))
+  const rss = peakRss(file)
+  const delay = loopDelay(file)
+  return { label, size, summarized: want.messagesToSummarizeIds.length, reference, oursAsync, oursSync, rss, delay }
+}
+
+function sampleFile() {
+  if (!fs.existsSync(SAMPLE)) return null
+  const entries = ref.parseSessionEntries(fs.readFileSync(SAMPLE, 'utf8'))
+  ref.migrateSessionEntries(entries)
+  const out = path.join(dir, 'sample-v3.jsonl')
+  const fd = fs.openSync(out, 'w')
+  fs.writeSync(fd, `${JSON.stringify(entries[0])}\n`)
+  const body = entries.slice(1).filter((e) => e.type !== 'compaction')
+  let parentId = null
+  for (let r = 0; r < 70; r++) {
+    const lines = body.map((e) => {
+      const c = { ...e, id: `r${r}-${e.id}`, parentId }
+      parentId = c.id
+      return JSON.stringify(c)
+    })
+    fs.writeSync(fd, `${lines.join('\n')}\n`)
+  }
+  fs.closeSync(fd)
+  return out
+}
+
+const generated = path.join(dir, 'generated.jsonl')
+writeSessionFile(generated, {
+  seed: 42,
+  entries: ENTRIES,
+  words: 126,
+  branchChance: 0.001,
+  compactionChance: 0.0002,
+  danglingChance: 0,
+})
+
+const results = [await measure(`generated, ${ENTRIES.toLocaleString('en-US')} entries`, generated)]
+const sample = sampleFile()
+if (sample) results.push(await measure('real session (sample) x70', sample))
+
+const mb = (b) => (b / 1e6).toFixed(0)
+const ms = (x) => `${x.toFixed(0)} ms`
+console.log(`\nprepareCompactionFromFile: ${os.cpus()[0].model}, ${os.cpus().length} CPUs, node ${process.version}, ${new Date().toISOString().slice(0, 10)}\n`)
+console.log('| file | size | reference (readFileSync + JSON.parse + prepareCompaction) | ours, async | ours, sync | speed-up (async) | peak RSS growth (ours) | RSS / file size | max event-loop delay (async) |')
+console.log('|---|---|---|---|---|---|---|---|---|')
+for (const r of results) {
+  console.log(
+    `| ${r.label} | ${mb(r.size)} MB | ${ms(r.reference)} | ${ms(r.oursAsync)} | ${ms(r.oursSync)} | ` +
+      `${(r.reference / r.oursAsync).toFixed(1)}x | ${mb(r.rss)} MB | ${(r.rss / r.size).toFixed(2)}x | ` +
+      `${r.delay.max.toFixed(1)} ms (p99 ${r.delay.p99.toFixed(1)} ms) |`,
+  )
+}
+console.log(`\nload average during the run: ${os.loadavg().map((l) => l.toFixed(1)).join(', ')}`)
+fs.rmSync(dir, { recursive: true, force: true })
