@@ -55,17 +55,13 @@ impl Ids {
     pub fn read<V: View>(entries: &Entries<V>) -> Result<Ids> {
         let mut ids = Vec::with_capacity(entries.len());
         let mut parents = Vec::with_capacity(entries.len());
-        for i in 0..entries.len() {
-            let (id, parent) = entries.with_entry(i, |entry| {
-                super::model::require_object(entry)?;
-                Ok((
-                    read_id(entry, Key::Id, false)?,
-                    read_id(entry, Key::ParentId, true)?,
-                ))
-            })?;
-            ids.push(id);
-            parents.push(parent);
-        }
+        // One visit per entry reads its kind too, for the algorithms after.
+        entries.visit(0..entries.len(), |i, entry| {
+            entries.kind_of(i, entry)?;
+            ids.push(read_id(entry, Key::Id, false)?);
+            parents.push(read_id(entry, Key::ParentId, true)?);
+            Ok(())
+        })?;
         Ok(Ids { ids, parents })
     }
 

@@ -85,6 +85,27 @@ impl<'a, V: View> Entries<'a, V> {
             .within_with(|| self.label(i))
     }
 
+    /// Visits `indices` in order, one handle scope per chunk of entries
+    /// rather than per entry (opening a scope is an N-API call of its own).
+    pub fn visit(
+        &self,
+        indices: impl IntoIterator<Item = usize>,
+        mut f: impl FnMut(usize, &V) -> Result<()>,
+    ) -> Result<()> {
+        const CHUNK: usize = 64;
+        let mut indices = indices.into_iter().peekable();
+        while indices.peek().is_some() {
+            self.array.scoped(|| -> Result<()> {
+                for i in indices.by_ref().take(CHUNK) {
+                    let entry = self.array.at(i).within_with(|| self.label(i))?;
+                    f(i, &entry).within_with(|| self.label(i))?;
+                }
+                Ok(())
+            })?;
+        }
+        Ok(())
+    }
+
     /// `estimateTokens(entries[i].message)`.
     pub fn message_tokens(&self, i: usize) -> Result<u64> {
         self.with_entry(i, |entry| {

@@ -69,33 +69,29 @@ pub fn extract_assistant_file_ops<V: View>(
         return Ok(());
     };
     for i in 0..len {
-        content
-            .scoped(|| -> Result<()> {
-                let block = content.at(i)?;
-                if !block.is_object_or_array() || !block.get(Key::Type)?.str_is("toolCall") {
-                    return Ok(());
-                }
-                let args = block.get(Key::Arguments)?;
-                // A falsy or primitive `arguments` has no usable `path`.
-                if !args.is_object_like() {
-                    return Ok(());
-                }
-                let Some(path) = args.get(Key::Path)?.string() else {
-                    return Ok(());
-                };
-                if path.is_empty() {
-                    return Ok(());
-                }
-                let kind = match block.get(Key::Name)?.str_one_of(&["read", "write", "edit"]) {
-                    Some(0) => FileOpKind::Read,
-                    Some(1) => FileOpKind::Written,
-                    Some(2) => FileOpKind::Edited,
-                    _ => return Ok(()),
-                };
-                found(kind, path);
-                Ok(())
-            })
-            .within_with(|| format!("content[{i}]"))?;
+        tool_call_file_op(&content.at(i)?, found).within_with(|| format!("content[{i}]"))?;
+    }
+    Ok(())
+}
+
+/// One content block. Property reads on primitives give `undefined`, as in
+/// JS, so no typeof is needed; the tool name is checked before the
+/// arguments, so most tool calls (bash, grep...) cost three reads.
+fn tool_call_file_op<V: View>(block: &V, found: &mut dyn FnMut(FileOpKind, JsStr)) -> Result<()> {
+    if !block.get(Key::Type)?.str_is("toolCall") {
+        return Ok(());
+    }
+    let kind = match block.get(Key::Name)?.str_one_of(&["read", "write", "edit"]) {
+        Some(0) => FileOpKind::Read,
+        Some(1) => FileOpKind::Written,
+        Some(2) => FileOpKind::Edited,
+        _ => return Ok(()),
+    };
+    let Some(path) = block.get(Key::Arguments)?.get(Key::Path)?.string() else {
+        return Ok(());
+    };
+    if !path.is_empty() {
+        found(kind, path);
     }
     Ok(())
 }

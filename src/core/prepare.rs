@@ -107,17 +107,17 @@ pub fn prepare_compaction<V: View>(
             .within("details")
         })?;
     }
+    let mut assistants = Vec::new();
     for &i in summarize.iter().chain(turn_prefix.iter()) {
-        let i = i as usize;
-        if !entries.kind(i)?.has_role(Role::Assistant) {
-            continue;
+        if entries.kind(i as usize)?.has_role(Role::Assistant) {
+            assistants.push(i as usize);
         }
-        entries.with_entry(i, |e| {
-            let message = e.get(Key::Message)?;
-            extract_assistant_file_ops(&message, &mut |kind, path| file_ops.add(kind, path))
-                .within("message")
-        })?;
     }
+    entries.visit(assistants, |_, e| {
+        let message = e.get(Key::Message)?;
+        extract_assistant_file_ops(&message, &mut |kind, path| file_ops.add(kind, path))
+            .within("message")
+    })?;
 
     Ok(Some(Preparation {
         first_kept_entry_index: cut.first_kept_entry_index,

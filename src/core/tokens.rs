@@ -29,35 +29,33 @@ pub fn content_chars<V: View>(content: &V) -> Result<u64> {
     };
     let mut chars = 0u64;
     for i in 0..len {
-        let block_chars = content.scoped(|| -> Result<u64> {
-            let block = content.at(i)?;
-            if matches!(block.kind(), Kind::Undefined | Kind::Null) {
-                return Err(Error::type_error(
-                    "",
-                    "expected a content block, got nothing",
-                ));
-            }
-            let ty = block.get(Key::Type)?;
-            if ty.str_is("text") {
-                let text = block.get(Key::Text)?;
-                if !text.truthy() {
-                    return Ok(0);
-                }
-                text.str_len().map(|n| n as u64).ok_or_else(|| {
-                    Error::type_error(
-                        "text",
-                        format!("expected a string, got {}", text.kind().describe()),
-                    )
-                })
-            } else if ty.str_is("image") {
-                Ok(IMAGE_CHARS)
-            } else {
-                Ok(0)
-            }
-        });
-        chars += block_chars.within_with(|| format!("[{i}]"))?;
+        chars += text_image_block_chars(&content.at(i)?).within_with(|| format!("[{i}]"))?;
     }
     Ok(chars)
+}
+
+fn text_image_block_chars<V: View>(block: &V) -> Result<u64> {
+    if matches!(block.kind(), Kind::Undefined | Kind::Null) {
+        return Err(Error::type_error(
+            "",
+            "expected a content block, got nothing",
+        ));
+    }
+    // One read of `type`, matched against both block kinds that count.
+    match block.get(Key::Type)?.str_one_of(&["text", "image"]) {
+        Some(0) => {
+            let text = block.get(Key::Text)?;
+            if !text.truthy() {
+                return Ok(0);
+            }
+            text.str_len().map(|n| n as u64).ok_or_else(|| {
+                let got = text.kind().describe();
+                Error::type_error("text", format!("expected a string, got {got}"))
+            })
+        }
+        Some(_) => Ok(IMAGE_CHARS),
+        None => Ok(0),
+    }
 }
 
 fn assistant_chars<V: View>(message: &V) -> Result<u64> {
@@ -70,34 +68,33 @@ fn assistant_chars<V: View>(message: &V) -> Result<u64> {
     };
     let mut chars = 0u64;
     for i in 0..len {
-        let block_chars = content.scoped(|| -> Result<u64> {
-            let block = content.at(i)?;
-            require_object(&block)?;
-            let ty = block.get(Key::Type)?;
-            if ty.str_is("text") {
-                Ok(str_len_of(&block, Key::Text)? as u64)
-            } else if ty.str_is("thinking") {
-                Ok(str_len_of(&block, Key::Thinking)? as u64)
-            } else if ty.str_is("toolCall") {
-                let name = str_len_of(&block, Key::Name)? as u64;
-                let args = block.get(Key::Arguments)?;
-                let json = args.json_len()?.ok_or_else(|| {
-                    Error::type_error(
-                        "arguments",
-                        format!(
-                            "JSON.stringify gives undefined for {}",
-                            args.kind().describe()
-                        ),
-                    )
-                })?;
-                Ok(name + json as u64)
-            } else {
-                Ok(0)
-            }
-        });
-        chars += block_chars.within_with(|| format!("content[{i}]"))?;
+        chars += assistant_block_chars(&content.at(i)?).within_with(|| format!("content[{i}]"))?;
     }
     Ok(chars)
+}
+
+fn assistant_block_chars<V: View>(block: &V) -> Result<u64> {
+    require_object(block)?;
+    match block
+        .get(Key::Type)?
+        .str_one_of(&["text", "thinking", "toolCall"])
+    {
+        Some(0) => Ok(str_len_of(block, Key::Text)? as u64),
+        Some(1) => Ok(str_len_of(block, Key::Thinking)? as u64),
+        Some(_) => {
+            let name = str_len_of(block, Key::Name)? as u64;
+            let args = block.get(Key::Arguments)?;
+            let json = args.json_len()?.ok_or_else(|| {
+                let got = args.kind().describe();
+                Error::type_error(
+                    "arguments",
+                    format!("JSON.stringify gives undefined for {got}"),
+                )
+            })?;
+            Ok(name + json as u64)
+        }
+        None => Ok(0),
+    }
 }
 
 /// `estimateTokens(message)`: a conservative chars/4 estimate of one message.
