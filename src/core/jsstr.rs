@@ -76,6 +76,42 @@ pub fn utf16_len_of_str(s: &str) -> usize {
     n
 }
 
+/// UTF-8 for well-formed UTF-16, in one pass (ASCII runs copied a chunk
+/// at a time); `None` at the first lone surrogate.
+fn utf16_to_utf8(units: &[u16]) -> Option<String> {
+    let mut out: Vec<u8> = Vec::with_capacity(units.len() + units.len() / 2);
+    let mut i = 0;
+    while i < units.len() {
+        // ASCII fast path: eight units at a time.
+        while i + 8 <= units.len() && units[i..i + 8].iter().all(|&u| u < 0x80) {
+            out.extend(units[i..i + 8].iter().map(|&u| u as u8));
+            i += 8;
+        }
+        let Some(&u) = units.get(i) else { break };
+        i += 1;
+        let c = if u < 0x80 {
+            out.push(u as u8);
+            continue;
+        } else if is_high_surrogate(u) {
+            match units.get(i) {
+                Some(&low) if is_low_surrogate(low) => {
+                    i += 1;
+                    0x10000 + ((u32::from(u) - 0xD800) << 10) + (u32::from(low) - 0xDC00)
+                }
+                _ => return None,
+            }
+        } else if is_low_surrogate(u) {
+            return None;
+        } else {
+            u32::from(u)
+        };
+        let ch = char::from_u32(c)?;
+        let mut buf = [0u8; 4];
+        out.extend_from_slice(ch.encode_utf8(&mut buf).as_bytes());
+    }
+    String::from_utf8(out).ok()
+}
+
 /// Whether the code units are well-formed UTF-16 (no lone surrogates).
 pub fn is_well_formed_utf16(units: &[u16]) -> bool {
     let mut i = 0;
@@ -175,19 +211,17 @@ impl JsStr {
 
     /// From UTF-16 code units; UTF-8 when they are well-formed.
     pub fn from_utf16(units: &[u16]) -> JsStr {
-        if is_well_formed_utf16(units) {
-            JsStr::Utf8(String::from_utf16_lossy(units).into_boxed_str())
-        } else {
-            JsStr::Utf16(Box::from(units))
+        match utf16_to_utf8(units) {
+            Some(s) => JsStr::Utf8(s.into_boxed_str()),
+            None => JsStr::Utf16(Box::from(units)),
         }
     }
 
     /// From owned UTF-16 code units; UTF-8 when they are well-formed.
     pub fn from_utf16_vec(units: Vec<u16>) -> JsStr {
-        if is_well_formed_utf16(&units) {
-            JsStr::Utf8(String::from_utf16_lossy(&units).into_boxed_str())
-        } else {
-            JsStr::Utf16(units.into_boxed_slice())
+        match utf16_to_utf8(&units) {
+            Some(s) => JsStr::Utf8(s.into_boxed_str()),
+            None => JsStr::Utf16(units.into_boxed_slice()),
         }
     }
 
@@ -277,6 +311,8 @@ impl JsStr {
     /// lone surrogate (an existing one before the cut is kept).
     pub fn truncate_utf16(&self, n: usize) -> JsStr {
         match self {
+            // A string has no more UTF-16 units than UTF-8 bytes.
+            JsStr::Utf8(s) if s.len() <= n => self.clone(),
             JsStr::Utf8(s) => {
                 let mut units = 0usize;
                 for (i, c) in s.char_indices() {
