@@ -105,12 +105,21 @@ impl Block {
 /// The text an array element contributes to `Array.prototype.join`: `""` for
 /// null and undefined, `String(v)` otherwise.
 fn join_text<V: View>(v: &V) -> Result<JsStr> {
+    // Most values are strings: one read, no typeof.
+    if let Some(s) = v.string() {
+        return Ok(s);
+    }
     match v.kind() {
         Kind::Undefined | Kind::Null => Ok(JsStr::empty()),
-        Kind::String => v
-            .string()
-            .ok_or_else(|| Error::type_error("", "unreadable string")),
         _ => v.to_js_string(),
+    }
+}
+
+/// `String(v)`, reading strings directly.
+fn to_text<V: View>(v: &V) -> Result<JsStr> {
+    match v.string() {
+        Some(s) => Ok(s),
+        None => v.to_js_string(),
     }
 }
 
@@ -126,16 +135,19 @@ fn field<V: View>(value: &V, key: super::view::Key) -> Result<V> {
 /// (which JS reads as having no `type`). null and undefined throw in JS.
 fn block_type<V: View>(block: &V) -> Result<Option<usize>> {
     const TYPES: [&str; 4] = ["text", "thinking", "toolCall", "image"];
-    match block.kind() {
-        Kind::Undefined | Kind::Null => Err(Error::type_error(
+    // Reading `type` first spares a typeof on every block; null and
+    // undefined read as having none, and are told apart only then.
+    let found = block
+        .get(super::view::Key::Type)
+        .within("type")?
+        .str_one_of(&TYPES);
+    if found.is_none() && matches!(block.kind(), Kind::Undefined | Kind::Null) {
+        return Err(Error::type_error(
             "",
             format!("expected a content block, got {}", block.kind().describe()),
-        )),
-        _ => Ok(block
-            .get(super::view::Key::Type)
-            .within("type")?
-            .str_one_of(&TYPES)),
+        ));
     }
+    Ok(found)
 }
 
 fn image_block<V: View>(block: &V) -> Result<Block> {
@@ -159,21 +171,41 @@ fn text_image_blocks<V: View>(content: &V) -> Result<Vec<Block>> {
     })?;
     let mut out = Vec::with_capacity(len);
     for j in 0..len {
-        content
-            .scoped(|| -> Result<()> {
-                let block = content.at(j)?;
-                match block_type(&block)? {
-                    Some(0) => out.push(Block::Text(
-                        join_text(&field(&block, super::view::Key::Text)?).within("text")?,
-                    )),
-                    Some(3) => out.push(image_block(&block)?),
-                    _ => {}
-                }
-                Ok(())
-            })
-            .within_with(|| format!("[{j}]"))?;
+        let block = content.at(j).within_with(|| format!("[{j}]"))?;
+        if let Some(b) = text_image_block(&block).within_with(|| format!("[{j}]"))? {
+            out.push(b);
+        }
     }
     Ok(out)
+}
+
+fn text_image_block<V: View>(block: &V) -> Result<Option<Block>> {
+    Ok(match block_type(block)? {
+        Some(0) => Some(Block::Text(
+            join_text(&field(block, super::view::Key::Text)?).within("text")?,
+        )),
+        Some(3) => Some(image_block(block)?),
+        _ => None,
+    })
+}
+
+fn assistant_block<V: View>(block: &V) -> Result<Option<Block>> {
+    use super::view::Key;
+    Ok(match block_type(block)? {
+        Some(0) => Some(Block::Text(
+            join_text(&block.get(Key::Text)?).within("text")?,
+        )),
+        Some(1) => Some(Block::Thinking {
+            thinking: join_text(&block.get(Key::Thinking)?).within("thinking")?,
+            redacted: block.get(Key::Redacted)?.truthy(),
+        }),
+        Some(2) => Some(Block::ToolCall(ToolCall {
+            id: to_text(&block.get(Key::Id)?).within("id")?,
+            name: to_text(&block.get(Key::Name)?).within("name")?,
+            args: arguments(&block.get(Key::Arguments)?).within("arguments")?,
+        })),
+        _ => None,
+    })
 }
 
 fn arguments<V: View>(args: &V) -> Result<Vec<(JsStr, Option<JsStr>)>> {
@@ -206,7 +238,6 @@ fn arguments<V: View>(args: &V) -> Result<Vec<(JsStr, Option<JsStr>)>> {
 }
 
 fn assistant_blocks<V: View>(content: &V) -> Result<Vec<Block>> {
-    use super::view::Key;
     let len = match content.kind() {
         Kind::Array => content.array_len().unwrap_or(0),
         // `for...of` over a string yields characters: none is a block.
@@ -220,27 +251,10 @@ fn assistant_blocks<V: View>(content: &V) -> Result<Vec<Block>> {
     };
     let mut out = Vec::with_capacity(len);
     for j in 0..len {
-        content
-            .scoped(|| -> Result<()> {
-                let block = content.at(j)?;
-                match block_type(&block)? {
-                    Some(0) => out.push(Block::Text(
-                        join_text(&block.get(Key::Text)?).within("text")?,
-                    )),
-                    Some(1) => out.push(Block::Thinking {
-                        thinking: join_text(&block.get(Key::Thinking)?).within("thinking")?,
-                        redacted: block.get(Key::Redacted)?.truthy(),
-                    }),
-                    Some(2) => out.push(Block::ToolCall(ToolCall {
-                        id: block.get(Key::Id)?.to_js_string().within("id")?,
-                        name: block.get(Key::Name)?.to_js_string().within("name")?,
-                        args: arguments(&block.get(Key::Arguments)?).within("arguments")?,
-                    })),
-                    _ => {}
-                }
-                Ok(())
-            })
-            .within_with(|| format!("[{j}]"))?;
+        let block = content.at(j).within_with(|| format!("[{j}]"))?;
+        if let Some(b) = assistant_block(&block).within_with(|| format!("[{j}]"))? {
+            out.push(b);
+        }
     }
     Ok(out)
 }
