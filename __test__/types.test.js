@@ -1,0 +1,23 @@
+'use strict'
+// Type-checks index.d.ts: on its own (tsconfig.declarations.json) and against
+// the reference's declarations (tsconfig.json). Both runs must report nothing.
+const { spawnSync } = require('node:child_process')
+const path = require('node:path')
+
+const root = path.join(__dirname, '..')
+const tsc = path.join(root, 'node_modules', 'typescript', 'bin', 'tsc')
+
+describe.each(['tsconfig.declarations.json', 'tsconfig.json'])('tsc -p __test__/types/%s', (config) => {
+  test('type-checks with no diagnostics', () => {
+    const run = spawnSync(process.execPath, [tsc, '-p', path.join(__dirname, 'types', config), '--pretty', 'false'], {
+      cwd: root,
+      encoding: 'utf8',
+    })
+    // Comparing the output too puts tsc's diagnostics in the failure message.
+    expect({ status: run.status, output: `${run.stdout}${run.stderr}`, error: run.error }).toEqual({
+      status: 0,
+      output: '',
+      error: undefined,
+    })
+  }, 180_000)
+})
