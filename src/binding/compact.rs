@@ -12,7 +12,7 @@ use crate::core::compaction::{BranchOptions, Job, JobInput, ModelLimits, Part, R
 use crate::core::error::{Context, Error, Result};
 use crate::core::file_ops::{compute_file_lists, FileOps};
 use crate::core::jsstr::JsStr;
-use crate::core::llm_message::from_agent_messages;
+use crate::core::llm_message::transcript_messages;
 use crate::core::projection::is_claude_family;
 use crate::core::prompts::SUMMARIZATION_SYSTEM_PROMPT;
 use crate::core::transcript::MessageTranscript;
@@ -135,11 +135,11 @@ pub fn start_compaction(
         let history_value = prep.get(Key::MessagesToSummarize)?;
         let prefix_value = prep.get(Key::TurnPrefixMessages)?;
         let history =
-            from_agent_messages(&history_value).within("preparation.messagesToSummarize")?;
+            transcript_messages(&history_value).within("preparation.messagesToSummarize")?;
         let prefix_len = prefix_value.array_len().unwrap_or(0);
         let split = prep.get(Key::IsSplitTurn)?.truthy() && prefix_len > 0;
         let turn_prefix = if split {
-            Some(from_agent_messages(&prefix_value).within("preparation.turnPrefixMessages")?)
+            Some(transcript_messages(&prefix_value).within("preparation.turnPrefixMessages")?)
         } else {
             None
         };
@@ -203,7 +203,7 @@ pub fn start_summary(
     previous_summary: Arg,
 ) -> napi::Result<CompactionJob> {
     run(&env, |cx| {
-        let history = from_agent_messages(&cx.wrap(messages.0)?).within("currentMessages")?;
+        let history = transcript_messages(&cx.wrap(messages.0)?).within("currentMessages")?;
         let facts = model_facts(&cx.wrap(model.0)?)?;
         let reserve = cx.wrap(reserve_tokens.0)?;
         let reserve_tokens = reserve.number().ok_or_else(|| {
@@ -387,7 +387,7 @@ pub fn start_branch_summary(
     replace: Arg,
 ) -> napi::Result<CompactionJob> {
     run(&env, |cx| {
-        let history = from_agent_messages(&cx.wrap(messages.0)?).within("messages")?;
+        let history = transcript_messages(&cx.wrap(messages.0)?).within("messages")?;
         let facts = model_facts(&cx.wrap(model.0)?)?;
         let reserve = cx.wrap(reserve_tokens.0)?;
         let reserve_tokens = reserve.number().ok_or_else(|| {

@@ -314,6 +314,28 @@ impl<'c> View for JsVal<'c> {
         self.cx.read_string(self.raw).ok()
     }
 
+    fn string_prefix(&self, n: usize) -> Option<JsStr> {
+        if self.kind.get().is_some_and(|k| k != Kind::String) {
+            return None;
+        }
+        let mut buf = vec![0u16; n + 1];
+        let mut written = 0usize;
+        let status = unsafe {
+            sys::napi_get_value_string_utf16(
+                self.cx.env,
+                self.raw,
+                buf.as_mut_ptr(),
+                buf.len(),
+                &mut written,
+            )
+        };
+        if status != sys::Status::napi_ok {
+            return None;
+        }
+        buf.truncate(written);
+        Some(JsStr::from_utf16_vec(buf))
+    }
+
     fn array_len(&self) -> Option<usize> {
         if self.kind.get().is_some_and(|k| k != Kind::Array) {
             return None;

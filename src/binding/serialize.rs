@@ -15,7 +15,7 @@ use crate::core::error::{Context, Error, Result};
 use crate::core::json::{parse, Value};
 use crate::core::jsstr::JsStr;
 use crate::core::llm_message::{
-    from_agent_messages, opens_round, Block, Message, ToolCall, UserContent,
+    from_agent_messages, opens_round, transcript_messages, Block, Message, ToolCall, UserContent,
 };
 use crate::core::projection::{
     is_claude_family, project, round_ranges, ProjectOptions, DEFAULT_TOOL_RESULT_BODIES,
@@ -105,7 +105,7 @@ pub fn serialize_conversation(
             Some(o) => reasoning_option(&cx.wrap(o.0)?).within("options")?,
             None => true,
         };
-        let messages = messages_arg(cx, &messages)?;
+        let messages = transcript_messages(&cx.wrap(messages.0)?).within("messages")?;
         let text = serialize(&messages, SerializeOptions { reasoning });
         Ok(RawValue(transcript_string(cx, &text)?))
     })

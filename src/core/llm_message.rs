@@ -52,7 +52,31 @@ pub struct ToolResultMessage {
     /// `Boolean(isError)`.
     pub is_error: bool,
     pub content: Vec<Block>,
+    /// UTF-16 units of text that follow `content`'s text but were not
+    /// copied, because a transcript cuts tool results long before them
+    /// (see [`ReadLimits`]). Zero when the whole body was read.
+    pub elided_units: usize,
     pub timestamp: Option<f64>,
+}
+
+/// How much of each message to copy out of the caller's objects.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ReadLimits {
+    /// Copy at most this many UTF-16 units of a tool result's text; the rest
+    /// is only counted. `None` copies everything (needed when the messages
+    /// themselves are handed back, as `projectForSummary` does).
+    pub tool_result_units: Option<usize>,
+}
+
+impl ReadLimits {
+    /// What a transcript needs: a tool result is cut at
+    /// [`TOOL_RESULT_MAX_CHARS`](super::serialize::TOOL_RESULT_MAX_CHARS)
+    /// units, and one unit more tells whether that cut splits a surrogate pair.
+    pub fn transcript() -> ReadLimits {
+        ReadLimits {
+            tool_result_units: Some(super::serialize::TOOL_RESULT_MAX_CHARS + 1),
+        }
+    }
 }
 
 /// A content block. Block types a message of that role cannot show in a
@@ -266,9 +290,71 @@ fn user_content<V: View>(content: &V) -> Result<UserContent> {
     }
 }
 
+/// A tool result's blocks, copying text only up to `limit` units and
+/// counting the rest. A body whose copied text is all blank is read whole,
+/// since whether it is blank decides whether the result is shown at all.
+fn tool_result_blocks<V: View>(content: &V, limit: Option<usize>) -> Result<(Vec<Block>, usize)> {
+    let Some(limit) = limit else {
+        return Ok((text_image_blocks(content)?, 0));
+    };
+    let Some(len) = content.array_len() else {
+        return Ok((text_image_blocks(content)?, 0));
+    };
+    let mut out = Vec::with_capacity(len);
+    let (mut copied, mut elided) = (0usize, 0usize);
+    for j in 0..len {
+        let block = content.at(j).within_with(|| format!("[{j}]"))?;
+        if block_type(&block).within_with(|| format!("[{j}]"))? != Some(0) {
+            if let Some(b) = text_image_block(&block).within_with(|| format!("[{j}]"))? {
+                out.push(b);
+            }
+            continue;
+        }
+        let text = block.get(super::view::Key::Text)?;
+        let Some(units) = text.str_len() else {
+            // String(value) of a non-string: read as usual.
+            if let Some(b) = text_image_block(&block).within_with(|| format!("[{j}]"))? {
+                copied += match &b {
+                    Block::Text(t) => t.utf16_len(),
+                    _ => 0,
+                };
+                out.push(b);
+            }
+            continue;
+        };
+        let room = limit.saturating_sub(copied);
+        if units <= room {
+            out.push(Block::Text(text.string().unwrap_or_default()));
+            copied += units;
+        } else {
+            if room > 0 {
+                out.push(Block::Text(text.string_prefix(room).unwrap_or_default()));
+                copied += room;
+            }
+            elided += units - room;
+        }
+    }
+    let all_blank = out.iter().all(|b| match b {
+        Block::Text(t) => super::projection::is_blank(t),
+        _ => false,
+    });
+    if elided > 0 && all_blank {
+        return Ok((text_image_blocks(content)?, 0));
+    }
+    Ok((out, elided))
+}
+
 /// One agent message as the model sees it after `convertToLlm`, or `None`
 /// when it is not sent.
 pub fn from_agent_message<V: View>(message: &V) -> Result<Option<Message>> {
+    from_agent_message_with(message, ReadLimits::default())
+}
+
+/// [`from_agent_message`], copying no more than `limits` allow.
+pub fn from_agent_message_with<V: View>(
+    message: &V,
+    limits: ReadLimits,
+) -> Result<Option<Message>> {
     use super::view::Key;
     let timestamp = timestamp_of(message)?;
     let user = |content| Some(Message::User(UserMessage { content, timestamp }));
@@ -299,9 +385,21 @@ pub fn from_agent_message<V: View>(message: &V) -> Result<Option<Message>> {
                     .to_js_string()
                     .within("toolName")?,
                 is_error: message.get(Key::IsError)?.truthy(),
-                content: text_image_blocks(&message.get(Key::Content)?).within("content")?,
+                content: Vec::new(),
+                elided_units: 0,
                 timestamp,
-            })),
+            }))
+            .map(|mut m| -> Result<Message> {
+                if let Message::ToolResult(r) = &mut m {
+                    let (content, elided) =
+                        tool_result_blocks(&message.get(Key::Content)?, limits.tool_result_units)
+                            .within("content")?;
+                    r.content = content;
+                    r.elided_units = elided;
+                }
+                Ok(m)
+            })
+            .transpose()?,
         },
     })
 }
@@ -309,6 +407,16 @@ pub fn from_agent_message<V: View>(message: &V) -> Result<Option<Message>> {
 /// `convertToLlm(messages)` into the owned model. Errors name the index
 /// (`[3].content[1].text`); callers prefix the argument name.
 pub fn from_agent_messages<V: View>(messages: &V) -> Result<Vec<Message>> {
+    from_agent_messages_with(messages, ReadLimits::default())
+}
+
+/// [`from_agent_messages`] for a transcript: long tool results are copied
+/// only as far as the transcript shows them.
+pub fn transcript_messages<V: View>(messages: &V) -> Result<Vec<Message>> {
+    from_agent_messages_with(messages, ReadLimits::transcript())
+}
+
+fn from_agent_messages_with<V: View>(messages: &V, limits: ReadLimits) -> Result<Vec<Message>> {
     let len = messages.array_len().ok_or_else(|| {
         Error::type_error(
             "",
@@ -320,7 +428,7 @@ pub fn from_agent_messages<V: View>(messages: &V) -> Result<Vec<Message>> {
         messages
             .scoped(|| -> Result<()> {
                 let message = messages.at(i)?;
-                if let Some(m) = from_agent_message(&message)? {
+                if let Some(m) = from_agent_message_with(&message, limits)? {
                     out.push(m);
                 }
                 Ok(())

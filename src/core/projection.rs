@@ -102,7 +102,7 @@ pub fn round_ranges(opens: impl Iterator<Item = bool>, len: usize) -> Vec<Range<
 }
 
 /// JS `s.trim() === ""`.
-fn is_blank(s: &JsStr) -> bool {
+pub(crate) fn is_blank(s: &JsStr) -> bool {
     s.code_units().all(|u| {
         matches!(
             u,
@@ -217,6 +217,7 @@ pub fn project(messages: &[Message], options: &ProjectOptions) -> Vec<Message> {
                     } else {
                         vec![Block::text(TOOL_RESULT_PLACEHOLDER)]
                     },
+                    elided_units: if keep_body { r.elided_units } else { 0 },
                     timestamp: r.timestamp,
                 }));
             }

@@ -161,7 +161,7 @@ pub(crate) fn push_message(parts: &mut Parts<'_>, message: &Message, options: Se
         }
         Message::ToolResult(m) => {
             let content = joined_text(&m.content);
-            if content.is_empty() {
+            if content.is_empty() && m.elided_units == 0 {
                 return;
             }
             let out = parts.start("[Tool result ");
@@ -173,7 +173,9 @@ pub(crate) fn push_message(parts: &mut Parts<'_>, message: &Message, options: Se
             } else {
                 " error=false]: "
             });
-            let (kept, cut) = truncate_for_summary(&content, TOOL_RESULT_MAX_CHARS);
+            let (kept, mut cut) = truncate_for_summary(&content, TOOL_RESULT_MAX_CHARS);
+            // Text never copied (see ReadLimits) lies past the cut as well.
+            cut += m.elided_units;
             out.push_js(&kept);
             if cut > 0 {
                 out.push_str(&format!("\n\n[... {cut} more characters truncated]"));

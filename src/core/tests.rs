@@ -303,3 +303,56 @@ fn parent_cycles_are_errors_not_hangs() {
     let err = prepare_compaction(&entries, 1.0).err();
     assert!(err.is_some_and(|e| e.kind == ErrorKind::Invalid && e.message.contains("cycle")));
 }
+
+/// Reading tool results only as far as a transcript shows them must give
+/// exactly the transcript a full read gives.
+#[test]
+fn limited_tool_result_reads_serialize_identically() {
+    use super::llm_message::{from_agent_messages, transcript_messages};
+    use super::projection::{project, ProjectOptions};
+    use super::serialize::{serialize, SerializeOptions};
+
+    let long = |n: usize, unit: &str| unit.repeat(n);
+    let bodies = [
+        format!("[{{\"type\":\"text\",\"text\":\"{}\"}}]", long(5000, "a")),
+        // The cut at 2000 units falls inside a surrogate pair.
+        format!("[{{\"type\":\"text\",\"text\":\"{}\\ud83d\\ude00{}\"}}]", long(1999, "b"), long(3000, "c")),
+        // Split over blocks, with images before and after the limit.
+        format!(
+            "[{{\"type\":\"text\",\"text\":\"{}\"}},{{\"type\":\"image\",\"data\":\"xx\",\"mimeType\":\"image/png\"}},{{\"type\":\"text\",\"text\":\"{}\"}},{{\"type\":\"image\",\"data\":\"yy\"}},{{\"type\":\"text\",\"text\":\"{}\"}}]",
+            long(1500, "d"),
+            long(1500, "e"),
+            long(700, "f")
+        ),
+        // A pair split across two blocks right at the limit.
+        format!("[{{\"type\":\"text\",\"text\":\"{}\\ud83d\"}},{{\"type\":\"text\",\"text\":\"\\ude00{}\"}}]", long(2000, "g"), long(10, "h")),
+        // Blank for longer than the limit, then text: still shown.
+        format!("[{{\"type\":\"text\",\"text\":\"{}x\"}}]", long(3000, " ")),
+        // Entirely blank: dropped by the projection either way.
+        format!("[{{\"type\":\"text\",\"text\":\"{}\"}}]", long(3000, "\\n")),
+        // Non-string text goes through String(value).
+        "[{\"type\":\"text\",\"text\":12345},{\"type\":\"text\",\"text\":\"short\"}]".to_string(),
+    ];
+    for (i, body) in bodies.iter().enumerate() {
+        let messages = json(&format!(
+            "[{{\"role\":\"user\",\"content\":\"go\"}},
+              {{\"role\":\"assistant\",\"content\":[{{\"type\":\"toolCall\",\"id\":\"c{i}\",\"name\":\"read\",\"arguments\":{{\"path\":\"p\"}}}}]}},
+              {{\"role\":\"toolResult\",\"toolCallId\":\"c{i}\",\"toolName\":\"read\",\"isError\":false,\"content\":{body}}}]"
+        ));
+        let view = Val::new(&messages);
+        let full = from_agent_messages(&view).unwrap_or_else(|e| panic!("{e}"));
+        let limited = transcript_messages(&view).unwrap_or_else(|e| panic!("{e}"));
+        let options = SerializeOptions::default();
+        assert_eq!(
+            serialize(&limited, options),
+            serialize(&full, options),
+            "body {i}: plain transcript"
+        );
+        let projected = |m| serialize(&project(m, &ProjectOptions::default()), options);
+        assert_eq!(
+            projected(&limited),
+            projected(&full),
+            "body {i}: projected transcript"
+        );
+    }
+}

@@ -240,6 +240,11 @@ pub trait View: Sized + Clone {
     }
     /// An exact copy of the string, when `kind()` is `String`.
     fn string(&self) -> Option<JsStr>;
+    /// The first `n` UTF-16 units of the string (`s.slice(0, n)`, so a
+    /// surrogate pair may be cut), copying no more than that.
+    fn string_prefix(&self, n: usize) -> Option<JsStr> {
+        self.string().map(|s| s.slice_utf16(0, Some(n as i64)))
+    }
     /// The array length, when `kind()` is `Array`.
     fn array_len(&self) -> Option<usize>;
     /// `arr[i]`.
