@@ -203,17 +203,38 @@ async function drive(job, model, apiKey, headers, signal, thinkingLevel, streamF
   }
 }
 
-async function compact(preparation, model, apiKey, headers, customInstructions, signal, thinkingLevel, streamFn) {
-  if (signal && signal.aborted) throw abortError(signal)
+function startCompactionJob(preparation, model, customInstructions) {
   const fileOps = preparation && preparation.fileOps
   const opsArrays = {
     read: fileOps && fileOps.read ? [...fileOps.read] : [],
     written: fileOps && fileOps.written ? [...fileOps.written] : [],
     edited: fileOps && fileOps.edited ? [...fileOps.edited] : [],
   }
-  const job = native.startCompaction(preparation, opsArrays, model, customInstructions)
+  return native.startCompaction(preparation, opsArrays, model, customInstructions)
+}
+
+async function compact(preparation, model, apiKey, headers, customInstructions, signal, thinkingLevel, streamFn) {
+  if (signal && signal.aborted) throw abortError(signal)
+  const job = startCompactionJob(preparation, model, customInstructions)
   await drive(job, model, apiKey, headers, signal, thinkingLevel, streamFn)
   return job.result()
+}
+
+/**
+ * The requests compact() would send for `preparation`, built by the same job,
+ * without calling a model: the first attempt of each part (history, then the
+ * turn prefix of a split turn). The turn-prefix prompt does not depend on the
+ * history's answer, so a blank answer stands in for it.
+ */
+function buildSummaryRequests(preparation, model, customInstructions) {
+  const job = startCompactionJob(preparation, model, customInstructions)
+  const requests = []
+  for (let request = job.next(); request !== null; request = job.next()) {
+    const { systemPrompt, prompt, maxTokens, part } = request
+    requests.push({ systemPrompt, prompt, maxTokens, part })
+    job.respond({ role: 'assistant', content: [{ type: 'text', text: '' }], stopReason: 'stop' })
+  }
+  return requests
 }
 
 async function generateSummary(
@@ -275,6 +296,7 @@ module.exports = {
   prepareBranchEntries,
   generateBranchSummary,
   compact,
+  buildSummaryRequests,
   generateSummary,
   SUMMARIZATION_SYSTEM_PROMPT,
   prepareCompactionFromFile: native.prepareCompactionFromFile,

@@ -15,6 +15,7 @@ export const {
   prepareBranchEntries,
   generateBranchSummary,
   compact,
+  buildSummaryRequests,
   generateSummary,
   SUMMARIZATION_SYSTEM_PROMPT,
   prepareCompactionFromFile,

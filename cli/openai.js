@@ -1,0 +1,192 @@
+'use strict'
+// A streamFn for compact() that talks to any OpenAI-compatible
+// chat-completions endpoint (llama.cpp, vLLM, Ollama, ...), with plain JSON
+// or server-sent-event responses. Every failure becomes an assistant message
+// with stopReason 'error' and the provider's own words, so compact() can
+// recognise a context overflow and retry with less.
+
+function assistantMessage(model, text, stopReason, errorMessage, toolCalls = []) {
+  const message = {
+    role: 'assistant',
+    content: [{ type: 'text', text }, ...toolCalls],
+    api: model.api,
+    provider: model.provider,
+    model: model.id,
+    usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
+    stopReason,
+    timestamp: Date.now(),
+  }
+  if (errorMessage !== undefined) message.errorMessage = errorMessage
+  return message
+}
+
+function stopReasonOf(finishReason) {
+  if (finishReason === 'length') return 'length'
+  if (finishReason === 'tool_calls' || finishReason === 'function_call') return 'toolUse'
+  return 'stop'
+}
+
+/** The error text of an error body: `{ error: { message } }`, `{ error: "..." }`, `{ message }`, or the raw text. */
+function errorText(body) {
+  try {
+    const value = JSON.parse(body)
+    const error = value && value.error
+    if (typeof error === 'string') return error
+    if (error && typeof error.message === 'string') return error.message
+    if (value && typeof value.message === 'string') return value.message
+    if (value && typeof value.detail === 'string') return value.detail
+  } catch {
+    // not JSON: the text as sent
+  }
+  return body.trim() || '(empty response body)'
+}
+
+function toolCallsOf(calls) {
+  return (calls || []).map((c, i) => ({
+    type: 'toolCall',
+    id: c.id || `call_${i}`,
+    name: (c.function && c.function.name) || '',
+    arguments: {},
+  }))
+}
+
+function fromJson(model, value) {
+  if (value && value.error) return assistantMessage(model, '', 'error', errorText(JSON.stringify(value)))
+  const choice = value && Array.isArray(value.choices) ? value.choices[0] : undefined
+  if (!choice) return assistantMessage(model, '', 'error', 'the response has no choices')
+  const message = choice.message || {}
+  const text = typeof message.content === 'string' ? message.content : ''
+  const calls = toolCallsOf(message.tool_calls)
+  const stop = calls.length > 0 ? 'toolUse' : stopReasonOf(choice.finish_reason)
+  return assistantMessage(model, text, stop, undefined, calls)
+}
+
+/** Reads an SSE body: `data: {...}` events carrying `choices[0].delta`, ended by `data: [DONE]`. */
+async function fromEventStream(model, body, onText) {
+  const decoder = new TextDecoder()
+  let buffer = ''
+  let text = ''
+  let finishReason
+  let done = false
+  const calls = []
+  let data = []
+  const dispatch = () => {
+    if (data.length === 0) return undefined
+    const payload = data.join('\n')
+    data = []
+    if (payload.trim() === '[DONE]') {
+      done = true
+      return undefined
+    }
+    let event
+    try {
+      event = JSON.parse(payload)
+    } catch {
+      return assistantMessage(model, text, 'error', `malformed stream event: ${payload.slice(0, 200)}`)
+    }
+    if (event.error) return assistantMessage(model, text, 'error', errorText(payload))
+    const choice = Array.isArray(event.choices) ? event.choices[0] : undefined
+    if (!choice) return undefined
+    const delta = choice.delta || {}
+    if (typeof delta.content === 'string' && delta.content.length > 0) {
+      text += delta.content
+      if (onText) onText(text.length)
+    }
+    if (Array.isArray(delta.tool_calls)) calls.push(...delta.tool_calls.filter((c) => c.id || (c.function && c.function.name)))
+    if (choice.finish_reason) finishReason = choice.finish_reason
+    return undefined
+  }
+  for await (const chunk of body) {
+    buffer += decoder.decode(chunk, { stream: true })
+    let newline
+    while ((newline = buffer.indexOf('\n')) >= 0) {
+      const line = buffer.slice(0, newline).replace(/\r$/, '')
+      buffer = buffer.slice(newline + 1)
+      if (line === '') {
+        const failed = dispatch()
+        if (failed) return failed
+      } else if (line.startsWith('data:')) {
+        data.push(line.slice(5).replace(/^ /, ''))
+      }
+    }
+    if (done) break
+  }
+  buffer += decoder.decode()
+  if (buffer.startsWith('data:')) data.push(buffer.slice(5).replace(/^ /, ''))
+  const failed = dispatch()
+  if (failed) return failed
+  if (!done && finishReason === undefined) {
+    return assistantMessage(model, text, 'error', 'the event stream ended before the answer was complete')
+  }
+  const toolCalls = toolCallsOf(calls)
+  return assistantMessage(model, text, toolCalls.length > 0 ? 'toolUse' : stopReasonOf(finishReason), undefined, toolCalls)
+}
+
+function describeFetchError(err, url) {
+  const cause = err && err.cause
+  const code = cause && (cause.code || cause.message)
+  if (code === 'UND_ERR_HEADERS_TIMEOUT') {
+    return `${url} sent no response headers within 300 s (the limit of Node's fetch); use --stream for long answers`
+  }
+  return `cannot reach ${url}: ${code || (err && err.message) || err}`
+}
+
+/**
+ * `streamFn(model, context, options)` for compact(): one POST to
+ * `{baseUrl}/chat/completions` per request. `timeoutMs` bounds each request
+ * (headers and body); `onEvent` hears about progress.
+ */
+function openAiStreamFn({ baseUrl, stream = false, timeoutMs, onEvent = () => {} }) {
+  const url = `${baseUrl.replace(/\/+$/, '')}/chat/completions`
+  return (model, context, options = {}) => {
+    const result = (async () => {
+      const user = context.messages[0]
+      const prompt = typeof user.content === 'string' ? user.content : user.content.map((b) => b.text || '').join('')
+      const body = {
+        model: model.id,
+        messages: [
+          { role: 'system', content: context.systemPrompt },
+          { role: 'user', content: prompt },
+        ],
+        max_tokens: options.maxTokens,
+      }
+      if (stream) body.stream = true
+      const headers = { 'content-type': 'application/json', ...(options.headers || {}) }
+      if (options.apiKey) headers.authorization = `Bearer ${options.apiKey}`
+      const signals = []
+      if (options.signal) signals.push(options.signal)
+      const timeout = timeoutMs > 0 ? AbortSignal.timeout(timeoutMs) : undefined
+      if (timeout) signals.push(timeout)
+      const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0]
+      onEvent({ type: 'request', url, body })
+      try {
+        const response = await fetch(url, { method: 'POST', headers, body: JSON.stringify(body), signal })
+        if (!response.ok) {
+          const text = await response.text()
+          return assistantMessage(model, '', 'error', `${response.status} ${errorText(text)}`)
+        }
+        const type = response.headers.get('content-type') || ''
+        if (type.includes('text/event-stream')) {
+          return await fromEventStream(model, response.body, (chars) => onEvent({ type: 'text', chars }))
+        }
+        const text = await response.text()
+        let value
+        try {
+          value = JSON.parse(text)
+        } catch {
+          return assistantMessage(model, '', 'error', `the response is not JSON: ${text.slice(0, 200)}`)
+        }
+        return fromJson(model, value)
+      } catch (err) {
+        if (timeout && timeout.aborted && !(options.signal && options.signal.aborted)) {
+          return assistantMessage(model, '', 'error', `no complete answer from ${url} within ${timeoutMs} ms (--timeout)`)
+        }
+        if (options.signal && options.signal.aborted) return assistantMessage(model, '', 'aborted', 'aborted')
+        return assistantMessage(model, '', 'error', describeFetchError(err, url))
+      }
+    })()
+    return { result: () => result }
+  }
+}
+
+module.exports = { openAiStreamFn }

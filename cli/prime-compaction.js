@@ -1,0 +1,346 @@
+#!/usr/bin/env node
+'use strict'
+// The `prime-compaction` command: plan a session file's compaction, show the
+// exact summarization request, or run the compaction against an
+// OpenAI-compatible server and append the result to the session.
+
+const api = require('../index.js')
+const { CliError, readSessionBytes, parseSession, takeBranch, compactionEntry, appendEntryAtomically } = require('./session-file.js')
+const { openAiStreamFn } = require('./openai.js')
+
+const USAGE = `Usage:
+  prime-compaction plan <session.jsonl> [--leaf ID] [--keep-recent N] [--reserve N]
+                        [--json] [--print-request [--model ID] [--instructions TEXT]]
+  prime-compaction compact <session.jsonl> --base-url URL --model ID
+                        [--api-key-env VAR] [--instructions TEXT] [--append] [--stream]
+                        [--timeout MS] [--context-window N] [--max-tokens N]
+                        [--leaf ID] [--keep-recent N] [--reserve N] [--json]
+
+Common options:
+  --leaf ID            plan the branch that ends at entry ID (default: the last entry)
+  --keep-recent N      tokens of recent context to keep (default ${api.DEFAULT_COMPACTION_SETTINGS.keepRecentTokens})
+  --reserve N          tokens reserved for the answer (default ${api.DEFAULT_COMPACTION_SETTINGS.reserveTokens})
+  --quiet              no progress messages on stderr
+  -h, --help           this text
+
+plan:
+  --json               print the plan object (prepareCompactionFromFile) as JSON
+  --print-request      print the summarization request(s) compact would send
+                       (with --json: the chat-completions request bodies)
+
+compact:
+  --base-url URL       the server's OpenAI API root, e.g. http://127.0.0.1:8080/v1
+  --model ID           the model name to send
+  --api-key-env VAR    send the key in environment variable VAR as a Bearer token
+  --instructions TEXT  extra instructions for the summary (customInstructions)
+  --append             write the compaction entry into the session file
+  --stream             ask for a streamed (server-sent events) response
+  --timeout MS         give up on a request after MS milliseconds (default 600000)
+  --context-window N   the model's context window in tokens (default 128000)
+  --max-tokens N       the model's output limit in tokens (caps the summary budget)
+  --json               print the compaction result (and appended entry) as JSON
+`
+
+const FLAGS = {
+  common: { leaf: 'string', 'keep-recent': 'count', reserve: 'count', json: 'bool', quiet: 'bool', help: 'bool' },
+  plan: { 'print-request': 'bool', model: 'string', instructions: 'string', 'context-window': 'count', 'max-tokens': 'count' },
+  compact: {
+    'base-url': 'string', model: 'string', 'api-key-env': 'string', instructions: 'string', append: 'bool',
+    stream: 'bool', timeout: 'count', 'context-window': 'count', 'max-tokens': 'count',
+  },
+}
+
+class UsageError extends CliError {}
+
+function parseArgs(argv) {
+  const [command, ...rest] = argv
+  if (command === undefined || command === '-h' || command === '--help' || command === 'help') return { command: 'help' }
+  if (!['plan', 'compact'].includes(command)) throw new UsageError(`unknown command ${JSON.stringify(command)}`)
+  const kinds = { ...FLAGS.common, ...FLAGS[command] }
+  const options = {}
+  const positional = []
+  for (let i = 0; i < rest.length; i++) {
+    const arg = rest[i]
+    if (arg === '-h') {
+      options.help = true
+      continue
+    }
+    if (!arg.startsWith('--') || arg === '--') {
+      positional.push(arg)
+      continue
+    }
+    let name = arg.slice(2)
+    let value
+    const eq = name.indexOf('=')
+    if (eq >= 0) {
+      value = name.slice(eq + 1)
+      name = name.slice(0, eq)
+    }
+    const kind = kinds[name]
+    if (!kind) throw new UsageError(`unknown option --${name} for ${command}`)
+    if (kind === 'bool') {
+      if (value !== undefined) throw new UsageError(`--${name} takes no value`)
+      options[name] = true
+      continue
+    }
+    if (value === undefined) {
+      if (i + 1 >= rest.length) throw new UsageError(`--${name} needs a value`)
+      value = rest[++i]
+    }
+    if (kind === 'count') {
+      const n = Number(value)
+      if (!/^\d+$/.test(value) || !Number.isSafeInteger(n)) throw new UsageError(`--${name} expects a whole number, got ${JSON.stringify(value)}`)
+      options[name] = n
+    } else {
+      options[name] = value
+    }
+  }
+  if (options.help) return { command: 'help' }
+  if (positional.length !== 1) throw new UsageError(positional.length === 0 ? 'no session file given' : `one session file expected, got ${positional.length} arguments`)
+  return { command, file: positional[0], options }
+}
+
+/** Progress on stderr for work that takes more than about a second. */
+function progress(quiet) {
+  const started = Date.now()
+  let timer
+  let label
+  let detail = ''
+  let shown = false
+  const show = () => {
+    shown = true
+    process.stderr.write(`prime-compaction: ${label}${detail}... ${((Date.now() - started) / 1000).toFixed(0)}s\n`)
+  }
+  return {
+    /** Says `text` now when `now`, otherwise only if the step is still running after a second (then every 10 s). */
+    step(text, now = false) {
+      clearInterval(timer)
+      label = text
+      detail = ''
+      if (quiet) return
+      if (now) show()
+      timer = setTimeout(() => {
+        show()
+        timer = setInterval(show, 10000)
+        timer.unref()
+      }, 1000)
+      timer.unref()
+    },
+    detail(text) {
+      detail = text
+    },
+    note(text) {
+      if (!quiet) process.stderr.write(`prime-compaction: ${text}\n`)
+    },
+    done() {
+      clearTimeout(timer)
+      clearInterval(timer)
+      if (shown && !quiet) process.stderr.write(`prime-compaction: done in ${((Date.now() - started) / 1000).toFixed(1)}s\n`)
+    },
+  }
+}
+
+function settingsOf(options) {
+  const settings = { ...api.DEFAULT_COMPACTION_SETTINGS }
+  if (options['keep-recent'] !== undefined) settings.keepRecentTokens = options['keep-recent']
+  if (options.reserve !== undefined) settings.reserveTokens = options.reserve
+  return settings
+}
+
+function modelOf(options, baseUrl) {
+  const id = options.model || 'local-model'
+  const model = {
+    id,
+    name: id,
+    api: 'openai-completions',
+    provider: 'openai-compatible',
+    baseUrl: baseUrl || '',
+    reasoning: false,
+    input: ['text'],
+    cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+    contextWindow: options['context-window'] || 128000,
+  }
+  if (options['max-tokens'] !== undefined) model.maxTokens = options['max-tokens']
+  return model
+}
+
+function sizeOf(bytes) {
+  return bytes >= 1 << 20 ? `${(bytes / (1 << 20)).toFixed(1)} MB` : `${Math.ceil(bytes / 1024)} KB`
+}
+
+// JSON.parse runs at very roughly 100 MB/s: above this, reading takes a second or more.
+const SLOW_READ_BYTES = 64 << 20
+
+/** Reads and parses the file in JS and takes the branch: a preparation with message objects needs them. */
+function loadBranch(file, options, say) {
+  const bytes = readSessionBytes(file)
+  if (bytes.length >= SLOW_READ_BYTES) say.step(`reading ${file} (${sizeOf(bytes.length)})`, true)
+  const session = parseSession(bytes.toString('utf8'), file)
+  const { branch, leaf } = takeBranch(session, options.leaf, file)
+  return { bytes, session, branch, leaf }
+}
+
+function filesLine(label, files) {
+  if (files.length === 0) return `${label}: none`
+  const shown = files.slice(0, 8).join(', ')
+  return `${label} (${files.length}): ${shown}${files.length > 8 ? ', ...' : ''}`
+}
+
+function report(file, plan, options) {
+  const settings = settingsOf(options)
+  const { readFiles, modifiedFiles } = api.computeFileLists({
+    read: new Set(plan.fileOps.read),
+    written: new Set(plan.fileOps.written),
+    edited: new Set(plan.fileOps.edited),
+  })
+  const lines = [
+    `session:        ${file}${options.leaf ? ` (branch ending at ${options.leaf})` : ''}`,
+    `tokens before:  ${plan.tokensBefore.toLocaleString('en-US')} (keep the last ${settings.keepRecentTokens.toLocaleString('en-US')}, reserve ${settings.reserveTokens.toLocaleString('en-US')})`,
+    `cut:            keep from entry ${plan.firstKeptEntryId}`,
+    `summarized:     ${plan.messagesToSummarizeIds.length} entries${plan.previousSummary !== undefined ? ', updating the previous compaction summary' : ''}`,
+    plan.isSplitTurn && plan.turnPrefixIds.length > 0
+      ? `split turn:     yes, the cut falls inside a turn; its first ${plan.turnPrefixIds.length} entries get their own summary`
+      : 'split turn:     no',
+    filesLine('files read', readFiles),
+    filesLine('files modified', modifiedFiles),
+  ]
+  return `${lines.join('\n')}\n`
+}
+
+function printRequests(requests, model, options) {
+  if (options.json) {
+    const bodies = requests.map((r) => ({
+      model: model.id,
+      messages: [
+        { role: 'system', content: r.systemPrompt },
+        { role: 'user', content: r.prompt },
+      ],
+      max_tokens: r.maxTokens,
+    }))
+    process.stdout.write(`${JSON.stringify(bodies, null, 2)}\n`)
+    return
+  }
+  const out = []
+  requests.forEach((r, i) => {
+    out.push(`===== request ${i + 1} of ${requests.length}: ${r.part === 'turnPrefix' ? 'turn prefix' : 'history'}, max_tokens ${r.maxTokens} =====`)
+    out.push('----- system -----', r.systemPrompt, '----- user -----', r.prompt)
+  })
+  process.stdout.write(`${out.join('\n')}\n`)
+}
+
+async function planCommand(file, options) {
+  const say = progress(options.quiet)
+  if (options['print-request']) {
+    const { branch } = loadBranch(file, options, say)
+    say.step('planning')
+    const preparation = api.prepareCompaction(branch, settingsOf(options))
+    say.done()
+    if (!preparation) throw new CliError(`${file}: nothing to compact (the branch is too small or already ends with a compaction)`)
+    const model = modelOf(options)
+    printRequests(api.buildSummaryRequests(preparation, model, options.instructions), model, options)
+    return 0
+  }
+  say.step(`planning ${file}`)
+  let plan
+  try {
+    plan = await api.prepareCompactionFromFile(file, { leafId: options.leaf, settings: settingsOf(options) })
+  } catch (err) {
+    throw new CliError(err.message)
+  }
+  say.done()
+  if (plan === undefined && options.leaf !== undefined) {
+    // The native reader plans an unknown leaf as an empty branch; tell the two apart.
+    loadBranch(file, options, say)
+  }
+  if (options.json) {
+    process.stdout.write(`${JSON.stringify(plan ?? null, null, 2)}\n`)
+    return 0
+  }
+  if (plan === undefined) {
+    process.stdout.write(`session:        ${file}\nnothing to compact (the branch is too small or already ends with a compaction)\n`)
+    return 0
+  }
+  process.stdout.write(report(file, plan, options))
+  return 0
+}
+
+async function compactCommand(file, options) {
+  for (const required of ['base-url', 'model']) {
+    if (!options[required]) throw new UsageError(`compact needs --${required}`)
+  }
+  let apiKey
+  if (options['api-key-env']) {
+    apiKey = process.env[options['api-key-env']]
+    if (!apiKey) throw new CliError(`environment variable ${options['api-key-env']} (--api-key-env) is not set`)
+  }
+  const say = progress(options.quiet)
+  const { bytes, session, branch, leaf } = loadBranch(file, options, say)
+  say.step('planning')
+  const preparation = api.prepareCompaction(branch, settingsOf(options))
+  if (!preparation) throw new CliError(`${file}: nothing to compact (the branch is too small or already ends with a compaction)`)
+  const model = modelOf(options, options['base-url'])
+  const controller = new AbortController()
+  const onSignal = () => controller.abort()
+  process.once('SIGINT', onSignal)
+  let requests = 0
+  const streamFn = openAiStreamFn({
+    baseUrl: options['base-url'],
+    stream: Boolean(options.stream),
+    timeoutMs: options.timeout ?? 600000,
+    onEvent(event) {
+      if (event.type === 'request') {
+        requests++
+        say.step(`waiting for ${model.id} at ${event.url} (request ${requests})`)
+      } else if (event.type === 'text') {
+        say.detail(`, ${event.chars} characters so far`)
+      }
+    },
+  })
+  let result
+  try {
+    result = await api.compact(preparation, model, apiKey, undefined, options.instructions, controller.signal, undefined, streamFn)
+  } catch (err) {
+    if (err && err.name === 'AbortError') throw new CliError('interrupted')
+    throw new CliError(err.message)
+  } finally {
+    process.removeListener('SIGINT', onSignal)
+    say.done()
+  }
+  let entry
+  if (options.append) {
+    entry = compactionEntry(result, session, leaf.id)
+    appendEntryAtomically(file, bytes, entry, (tmp, size) => {
+      if (size >= 8 << 20) say.note(`writing ${file} (${sizeOf(size)}) through ${tmp}`)
+    })
+    say.note(`appended compaction entry ${entry.id} to ${file}`)
+  }
+  if (options.json) {
+    process.stdout.write(`${JSON.stringify(entry ? { result, entry } : { result }, null, 2)}\n`)
+  } else {
+    process.stdout.write(result.summary.endsWith('\n') ? result.summary : `${result.summary}\n`)
+  }
+  return 0
+}
+
+async function main(argv) {
+  let parsed
+  try {
+    parsed = parseArgs(argv)
+    if (parsed.command === 'help') {
+      process.stdout.write(USAGE)
+      return 0
+    }
+    return await (parsed.command === 'plan' ? planCommand : compactCommand)(parsed.file, parsed.options)
+  } catch (err) {
+    if (err instanceof UsageError) {
+      process.stderr.write(`prime-compaction: ${err.message}\n\n${USAGE}`)
+      return 2
+    }
+    process.stderr.write(`prime-compaction: ${err instanceof CliError ? err.message : (err && err.stack) || err}\n`)
+    return 1
+  }
+}
+
+main(process.argv.slice(2)).then((code) => {
+  process.exitCode = code
+})
