@@ -1,0 +1,312 @@
+'use strict'
+// The `prime-compaction` command line, run as a child process against a
+// local OpenAI-compatible server on 127.0.0.1 (plain and streamed answers,
+// errors, a context overflow, a hang), plus the --append kill test.
+
+const { spawn } = require('node:child_process')
+const fs = require('node:fs')
+const os = require('node:os')
+const path = require('node:path')
+const { startServer } = require('./helpers/openai-server.js')
+const { writeSessionFile } = require('./helpers/session-file.js')
+
+const ROOT = path.join(__dirname, '..')
+const CLI = path.join(ROOT, 'cli', 'prime-compaction.js')
+const EXAMPLE = path.join(ROOT, 'examples', 'session.jsonl')
+const api = require(ROOT)
+
+jest.setTimeout(60000)
+
+function run(args, { env, onStderr, onSpawn } = {}) {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+    if (onSpawn) onSpawn(child)
+    let stdout = ''
+    let stderr = ''
+    child.stdout.setEncoding('utf8').on('data', (d) => (stdout += d))
+    child.stderr.setEncoding('utf8').on('data', (d) => {
+      stderr += d
+      if (onStderr) onStderr(stderr, child)
+    })
+    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }))
+  })
+}
+
+let dir
+beforeAll(() => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pc-cli-'))
+})
+afterAll(() => {
+  fs.rmSync(dir, { recursive: true, force: true })
+})
+
+function copyExample(name) {
+  const file = path.join(dir, name)
+  fs.copyFileSync(EXAMPLE, file)
+  return file
+}
+
+function branchOf(file) {
+  const entries = fs.readFileSync(file, 'utf8').split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l)).filter((e) => e.type !== 'session')
+  const byId = new Map(entries.map((e) => [e.id, e]))
+  const branch = []
+  for (let e = entries[entries.length - 1]; e; e = e.parentId ? byId.get(e.parentId) : undefined) branch.unshift(e)
+  return branch
+}
+
+const OVERFLOW = "This model's maximum context length is 4096 tokens. However, your messages resulted in 9120 tokens. Please reduce the length of the messages."
+
+describe('plan', () => {
+  test('reports the plan of the shipped example', async () => {
+    const r = await run(['plan', EXAMPLE])
+    expect(r.code).toBe(0)
+    expect(r.stdout).toMatch(/tokens before: +[\d,]+/)
+    expect(r.stdout).toMatch(/cut: +keep from entry [0-9a-f]{8}/)
+    expect(r.stdout).toMatch(/summarized: +\d+ entries, updating the previous compaction summary/)
+    expect(r.stdout).toMatch(/split turn: +yes/)
+    expect(r.stdout).toMatch(/files modified \(\d+\): /)
+  })
+
+  test('--json prints what prepareCompactionFromFile returns', async () => {
+    const r = await run(['plan', EXAMPLE, '--json', '--keep-recent', '5000'])
+    expect(r.code).toBe(0)
+    const expected = api.prepareCompactionFromFileSync(EXAMPLE, { settings: { ...api.DEFAULT_COMPACTION_SETTINGS, keepRecentTokens: 5000 } })
+    expect(JSON.parse(r.stdout)).toEqual(JSON.parse(JSON.stringify(expected)))
+  })
+
+  test('--leaf plans another branch; an unknown leaf is an error', async () => {
+    const branch = branchOf(EXAMPLE)
+    const mid = branch[Math.floor(branch.length * 0.6)].id
+    const r = await run(['plan', EXAMPLE, '--leaf', mid, '--json', '--keep-recent', '2000'])
+    expect(r.code).toBe(0)
+    expect(JSON.parse(r.stdout)).toEqual(JSON.parse(JSON.stringify(api.prepareCompactionFromFileSync(EXAMPLE, { leafId: mid, settings: { ...api.DEFAULT_COMPACTION_SETTINGS, keepRecentTokens: 2000 } }))))
+    const bad = await run(['plan', EXAMPLE, '--leaf', 'nope'])
+    expect(bad.code).toBe(1)
+    expect(bad.stderr).toContain('no entry has the id "nope"')
+    const badCompact = await run(['compact', EXAMPLE, '--leaf', 'nope', '--base-url', 'http://127.0.0.1:9/v1', '--model', 'm'])
+    expect(badCompact.code).toBe(1)
+    expect(badCompact.stderr).toContain('no entry has the id "nope"')
+  })
+
+  test('--print-request shows the requests buildSummaryRequests builds', async () => {
+    const r = await run(['plan', EXAMPLE, '--print-request', '--json', '--model', 'qwen', '--instructions', 'Mention the benchmark.'])
+    expect(r.code).toBe(0)
+    const bodies = JSON.parse(r.stdout)
+    const prep = api.prepareCompaction(branchOf(EXAMPLE), api.DEFAULT_COMPACTION_SETTINGS)
+    const expected = api.buildSummaryRequests(prep, { id: 'qwen', api: 'openai-completions', provider: 'openai-compatible', contextWindow: 128000 }, 'Mention the benchmark.')
+    expect(bodies).toHaveLength(expected.length)
+    expect(expected.length).toBe(2) // the example's cut splits a turn
+    bodies.forEach((b, i) => {
+      expect(b.model).toBe('qwen')
+      expect(b.messages).toEqual([{ role: 'system', content: expected[i].systemPrompt }, { role: 'user', content: expected[i].prompt }])
+      expect(b.max_tokens).toBe(expected[i].maxTokens)
+    })
+    expect(bodies[0].messages[1].content).toContain('<previous-summary>')
+    expect(bodies[0].messages[1].content).toContain('Mention the benchmark.')
+    const text = await run(['plan', EXAMPLE, '--print-request'])
+    expect(text.code).toBe(0)
+    expect(text.stdout).toContain('===== request 1 of 2: history')
+    expect(text.stdout).toContain(api.SUMMARIZATION_SYSTEM_PROMPT)
+  })
+})
+
+describe('bad input', () => {
+  test('unreadable file, bad line, old version, bad options', async () => {
+    const missing = await run(['plan', path.join(dir, 'missing.jsonl')])
+    expect(missing.code).toBe(1)
+    expect(missing.stderr).toMatch(/missing\.jsonl.*(No such file|no such file)/)
+
+    const broken = path.join(dir, 'broken.jsonl')
+    const lines = fs.readFileSync(EXAMPLE, 'utf8').split('\n')
+    lines[41] = lines[41].slice(0, 30)
+    fs.writeFileSync(broken, lines.join('\n'))
+    for (const args of [['plan', broken], ['plan', broken, '--print-request'], ['compact', broken, '--base-url', 'http://127.0.0.1:9/v1', '--model', 'm']]) {
+      const r = await run(args)
+      expect(r.code).toBe(1)
+      expect(r.stderr).toMatch(/line 42: malformed JSON/)
+    }
+
+    const v2 = path.join(dir, 'v2.jsonl')
+    fs.writeFileSync(v2, '{"type":"session","version":2,"id":"x","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/"}\n')
+    const old = await run(['compact', v2, '--base-url', 'http://127.0.0.1:9/v1', '--model', 'm'])
+    expect(old.code).toBe(1)
+    expect(old.stderr).toMatch(/version/)
+
+    const usage = await run(['plan', EXAMPLE, '--keep-recent', 'lots'])
+    expect(usage.code).toBe(2)
+    expect(usage.stderr).toContain('--keep-recent expects a whole number')
+    expect((await run(['compact', EXAMPLE])).code).toBe(2)
+    expect((await run(['frobnicate'])).code).toBe(2)
+    const help = await run(['--help'])
+    expect(help.code).toBe(0)
+    expect(help.stdout).toContain('Usage:')
+  })
+})
+
+describe('compact against a local OpenAI-compatible server', () => {
+  let server
+  afterEach(async () => {
+    if (server) await server.close()
+    server = undefined
+  })
+
+  test('plain JSON answers: sends exactly the printed requests, prints the summary', async () => {
+    server = await startServer([{ text: 'History summary.' }, { text: 'Prefix summary.' }])
+    const printed = JSON.parse((await run(['plan', EXAMPLE, '--print-request', '--json', '--model', 'llama'])).stdout)
+    const r = await run(['compact', EXAMPLE, '--base-url', server.baseUrl, '--model', 'llama', '--api-key-env', 'PC_TEST_KEY'], { env: { PC_TEST_KEY: 'sk-local' } })
+    expect(r.code).toBe(0)
+    expect(r.stdout).toMatch(/^History summary\.\n\n---\n\n\*\*Turn Context \(split turn\):\*\*\n\nPrefix summary\./)
+    expect(r.stdout).toContain('<modified-files>')
+    expect(server.requests.map((q) => q.body)).toEqual(printed)
+    expect(server.requests[0].headers.authorization).toBe('Bearer sk-local')
+  })
+
+  test('streamed (SSE) answers are put together', async () => {
+    server = await startServer([{ sse: ['Hist', 'ory ', 'sum', 'mary.'] }, { sse: ['Pre', 'fix.'] }])
+    const r = await run(['compact', EXAMPLE, '--base-url', server.baseUrl, '--model', 'm', '--stream', '--json'])
+    expect(r.code).toBe(0)
+    const { result } = JSON.parse(r.stdout)
+    expect(result.summary).toMatch(/^History summary\.\n\n---\n\n\*\*Turn Context \(split turn\):\*\*\n\nPrefix\./)
+    expect(result.firstKeptEntryId).toMatch(/^[0-9a-f]{8}$/)
+    expect(server.requests.every((q) => q.body.stream === true)).toBe(true)
+  })
+
+  test('a context overflow is retried with less, then succeeds', async () => {
+    server = await startServer([{ status: 400, error: OVERFLOW }, { text: 'Short history.' }, { text: 'Prefix.' }])
+    const r = await run(['compact', EXAMPLE, '--base-url', server.baseUrl, '--model', 'm', '--context-window', '4096'])
+    expect(r.code).toBe(0)
+    expect(r.stdout).toMatch(/^Short history\./)
+    expect(server.requests).toHaveLength(3)
+    const [first, retry] = server.requests.map((q) => q.body.messages[1].content)
+    expect(retry.length).toBeLessThan(first.length)
+  })
+
+  test('HTTP errors give the provider message and exit 1; an overflow that never fits gives up', async () => {
+    server = await startServer([{ status: 500, error: 'model not loaded' }])
+    const r = await run(['compact', EXAMPLE, '--base-url', server.baseUrl, '--model', 'm'])
+    expect(r.code).toBe(1)
+    expect(r.stderr).toContain('Summarization failed: 500 model not loaded')
+    await server.close()
+    server = await startServer([{ status: 400, error: OVERFLOW }])
+    const o = await run(['compact', EXAMPLE, '--base-url', server.baseUrl, '--model', 'm'])
+    expect(o.code).toBe(1)
+    expect(o.stderr).toContain('still overflows')
+    expect(o.stderr).toContain('maximum context length is 4096 tokens')
+    const wrongPath = await run(['compact', EXAMPLE, '--base-url', server.baseUrl.replace('/v1', '/v2'), '--model', 'm'])
+    expect(wrongPath.code).toBe(1)
+    expect(wrongPath.stderr).toContain('404 no route POST /v2/chat/completions')
+  })
+
+  test('a server that does not answer times out', async () => {
+    server = await startServer([{ hang: true }])
+    const started = Date.now()
+    const r = await run(['compact', EXAMPLE, '--base-url', server.baseUrl, '--model', 'm', '--timeout', '1500'])
+    expect(r.code).toBe(1)
+    expect(r.stderr).toContain('within 1500 ms (--timeout)')
+    expect(r.stderr).toContain('waiting for m at') // progress after about a second
+    expect(Date.now() - started).toBeLessThan(15000)
+    const refused = await run(['compact', EXAMPLE, '--base-url', 'http://127.0.0.1:9/v1', '--model', 'm'])
+    expect(refused.code).toBe(1)
+    expect(refused.stderr).toContain('cannot reach http://127.0.0.1:9/v1/chat/completions')
+  })
+
+  test('--append writes the entry the agent would, as a child of the leaf', async () => {
+    server = await startServer([{ text: 'History.' }, { text: 'Prefix.' }])
+    const file = copyExample('append.jsonl')
+    const before = fs.readFileSync(file)
+    const leaf = branchOf(file).at(-1)
+    const r = await run(['compact', file, '--base-url', server.baseUrl, '--model', 'm', '--append', '--instructions', 'Keep the numbers.', '--json'])
+    expect(r.code).toBe(0)
+    const after = fs.readFileSync(file)
+    expect(after.subarray(0, before.length).equals(before)).toBe(true)
+    const added = after.subarray(before.length).toString('utf8')
+    expect(added.endsWith('\n')).toBe(true)
+    expect(added.trimEnd().includes('\n')).toBe(false)
+    const entry = JSON.parse(added)
+    const { result } = JSON.parse(r.stdout)
+    expect(Object.keys(entry)).toEqual(['type', 'id', 'parentId', 'timestamp', 'summary', 'firstKeptEntryId', 'tokensBefore', 'details', 'fromHook', 'customInstructions'])
+    expect(entry).toMatchObject({
+      type: 'compaction', parentId: leaf.id, summary: result.summary, firstKeptEntryId: result.firstKeptEntryId,
+      tokensBefore: result.tokensBefore, details: result.details, fromHook: false, customInstructions: 'Keep the numbers.',
+    })
+    expect(entry.id).toMatch(/^[0-9a-f]{8}$/)
+    expect(branchOf(file).some((e) => e !== entry && e.id === entry.id && e.type !== 'compaction')).toBe(false)
+    expect(Math.abs(Date.parse(entry.timestamp) - Date.now())).toBeLessThan(60000)
+    expect(fs.readdirSync(dir).filter((f) => f.endsWith('.tmp'))).toEqual([])
+    const again = await run(['plan', file])
+    expect(again.stdout).toContain('nothing to compact')
+  })
+})
+
+// SIGKILL at random moments while --append rewrites a large session: the
+// file must always be the old session or the old one plus one whole line.
+describe('--append survives SIGKILL', () => {
+  const RUNS = Number(process.env.PRIME_COMPACTION_KILL_RUNS || 12)
+  let server
+  let original
+  let source
+  beforeAll(async () => {
+    server = await startServer(() => ({ text: 'Killed-run summary.' }))
+    source = path.join(dir, 'large-source.jsonl')
+    writeSessionFile(source, { seed: 11, entries: 12000, words: 80, branchChance: 0, danglingChance: 0, compactionChance: 0 })
+    original = fs.readFileSync(source)
+  })
+  afterAll(async () => {
+    await server.close()
+  })
+
+  test(`${RUNS} kills during the write`, async () => {
+    const outcomes = { old: 0, oldTempLeft: 0, new: 0 }
+    const killDir = fs.mkdtempSync(path.join(dir, 'kill-'))
+    const file = path.join(killDir, 'session.jsonl')
+    for (let i = 0; i < RUNS; i++) {
+      fs.writeFileSync(file, original)
+      // Half the kills land at a random moment after the write starts, half anywhere in the run.
+      const afterMarker = i % 2 === 0
+      const delay = Math.random() * (afterMarker ? 120 : 1500)
+      let timer
+      const r = await run(['compact', file, '--base-url', server.baseUrl, '--model', 'm', '--append'], {
+        onSpawn(child) {
+          if (!afterMarker) timer = setTimeout(() => child.kill('SIGKILL'), delay)
+        },
+        onStderr(stderr, child) {
+          if (afterMarker && timer === undefined && stderr.includes('prime-compaction: writing ')) {
+            timer = setTimeout(() => child.kill('SIGKILL'), delay)
+          }
+        },
+      })
+      clearTimeout(timer)
+      const temps = fs.readdirSync(killDir).filter((f) => f.endsWith('.tmp'))
+      const now = fs.readFileSync(file)
+      if (now.equals(original)) {
+        outcomes[temps.length > 0 ? 'oldTempLeft' : 'old']++
+      } else {
+        expect(now.length).toBeGreaterThan(original.length)
+        expect(now.subarray(0, original.length).equals(original)).toBe(true)
+        const tail = now.subarray(original.length).toString('utf8')
+        expect(tail.endsWith('\n')).toBe(true)
+        expect(JSON.parse(tail).type).toBe('compaction')
+        outcomes.new++
+      }
+      if (r.signal !== 'SIGKILL') expect(r.code).toBe(0)
+      for (const t of temps) fs.rmSync(path.join(killDir, t))
+    }
+    process.stderr.write(`--append kill test: ${JSON.stringify(outcomes)} over ${RUNS} runs (${(original.length / 1e6).toFixed(1)} MB session)\n`)
+    expect(outcomes.old + outcomes.oldTempLeft + outcomes.new).toBe(RUNS)
+  })
+
+  test('an unkilled run appends; how long the write takes', async () => {
+    const file = path.join(dir, 'large-ok.jsonl')
+    fs.writeFileSync(file, original)
+    let marked
+    const r = await run(['compact', file, '--base-url', server.baseUrl, '--model', 'm', '--append'], {
+      onStderr(stderr) {
+        if (marked === undefined && stderr.includes('prime-compaction: writing ')) marked = Date.now()
+      },
+    })
+    process.stderr.write(`--append: ${Date.now() - marked} ms from "writing" to exit\n`)
+    expect(r.code).toBe(0)
+    expect(r.stderr).toContain('prime-compaction: writing ')
+    expect(fs.statSync(file).size).toBeGreaterThan(original.length)
+  })
+})
