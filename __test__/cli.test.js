@@ -293,7 +293,7 @@ describe('--append survives SIGKILL', () => {
     }
     process.stderr.write(`--append kill test: ${JSON.stringify(outcomes)} over ${RUNS} runs (${(original.length / 1e6).toFixed(1)} MB session)\n`)
     expect(outcomes.old + outcomes.oldTempLeft + outcomes.new).toBe(RUNS)
-  })
+  }, 20000 + RUNS * 4000)
 
   test('an unkilled run appends; how long the write takes', async () => {
     const file = path.join(dir, 'large-ok.jsonl')
