@@ -76,6 +76,24 @@ function createFileOps() {
   return { read: new Set(), written: new Set(), edited: new Set() }
 }
 
+/**
+ * The file Sets of a plan: first the recorded files of the entries the plan
+ * names (their `details` is typed `unknown`, so the values are copied as
+ * they are), then the tool calls' paths, in the plan's order.
+ */
+function fileOpsOfPlan(entries, detailsFrom, plan) {
+  const fileOps = createFileOps()
+  for (const i of detailsFrom) {
+    const details = entries[i].details
+    if (Array.isArray(details.readFiles)) for (const f of details.readFiles) fileOps.read.add(f)
+    if (Array.isArray(details.modifiedFiles)) for (const f of details.modifiedFiles) fileOps.edited.add(f)
+  }
+  for (const f of plan.read) fileOps.read.add(f)
+  for (const f of plan.written) fileOps.written.add(f)
+  for (const f of plan.edited) fileOps.edited.add(f)
+  return fileOps
+}
+
 function prepareCompaction(pathEntries, settings) {
   const plan = native.prepareCompaction(pathEntries, settings)
   if (plan === undefined) return undefined
@@ -87,7 +105,7 @@ function prepareCompaction(pathEntries, settings) {
     isSplitTurn: plan.isSplitTurn,
     tokensBefore: plan.tokensBefore,
     previousSummary: previous >= 0 ? pathEntries[previous].summary : undefined,
-    fileOps: { read: new Set(plan.read), written: new Set(plan.written), edited: new Set(plan.edited) },
+    fileOps: fileOpsOfPlan(pathEntries, plan.detailsFrom >= 0 ? [plan.detailsFrom] : [], plan),
     settings,
   }
 }
@@ -102,7 +120,7 @@ function prepareBranchEntries(entries, tokenBudget = 0) {
   const plan = native.prepareBranchEntries(entries, tokenBudget)
   return {
     messages: messagesAt(entries, plan.messages),
-    fileOps: { read: new Set(plan.read), written: new Set(plan.written), edited: new Set(plan.edited) },
+    fileOps: fileOpsOfPlan(entries, plan.detailsFrom, plan),
     totalTokens: plan.totalTokens,
   }
 }
@@ -120,7 +138,16 @@ function extractFileOpsFromMessage(message, fileOps) {
 }
 
 function computeFileLists(fileOps) {
-  return native.computeFileLists([...fileOps.read], [...fileOps.written], [...fileOps.edited])
+  const read = [...fileOps.read]
+  const written = [...fileOps.written]
+  const edited = [...fileOps.edited]
+  const lists = native.computeFileLists(read, written, edited)
+  // Indices into [...read, ...edited, ...written]: the values themselves come back.
+  const all = read.concat(edited, written)
+  return {
+    readFiles: Array.from(lists.readFiles, (i) => all[i]),
+    modifiedFiles: Array.from(lists.modifiedFiles, (i) => all[i]),
+  }
 }
 
 function splitUserRounds(messages) {
@@ -203,21 +230,21 @@ async function drive(job, model, apiKey, headers, signal, thinkingLevel, streamF
   }
 }
 
+/** The native job for `preparation`, with its file lists computed as computeFileLists does. */
 function startCompactionJob(preparation, model, customInstructions) {
-  const fileOps = preparation && preparation.fileOps
-  const opsArrays = {
-    read: fileOps && fileOps.read ? [...fileOps.read] : [],
-    written: fileOps && fileOps.written ? [...fileOps.written] : [],
-    edited: fileOps && fileOps.edited ? [...fileOps.edited] : [],
-  }
-  return native.startCompaction(preparation, opsArrays, model, customInstructions)
+  const lists = computeFileLists((preparation && preparation.fileOps) || createFileOps())
+  const job = native.startCompaction(preparation, lists, model, customInstructions)
+  return { job, lists }
 }
 
 async function compact(preparation, model, apiKey, headers, customInstructions, signal, thinkingLevel, streamFn) {
   if (signal && signal.aborted) throw abortError(signal)
-  const job = startCompactionJob(preparation, model, customInstructions)
+  const { job, lists } = startCompactionJob(preparation, model, customInstructions)
   await drive(job, model, apiKey, headers, signal, thinkingLevel, streamFn)
-  return job.result()
+  const result = job.result()
+  // The lists' own values: details are `unknown`, so not always strings.
+  result.details = lists
+  return result
 }
 
 /**
@@ -227,7 +254,7 @@ async function compact(preparation, model, apiKey, headers, customInstructions, 
  * history's answer, so a blank answer stands in for it.
  */
 function buildSummaryRequests(preparation, model, customInstructions) {
-  const job = startCompactionJob(preparation, model, customInstructions)
+  const { job } = startCompactionJob(preparation, model, customInstructions)
   const requests = []
   for (let request = job.next(); request !== null; request = job.next()) {
     const { systemPrompt, prompt, maxTokens, part } = request
@@ -271,8 +298,8 @@ async function generateBranchSummary(entries, options) {
   const contextWindow = model.contextWindow || 128000
   const { messages, fileOps } = prepareBranchEntries(entries, contextWindow - reserveTokens)
   if (messages.length === 0) return { summary: 'No content to summarize' }
-  const opsArrays = { read: [...fileOps.read], written: [...fileOps.written], edited: [...fileOps.edited] }
-  const job = native.startBranchSummary(messages, opsArrays, model, reserveTokens, customInstructions, replaceInstructions)
+  const lists = computeFileLists(fileOps)
+  const job = native.startBranchSummary(messages, lists, model, reserveTokens, customInstructions, replaceInstructions)
   try {
     await drive(job, model, apiKey, headers, signal, thinkingLevel, streamFn, (response) => {
       if (response && response.stopReason === 'aborted') throw abortError(signal)
@@ -282,7 +309,10 @@ async function generateBranchSummary(entries, options) {
     if (err && err.summarizationFailure) return { error: err.message }
     throw err
   }
-  return job.branchResult()
+  const result = job.branchResult()
+  result.readFiles = lists.readFiles
+  result.modifiedFiles = lists.modifiedFiles
+  return result
 }
 
 module.exports = {

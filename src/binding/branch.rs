@@ -249,6 +249,8 @@ pub fn prepare_branch_entries_native(
         let plan = prepare_branch_entries(&list, budget)?;
         let o = cx.object()?;
         cx.set(o, c"messages", cx.u32_array(&plan.messages)?)?;
+        let seeds: Vec<u32> = plan.details_from.iter().map(|&i| i as u32).collect();
+        cx.set(o, c"detailsFrom", cx.u32_array(&seeds)?)?;
         cx.set(o, c"read", cx.strings(plan.file_ops.read.iter())?)?;
         cx.set(o, c"written", cx.strings(plan.file_ops.written.iter())?)?;
         cx.set(o, c"edited", cx.strings(plan.file_ops.edited.iter())?)?;

@@ -5,12 +5,12 @@
 use napi::Env;
 use napi_derive::napi;
 
+use super::compaction::joined_elements;
 use super::errors::run;
 use super::js::JsVal;
 use super::out::{Arg, RawValue};
 use crate::core::compaction::{BranchOptions, Job, JobInput, ModelLimits, Part, Response, Stop};
 use crate::core::error::{Context, Error, Result};
-use crate::core::file_ops::{compute_file_lists, FileOps};
 use crate::core::jsstr::JsStr;
 use crate::core::llm_message::transcript_messages;
 use crate::core::projection::is_claude_family;
@@ -65,24 +65,13 @@ fn number_field(v: &JsVal<'_>, key: Key) -> Result<f64> {
     }
 }
 
-fn string_array(v: &JsVal<'_>, name: &str) -> Result<Vec<JsStr>> {
-    let len = v.array_len().ok_or_else(|| {
-        Error::type_error(
-            name,
-            format!("expected an array, got {}", v.kind().describe()),
-        )
-    })?;
-    (0..len)
-        .map(|i| {
-            let item = v.at(i)?;
-            item.string().ok_or_else(|| {
-                Error::type_error(
-                    &format!("{name}[{i}]"),
-                    format!("expected a string, got {}", item.kind().describe()),
-                )
-            })
-        })
-        .collect()
+/// `{ readFiles, modifiedFiles }` (computed by `computeFileLists` in
+/// index.js, so any values), as the summary's file tags show them.
+fn file_lists(lists: &JsVal<'_>) -> Result<(Vec<JsStr>, Vec<JsStr>)> {
+    Ok((
+        joined_elements(&lists.get(Key::ReadFiles)?, "readFiles")?,
+        joined_elements(&lists.get(Key::ModifiedFiles)?, "modifiedFiles")?,
+    ))
 }
 
 struct ModelFacts {
@@ -146,19 +135,7 @@ pub fn start_compaction(
         let settings = prep.get(Key::Settings)?;
         let reserve_tokens =
             number_field(&settings, Key::ReserveTokens).within("preparation.settings")?;
-        let ops = cx.wrap(file_ops.0)?;
-        let file_ops = FileOps {
-            read: string_array(&ops.get(Key::Read)?, "preparation.fileOps.read")?
-                .into_iter()
-                .collect(),
-            written: string_array(&ops.get(Key::Written)?, "preparation.fileOps.written")?
-                .into_iter()
-                .collect(),
-            edited: string_array(&ops.get(Key::Edited)?, "preparation.fileOps.edited")?
-                .into_iter()
-                .collect(),
-        };
-        let (read_files, modified_files) = compute_file_lists(&file_ops);
+        let (read_files, modified_files) = file_lists(&cx.wrap(file_ops.0)?)?;
         let facts = model_facts(&cx.wrap(model.0)?)?;
         let custom_instructions = optional_string(&cx.wrap(custom.0)?, "customInstructions")?;
         let history_is_empty = history_value.array_len().unwrap_or(0) == 0;
@@ -396,19 +373,7 @@ pub fn start_branch_summary(
                 format!("expected a number, got {}", reserve.kind().describe()),
             )
         })?;
-        let ops = cx.wrap(file_ops.0)?;
-        let file_ops = FileOps {
-            read: string_array(&ops.get(Key::Read)?, "fileOps.read")?
-                .into_iter()
-                .collect(),
-            written: string_array(&ops.get(Key::Written)?, "fileOps.written")?
-                .into_iter()
-                .collect(),
-            edited: string_array(&ops.get(Key::Edited)?, "fileOps.edited")?
-                .into_iter()
-                .collect(),
-        };
-        let (read_files, modified_files) = compute_file_lists(&file_ops);
+        let (read_files, modified_files) = file_lists(&cx.wrap(file_ops.0)?)?;
         let custom_instructions =
             optional_string(&cx.wrap(custom.0)?, "options.customInstructions")?;
         let replace_instructions = cx.wrap(replace.0)?.truthy();

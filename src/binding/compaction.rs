@@ -11,7 +11,7 @@ use crate::core::cut_point::{find_cut_point, find_turn_start_index};
 use crate::core::entries::Entries;
 use crate::core::error::{Context, Error, Result};
 use crate::core::file_ops::{
-    compute_file_lists, extract_file_ops, format_file_operations, FileOps,
+    compute_file_lists_values, extract_file_ops, format_file_operations, join_element, FileOps,
 };
 use crate::core::jsstr::JsStr;
 use crate::core::model::EntryType;
@@ -71,6 +71,8 @@ pub fn prepare_compaction_native(
         cx.set(o, c"summarize", cx.u32_array(&plan.summarize)?)?;
         cx.set(o, c"turnPrefix", cx.u32_array(&plan.turn_prefix)?)?;
         let previous = plan.previous_compaction.map_or(-1.0, |p| p as f64);
+        let details_from = plan.details_from.map_or(-1.0, |p| p as f64);
+        cx.set(o, c"detailsFrom", cx.number(details_from)?)?;
         cx.set(o, c"previousCompactionIndex", cx.number(previous)?)?;
         set_file_ops(cx, o, &plan.file_ops)?;
         Ok(RawValue(o))
@@ -266,27 +268,9 @@ pub fn file_ops_of_message(env: Env, message: Arg) -> napi::Result<RawValue> {
     })
 }
 
-fn string_list(v: &JsVal<'_>, name: &str) -> Result<Vec<JsStr>> {
-    let len = v.array_len().ok_or_else(|| {
-        Error::type_error(
-            name,
-            format!("expected an array, got {}", v.kind().describe()),
-        )
-    })?;
-    let mut out = Vec::with_capacity(len);
-    for i in 0..len {
-        let item = v.at(i)?;
-        out.push(item.string().ok_or_else(|| {
-            Error::type_error(
-                &format!("{name}[{i}]"),
-                format!("expected a string, got {}", item.kind().describe()),
-            )
-        })?);
-    }
-    Ok(out)
-}
-
-/// `computeFileLists` over the three sets, passed as arrays in insertion order.
+/// `computeFileLists` over the three Sets, passed as arrays in insertion
+/// order. Returns indices into `[...read, ...edited, ...written]`, which
+/// index.js maps back onto the caller's values (they need not be strings).
 #[napi(js_name = "computeFileLists")]
 pub fn compute_file_lists_native(
     env: Env,
@@ -295,23 +279,44 @@ pub fn compute_file_lists_native(
     edited: Arg,
 ) -> napi::Result<RawValue> {
     run(&env, |cx| {
-        let ops = FileOps {
-            read: string_list(&arg(cx, &read)?, "fileOps.read")?
-                .into_iter()
-                .collect(),
-            written: string_list(&arg(cx, &written)?, "fileOps.written")?
-                .into_iter()
-                .collect(),
-            edited: string_list(&arg(cx, &edited)?, "fileOps.edited")?
-                .into_iter()
-                .collect(),
-        };
-        let (read_files, modified_files) = compute_file_lists(&ops);
+        let mut values = Vec::new();
+        for (a, name) in [
+            (&read, "fileOps.read"),
+            (&edited, "fileOps.edited"),
+            (&written, "fileOps.written"),
+        ] {
+            let list = arg(cx, a)?;
+            let len = list.array_len().ok_or_else(|| {
+                Error::type_error(
+                    name,
+                    format!("expected an array, got {}", list.kind().describe()),
+                )
+            })?;
+            for i in 0..len {
+                values.push(list.at(i)?);
+            }
+        }
+        let read_len = arg(cx, &read)?.array_len().unwrap_or(0);
+        let (read_files, modified_files) = compute_file_lists_values(&values, read_len)?;
+        let as_u32 = |v: Vec<usize>| v.into_iter().map(|i| i as u32).collect::<Vec<u32>>();
         let o = cx.object()?;
-        cx.set(o, c"readFiles", cx.strings(read_files.iter())?)?;
-        cx.set(o, c"modifiedFiles", cx.strings(modified_files.iter())?)?;
+        cx.set(o, c"readFiles", cx.u32_array(&as_u32(read_files))?)?;
+        cx.set(o, c"modifiedFiles", cx.u32_array(&as_u32(modified_files))?)?;
         Ok(RawValue(o))
     })
+}
+
+/// The elements of a list as `join` shows them.
+pub(crate) fn joined_elements(v: &JsVal<'_>, name: &str) -> Result<Vec<JsStr>> {
+    let len = v.array_len().ok_or_else(|| {
+        Error::type_error(
+            name,
+            format!("expected an array, got {}", v.kind().describe()),
+        )
+    })?;
+    (0..len)
+        .map(|i| join_element(&v.at(i)?).within_with(|| format!("{name}[{i}]")))
+        .collect()
 }
 
 /// `formatFileOperations(readFiles, modifiedFiles)`.
@@ -322,8 +327,8 @@ pub fn format_file_operations_native(
     modified_files: Arg,
 ) -> napi::Result<RawValue> {
     run(&env, |cx| {
-        let read = string_list(&arg(cx, &read_files)?, "readFiles")?;
-        let modified = string_list(&arg(cx, &modified_files)?, "modifiedFiles")?;
+        let read = joined_elements(&arg(cx, &read_files)?, "readFiles")?;
+        let modified = joined_elements(&arg(cx, &modified_files)?, "modifiedFiles")?;
         Ok(RawValue(
             cx.utf16(&format_file_operations(&read, &modified))?,
         ))

@@ -368,6 +368,12 @@ impl<'c> View for JsVal<'c> {
         Ok(self.cx.wrap(out)?.str_len())
     }
 
+    fn strict_equals(&self, other: &Self) -> Result<bool> {
+        let mut out = false;
+        check(unsafe { sys::napi_strict_equals(self.cx.env, self.raw, other.raw, &mut out) })?;
+        Ok(out)
+    }
+
     fn json_stringify(&self) -> Result<Option<JsStr>> {
         let mut out = ptr::null_mut();
         let argv = [self.raw];

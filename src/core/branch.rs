@@ -7,7 +7,7 @@ use std::hash::{BuildHasherDefault, Hash, Hasher};
 
 use super::entries::Entries;
 use super::error::{Context, Error, Result};
-use super::file_ops::{add_detail_paths, extract_file_ops, FileOpKind, FileOps};
+use super::file_ops::{extract_file_ops, FileOps};
 use super::model::{str_len_of, EntryType};
 use super::tokens::{chars_to_tokens, content_chars, estimate_tokens};
 use super::view::{Key, Kind, View};
@@ -212,6 +212,9 @@ pub fn collect_entries_for_branch_summary<L: EntryLookup>(
 #[derive(Debug, Clone, PartialEq)]
 pub struct BranchPreparation {
     pub messages: Vec<u32>,
+    /// Entries whose `details` lists seed the file Sets, in order.
+    pub details_from: Vec<usize>,
+    /// File operations of the visited tool calls, after the seeds.
     pub file_ops: FileOps,
     pub total_tokens: u64,
 }
@@ -283,24 +286,19 @@ pub fn prepare_branch_entries<V: View>(
     let n = entries.len();
     let mut file_ops = FileOps::default();
 
-    // Summaries' recorded files count even when their entry falls outside the budget.
+    // Summaries' recorded files count even when their entry falls outside
+    // the budget. `details` is typed `unknown`: the plan names the entries
+    // whose lists seed the Sets, and the caller copies the values.
+    let mut details_from = Vec::new();
     let mut types = Vec::with_capacity(n);
     for i in 0..n {
         types.push(entries.with_entry(i, |e| {
             let ty = entry_type(e)?;
-            if ty == EntryType::BranchSummary && !e.get(Key::FromHook)?.truthy() {
-                let details = e.get(Key::Details)?;
-                if details.truthy() {
-                    add_detail_paths(&details, Key::ReadFiles, FileOpKind::Read, &mut file_ops)
-                        .within("details")?;
-                    add_detail_paths(
-                        &details,
-                        Key::ModifiedFiles,
-                        FileOpKind::Edited,
-                        &mut file_ops,
-                    )
-                    .within("details")?;
-                }
+            if ty == EntryType::BranchSummary
+                && !e.get(Key::FromHook)?.truthy()
+                && e.get(Key::Details)?.truthy()
+            {
+                details_from.push(i);
             }
             Ok(ty)
         })?);
@@ -330,6 +328,7 @@ pub fn prepare_branch_entries<V: View>(
     }
     newest_first.reverse();
     Ok(BranchPreparation {
+        details_from,
         messages: newest_first,
         file_ops,
         total_tokens: total,

@@ -5,7 +5,7 @@ use indexmap::IndexSet;
 
 use super::error::{Context, Error, Result};
 use super::jsstr::JsStr;
-use super::view::{Key, View};
+use super::view::{Key, Kind, View};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FileOpKind {
@@ -122,6 +122,36 @@ pub fn add_detail_paths<V: View>(
     Ok(())
 }
 
+/// The file Sets as JS builds them: the listed entries' `details` first
+/// (`readFiles` into read, `modifiedFiles` into edited; strings only here),
+/// then the tool calls' operations.
+pub fn seeded_file_ops<V: View>(
+    entries: &super::entries::Entries<V>,
+    details_from: impl IntoIterator<Item = usize>,
+    ops: &FileOps,
+) -> Result<FileOps> {
+    let mut out = FileOps::default();
+    for i in details_from {
+        entries.with_entry(i, |e| {
+            let details = e.get(Key::Details)?;
+            add_detail_paths(&details, Key::ReadFiles, FileOpKind::Read, &mut out)
+                .within("details")?;
+            add_detail_paths(&details, Key::ModifiedFiles, FileOpKind::Edited, &mut out)
+                .within("details")
+        })?;
+    }
+    for (kind, set) in [
+        (FileOpKind::Read, &ops.read),
+        (FileOpKind::Written, &ops.written),
+        (FileOpKind::Edited, &ops.edited),
+    ] {
+        for path in set {
+            out.add(kind, path.clone());
+        }
+    }
+    Ok(out)
+}
+
 /// `computeFileLists`: files only read, and files written or edited, each
 /// sorted by UTF-16 code units as `Array.prototype.sort` does.
 pub fn compute_file_lists(ops: &FileOps) -> (Vec<JsStr>, Vec<JsStr>) {
@@ -168,4 +198,123 @@ pub fn format_file_operations(read: &[JsStr], modified: &[JsStr]) -> Vec<u16> {
 
 fn push(out: &mut Vec<u16>, s: &str) {
     out.extend(s.encode_utf16());
+}
+
+/// A value as a `Set` tells values apart (SameValueZero); objects, symbols
+/// and BigInts are compared with `===` instead.
+#[derive(Debug, Clone, PartialEq)]
+enum SetKey {
+    Str(JsStr),
+    Num(u64),
+    Bool(bool),
+    Null,
+    Undefined,
+    Other,
+}
+
+fn set_key<V: View>(v: &V) -> SetKey {
+    if let Some(s) = v.string() {
+        return SetKey::Str(s);
+    }
+    match v.kind() {
+        Kind::Number => {
+            let n = v.number().unwrap_or(f64::NAN);
+            // SameValueZero: every NaN is one value, and -0 is +0.
+            let n = if n.is_nan() {
+                f64::NAN
+            } else if n == 0.0 {
+                0.0
+            } else {
+                n
+            };
+            SetKey::Num(n.to_bits())
+        }
+        Kind::Bool => SetKey::Bool(v.boolean().unwrap_or(false)),
+        Kind::Null => SetKey::Null,
+        Kind::Undefined => SetKey::Undefined,
+        _ => SetKey::Other,
+    }
+}
+
+/// An insertion-ordered set of JS values, as indices into a value list.
+struct ValueSet<'a, V: View> {
+    values: &'a [V],
+    keys: Vec<(SetKey, usize)>,
+}
+
+impl<'a, V: View> ValueSet<'a, V> {
+    fn position(&self, key: &SetKey, index: usize) -> Result<Option<usize>> {
+        for (k, i) in &self.keys {
+            let same = match (k, key) {
+                (SetKey::Other, SetKey::Other) => {
+                    self.values[*i].strict_equals(&self.values[index])?
+                }
+                _ => k == key,
+            };
+            if same {
+                return Ok(Some(*i));
+            }
+        }
+        Ok(None)
+    }
+}
+
+/// `computeFileLists` over arbitrary values (`details` lists are typed
+/// `unknown`, so the Sets may hold more than strings). `values` holds the
+/// read Set's members, then the edited and written Sets' (in that order);
+/// `read_len` marks where the read part ends. Returns the indices of
+/// the read-only files and of the modified files, each in the order
+/// `Array.prototype.sort()` gives: by `String(value)` in UTF-16 code
+/// units, stable, `undefined` last.
+pub fn compute_file_lists_values<V: View>(
+    values: &[V],
+    read_len: usize,
+) -> Result<(Vec<usize>, Vec<usize>)> {
+    let keys: Vec<SetKey> = values.iter().map(set_key).collect();
+    let mut modified = ValueSet {
+        values,
+        keys: Vec::new(),
+    };
+    for (i, key) in keys.iter().enumerate().skip(read_len) {
+        if modified.position(key, i)?.is_none() {
+            modified.keys.push((key.clone(), i));
+        }
+    }
+    let mut read_only = Vec::new();
+    for (i, key) in keys.iter().enumerate().take(read_len) {
+        if modified.position(key, i)?.is_none() {
+            read_only.push(i);
+        }
+    }
+    let modified: Vec<usize> = modified.keys.into_iter().map(|(_, i)| i).collect();
+    Ok((
+        js_sorted(values, &keys, read_only)?,
+        js_sorted(values, &keys, modified)?,
+    ))
+}
+
+fn js_sorted<V: View>(values: &[V], keys: &[SetKey], indices: Vec<usize>) -> Result<Vec<usize>> {
+    let mut keyed = Vec::with_capacity(indices.len());
+    let mut undefined = Vec::new();
+    for i in indices {
+        match &keys[i] {
+            SetKey::Undefined => undefined.push(i),
+            SetKey::Str(s) => keyed.push((s.clone(), i)),
+            _ => keyed.push((values[i].to_js_string()?, i)),
+        }
+    }
+    keyed.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(keyed.into_iter().map(|(_, i)| i).chain(undefined).collect())
+}
+
+/// An element as `Array.prototype.join` shows it: `""` for null and
+/// undefined, `String(value)` otherwise.
+pub fn join_element<V: View>(v: &V) -> Result<JsStr> {
+    if let Some(s) = v.string() {
+        return Ok(s);
+    }
+    match v.kind() {
+        Kind::Undefined | Kind::Null => Ok(JsStr::empty()),
+        _ => v.to_js_string(),
+    }
 }

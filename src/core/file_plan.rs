@@ -5,7 +5,7 @@ use std::path::Path;
 
 use super::entries::Entries;
 use super::error::{Error, Result};
-use super::file_ops::FileOps;
+use super::file_ops::{seeded_file_ops, FileOps};
 use super::json::Value;
 use super::jsstr::JsStr;
 use super::prepare::{prepare_compaction, Preparation};
@@ -148,7 +148,8 @@ pub fn plan_branch(
         is_split_turn: prep.is_split_turn,
         messages_to_summarize_ids: ids(&prep.summarize),
         turn_prefix_ids: ids(&prep.turn_prefix),
-        file_ops: prep.file_ops.clone(),
+        file_ops: seeded_file_ops(&entries, prep.details_from, &prep.file_ops)
+            .map_err(|e| branch.locate(e))?,
         previous_summary,
     };
     Ok(Some((prep, plan)))

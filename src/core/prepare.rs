@@ -5,7 +5,7 @@ use super::context::{estimate_session_tokens, read_id, Ids};
 use super::cut_point::find_cut_point;
 use super::entries::Entries;
 use super::error::{Context, Result};
-use super::file_ops::{add_detail_paths, extract_assistant_file_ops, FileOpKind, FileOps};
+use super::file_ops::{extract_assistant_file_ops, FileOps};
 use super::model::{EntryType, Role};
 use super::view::{Key, View};
 
@@ -21,6 +21,11 @@ pub struct Preparation {
     /// Entries of the split turn's prefix.
     pub turn_prefix: Vec<u32>,
     pub previous_compaction: Option<usize>,
+    /// The entry whose `details.readFiles` / `details.modifiedFiles` seed the
+    /// file Sets before `file_ops` (the previous compaction, unless it came
+    /// from a hook or has no details).
+    pub details_from: Option<usize>,
+    /// File operations of the summarized tool calls, in order.
     pub file_ops: FileOps,
 }
 
@@ -86,27 +91,16 @@ pub fn prepare_compaction<V: View>(
         Vec::new()
     };
 
+    // The previous compaction's recorded files come first in the Sets. Its
+    // `details` is typed `unknown`, so its lists may hold any JS values: the
+    // plan only says which entry seeds the Sets, and the caller copies them.
+    let details_from = match previous {
+        Some(p) => entries.with_entry(p, |e| {
+            Ok((!e.get(Key::FromHook)?.truthy() && e.get(Key::Details)?.truthy()).then_some(p))
+        })?,
+        None => None,
+    };
     let mut file_ops = FileOps::default();
-    if let Some(p) = previous {
-        entries.with_entry(p, |e| {
-            if e.get(Key::FromHook)?.truthy() {
-                return Ok(());
-            }
-            let details = e.get(Key::Details)?;
-            if !details.truthy() || !details.kind().is_object_like() {
-                return Ok(());
-            }
-            add_detail_paths(&details, Key::ReadFiles, FileOpKind::Read, &mut file_ops)
-                .within("details")?;
-            add_detail_paths(
-                &details,
-                Key::ModifiedFiles,
-                FileOpKind::Edited,
-                &mut file_ops,
-            )
-            .within("details")
-        })?;
-    }
     let mut assistants = Vec::new();
     for &i in summarize.iter().chain(turn_prefix.iter()) {
         if entries.kind(i as usize)?.has_role(Role::Assistant) {
@@ -126,6 +120,7 @@ pub fn prepare_compaction<V: View>(
         summarize,
         turn_prefix,
         previous_compaction: previous,
+        details_from,
         file_ops,
     }))
 }

@@ -269,8 +269,12 @@ fn prepare_uses_previous_compaction_boundary_and_details() {
     assert_eq!(plan.previous_compaction, Some(3));
     // Last usage (70) plus nothing after it.
     assert_eq!(plan.tokens_before, 70.0);
-    let read: Vec<String> = plan.file_ops.read.iter().map(|s| s.to_string()).collect();
-    let edited: Vec<String> = plan.file_ops.edited.iter().map(|s| s.to_string()).collect();
+    // The previous compaction's details seed the Sets (the caller copies them).
+    assert_eq!(plan.details_from, Some(3));
+    let ops = super::file_ops::seeded_file_ops(&entries, plan.details_from, &plan.file_ops)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let read: Vec<String> = ops.read.iter().map(|s| s.to_string()).collect();
+    let edited: Vec<String> = ops.edited.iter().map(|s| s.to_string()).collect();
     assert_eq!(
         (read, edited),
         (vec!["r.ts".to_string()], vec!["m.ts".to_string()])

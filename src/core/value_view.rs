@@ -116,6 +116,18 @@ impl<'a> View for Val<'a> {
         })
     }
 
+    fn strict_equals(&self, other: &Self) -> Result<bool> {
+        Ok(match (self, other) {
+            (Val::Undefined, Val::Undefined) => true,
+            (Val::Of(a), Val::Of(b)) => match (a, b) {
+                (Value::Object(_) | Value::Array(_), _) => std::ptr::eq(*a, *b),
+                (Value::Number(x), Value::Number(y)) => x == y,
+                _ => a == b,
+            },
+            _ => false,
+        })
+    }
+
     fn json_stringify(&self) -> Result<Option<JsStr>> {
         Ok(match self {
             Val::Undefined => None,

@@ -259,6 +259,9 @@ pub trait View: Sized + Clone {
     /// order; empty for primitives.
     fn entries(&self) -> Result<Vec<(JsStr, Self)>>;
 
+    /// `self === other` (used for SameValueZero on objects and BigInts).
+    fn strict_equals(&self, other: &Self) -> Result<bool>;
+
     /// JS `ToBoolean`.
     fn truthy(&self) -> bool {
         match self.kind() {

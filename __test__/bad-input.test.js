@@ -1,0 +1,378 @@
+'use strict'
+// Bad input and input safety, prime-compaction only (the reference is used only
+// to know which inputs it accepts).
+//
+// 1. prepareCompaction must reject malformed input with a TypeError whose message
+//    names the offending entry index and field:
+//      - pathEntries that is not an array,
+//      - an entry that is null / not an object / lacks `type`,
+//      - a `message` entry whose message lacks `role`,
+//      - settings missing keepRecentTokens / reserveTokens.
+// 2. No function may mutate its inputs: deep-frozen inputs never make ours throw
+//    where the reference does not, and a full structural fingerprint (own keys of
+//    any kind, attributes, extensibility, Set/Map contents) is unchanged after
+//    every call on unfrozen inputs.
+// 3. Malformed input never crashes the process: ours returns or throws an Error.
+
+const { spawnSync } = require('node:child_process')
+const gen = require('./helpers/generator')
+const { fc, checkProperty, NUM_RUNS } = require('./helpers/property')
+const { deepFreeze, fingerprint, findDifference, describeValue } = require('./helpers/compare')
+const { loadReference } = require('./helpers/reference')
+const { loadOurs, PACKAGE_DIR } = require('./helpers/ours')
+const { MODULE_PATHS } = require('./helpers/reference')
+
+jest.setTimeout(300_000)
+
+let ref
+let ours
+
+beforeAll(async () => {
+  ref = await loadReference()
+  ours = await loadOurs()
+})
+
+const SETTINGS = Object.freeze({ enabled: true, reserveTokens: 16384, keepRecentTokens: 20 })
+const runs = (fraction) => Math.max(20, Math.round(NUM_RUNS * fraction))
+
+function isTypeError(err) {
+  // Realm-independent: the addon may create errors in another realm than Jest's sandbox.
+  return err !== null && typeof err === 'object' && (err instanceof TypeError || Object.prototype.toString.call(err) === '[object Error]') && err.name === 'TypeError'
+}
+
+function catchError(fn) {
+  try {
+    const value = fn()
+    return { threw: false, value }
+  } catch (error) {
+    return { threw: true, error }
+  }
+}
+
+/** Asserts fn throws a TypeError whose message matches every regex in `mentions`. */
+function expectTypeError(label, fn, mentions) {
+  const r = catchError(fn)
+  if (!r.threw) throw new Error(`${label}: expected a TypeError, ours returned ${describeValue(r.value)}`)
+  if (!isTypeError(r.error)) throw new Error(`${label}: expected a TypeError, ours threw ${r.error && r.error.name}: ${r.error && r.error.message}`)
+  for (const re of mentions) {
+    if (!re.test(r.error.message)) throw new Error(`${label}: TypeError message ${JSON.stringify(r.error.message)} does not mention ${re}`)
+  }
+}
+
+const indexRe = (i) => new RegExp(`(^|[^0-9])${i}([^0-9]|$)`)
+
+// A small valid session to corrupt.
+function validSession(n = 6) {
+  return gen.buildLargeSession(Math.max(n, 3), 7)
+}
+
+// ---------------------------------------------------------------------------
+// 1. TypeErrors naming index and field
+// ---------------------------------------------------------------------------
+
+// The reference validates nothing: with PRIME_COMPACTION_UNDER_TEST=reference (harness
+// self-check) these two blocks are skipped.
+const describeValidation = process.env.PRIME_COMPACTION_UNDER_TEST === 'reference' ? describe.skip : describe
+
+describeValidation('prepareCompaction rejects malformed pathEntries with a TypeError naming the index and field', () => {
+  it.each([
+    ['null', null],
+    ['undefined', undefined],
+    ['a plain object', { 0: { type: 'message' }, length: 1 }],
+    ['a string', 'entries'],
+    ['a number', 42],
+    ['a Set', new Set()],
+  ])('pathEntries is %s (not an array)', (_label, value) => {
+    expectTypeError('prepareCompaction(non-array)', () => ours.prepareCompaction(value, SETTINGS), [/pathEntries|entries|array/i])
+  })
+
+  it('an entry that is null (at a random index)', () => {
+    checkProperty('bad-input null entry', [fc.integer({ min: 3, max: 40 }), fc.nat()], (n, k) => {
+      const entries = validSession(n)
+      const i = k % entries.length
+      entries[i] = null
+      deepFreeze(entries)
+      expectTypeError(`prepareCompaction(entries with null at ${i})`, () => ours.prepareCompaction(entries, SETTINGS), [indexRe(i)])
+    }, { numRuns: runs(0.02) })
+  })
+
+  it('an entry that is not an object (string, number, boolean, undefined, array)', () => {
+    checkProperty('bad-input non-object entry', [fc.integer({ min: 3, max: 40 }), fc.nat(), fc.constantFrom('message', 7, true, undefined, Symbol('e'), 10n)], (n, k, bad) => {
+      const entries = validSession(n)
+      const i = k % entries.length
+      entries[i] = bad
+      deepFreeze(entries)
+      expectTypeError(`prepareCompaction(entries with ${String(bad)} at ${i})`, () => ours.prepareCompaction(entries, SETTINGS), [indexRe(i)])
+    }, { numRuns: runs(0.02) })
+  })
+
+  it('an entry that lacks `type` (or has a non-string type)', () => {
+    checkProperty('bad-input entry without type', [fc.integer({ min: 3, max: 40 }), fc.nat(), fc.constantFrom('delete', undefined, null, 5, {})], (n, k, typeValue) => {
+      const entries = validSession(n)
+      const i = k % entries.length
+      const copy = { ...entries[i] }
+      if (typeValue === 'delete') delete copy.type
+      else copy.type = typeValue
+      entries[i] = copy
+      deepFreeze(entries)
+      expectTypeError(`prepareCompaction(entry ${i} type=${String(typeValue)})`, () => ours.prepareCompaction(entries, SETTINGS), [indexRe(i), /type/])
+    }, { numRuns: runs(0.02) })
+  })
+
+  it('a message entry whose message lacks `role`', () => {
+    checkProperty('bad-input message without role', [fc.integer({ min: 3, max: 40 }), fc.nat()], (n, k) => {
+      const entries = validSession(n)
+      const messageIdx = entries.map((e, i) => (e.type === 'message' ? i : -1)).filter((i) => i >= 0)
+      const i = messageIdx[k % messageIdx.length]
+      const { role, ...rest } = entries[i].message // eslint-disable-line no-unused-vars
+      entries[i] = { ...entries[i], message: rest }
+      deepFreeze(entries)
+      expectTypeError(`prepareCompaction(message entry ${i} without role)`, () => ours.prepareCompaction(entries, SETTINGS), [indexRe(i), /role/])
+    }, { numRuns: runs(0.02) })
+  })
+
+  it('a message entry whose message is missing / null / not an object', () => {
+    for (const bad of [undefined, null, 'text', 3]) {
+      const entries = validSession(8)
+      const i = entries.findIndex((e, idx) => idx > 2 && e.type === 'message')
+      entries[i] = { ...entries[i], message: bad }
+      deepFreeze(entries)
+      expectTypeError(`prepareCompaction(message entry ${i} with message=${String(bad)})`, () => ours.prepareCompaction(entries, SETTINGS), [indexRe(i), /message/])
+    }
+  })
+})
+
+describeValidation('prepareCompaction rejects malformed settings with a TypeError naming the field', () => {
+  const entries = deepFreeze(validSession(20))
+  it.each([
+    ['keepRecentTokens', { enabled: true, reserveTokens: 16384 }],
+    ['reserveTokens', { enabled: true, keepRecentTokens: 20000 }],
+  ])('settings missing %s', (field, settings) => {
+    expectTypeError(`prepareCompaction(settings without ${field})`, () => ours.prepareCompaction(entries, Object.freeze(settings)), [new RegExp(field)])
+  })
+
+  it.each([
+    ['keepRecentTokens', { enabled: true, reserveTokens: 16384, keepRecentTokens: '20000' }],
+    ['reserveTokens', { enabled: true, reserveTokens: null, keepRecentTokens: 20000 }],
+  ])('settings.%s not a number', (field, settings) => {
+    expectTypeError(`prepareCompaction(settings.${field} not a number)`, () => ours.prepareCompaction(entries, Object.freeze(settings)), [new RegExp(field)])
+  })
+
+  it.each([['undefined', undefined], ['null', null], ['a number', 5]])('settings is %s', (_label, settings) => {
+    expectTypeError('prepareCompaction(bad settings)', () => ours.prepareCompaction(entries, settings), [/settings|keepRecentTokens|reserveTokens/])
+  })
+
+  it('the TypeError is thrown for an empty path too (settings are validated)', () => {
+    expectTypeError('prepareCompaction([], {})', () => ours.prepareCompaction([], Object.freeze({ enabled: true })), [/keepRecentTokens|reserveTokens/])
+  })
+})
+
+// ---------------------------------------------------------------------------
+// 2. Inputs are never mutated
+// ---------------------------------------------------------------------------
+
+/** Every exported function with the arguments derived from one generated session. */
+function callsFor(entries, settings, fileOps) {
+  const messages = entries.filter((e) => e && e.type === 'message').map((e) => e.message)
+  const calls = [
+    ['prepareCompaction', [entries, settings]],
+    ['findCutPoint', [entries, 0, entries.length, settings.keepRecentTokens]],
+    ['getLastAssistantUsage', [entries]],
+    ['estimateContextTokens', [messages]],
+    ['convertToLlm', [messages]],
+    ['computeFileLists', [fileOps]],
+    ['formatFileOperations', [[...fileOps.read], [...fileOps.edited]]],
+    ['shouldCompact', [1000, 2000, settings]],
+  ]
+  if (entries.length > 0) calls.push(['findTurnStartIndex', [entries, entries.length - 1, 0]])
+  for (const m of messages.slice(0, 10)) {
+    calls.push(['estimateTokens', [m]])
+    calls.push(['extractFileOpsFromMessage', [m, { read: new Set(), written: new Set(), edited: new Set() }]])
+    if (m.role === 'assistant') calls.push(['calculateContextTokens', [m.usage]])
+  }
+  return calls
+}
+
+describe('inputs are never mutated', () => {
+  it('deep-frozen generated inputs: ours never throws where the reference does not', () => {
+    checkProperty('bad-input frozen inputs', [gen.pathEntriesArb(), gen.compactionSettingsArb, gen.fileOpsArb], (entries, settings, fileOps) => {
+      deepFreeze([entries, settings, fileOps])
+      for (const [name, args] of callsFor(entries, settings, fileOps)) {
+        const r = catchError(() => ref[name](...args))
+        if (r.threw) continue
+        const o = catchError(() => ours[name](...args))
+        if (o.threw) throw new Error(`${name} threw on deep-frozen input where the reference did not: ${o.error && o.error.name}: ${o.error && o.error.message}`)
+      }
+    }, { numRuns: runs(0.25) })
+  })
+
+  it('unfrozen generated inputs: structural fingerprint unchanged after every call (Sets, extensibility, hidden keys included)', () => {
+    checkProperty('bad-input no mutation', [gen.pathEntriesArb(), gen.compactionSettingsArb, gen.fileOpsArb], (entries, settings, fileOps) => {
+      // One fingerprint of everything up front; after each call, the call's own inputs are re-fingerprinted.
+      const all = [entries, settings, fileOps]
+      const before = fingerprint(all)
+      const fnIds = new Map()
+      const flat = (fp) => JSON.stringify(fp, (_k, v) => (typeof v === 'function' ? `fn#${fnIds.get(v) ?? fnIds.set(v, fnIds.size).get(v)}` : v))
+      const beforeFlat = flat(before)
+      const check = (what) => {
+        const after = fingerprint(all)
+        if (flat(after) === beforeFlat) return
+        const d = findDifference(before, after, { labels: ['before', 'after'] })
+        if (d) throw new Error(`${what} mutated its input: ${d}`)
+      }
+      for (const [name, args] of callsFor(entries, settings, fileOps)) {
+        catchError(() => ours[name](...args))
+        // extractFileOpsFromMessage mutates its fileOps argument by design: only the message must be untouched.
+        const guarded = name === 'extractFileOpsFromMessage' ? [args[0]] : args
+        if (guarded.some((a) => a === entries || a === settings || a === fileOps || (Array.isArray(a) && a.length > 0 && a[0] && a[0].role))) check(name)
+      }
+      check('an estimateTokens / extractFileOpsFromMessage / calculateContextTokens / formatFileOperations call')
+    }, { numRuns: runs(0.15) })
+  })
+
+  it('extractFileOpsFromMessage only adds to the given Sets (same Set objects, no other keys touched)', () => {
+    checkProperty('bad-input extractFileOps in place', [gen.assistantMessageArb, gen.fileOpsArb], (message, initial) => {
+      deepFreeze(message)
+      const ops = { read: new Set(initial.read), written: new Set(initial.written), edited: new Set(initial.edited), extra: 'kept' }
+      const sets = [ops.read, ops.written, ops.edited]
+      const before = sets.map((s) => [...s])
+      ours.extractFileOpsFromMessage(message, ops)
+      if (ops.read !== sets[0] || ops.written !== sets[1] || ops.edited !== sets[2]) throw new Error('fileOps Sets were replaced')
+      if (ops.extra !== 'kept' || Object.keys(ops).join() !== 'read,written,edited,extra') throw new Error(`fileOps keys changed: ${Object.keys(ops)}`)
+      sets.forEach((s, i) => {
+        const prefix = [...s].slice(0, before[i].length)
+        if (findDifference(before[i], prefix)) throw new Error('existing Set entries were removed or reordered')
+      })
+    }, { numRuns: runs(0.1) })
+  })
+})
+
+// ---------------------------------------------------------------------------
+// 3. Malformed input never crashes the process
+// ---------------------------------------------------------------------------
+
+const garbageArb = fc.oneof(
+  fc.constant(null),
+  fc.constant(undefined),
+  fc.constant(NaN),
+  fc.constant(''),
+  fc.constant(-1),
+  fc.constant(1e300),
+  fc.constant([]),
+  fc.constant({}),
+  fc.constant([null]),
+  fc.constant({ type: 'text' }),
+  fc.constant(Symbol('x')),
+  fc.constant(() => 'fn'),
+  fc.constant(10n),
+  fc.constant('\ud800'),
+)
+
+/** Replaces one field somewhere inside a (copied) entry by garbage. */
+function corrupt(entries, at, pathPick, garbage) {
+  if (entries.length === 0) return entries
+  const i = at % entries.length
+  const copyDeep = (v) => (v && typeof v === 'object' ? (Array.isArray(v) ? v.map(copyDeep) : Object.fromEntries(Object.entries(v).map(([k, x]) => [k, copyDeep(x)]))) : v)
+  const entry = copyDeep(entries[i])
+  // Walk down to an object, then overwrite one of its keys.
+  let node = entry
+  let steps = pathPick
+  for (;;) {
+    const keys = Object.keys(node)
+    if (keys.length === 0) break
+    const key = keys[steps % keys.length]
+    steps = Math.floor(steps / keys.length)
+    const child = node[key]
+    if (steps % 3 !== 0 && child && typeof child === 'object' && Object.keys(child).length > 0) {
+      node = child
+      continue
+    }
+    node[key] = garbage
+    break
+  }
+  const out = entries.slice()
+  out[i] = entry
+  return out
+}
+
+describe('malformed input never crashes: ours returns or throws an Error', () => {
+  it('generated sessions with one field anywhere replaced by garbage, every entry-taking function', () => {
+    checkProperty('bad-input garbage fields', [gen.pathEntriesArb({ maxEntries: 30 }), fc.nat(), fc.nat(), garbageArb], (entries, at, pathPick, garbage) => {
+      const bad = deepFreeze(corrupt(entries, at, pathPick, garbage))
+      const messages = bad.filter((e) => e && e.type === 'message').map((e) => e.message)
+      const calls = [
+        ['prepareCompaction', () => ours.prepareCompaction(bad, SETTINGS)],
+        ['findCutPoint', () => ours.findCutPoint(bad, 0, bad.length, 10)],
+        ['getLastAssistantUsage', () => ours.getLastAssistantUsage(bad)],
+        ['estimateContextTokens', () => ours.estimateContextTokens(messages)],
+        ['convertToLlm', () => ours.convertToLlm(messages)],
+      ]
+      for (const m of messages) {
+        calls.push(['estimateTokens', () => ours.estimateTokens(m)])
+        calls.push(['extractFileOpsFromMessage', () => ours.extractFileOpsFromMessage(m, ours.createFileOps())])
+      }
+      for (const [name, call] of calls) {
+        const r = catchError(call)
+        if (r.threw && !(r.error !== null && typeof r.error === 'object' && typeof r.error.message === 'string')) {
+          throw new Error(`${name} threw a non-Error value: ${describeValue(r.error)}`)
+        }
+      }
+    }, { numRuns: runs(0.25) })
+  })
+
+  it('findCutPoint / findTurnStartIndex with out-of-range or non-integer indices', () => {
+    const entries = deepFreeze(validSession(30))
+    const odd = [-1, entries.length + 5, 1.5, NaN, Infinity, -Infinity, 2 ** 32, '3', undefined, null]
+    for (const a of odd) {
+      for (const b of [0, entries.length, ...odd]) {
+        for (const call of [() => ours.findCutPoint(entries, a, b, 100), () => ours.findTurnStartIndex(entries, a, b)]) {
+          const r = catchError(call)
+          if (r.threw && !(r.error && typeof r.error.message === 'string')) throw new Error(`threw a non-Error for (${String(a)}, ${String(b)})`)
+        }
+      }
+    }
+  })
+})
+
+describe('pathological nesting never crashes the process (checked in a child process)', () => {
+  // Tool-call arguments nested 200,000 levels deep: JSON.stringify in the reference
+  // throws a RangeError; ours may throw any Error (or return), but must not abort,
+  // overflow the native stack or hang.
+  it('estimateTokens / prepareCompaction / extractFileOpsFromMessage on 200k-deep arguments', () => {
+    const target = process.env.PRIME_COMPACTION_UNDER_TEST === 'reference' ? null : PACKAGE_DIR
+    const script = `
+      const { pathToFileURL } = require('node:url')
+      ;(async () => {
+        const m = ${target ? `require(${JSON.stringify(target)})` : `await import(pathToFileURL(${JSON.stringify(MODULE_PATHS.compaction)}).href)`}
+        let deepA = []; for (let i = 0; i < 200000; i++) deepA = [deepA]
+        let deepO = {}; for (let i = 0; i < 200000; i++) deepO = { c: deepO }
+        const results = []
+        for (const args of [{ path: 'a.ts', a: deepA }, { path: 'o.ts', o: deepO }]) {
+          const msg = { role: 'assistant', content: [{ type: 'toolCall', id: 'c', name: 'edit', arguments: args }], api: 'x', provider: 'x', model: 'x', usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } }, stopReason: 'stop', timestamp: 1 }
+          const entries = [
+            { type: 'message', id: 'a', parentId: null, timestamp: '2024-01-01T00:00:00Z', message: { role: 'user', content: 'go', timestamp: 1 } },
+            { type: 'message', id: 'b', parentId: 'a', timestamp: '2024-01-01T00:00:01Z', message: msg },
+            { type: 'message', id: 'c', parentId: 'b', timestamp: '2024-01-01T00:00:02Z', message: { role: 'user', content: 'x'.repeat(100), timestamp: 2 } },
+          ]
+          const calls = {
+            estimateTokens: () => m.estimateTokens(msg),
+            prepareCompaction: () => m.prepareCompaction(entries, { enabled: true, reserveTokens: 1, keepRecentTokens: 1 }),
+            extractFileOpsFromMessage: () => m.extractFileOpsFromMessage(msg, m.createFileOps()),
+          }
+          for (const [name, call] of Object.entries(calls)) {
+            try { call(); results.push(name + ': returned') }
+            catch (e) { results.push(name + ': ' + (e instanceof Error ? 'threw ' + e.name : 'threw a non-Error')) }
+          }
+        }
+        console.log(JSON.stringify(results))
+      })().catch((e) => { console.error(e); process.exit(3) })
+    `
+    const r = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', timeout: 120_000 })
+    const detail = `status ${r.status}, signal ${r.signal}, stderr: ${(r.stderr || '').slice(0, 2000)}`
+    expect({ status: r.status, signal: r.signal }).toEqual({ status: 0, signal: null })
+    const lines = (r.stdout || '').trim().split('\n')
+    const results = JSON.parse(lines[lines.length - 1] || '[]')
+    expect(results).toHaveLength(6)
+    for (const line of results) expect(`${line} (${detail})`).not.toMatch(/non-Error/)
+  })
+})

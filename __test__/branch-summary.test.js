@@ -1,0 +1,122 @@
+'use strict'
+// generateBranchSummary() with a scripted fake streamFn: prompt contents,
+// replaceInstructions, errors, abort, and parity with the reference on the
+// result's assembly (preamble, file lists) for the same answers.
+
+const ours = require('..')
+const { loadReference } = require('./helpers/reference')
+
+const MODEL = {
+  id: 'gpt-test',
+  api: 'openai-completions',
+  provider: 'openai',
+  reasoning: false,
+  contextWindow: 64000,
+  maxTokens: 32000,
+}
+
+const text = (t) => ({ role: 'assistant', content: [{ type: 'text', text: t }], stopReason: 'stop' })
+
+function scripted(script) {
+  const calls = []
+  const fn = async (model, context, options) => {
+    calls.push({ context, options, prompt: context.messages[0].content[0].text })
+    const step = script.shift()
+    return { result: async () => step }
+  }
+  fn.calls = calls
+  return fn
+}
+
+function branchEntries() {
+  const base = { timestamp: '2025-03-01T10:00:00.000Z' }
+  const list = [
+    { type: 'message', message: { role: 'user', content: 'try the cache idea', timestamp: 1 } },
+    {
+      type: 'message',
+      message: {
+        role: 'assistant',
+        content: [
+          { type: 'text', text: 'Reading the cache module.' },
+          { type: 'toolCall', id: 't1', name: 'read', arguments: { path: 'src/cache.ts' } },
+          { type: 'toolCall', id: 't2', name: 'write', arguments: { path: 'src/lru.ts', content: 'x' } },
+        ],
+        usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, totalTokens: 2 },
+        stopReason: 'toolUse',
+      },
+    },
+    { type: 'message', message: { role: 'toolResult', toolCallId: 't1', toolName: 'read', content: [{ type: 'text', text: 'export {}' }], isError: false, timestamp: 2 } },
+    { type: 'branch_summary', fromId: 'zz', summary: 'an older branch', details: { readFiles: ['README.md'], modifiedFiles: [] } },
+  ]
+  return list.map((e, i) => ({ ...base, id: `b${i}`, parentId: i ? `b${i - 1}` : 'root', ...e }))
+}
+
+describe('generateBranchSummary()', () => {
+  test('asks once with the structured format and assembles preamble, text and file lists', async () => {
+    const streamFn = scripted([text('## Goal\nCache')])
+    const result = await ours.generateBranchSummary(branchEntries(), { model: MODEL, apiKey: 'k', signal: undefined, streamFn })
+    expect(streamFn.calls).toHaveLength(1)
+    const { prompt, options } = streamFn.calls[0]
+    expect(prompt).toContain('[User]: try the cache idea')
+    expect(prompt).toContain('[Assistant tool calls]: read#t1(path="src/cache.ts"); write#t2(path="src/lru.ts", content="x")')
+    expect(prompt).toContain('## Reasoning Digest')
+    // The output budget follows the reserve and the model, never a fixed 2048.
+    expect(options.maxTokens).toBe(Math.floor(0.8 * 16384))
+    expect(result).toEqual({
+      summary:
+        'The user explored a different conversation branch before returning here.\nSummary of that exploration:\n\n## Goal\nCache' +
+        '\n\n<read-files>\nREADME.md\nsrc/cache.ts\n</read-files>\n\n<modified-files>\nsrc/lru.ts\n</modified-files>',
+      readFiles: ['README.md', 'src/cache.ts'],
+      modifiedFiles: ['src/lru.ts'],
+    })
+  })
+
+  test('customInstructions add to the prompt, or replace it with replaceInstructions', async () => {
+    const add = scripted([text('S')])
+    await ours.generateBranchSummary(branchEntries(), { model: MODEL, apiKey: 'k', signal: undefined, streamFn: add, customInstructions: 'FOCUS' })
+    expect(add.calls[0].prompt).toContain('## Goal')
+    expect(add.calls[0].prompt).toContain('FOCUS')
+    const replace = scripted([text('S')])
+    await ours.generateBranchSummary(branchEntries(), {
+      model: MODEL,
+      apiKey: 'k',
+      signal: undefined,
+      streamFn: replace,
+      customInstructions: 'ONLY THIS',
+      replaceInstructions: true,
+    })
+    expect(replace.calls[0].prompt.endsWith('</conversation>\n\nONLY THIS')).toBe(true)
+  })
+
+  test('errors and aborts come back as { error } and { aborted: true }', async () => {
+    const failing = scripted([{ role: 'assistant', content: [], stopReason: 'error', errorMessage: 'quota exceeded' }])
+    await expect(ours.generateBranchSummary(branchEntries(), { model: MODEL, apiKey: 'k', streamFn: failing })).resolves.toEqual({
+      error: 'quota exceeded',
+    })
+    const aborted = scripted([{ role: 'assistant', content: [], stopReason: 'aborted' }])
+    await expect(ours.generateBranchSummary(branchEntries(), { model: MODEL, apiKey: 'k', streamFn: aborted })).resolves.toEqual({
+      aborted: true,
+    })
+    const controller = new AbortController()
+    const hanging = async () => ({ result: () => new Promise(() => {}) })
+    setTimeout(() => controller.abort(), 10)
+    await expect(
+      ours.generateBranchSummary(branchEntries(), { model: MODEL, apiKey: 'k', signal: controller.signal, streamFn: hanging }),
+    ).resolves.toEqual({ aborted: true })
+  })
+
+  test('nothing to summarize makes no call', async () => {
+    const streamFn = scripted([])
+    await expect(ours.generateBranchSummary([], { model: MODEL, apiKey: 'k', streamFn })).resolves.toEqual({ summary: 'No content to summarize' })
+    expect(streamFn.calls).toHaveLength(0)
+  })
+
+  test('the same answers assemble the same results as the reference', async () => {
+    const ref = await loadReference()
+    for (const answer of [text('## Goal\nX'), { role: 'assistant', content: [], stopReason: 'error', errorMessage: 'boom' }]) {
+      const a = await ref.generateBranchSummary(branchEntries(), { model: MODEL, apiKey: 'k', streamFn: scripted([answer]) })
+      const b = await ours.generateBranchSummary(branchEntries(), { model: MODEL, apiKey: 'k', streamFn: scripted([answer]) })
+      expect(b).toEqual(a)
+    }
+  })
+})

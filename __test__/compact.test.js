@@ -1,0 +1,334 @@
+'use strict'
+// compact() and generateSummary() against a scripted fake streamFn: every
+// request is recorded, answers come from a script (text, errors, overflow,
+// length stops, tool calls, delays). Also parity with the reference's
+// compact() on what the formats share: calls made, result fields, assembly.
+
+const fs = require('node:fs')
+const os = require('node:os')
+const path = require('node:path')
+const { execFileSync } = require('node:child_process')
+const ours = require('..')
+const { loadReference } = require('./helpers/reference')
+
+const OVERFLOW = 'prompt is too long: 213462 tokens > 200000 maximum'
+const MODEL = {
+  id: 'gpt-test',
+  name: 'GPT test',
+  api: 'openai-completions',
+  provider: 'openai',
+  baseUrl: 'http://127.0.0.1:1',
+  reasoning: true,
+  input: ['text'],
+  cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+  contextWindow: 128000,
+  maxTokens: 4096,
+}
+const CLAUDE = { ...MODEL, id: 'claude-sonnet-4', api: 'anthropic-messages', provider: 'anthropic' }
+
+const text = (t) => ({ role: 'assistant', content: [{ type: 'text', text: t }], stopReason: 'stop' })
+const failure = (message) => ({ role: 'assistant', content: [], stopReason: 'error', errorMessage: message })
+
+/** A streamFn that answers from `script` and records each call and the peak concurrency. */
+function scripted(script, { delayMs = 0 } = {}) {
+  const calls = []
+  let active = 0
+  const fn = async (model, context, options) => {
+    calls.push({ model, context, options, prompt: context.messages[0].content[0].text })
+    active++
+    fn.maxActive = Math.max(fn.maxActive, active)
+    const step = script.shift()
+    return {
+      result: async () => {
+        if (delayMs) await new Promise((r) => setTimeout(r, delayMs))
+        active--
+        if (step === undefined) throw new Error('script ran out')
+        if (step instanceof Error) throw step
+        return typeof step === 'function' ? step(options) : step
+      },
+    }
+  }
+  fn.calls = calls
+  fn.maxActive = 0
+  return fn
+}
+
+let n = 0
+const entry = (type, fields) => ({ type, id: `e${n}`, parentId: n ? `e${n - 1}` : null, timestamp: '2025-03-01T10:00:00.000Z', ...fields, _n: n++ })
+const msg = (message) => entry('message', { message })
+const user = (t) => msg({ role: 'user', content: t, timestamp: 1 })
+const assistant = (t, total, extra = []) =>
+  msg({
+    role: 'assistant',
+    content: [{ type: 'thinking', thinking: 'Considering the failing test' }, { type: 'text', text: t }, ...extra],
+    usage: { input: 10, output: 10, cacheRead: 0, cacheWrite: 0, totalTokens: total },
+    stopReason: 'toolUse',
+    provider: 'openai',
+    model: 'gpt-test',
+  })
+const toolResult = (id, name, body) => msg({ role: 'toolResult', toolCallId: id, toolName: name, content: [{ type: 'text', text: body }], isError: false, timestamp: 2 })
+
+/** A session whose keepRecentTokens=150 cut splits the last turn. */
+function splitSession() {
+  n = 0
+  const long = 'z'.repeat(400)
+  const entries = [
+    user('fix the parser'),
+    assistant(long, 100, [{ type: 'toolCall', id: 'c1', name: 'read', arguments: { path: 'src/parse.rs' } }]),
+    toolResult('c1', 'read', 'fn parse() {}'),
+    user('now the tests'),
+    assistant(long, 200, [{ type: 'toolCall', id: 'c2', name: 'edit', arguments: { path: 'tests/a.rs' } }]),
+    toolResult('c2', 'edit', 'ok'),
+    assistant(long, 300),
+  ]
+  return entries.map(({ _n, ...e }) => e)
+}
+
+const SETTINGS = { enabled: true, reserveTokens: 16384, keepRecentTokens: 150 }
+
+function preparation(impl = ours, settings = SETTINGS) {
+  const prep = impl.prepareCompaction(splitSession(), settings)
+  if (!prep) throw new Error('expected a preparation')
+  return prep
+}
+
+describe('compact(): requests', () => {
+  test('a split turn asks for history then turn prefix, one at a time, and merges them', async () => {
+    const prep = preparation()
+    expect(prep.isSplitTurn).toBe(true)
+    const streamFn = scripted([text('HISTORY SUMMARY'), text('PREFIX SUMMARY')], { delayMs: 5 })
+    const result = await ours.compact(prep, MODEL, 'key', { 'x-h': '1' }, undefined, undefined, 'high', streamFn)
+    expect(streamFn.calls).toHaveLength(2)
+    expect(streamFn.maxActive).toBe(1)
+    expect(result.summary).toBe(
+      'HISTORY SUMMARY\n\n---\n\n**Turn Context (split turn):**\n\nPREFIX SUMMARY' +
+        '\n\n<read-files>\nsrc/parse.rs\n</read-files>',
+    )
+    expect(result).toEqual({
+      summary: expect.any(String),
+      firstKeptEntryId: prep.firstKeptEntryId,
+      tokensBefore: prep.tokensBefore,
+      // The edit of tests/a.rs sits in the kept tail, so only the read is listed.
+      details: { readFiles: ['src/parse.rs'], modifiedFiles: [] },
+    })
+    const [history, prefix] = streamFn.calls
+    expect(history.prompt).toMatch(/^<conversation>\n\[User\]: fix the parser/)
+    expect(history.prompt).toContain('## Reasoning Digest')
+    expect(history.prompt).toContain('[Assistant reasoning]: Considering the failing test')
+    expect(history.prompt).toContain('[Assistant tool calls]: read#c1(path="src/parse.rs")')
+    expect(history.prompt).toContain('[Tool result read#c1 error=false]: fn parse() {}')
+    expect(prefix.prompt).toContain('## Original Request')
+    expect(prefix.prompt).toContain('[User]: now the tests')
+    expect(history.context.systemPrompt).toBe(ours.SUMMARIZATION_SYSTEM_PROMPT)
+    // maxTokens: min(floor(0.8 * reserve), model.maxTokens) and min(floor(0.5 * reserve), ...)
+    expect(history.options).toEqual({ maxTokens: 4096, signal: undefined, apiKey: 'key', headers: { 'x-h': '1' }, reasoning: 'high' })
+    expect(prefix.options.maxTokens).toBe(4096)
+  })
+
+  test('maxTokens follows reserveTokens when the model allows more; no reasoning option when off or unsupported', async () => {
+    const prep = { ...preparation(), settings: { ...SETTINGS, reserveTokens: 1000 } }
+    const streamFn = scripted([text('H'), text('P')])
+    await ours.compact(prep, { ...MODEL, reasoning: false }, 'k', undefined, undefined, undefined, 'high', streamFn)
+    expect(streamFn.calls.map((c) => c.options.maxTokens)).toEqual([800, 500])
+    expect('reasoning' in streamFn.calls[0].options).toBe(false)
+    const again = scripted([text('H'), text('P')])
+    await ours.compact(prep, MODEL, 'k', undefined, undefined, undefined, 'off', again)
+    expect('reasoning' in again.calls[0].options).toBe(false)
+  })
+
+  test('custom instructions reach every request and come back on the result', async () => {
+    const streamFn = scripted([text('H'), text('P')])
+    const result = await ours.compact(preparation(), MODEL, 'k', undefined, 'remember the migration command', undefined, undefined, streamFn)
+    expect(streamFn.calls).toHaveLength(2)
+    for (const call of streamFn.calls) expect(call.prompt).toContain('remember the migration command')
+    expect(result.customInstructions).toBe('remember the migration command')
+  })
+
+  test('update mode carries the previous summary', async () => {
+    const prep = { ...preparation(), isSplitTurn: false, turnPrefixMessages: [], previousSummary: '## Goal\nOld goal' }
+    const streamFn = scripted([text('UPDATED')])
+    const result = await ours.compact(prep, MODEL, 'k', undefined, undefined, undefined, undefined, streamFn)
+    expect(streamFn.calls).toHaveLength(1)
+    expect(streamFn.calls[0].prompt).toContain('<previous-summary>\n## Goal\nOld goal\n</previous-summary>')
+    expect(result.summary.startsWith('UPDATED')).toBe(true)
+  })
+
+  test('a split turn with nothing before it uses the previous summary without a call', async () => {
+    const prep = { ...preparation(), messagesToSummarize: [], previousSummary: 'EARLIER' }
+    const streamFn = scripted([text('P')])
+    const result = await ours.compact(prep, MODEL, 'k', undefined, undefined, undefined, undefined, streamFn)
+    expect(streamFn.calls).toHaveLength(1)
+    expect(result.summary.startsWith('EARLIER\n\n---\n\n**Turn Context (split turn):**\n\nP')).toBe(true)
+  })
+
+  test('works on a preparation whose message arrays an extension replaced', async () => {
+    const prep = preparation()
+    const replaced = {
+      ...prep,
+      messagesToSummarize: [{ role: 'user', content: 'projected by an extension', timestamp: 5 }],
+      turnPrefixMessages: [{ role: 'user', content: 'prefix from the extension', timestamp: 6 }],
+    }
+    const streamFn = scripted([text('H'), text('P')])
+    await ours.compact(replaced, MODEL, 'k', undefined, undefined, undefined, undefined, streamFn)
+    expect(streamFn.calls[0].prompt).toContain('[User]: projected by an extension')
+    expect(streamFn.calls[0].prompt).not.toContain('fix the parser')
+    expect(streamFn.calls[1].prompt).toContain('[User]: prefix from the extension')
+  })
+
+  test('Claude-family summarizers get no reasoning lines', async () => {
+    const streamFn = scripted([text('H'), text('P')])
+    await ours.compact(preparation(), CLAUDE, 'k', undefined, undefined, undefined, undefined, streamFn)
+    expect(streamFn.calls[0].prompt).not.toContain('[Assistant reasoning]')
+    expect(streamFn.calls[0].prompt).toContain('[Assistant tool calls]')
+  })
+
+  test('never mutates the preparation', async () => {
+    const prep = preparation()
+    const before = JSON.stringify(prep, (k, v) => (v instanceof Set ? [...v] : v))
+    await ours.compact(prep, MODEL, 'k', undefined, 'x', undefined, undefined, scripted([text('H'), text('P')]))
+    expect(JSON.stringify(prep, (k, v) => (v instanceof Set ? [...v] : v))).toBe(before)
+  })
+})
+
+describe('compact(): failures and overflow recovery', () => {
+  const plain = () => ({ ...preparation(), isSplitTurn: false, turnPrefixMessages: [] })
+
+  test('a provider error rejects with its message, without retry', async () => {
+    const streamFn = scripted([failure('Invalid API key')])
+    await expect(ours.compact(plain(), MODEL, 'k', undefined, undefined, undefined, undefined, streamFn)).rejects.toThrow(
+      'Summarization failed: Invalid API key',
+    )
+    expect(streamFn.calls).toHaveLength(1)
+  })
+
+  test('a length stop, a tool call and an aborted stop reject clearly', async () => {
+    const cases = [
+      [{ ...text('half a summ'), stopReason: 'length' }, /incomplete/],
+      [{ role: 'assistant', content: [{ type: 'toolCall', id: 't', name: 'read', arguments: {} }], stopReason: 'toolUse' }, /tool call/],
+      [{ ...text(''), stopReason: 'aborted' }, /aborted/],
+    ]
+    for (const [answer, pattern] of cases) {
+      await expect(ours.compact(plain(), MODEL, 'k', undefined, undefined, undefined, undefined, scripted([answer]))).rejects.toThrow(pattern)
+    }
+  })
+
+  test('a throwing or rejecting streamFn rejects compact()', async () => {
+    const throwing = () => {
+      throw new Error('socket closed')
+    }
+    await expect(ours.compact(plain(), MODEL, 'k', undefined, undefined, undefined, undefined, throwing)).rejects.toThrow('socket closed')
+    await expect(
+      ours.compact(plain(), MODEL, 'k', undefined, undefined, undefined, undefined, scripted([new Error('stream broke')])),
+    ).rejects.toThrow('stream broke')
+  })
+
+  test('overflow then success on retry 1 shrinks the request', async () => {
+    const big = { ...plain(), messagesToSummarize: [...plain().messagesToSummarize, ...plain().messagesToSummarize] }
+    const streamFn = scripted([failure(OVERFLOW), text('OK')])
+    const result = await ours.compact(big, MODEL, 'k', undefined, undefined, undefined, undefined, streamFn)
+    expect(streamFn.calls).toHaveLength(2)
+    expect(streamFn.calls[1].prompt.length).toBeLessThan(streamFn.calls[0].prompt.length)
+    expect(result.summary.startsWith('OK')).toBe(true)
+  })
+
+  test('overflow twice then success on retry 2', async () => {
+    const streamFn = scripted([failure(OVERFLOW), failure('400 context_length_exceeded'), text('OK')])
+    await expect(ours.compact(plain(), MODEL, 'k', undefined, undefined, undefined, undefined, streamFn)).resolves.toMatchObject({
+      firstKeptEntryId: expect.any(String),
+    })
+    expect(streamFn.calls).toHaveLength(3)
+  })
+
+  test('overflow three times rejects after at most three calls', async () => {
+    const streamFn = scripted([failure(OVERFLOW), failure(OVERFLOW), failure(OVERFLOW), text('never')])
+    await expect(ours.compact(plain(), MODEL, 'k', undefined, undefined, undefined, undefined, streamFn)).rejects.toThrow(/overflows/)
+    expect(streamFn.calls).toHaveLength(3)
+  })
+
+  test('rate limits are not taken for overflow', async () => {
+    const streamFn = scripted([failure('ThrottlingException: Too many tokens, please wait before trying again.')])
+    await expect(ours.compact(plain(), MODEL, 'k', undefined, undefined, undefined, undefined, streamFn)).rejects.toThrow(/Throttling/)
+    expect(streamFn.calls).toHaveLength(1)
+  })
+})
+
+describe('compact(): abort', () => {
+  test('an already aborted signal rejects at once without calling streamFn', async () => {
+    const controller = new AbortController()
+    controller.abort()
+    const streamFn = scripted([text('never')])
+    await expect(ours.compact(preparation(), MODEL, 'k', undefined, undefined, controller.signal, undefined, streamFn)).rejects.toThrow(
+      'Compaction aborted',
+    )
+    expect(streamFn.calls).toHaveLength(0)
+  })
+
+  test('aborting during a call rejects promptly, and the signal reaches streamFn', async () => {
+    const controller = new AbortController()
+    let seenSignal
+    const hanging = async (model, context, options) => {
+      seenSignal = options.signal
+      return { result: () => new Promise(() => {}) }
+    }
+    const started = Date.now()
+    setTimeout(() => controller.abort(), 20)
+    await expect(ours.compact(preparation(), MODEL, 'k', undefined, undefined, controller.signal, undefined, hanging)).rejects.toMatchObject({
+      name: 'AbortError',
+    })
+    expect(Date.now() - started).toBeLessThan(1000)
+    expect(seenSignal).toBe(controller.signal)
+  })
+})
+
+describe('generateSummary()', () => {
+  test('one request with the reference shape; returns the text alone', async () => {
+    const messages = [{ role: 'user', content: 'hello', timestamp: 1 }]
+    const streamFn = scripted([text('SUMMARY')])
+    const summary = await ours.generateSummary(messages, MODEL, 2000, 'k', undefined, undefined, 'focus', 'PREV', undefined, streamFn)
+    expect(summary).toBe('SUMMARY')
+    expect(streamFn.calls[0].options.maxTokens).toBe(1600)
+    expect(streamFn.calls[0].prompt).toContain('<previous-summary>\nPREV\n</previous-summary>')
+    expect(streamFn.calls[0].prompt).toContain('focus')
+  })
+})
+
+describe('without a streamFn', () => {
+  test('rejects with a clear message when @earendil-works/pi-ai is not installed', () => {
+    // A copy of the package with no node_modules beside it.
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'prime-compaction-nopi-'))
+    const root = path.join(__dirname, '..')
+    for (const f of fs.readdirSync(root)) {
+      if (f === 'index.js' || f === 'platform.js' || f.endsWith('.node')) fs.copyFileSync(path.join(root, f), path.join(dir, f))
+    }
+    const script = `
+      const m = require(${JSON.stringify(path.join(dir, 'index.js'))})
+      const prep = { firstKeptEntryId: 'a', messagesToSummarize: [], turnPrefixMessages: [], isSplitTurn: false,
+        tokensBefore: 1, fileOps: m.createFileOps(), settings: m.DEFAULT_COMPACTION_SETTINGS }
+      m.compact(prep, ${JSON.stringify(MODEL)}, 'k').then(() => console.log('resolved'), (e) => console.log(e.message))`
+    const out = execFileSync(process.execPath, ['-e', script], { cwd: dir, encoding: 'utf8' })
+    fs.rmSync(dir, { recursive: true, force: true })
+    expect(out).toMatch(/pass a streamFn/)
+  })
+})
+
+describe('compact(): parity with the reference', () => {
+  let ref
+  beforeAll(async () => {
+    ref = await loadReference()
+  })
+
+  for (const keep of [150, 250, 20000]) {
+    test(`same calls, fields and assembly (keepRecentTokens ${keep})`, async () => {
+      const settings = { ...SETTINGS, keepRecentTokens: keep }
+      const run = async (impl) => {
+        const prep = impl.prepareCompaction(splitSession(), settings)
+        const streamFn = scripted([text('FIRST'), text('SECOND')])
+        const result = await impl.compact(prep, MODEL, 'k', undefined, undefined, undefined, undefined, streamFn)
+        return { result, calls: streamFn.calls.map((c) => c.options) }
+      }
+      const [a, b] = [await run(ref), await run(ours)]
+      expect(b.calls).toEqual(a.calls)
+      expect(b.result).toEqual(a.result)
+    })
+  }
+})
