@@ -99,8 +99,12 @@ pub fn serialize_conversation(
     env: Env,
     messages: Arg,
     options: Option<Arg>,
+    argument_entries: Option<Arg>,
 ) -> napi::Result<RawValue> {
     run(&env, |cx| {
+        if let Some(helper) = &argument_entries {
+            cx.use_argument_entries(helper.0)?;
+        }
         let reasoning = match &options {
             Some(o) => reasoning_option(&cx.wrap(o.0)?).within("options")?,
             None => true,
@@ -238,8 +242,12 @@ pub fn project_for_summary(
     env: Env,
     messages: Arg,
     options: Option<Arg>,
+    argument_entries: Option<Arg>,
 ) -> napi::Result<RawValue> {
     run(&env, |cx| {
+        if let Some(helper) = &argument_entries {
+            cx.use_argument_entries(helper.0)?;
+        }
         let options = match &options {
             Some(o) => read_project_options(&cx.wrap(o.0)?).within("options")?,
             None => ProjectOptions::default(),
@@ -264,7 +272,7 @@ pub fn user_round_starts(env: Env, messages: Arg) -> napi::Result<RawValue> {
                 format!("expected an array, got {}", list.kind().describe()),
             )
         })?;
-        let mut opens = Vec::with_capacity(len);
+        let mut opens = Vec::with_capacity(crate::core::capacity::reserve_for(len));
         for i in 0..len {
             let open = list
                 .scoped(|| opens_round(&list.at(i)?))

@@ -53,8 +53,9 @@ pub struct Ids {
 
 impl Ids {
     pub fn read<V: View>(entries: &Entries<V>) -> Result<Ids> {
-        let mut ids = Vec::with_capacity(entries.len());
-        let mut parents = Vec::with_capacity(entries.len());
+        let reserve = super::capacity::reserve_for(entries.len());
+        let mut ids = Vec::with_capacity(reserve);
+        let mut parents = Vec::with_capacity(reserve);
         // One visit per entry reads its kind too, for the algorithms after.
         entries.visit(0..entries.len(), |i, entry| {
             entries.kind_of(i, entry)?;

@@ -8,6 +8,9 @@ use super::model::{entry_kind, EntryKind};
 use super::tokens::estimate_tokens;
 use super::view::{Key, View};
 
+/// Longest array whose entry kinds are cached (16 MiB of cache).
+const MAX_CACHED: usize = 1 << 23;
+
 pub struct Entries<'a, V: View> {
     array: &'a V,
     len: usize,
@@ -30,7 +33,13 @@ impl<'a, V: View> Entries<'a, V> {
         Ok(Entries {
             array,
             len,
-            kinds: vec![Cell::new(None); len],
+            // No cache for a length no dense array has (`length = 2 ** 32 - 1`):
+            // kinds are then read uncached, and the first hole fails anyway.
+            kinds: if len <= MAX_CACHED {
+                vec![Cell::new(None); len]
+            } else {
+                Vec::new()
+            },
             name,
         })
     }
@@ -53,13 +62,13 @@ impl<'a, V: View> Entries<'a, V> {
     }
 
     pub fn kind(&self, i: usize) -> Result<EntryKind> {
-        let Some(cell) = self.kinds.get(i) else {
+        if i >= self.len {
             return Err(Error::range(
                 &self.label(i),
                 format!("index out of range (length {})", self.len),
             ));
-        };
-        if let Some(kind) = cell.get() {
+        }
+        if let Some(kind) = self.kinds.get(i).and_then(Cell::get) {
             return Ok(kind);
         }
         self.with_entry(i, |entry| self.kind_of(i, entry))

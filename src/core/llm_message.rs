@@ -193,7 +193,7 @@ fn text_image_blocks<V: View>(content: &V) -> Result<Vec<Block>> {
             format!("expected an array, got {}", content.kind().describe()),
         )
     })?;
-    let mut out = Vec::with_capacity(len);
+    let mut out = Vec::with_capacity(super::capacity::reserve_for(len));
     for j in 0..len {
         let block = content.at(j).within_with(|| format!("[{j}]"))?;
         if let Some(b) = text_image_block(&block).within_with(|| format!("[{j}]"))? {
@@ -250,6 +250,9 @@ fn arguments<V: View>(args: &V) -> Result<Vec<(JsStr, Option<JsStr>)>> {
                 .collect())
         }
         _ => {
+            if let Some(pairs) = args.argument_entries()? {
+                return Ok(pairs);
+            }
             let entries = args.entries()?;
             let mut out = Vec::with_capacity(entries.len());
             for (k, v) in entries {
@@ -273,7 +276,7 @@ fn assistant_blocks<V: View>(content: &V) -> Result<Vec<Block>> {
             ))
         }
     };
-    let mut out = Vec::with_capacity(len);
+    let mut out = Vec::with_capacity(super::capacity::reserve_for(len));
     for j in 0..len {
         let block = content.at(j).within_with(|| format!("[{j}]"))?;
         if let Some(b) = assistant_block(&block).within_with(|| format!("[{j}]"))? {
@@ -300,7 +303,7 @@ fn tool_result_blocks<V: View>(content: &V, limit: Option<usize>) -> Result<(Vec
     let Some(len) = content.array_len() else {
         return Ok((text_image_blocks(content)?, 0));
     };
-    let mut out = Vec::with_capacity(len);
+    let mut out = Vec::with_capacity(super::capacity::reserve_for(len));
     let (mut copied, mut elided) = (0usize, 0usize);
     for j in 0..len {
         let block = content.at(j).within_with(|| format!("[{j}]"))?;
@@ -423,7 +426,7 @@ fn from_agent_messages_with<V: View>(messages: &V, limits: ReadLimits) -> Result
             format!("expected an array, got {}", messages.kind().describe()),
         )
     })?;
-    let mut out = Vec::with_capacity(len);
+    let mut out = Vec::with_capacity(super::capacity::reserve_for(len));
     for i in 0..len {
         messages
             .scoped(|| -> Result<()> {

@@ -1,6 +1,7 @@
 //! The pure Rust core: no N-API types, unit-tested with `cargo test`.
 
 pub mod branch;
+pub mod capacity;
 pub mod compaction;
 pub mod context;
 pub mod convert;
