@@ -1,0 +1,3 @@
+//! Fuzz target bodies for prime-compaction; see `bodies.rs`.
+
+pub mod bodies;

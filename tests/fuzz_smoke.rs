@@ -1,0 +1,453 @@
+//! CI smoke run of the fuzz targets on stable Rust: each target's body (the
+//! same code libFuzzer runs, `fuzz/src/bodies.rs`) over a few thousand
+//! generated inputs from a seeded generator that knows the session format,
+//! plus byte-level mutations of them. `FUZZ_SMOKE_ITERS` sets the count;
+//! `FUZZ_SEED_DIR=fuzz/corpus` also writes the inputs out as a seed corpus.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "../fuzz/src/bodies.rs"]
+mod bodies;
+
+use prime_compaction::core::json::{stringify, Object, Value};
+use prime_compaction::core::jsstr::JsStr;
+
+/// xorshift64*: small, seeded, reproducible.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+    fn chance(&mut self, percent: usize) -> bool {
+        self.below(100) < percent
+    }
+    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+        &items[self.below(items.len())]
+    }
+}
+
+const ENTRY_TYPES: &[&str] = &[
+    "message",
+    "message",
+    "message",
+    "compaction",
+    "branch_summary",
+    "custom_message",
+    "custom",
+    "model_change",
+    "thinking_level_change",
+    "label",
+    "session",
+];
+const ROLES: &[&str] = &[
+    "user",
+    "assistant",
+    "assistant",
+    "toolResult",
+    "bashExecution",
+    "custom",
+    "branchSummary",
+    "compactionSummary",
+    "system",
+];
+const BLOCKS: &[&str] = &["text", "thinking", "toolCall", "image", "redacted"];
+const TOOLS: &[&str] = &["read", "write", "edit", "bash", "grep"];
+const STOP: &[&str] = &["stop", "length", "toolUse", "error", "aborted"];
+const TEXTS: &[&str] = &[
+    "",
+    "hello",
+    "a\u{1F600}b",
+    "line\nbreak\t\"q\"\\",
+    "\u{7}\u{1f}",
+    "1e21",
+    "__proto__",
+];
+const NUMBERS: &[f64] = &[
+    0.0,
+    -0.0,
+    1.0,
+    -1.0,
+    0.5,
+    1e21,
+    1e-7,
+    123456789012345680000.0,
+    f64::MAX,
+    f64::MIN_POSITIVE,
+    5e-324,
+    4294967295.0,
+    9007199254740993.0,
+];
+
+fn s(x: &str) -> Value {
+    Value::String(JsStr::from_str(x))
+}
+
+fn obj(pairs: Vec<(&str, Value)>) -> Value {
+    Value::Object(Object::from_entries(
+        pairs
+            .into_iter()
+            .map(|(k, v)| (JsStr::from_str(k), v))
+            .collect(),
+    ))
+}
+
+struct Gen {
+    rng: Rng,
+}
+
+impl Gen {
+    /// Any JSON value, shallow; lone surrogates included.
+    fn junk(&mut self, depth: usize) -> Value {
+        match self.rng.below(if depth > 3 { 5 } else { 8 }) {
+            0 => Value::Null,
+            1 => Value::Bool(self.rng.chance(50)),
+            2 => Value::Number(
+                *self.rng.pick(NUMBERS) * if self.rng.chance(20) { -3.0 } else { 1.0 },
+            ),
+            3 => s(*self.rng.pick(TEXTS)),
+            4 => Value::String(JsStr::from_utf16(&[0xD83D, 0x41, 0xDE00])),
+            5 => Value::Array(
+                (0..self.rng.below(4))
+                    .map(|_| self.junk(depth + 1))
+                    .collect(),
+            ),
+            _ => obj(vec![
+                ("type", self.junk(depth + 1)),
+                ("text", self.junk(depth + 1)),
+                ("0", self.junk(depth + 1)),
+            ]),
+        }
+    }
+
+    /// A plausible value for a field, or junk 15% of the time.
+    fn or_junk(&mut self, v: Value) -> Value {
+        if self.rng.chance(15) {
+            self.junk(2)
+        } else {
+            v
+        }
+    }
+
+    fn text(&mut self) -> Value {
+        let base = *self.rng.pick(TEXTS);
+        let v = if self.rng.chance(10) {
+            s(&base.repeat(self.rng.below(3000)))
+        } else {
+            s(base)
+        };
+        self.or_junk(v)
+    }
+
+    fn block(&mut self) -> Value {
+        let ty = *self.rng.pick(BLOCKS);
+        let mut pairs = vec![("type", s(ty))];
+        match ty {
+            "text" => pairs.push(("text", self.text())),
+            "thinking" => {
+                pairs.push(("thinking", self.text()));
+                if self.rng.chance(20) {
+                    pairs.push(("redacted", Value::Bool(true)));
+                }
+            }
+            "toolCall" => {
+                let tool = *self.rng.pick(TOOLS);
+                pairs.push(("id", s(&format!("call{}", self.rng.below(5)))));
+                pairs.push(("name", s(tool)));
+                let args = obj(vec![("path", self.text()), ("command", self.text())]);
+                pairs.push(("arguments", self.or_junk(args)));
+            }
+            "image" => {
+                pairs.push(("data", s("AAAA")));
+                pairs.push(("mimeType", s("image/png")));
+            }
+            _ => {}
+        }
+        self.or_junk(obj(pairs))
+    }
+
+    fn content(&mut self) -> Value {
+        if self.rng.chance(30) {
+            self.text()
+        } else {
+            let blocks = (0..self.rng.below(4)).map(|_| self.block()).collect();
+            self.or_junk(Value::Array(blocks))
+        }
+    }
+
+    fn message(&mut self) -> Value {
+        let role = *self.rng.pick(ROLES);
+        let mut pairs = vec![("role", self.or_junk(s(role))), ("content", self.content())];
+        match role {
+            "assistant" => {
+                let usage = obj(vec![
+                    ("input", Value::Number(self.rng.below(5000) as f64)),
+                    ("output", Value::Number(self.rng.below(500) as f64)),
+                    ("cacheRead", Value::Number(0.0)),
+                    ("cacheWrite", Value::Number(0.0)),
+                    ("totalTokens", Value::Number(self.rng.below(6000) as f64)),
+                ]);
+                pairs.push(("usage", self.or_junk(usage)));
+                pairs.push(("stopReason", s(*self.rng.pick(STOP))));
+            }
+            "toolResult" => {
+                pairs.push(("toolCallId", s(&format!("call{}", self.rng.below(5)))));
+                pairs.push(("toolName", s(*self.rng.pick(TOOLS))));
+                pairs.push(("isError", Value::Bool(self.rng.chance(20))));
+            }
+            "bashExecution" => {
+                pairs.push(("command", self.text()));
+                pairs.push(("output", self.text()));
+                pairs.push(("exitCode", self.or_junk(Value::Number(1.0))));
+                pairs.push(("excludeFromContext", Value::Bool(self.rng.chance(20))));
+            }
+            "custom" => pairs.push(("customType", s("note"))),
+            "branchSummary" | "compactionSummary" => pairs.push(("summary", self.text())),
+            _ => {}
+        }
+        pairs.push(("timestamp", self.or_junk(Value::Number(1.7e12))));
+        self.or_junk(obj(pairs))
+    }
+
+    fn entry(&mut self, i: usize) -> Value {
+        let ty = *self.rng.pick(ENTRY_TYPES);
+        let id = format!("e{i}");
+        let parent = if i == 0 {
+            Value::Null
+        } else {
+            s(&format!("e{}", self.rng.below(i + 1)))
+        };
+        let mut pairs = vec![
+            ("type", self.or_junk(s(ty))),
+            ("id", self.or_junk(s(&id))),
+            ("parentId", self.or_junk(parent)),
+            ("timestamp", s("2026-01-01T00:00:00.000Z")),
+        ];
+        match ty {
+            "message" => pairs.push(("message", self.message())),
+            "compaction" => {
+                pairs.push(("summary", self.text()));
+                pairs.push((
+                    "firstKeptEntryId",
+                    s(&format!("e{}", self.rng.below(i + 2))),
+                ));
+                pairs.push(("tokensBefore", Value::Number(1000.0)));
+                let details = obj(vec![
+                    ("readFiles", Value::Array(vec![s("a.rs"), self.junk(2)])),
+                    ("modifiedFiles", Value::Array(vec![s("b.rs")])),
+                ]);
+                pairs.push(("details", self.or_junk(details)));
+                pairs.push(("fromHook", Value::Bool(self.rng.chance(20))));
+            }
+            "branch_summary" => {
+                pairs.push(("summary", self.text()));
+                pairs.push(("fromId", s("e0")));
+            }
+            "custom_message" => {
+                pairs.push(("customType", s("note")));
+                pairs.push(("content", self.content()));
+                pairs.push(("display", Value::Bool(true)));
+            }
+            _ => {}
+        }
+        self.or_junk(obj(pairs))
+    }
+
+    fn entries(&mut self) -> Value {
+        let n = self.rng.below(40);
+        Value::Array((0..n).map(|i| self.entry(i)).collect())
+    }
+
+    fn messages(&mut self) -> Value {
+        let n = self.rng.below(30);
+        Value::Array((0..n).map(|_| self.message()).collect())
+    }
+
+    /// Flips, inserts or deletes a few bytes.
+    fn mutate(&mut self, mut bytes: Vec<u8>) -> Vec<u8> {
+        for _ in 0..1 + self.rng.below(4) {
+            let at = self.rng.below(bytes.len() + 1);
+            match self.rng.below(3) {
+                0 if at < bytes.len() => bytes[at] = self.rng.next() as u8,
+                1 => bytes.insert(at, *self.rng.pick(b"{}[]\",:0-e.\\\n\r ")),
+                _ if at < bytes.len() => {
+                    bytes.remove(at);
+                }
+                _ => {}
+            }
+        }
+        bytes
+    }
+
+    fn json(&mut self, v: &Value) -> Vec<u8> {
+        let bytes = stringify(v).to_string_lossy().into_owned().into_bytes();
+        if self.rng.chance(25) {
+            self.mutate(bytes)
+        } else {
+            bytes
+        }
+    }
+
+    fn session_file(&mut self) -> Vec<u8> {
+        let header = obj(vec![
+            ("type", s("session")),
+            ("version", self.or_junk(Value::Number(3.0))),
+            ("id", s("sess")),
+            ("timestamp", s("2026-01-01T00:00:00.000Z")),
+            ("cwd", s("/tmp")),
+        ]);
+        let mut out = self.json(&header);
+        let entries = self.entries();
+        for e in entries.as_array().into_iter().flatten() {
+            out.extend_from_slice(if self.rng.chance(10) { b"\r\n" } else { b"\n" });
+            if self.rng.chance(5) {
+                out.extend_from_slice(b" \t\n");
+            }
+            if self.rng.chance(3) {
+                out.extend_from_slice(&[0xff, 0xfe]);
+            }
+            let line = self.json(e);
+            out.extend_from_slice(&line);
+        }
+        out
+    }
+
+    fn number_input(&mut self) -> Vec<u8> {
+        let x = match self.rng.below(4) {
+            0 => f64::from_bits(self.rng.next()),
+            1 => *self.rng.pick(NUMBERS),
+            2 => (self.rng.next() % 10_000_000) as f64 / [1.0, 10.0, 1e3, 1e7][self.rng.below(4)],
+            _ => 10f64.powi(self.rng.below(640) as i32 - 330) * (1 + self.rng.below(9)) as f64,
+        };
+        let mut out = x.to_bits().to_le_bytes().to_vec();
+        for _ in 0..self.rng.below(12) {
+            let unit: u16 = match self.rng.below(4) {
+                0 => self.rng.below(0x20) as u16,
+                1 => 0xD800 + self.rng.below(0x800) as u16,
+                2 => *self.rng.pick(&[0x22, 0x5C, 0x2F, 0x7F, 0x2028, 0xFEFF]),
+                _ => self.rng.next() as u16,
+            };
+            out.extend_from_slice(&unit.to_le_bytes());
+        }
+        out
+    }
+}
+
+fn iterations() -> usize {
+    std::env::var("FUZZ_SMOKE_ITERS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(3000)
+}
+
+fn run(target: &str, seed: u64, make: impl Fn(&mut Gen) -> Vec<u8>, body: fn(&[u8])) {
+    let mut gen = Gen { rng: Rng(seed) };
+    let dir = std::env::var("FUZZ_SEED_DIR")
+        .ok()
+        .map(|d| std::path::Path::new(&d).join(target));
+    if let Some(dir) = &dir {
+        std::fs::create_dir_all(dir).unwrap();
+    }
+    for i in 0..iterations() {
+        let input = make(&mut gen);
+        if let Some(dir) = &dir {
+            if i % 10 == 0 {
+                std::fs::write(dir.join(format!("smoke-{seed:x}-{i}")), &input).unwrap();
+            }
+        }
+        let outcome = std::panic::catch_unwind(|| body(&input));
+        if outcome.is_err() {
+            let path = std::env::temp_dir().join(format!("fuzz-smoke-{target}-{i}"));
+            std::fs::write(&path, &input).unwrap();
+            panic!("{target}: input {i} failed; saved to {}", path.display());
+        }
+    }
+}
+
+#[test]
+fn json_roundtrip() {
+    run(
+        "json_roundtrip",
+        0x1234,
+        |g| {
+            let v = if g.rng.chance(50) {
+                g.entries()
+            } else {
+                g.junk(0)
+            };
+            g.json(&v)
+        },
+        bodies::json_roundtrip,
+    );
+}
+
+#[test]
+fn session_file() {
+    run(
+        "session_file",
+        0x5e55,
+        |g| g.session_file(),
+        bodies::session_file,
+    );
+}
+
+#[test]
+fn js_format() {
+    run("js_format", 0xf0f0, |g| g.number_input(), bodies::js_format);
+}
+
+#[test]
+fn prepare() {
+    run(
+        "prepare",
+        0x9e9,
+        |g| {
+            let v = g.entries();
+            g.json(&v)
+        },
+        bodies::prepare,
+    );
+}
+
+#[test]
+fn project_serialize() {
+    run(
+        "project_serialize",
+        0x5e1,
+        |g| {
+            let v = g.messages();
+            g.json(&v)
+        },
+        bodies::project_serialize,
+    );
+}
+
+#[test]
+fn number_formatting_matches_spec_examples() {
+    let cases: &[(f64, &str)] = &[
+        (1e21, "1e+21"),
+        (1e-7, "1e-7"),
+        (0.000001, "0.000001"),
+        (123456789012345680000.0, "123456789012345680000"),
+        (-0.0, "0"),
+        (5e-324, "5e-324"),
+        (1.5, "1.5"),
+    ];
+    for &(x, js) in cases {
+        assert_eq!(bodies::reference_number_to_string(x), js);
+    }
+}
+
+#[test]
+fn number_formatting_breaks_ties_to_even() {
+    // Exactly midway between ...151.12 and ...151.13: V8 prints the even one.
+    let x = f64::from_bits(0xc2ea_4395_c9d2_cde4);
+    assert_eq!(bodies::reference_number_to_string(x), "-231020625303151.12");
+    bodies::js_format(&x.to_bits().to_le_bytes());
+}
