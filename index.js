@@ -40,6 +40,17 @@ const COMPACTION_SUMMARY_SUFFIX = `
 
 const DEFAULT_COMPACTION_SETTINGS = native.defaultCompactionSettings()
 
+/**
+ * Passed to the transcript builders: the reference prints each tool-call
+ * argument as `${k}=${JSON.stringify(v)}` over `Object.entries`, and one call
+ * here per tool call is cheaper than one JSON.stringify call from Rust per argument.
+ */
+function argumentEntries(args) {
+  const out = []
+  for (const [k, v] of Object.entries(args)) out.push(k, JSON.stringify(v))
+  return out
+}
+
 function createCustomMessage(customType, content, display, details, timestamp) {
   return { role: 'custom', customType, content, display, details, timestamp: new Date(timestamp).getTime() }
 }
@@ -233,7 +244,7 @@ async function drive(job, model, apiKey, headers, signal, thinkingLevel, streamF
 /** The native job for `preparation`, with its file lists computed as computeFileLists does. */
 function startCompactionJob(preparation, model, customInstructions) {
   const lists = computeFileLists((preparation && preparation.fileOps) || createFileOps())
-  const job = native.startCompaction(preparation, lists, model, customInstructions)
+  const job = native.startCompaction(preparation, lists, model, customInstructions, argumentEntries)
   return { job, lists }
 }
 
@@ -277,7 +288,7 @@ async function generateSummary(
   streamFn,
 ) {
   if (signal && signal.aborted) throw abortError(signal)
-  const job = native.startSummary(currentMessages, model, reserveTokens, customInstructions, previousSummary)
+  const job = native.startSummary(currentMessages, model, reserveTokens, customInstructions, previousSummary, argumentEntries)
   await drive(job, model, apiKey, headers, signal, thinkingLevel, streamFn)
   return job.summary()
 }
@@ -299,7 +310,7 @@ async function generateBranchSummary(entries, options) {
   const { messages, fileOps } = prepareBranchEntries(entries, contextWindow - reserveTokens)
   if (messages.length === 0) return { summary: 'No content to summarize' }
   const lists = computeFileLists(fileOps)
-  const job = native.startBranchSummary(messages, lists, model, reserveTokens, customInstructions, replaceInstructions)
+  const job = native.startBranchSummary(messages, lists, model, reserveTokens, customInstructions, replaceInstructions, argumentEntries)
   try {
     await drive(job, model, apiKey, headers, signal, thinkingLevel, streamFn, (response) => {
       if (response && response.stopReason === 'aborted') throw abortError(signal)
@@ -346,8 +357,8 @@ module.exports = {
   computeFileLists,
   formatFileOperations: native.formatFileOperations,
   convertToLlm: native.convertToLlm,
-  serializeConversation: native.serializeConversation,
-  projectForSummary: native.projectForSummary,
+  serializeConversation: (messages, options) => native.serializeConversation(messages, options, argumentEntries),
+  projectForSummary: (messages, options) => native.projectForSummary(messages, options, argumentEntries),
   splitUserRounds,
   bashExecutionToText: native.bashExecutionToText,
   createBranchSummaryMessage,

@@ -109,8 +109,12 @@ pub fn start_compaction(
     file_ops: Arg,
     model: Arg,
     custom: Arg,
+    argument_entries: Option<Arg>,
 ) -> napi::Result<CompactionJob> {
     run(&env, |cx| {
+        if let Some(helper) = &argument_entries {
+            cx.use_argument_entries(helper.0)?;
+        }
         let prep = cx.wrap(preparation.0)?;
         if !prep.is_object_like() {
             return Err(Error::type_error("preparation", "expected an object"));
@@ -178,8 +182,12 @@ pub fn start_summary(
     reserve_tokens: Arg,
     custom: Arg,
     previous_summary: Arg,
+    argument_entries: Option<Arg>,
 ) -> napi::Result<CompactionJob> {
     run(&env, |cx| {
+        if let Some(helper) = &argument_entries {
+            cx.use_argument_entries(helper.0)?;
+        }
         let history = transcript_messages(&cx.wrap(messages.0)?).within("currentMessages")?;
         let facts = model_facts(&cx.wrap(model.0)?)?;
         let reserve = cx.wrap(reserve_tokens.0)?;
@@ -362,8 +370,12 @@ pub fn start_branch_summary(
     reserve_tokens: Arg,
     custom: Arg,
     replace: Arg,
+    argument_entries: Option<Arg>,
 ) -> napi::Result<CompactionJob> {
     run(&env, |cx| {
+        if let Some(helper) = &argument_entries {
+            cx.use_argument_entries(helper.0)?;
+        }
         let history = transcript_messages(&cx.wrap(messages.0)?).within("messages")?;
         let facts = model_facts(&cx.wrap(model.0)?)?;
         let reserve = cx.wrap(reserve_tokens.0)?;

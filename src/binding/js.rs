@@ -21,6 +21,10 @@ pub struct Cx {
     json: sys::napi_value,
     json_stringify: sys::napi_value,
     undefined: sys::napi_value,
+    /// index.js's `argumentEntries(args)`, when the call passed it:
+    /// `[k0, JSON.stringify(v0), k1, ...]` for `Object.entries(args)` in one
+    /// call into JS instead of one `JSON.stringify` call per argument.
+    argument_entries: Cell<sys::napi_value>,
 }
 
 pub fn check(status: sys::napi_status) -> Result<()> {
@@ -73,7 +77,17 @@ impl Cx {
             json,
             json_stringify,
             undefined,
+            argument_entries: Cell::new(ptr::null_mut()),
         })
+    }
+
+    /// Installs index.js's argument-entries helper for this call (ignored
+    /// unless it is a function).
+    pub fn use_argument_entries(&self, helper: sys::napi_value) -> Result<()> {
+        if self.type_of(helper)? == sys::ValueType::napi_function {
+            self.argument_entries.set(helper);
+        }
+        Ok(())
     }
 
     fn key(&self, key: Key) -> sys::napi_value {
@@ -366,6 +380,33 @@ impl<'c> View for JsVal<'c> {
             )
         })?;
         Ok(self.cx.wrap(out)?.str_len())
+    }
+
+    fn argument_entries(&self) -> Result<Option<Vec<(JsStr, Option<JsStr>)>>> {
+        let helper = self.cx.argument_entries.get();
+        if helper.is_null() {
+            return Ok(None);
+        }
+        let mut out = ptr::null_mut();
+        let argv = [self.raw];
+        check(unsafe {
+            sys::napi_call_function(
+                self.cx.env,
+                self.cx.undefined,
+                helper,
+                1,
+                argv.as_ptr(),
+                &mut out,
+            )
+        })?;
+        let flat = self.cx.wrap(out)?;
+        let len = flat.array_len().unwrap_or(0);
+        let mut pairs = Vec::with_capacity(len / 2);
+        for i in (0..len.saturating_sub(1)).step_by(2) {
+            let key = flat.at(i)?.string().unwrap_or_default();
+            pairs.push((key, flat.at(i + 1)?.string()));
+        }
+        Ok(Some(pairs))
     }
 
     fn strict_equals(&self, other: &Self) -> Result<bool> {

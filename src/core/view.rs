@@ -259,6 +259,13 @@ pub trait View: Sized + Clone {
     /// order; empty for primitives.
     fn entries(&self) -> Result<Vec<(JsStr, Self)>>;
 
+    /// `Object.entries(self).map(([k, v]) => [k, JSON.stringify(v)])`, when the
+    /// implementation has a faster way than [`View::entries`] plus
+    /// [`View::json_stringify`] per value; `None` otherwise.
+    fn argument_entries(&self) -> Result<Option<Vec<(JsStr, Option<JsStr>)>>> {
+        Ok(None)
+    }
+
     /// `self === other` (used for SameValueZero on objects and BigInts).
     fn strict_equals(&self, other: &Self) -> Result<bool>;
 
