@@ -362,6 +362,7 @@ impl CompactionJob {
 /// Starts the model call of `generateBranchSummary`, after index.js ran
 /// `prepareBranchEntries`: `file_ops` as arrays, like `startCompaction`.
 #[napi(js_name = "startBranchSummary")]
+#[allow(clippy::too_many_arguments)] // one per field index.js passes on, flat as napi takes them
 pub fn start_branch_summary(
     env: Env,
     messages: Arg,

@@ -10,7 +10,7 @@ use napi::sys;
 
 use crate::core::error::{Error, Result};
 use crate::core::jsstr::JsStr;
-use crate::core::view::{Key, Kind, View};
+use crate::core::view::{ArgumentEntries, Key, Kind, View};
 
 /// Per-call state: the env, the property keys and `JSON.stringify`, all
 /// created once in the call's outermost handle scope (a handle made inside a
@@ -382,7 +382,7 @@ impl<'c> View for JsVal<'c> {
         Ok(self.cx.wrap(out)?.str_len())
     }
 
-    fn argument_entries(&self) -> Result<Option<Vec<(JsStr, Option<JsStr>)>>> {
+    fn argument_entries(&self) -> Result<Option<ArgumentEntries>> {
         let helper = self.cx.argument_entries.get();
         if helper.is_null() {
             return Ok(None);

@@ -219,6 +219,10 @@ impl Kind {
     }
 }
 
+/// `[key, JSON.stringify(value)]` pairs of `Object.entries`; `None` where
+/// `JSON.stringify` gives `undefined`.
+pub type ArgumentEntries = Vec<(JsStr, Option<JsStr>)>;
+
 /// Read access to one value. Implementations must never panic on any input.
 pub trait View: Sized + Clone {
     fn kind(&self) -> Kind;
@@ -262,7 +266,7 @@ pub trait View: Sized + Clone {
     /// `Object.entries(self).map(([k, v]) => [k, JSON.stringify(v)])`, when the
     /// implementation has a faster way than [`View::entries`] plus
     /// [`View::json_stringify`] per value; `None` otherwise.
-    fn argument_entries(&self) -> Result<Option<Vec<(JsStr, Option<JsStr>)>>> {
+    fn argument_entries(&self) -> Result<Option<ArgumentEntries>> {
         Ok(None)
     }
 
