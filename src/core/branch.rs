@@ -71,6 +71,16 @@ impl<I: Clone + Eq> CycleGuard<I> {
     }
 }
 
+/// A `parentId` that `getEntry` cannot resolve: the session is corrupt, and
+/// a summary built from the part of the path above the gap would be wrong.
+fn dangling_parent_error<L: EntryLookup>(session: &L, child: &L::Id, parent: &L::Id) -> Error {
+    Error::invalid(format!(
+        "entry {:?} has parentId {:?}, which getEntry does not resolve",
+        session.describe(child),
+        session.describe(parent)
+    ))
+}
+
 fn cycle_error<L: EntryLookup>(session: &L, id: &L::Id) -> Error {
     Error::invalid(format!(
         "parentId links form a cycle through entry id {:?}",
@@ -119,7 +129,9 @@ impl FxHasher {
 /// once, remembering its ids, and the target path only until it meets one:
 /// the first hit going up from the target is the deepest common ancestor,
 /// which is what the reference finds scanning its path from the end. Where
-/// the reference would loop forever (a parent cycle) this is an error.
+/// the reference would loop forever (a parent cycle) this is an error, and
+/// so is a `parentId` that does not resolve (the reference silently cuts the
+/// path short there).
 pub fn collect_entries_for_branch_summary<L: EntryLookup>(
     session: &mut L,
     old_leaf: Option<L::Id>,
@@ -139,13 +151,20 @@ pub fn collect_entries_for_branch_summary<L: EntryLookup>(
     let mut entries = Vec::new();
     let mut guard = CycleGuard::new();
     let mut next = Some(old_leaf);
+    let mut child: Option<L::Id> = None;
     while let Some(id) = next {
         if !guard.visit(&id) {
             return Err(cycle_error(session, &id));
         }
         let Some(found) = session.get_entry(&id)? else {
-            break;
+            // An unknown starting id gives an empty path, as in the
+            // reference; a parent link into nothing is corrupt data.
+            match &child {
+                Some(c) => return Err(dangling_parent_error(session, c, &id)),
+                None => break,
+            }
         };
+        child = Some(found.id.clone());
         if found.id != id {
             looked_up_as.push((old_ids.len(), id));
         }
@@ -162,13 +181,18 @@ pub fn collect_entries_for_branch_summary<L: EntryLookup>(
     let mut guard = CycleGuard::new();
     let mut steps = 0;
     let mut next = target;
+    let mut child: Option<L::Id> = None;
     while let Some(id) = next {
         if !guard.visit(&id) {
             return Err(cycle_error(session, &id));
         }
         let Some(found) = session.get_entry(&id)? else {
-            break;
+            match &child {
+                Some(c) => return Err(dangling_parent_error(session, c, &id)),
+                None => break,
+            }
         };
+        child = Some(found.id.clone());
         steps += 1;
         let shared = if steps <= SCAN_STEPS {
             old_ids.contains(&found.id)

@@ -119,16 +119,20 @@ fn no_old_leaf_or_unknown_ids() {
 }
 
 #[test]
-fn an_unresolved_parent_ends_the_path() {
+fn an_unresolved_parent_is_an_error_naming_both_ids() {
     let mut s = MapSession::new(&[
         ("A", None),
         ("B", Some("A")),
         ("C", Some("missing")),
         ("D", Some("C")),
     ]);
+    let err =
+        collect_entries_for_branch_summary(&mut s, Some("D".to_string()), Some("B".to_string()))
+            .err()
+            .map(|e| e.to_string());
     assert_eq!(
-        collect(&mut s, Some("D"), Some("B")),
-        (strings(&["C", "D"]), None)
+        err.as_deref(),
+        Some("entry \"C\" has parentId \"missing\", which getEntry does not resolve")
     );
 }
 
