@@ -1,0 +1,80 @@
+'use strict'
+// Hostile input through every export: wrong types in every field, parent
+// cycles, 100k-deep chains and nesting, 100 MB strings, 2^32-1-long sparse
+// arrays, throwing getters, Proxies, frozen objects, NaN and Infinity,
+// throwing toJSON, compact() with broken streams, malformed session files.
+//
+// The cases (hostile/cases.js) run in child processes, a batch per child, so
+// that a crash (a signal, an abort) or a hang (the timeout) fails the case that
+// was running instead of taking the test run down with it.
+
+const { execFile } = require('node:child_process')
+const path = require('node:path')
+const { cases } = require('./hostile/cases')
+
+const CHILD = path.join(__dirname, 'hostile', 'child.js')
+const BATCH_TIMEOUT_MS = 120_000
+const PARALLEL = 2
+
+jest.setTimeout(600_000)
+
+/** Light cases in batches of a few; each heavy (100 MB) case alone. */
+function batches() {
+  const out = []
+  const light = cases.filter((c) => !c.heavy).map((c) => c.name)
+  for (let i = 0; i < light.length; i += 6) out.push(light.slice(i, i + 6))
+  for (const c of cases.filter((c) => c.heavy)) out.push([c.name])
+  return out
+}
+
+function runBatch(names) {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [CHILD, ...names], { timeout: BATCH_TIMEOUT_MS, maxBuffer: 16 << 20 }, (err, stdout, stderr) => {
+      const reported = new Map()
+      let running = null
+      for (const line of stdout.split('\n')) {
+        if (!line.trim()) continue
+        const msg = JSON.parse(line)
+        if (msg.start) running = msg.start
+        else {
+          reported.set(msg.name, msg)
+          running = null
+        }
+      }
+      const how = err ? (err.killed ? `hung (killed after ${BATCH_TIMEOUT_MS} ms)` : err.signal ? `died by ${err.signal}` : `exited with ${err.code}`) : 'exited'
+      for (const name of names) {
+        if (reported.has(name)) continue
+        const why = name === running ? `the child ${how} while running it` : `never ran: the child ${how} earlier`
+        reported.set(name, { name, ok: false, error: `${why}\n${stderr.slice(-2000)}` })
+      }
+      resolve(names.map((n) => reported.get(n)))
+    })
+  })
+}
+
+let results
+
+beforeAll(async () => {
+  const queue = batches()
+  const out = []
+  await Promise.all(
+    Array.from({ length: PARALLEL }, async () => {
+      while (queue.length) out.push(...(await runBatch(queue.shift())))
+    }),
+  )
+  results = new Map(out.map((r) => [r.name, r]))
+})
+
+describe('hostile input never crashes, hangs or misleads', () => {
+  it.each(cases.map((c) => [c.name]))('%s', (name) => {
+    const r = results.get(name)
+    if (!r.ok) throw new Error(r.error)
+  })
+
+  afterAll(() => {
+    if (!results) return
+    const calls = [...results.values()].reduce((n, r) => n + (r.calls || 0), 0)
+    // One line for docs/reliability.md.
+    process.stdout.write(`hostile: ${results.size} cases, ${calls} checked calls\n`)
+  })
+})

@@ -1,0 +1,636 @@
+'use strict'
+// Hostile-input cases, run by child.js in child processes. Each case passes
+// when every call it makes either throws/rejects a clear error (an Error whose
+// name is TypeError, RangeError or Error and whose message names the field or
+// index, or the caller's own exception passed through unchanged) or returns
+// the correct (or at least well-formed) result. A crash or a hang fails it in
+// the parent.
+
+const fs = require('node:fs')
+const os = require('node:os')
+const path = require('node:path')
+
+const SETTINGS = Object.freeze({ enabled: true, reserveTokens: 16384, keepRecentTokens: 50 })
+const MODEL = {
+  id: 'fake-model',
+  name: 'Fake',
+  api: 'openai-completions',
+  provider: 'fake',
+  baseUrl: 'http://127.0.0.1:1',
+  reasoning: false,
+  input: ['text'],
+  cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+  contextWindow: 128000,
+  maxTokens: 4096,
+}
+const BAD = {
+  number: 5,
+  boolean: true,
+  object: { a: 1 },
+  array: [1, 2],
+  symbol: Symbol('s'),
+  bigint: 10n,
+  null: null,
+  undefined: undefined,
+  function: () => 1,
+  nan: NaN,
+  infinity: -Infinity,
+}
+
+// ---------------------------------------------------------------------------
+// Fixtures
+// ---------------------------------------------------------------------------
+
+const usage = (total) => ({ input: total - 10, output: 10, cacheRead: 0, cacheWrite: 0, totalTokens: total })
+
+function userMsg(text, i = 0) {
+  return { role: 'user', content: text, timestamp: 1000 + i }
+}
+
+function assistantMsg(text, i = 0) {
+  return {
+    role: 'assistant',
+    content: [
+      { type: 'thinking', thinking: 'hmm' },
+      { type: 'text', text },
+      { type: 'toolCall', id: `call${i}`, name: 'read', arguments: { path: `src/f${i}.rs` } },
+    ],
+    usage: usage(100 + i),
+    stopReason: 'toolUse',
+    timestamp: 1000 + i,
+  }
+}
+
+function toolResultMsg(i = 0) {
+  return { role: 'toolResult', toolCallId: `call${i}`, toolName: 'read', content: [{ type: 'text', text: `body ${i} `.repeat(20) }], isError: false, timestamp: 1000 + i }
+}
+
+/** A linear session of n entries: user, assistant, toolResult, repeating. */
+function session(n) {
+  const out = new Array(n)
+  for (let i = 0; i < n; i++) {
+    const k = i % 3
+    const message = k === 0 ? userMsg(`question ${i} `.repeat(10), i) : k === 1 ? assistantMsg(`answer ${i} `.repeat(10), i) : toolResultMsg(i - 1)
+    out[i] = { type: 'message', id: `e${i}`, parentId: i ? `e${i - 1}` : null, timestamp: '2026-01-01T00:00:00.000Z', message }
+  }
+  return out
+}
+
+function messages(n) {
+  return session(n).map((e) => e.message)
+}
+
+function deepFreeze(o) {
+  if (o && typeof o === 'object' && !Object.isFrozen(o)) {
+    Object.freeze(o)
+    for (const v of Object.values(o)) deepFreeze(v)
+  }
+  return o
+}
+
+function nested(depth, make) {
+  const root = make()
+  let node = root
+  for (let i = 0; i < depth; i++) {
+    const next = make()
+    if (Array.isArray(node)) node.push(next)
+    else node.x = next
+    node = next
+  }
+  return root
+}
+
+function fakeSession(entries) {
+  const byId = new Map(entries.map((e) => [e.id, e]))
+  return {
+    getEntry: (id) => byId.get(id),
+    getLeafId: () => entries[entries.length - 1].id,
+    getBranch: () => entries,
+  }
+}
+
+function tmpFile(name, contents) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pc-hostile-'))
+  const file = path.join(dir, name)
+  fs.writeFileSync(file, contents)
+  return file
+}
+
+const HEADER = JSON.stringify({ type: 'session', version: 3, id: 'sess', timestamp: '2026-01-01T00:00:00.000Z', cwd: '/tmp' })
+
+function sessionFileText(n) {
+  return [HEADER, ...session(n).map((e) => JSON.stringify(e))].join('\n') + '\n'
+}
+
+// ---------------------------------------------------------------------------
+// Checks
+// ---------------------------------------------------------------------------
+
+const CLEAR = new Set(['TypeError', 'RangeError', 'Error'])
+const JS_CONVERSION = /^(Cannot convert a (Symbol|BigInt) value to a (string|number)|Do not know how to serialize a BigInt)$/
+
+function describe(v) {
+  try {
+    return typeof v === 'string' ? JSON.stringify(v.slice(0, 100)) : String(JSON.stringify(v)).slice(0, 200)
+  } catch {
+    return String(v)
+  }
+}
+
+/** A clear error: a TypeError/RangeError/Error whose message matches `mentions` (or is the caller's own `own`). */
+function assertClearError(label, err, mentions, own) {
+  if (own && err === own) return
+  if (!(err instanceof Error)) throw new Error(`${label}: threw a non-Error ${describe(err)}`)
+  if (!CLEAR.has(err.name)) throw new Error(`${label}: threw ${err.name}: ${err.message}`)
+  if (!err.message) throw new Error(`${label}: empty error message`)
+  // JS's own conversion errors, exactly what the reference throws for a Symbol
+  // or BigInt in a string or number field, or a BigInt under JSON.stringify.
+  if (err.name === 'TypeError' && JS_CONVERSION.test(err.message)) return
+  if (mentions && !mentions.test(err.message)) throw new Error(`${label}: message ${JSON.stringify(err.message)} does not match ${mentions}`)
+}
+
+/** Calls checked so far in this process. */
+const stats = { calls: 0 }
+
+/** Either a clear error matching `mentions`, or a result that `check` accepts. */
+function errorOr(label, fn, mentions, check, own) {
+  stats.calls++
+  let value
+  try {
+    value = fn()
+  } catch (err) {
+    assertClearError(label, err, mentions, own)
+    return { threw: err }
+  }
+  if (check) check(value, label)
+  return { value }
+}
+
+async function rejectsOr(label, fn, mentions, check, own) {
+  stats.calls++
+  let value
+  try {
+    value = await fn()
+  } catch (err) {
+    assertClearError(label, err, mentions, own)
+    return { threw: err }
+  }
+  if (check) check(value, label)
+  return { value }
+}
+
+function mustThrow(label, fn, mentions, own) {
+  const r = errorOr(label, fn, mentions, null, own)
+  if (!r.threw) throw new Error(`${label}: expected an error, got ${describe(r.value)}`)
+  return r.threw
+}
+
+function mustReturn(label, fn, check) {
+  stats.calls++
+  let value
+  try {
+    value = fn()
+  } catch (err) {
+    throw new Error(`${label}: expected a result, threw ${err && err.name}: ${err && err.message}`)
+  }
+  if (check) check(value, label)
+  return value
+}
+
+function assert(cond, message) {
+  if (!cond) throw new Error(message)
+}
+
+/** A plan prepareCompaction could have produced for `entries`. */
+function wellFormedPlan(entries) {
+  return (plan, label) => {
+    if (plan === undefined) return
+    const ids = new Set(entries.filter((e) => e && typeof e === 'object').map((e) => e.id))
+    assert(ids.has(plan.firstKeptEntryId), `${label}: firstKeptEntryId ${describe(plan.firstKeptEntryId)} is no entry's id`)
+    assert(Array.isArray(plan.messagesToSummarize) && Array.isArray(plan.turnPrefixMessages), `${label}: message lists`)
+    assert(typeof plan.tokensBefore === 'number' && plan.tokensBefore >= 0, `${label}: tokensBefore ${plan.tokensBefore}`)
+    assert(plan.fileOps.read instanceof Set && plan.fileOps.edited instanceof Set, `${label}: fileOps`)
+  }
+}
+
+const isCount = (v, label) => assert(typeof v === 'number' && Number.isInteger(v) && v >= 0, `${label}: not a count: ${describe(v)}`)
+const isString = (v, label) => assert(typeof v === 'string', `${label}: not a string: ${describe(v)}`)
+const isArray = (v, label) => assert(Array.isArray(v), `${label}: not an array: ${describe(v)}`)
+
+/** Normalized plan for equality: Sets as sorted arrays. */
+function normal(v) {
+  return JSON.stringify(v, (k, x) => (x instanceof Set ? [...x].sort() : typeof x === 'bigint' ? `${x}n` : x))
+}
+
+// ---------------------------------------------------------------------------
+// Cases
+// ---------------------------------------------------------------------------
+
+const cases = []
+const add = (name, run, opts = {}) => cases.push({ name, run, ...opts })
+
+// Wrong types in every field ------------------------------------------------
+
+const ENTRY_FIELDS = ['type', 'id', 'parentId', 'message', 'timestamp']
+const MESSAGE_FIELDS = ['role', 'content', 'usage', 'stopReason', 'timestamp', 'toolCallId', 'toolName', 'isError']
+const BLOCK_FIELDS = ['type', 'text', 'thinking', 'name', 'id', 'arguments']
+
+for (const field of ENTRY_FIELDS) {
+  add(`wrong type: entry.${field}`, (m) => {
+    for (const [kind, bad] of Object.entries(BAD)) {
+      const entries = session(9)
+      entries[4] = { ...entries[4], [field]: bad }
+      const label = `prepareCompaction entry[4].${field} = ${kind}`
+      errorOr(label, () => m.prepareCompaction(entries, SETTINGS), /pathEntries\[4\]/, wellFormedPlan(entries))
+      errorOr(`prepareBranchEntries entry[4].${field} = ${kind}`, () => m.prepareBranchEntries(entries, 1000), /entries\[4\]/, (r) => isCount(r.totalTokens, label))
+      errorOr(`findCutPoint entry[4].${field} = ${kind}`, () => m.findCutPoint(entries, 0, entries.length, 50), /entries\[4\]/, (r) => isCount(r.firstKeptEntryIndex, label))
+      errorOr(`getLastAssistantUsage entry[4].${field} = ${kind}`, () => m.getLastAssistantUsage(entries), /entries\[4\]/)
+    }
+  })
+}
+
+for (const field of MESSAGE_FIELDS) {
+  add(`wrong type: message.${field}`, (m) => {
+    for (const [kind, bad] of Object.entries(BAD)) {
+      for (const make of [userMsg, assistantMsg, toolResultMsg]) {
+        const base = make('hello', 4)
+        const message = { ...base, [field]: bad }
+        const label = `${base.role} message.${field} = ${kind}`
+        const named = new RegExp(`\\b${field}\\b|\\[0\\]|message`)
+        errorOr(`estimateTokens ${label}`, () => m.estimateTokens(message), named, isCount)
+        errorOr(`convertToLlm ${label}`, () => m.convertToLlm([message]), /messages\[0\]/, isArray)
+        errorOr(`serializeConversation ${label}`, () => m.serializeConversation([message]), /messages\[0\]/, isString)
+        errorOr(`projectForSummary ${label}`, () => m.projectForSummary([message]), /messages\[0\]/, isArray)
+        errorOr(`splitUserRounds ${label}`, () => m.splitUserRounds([message]), /messages\[0\]/, isArray)
+        // An unusable usage gives NaN, as the reference's arithmetic does.
+        errorOr(`estimateContextTokens ${label}`, () => m.estimateContextTokens([message]), /messages\[0\]/, (r) => assert(typeof r.tokens === 'number', label))
+        const entries = session(9)
+        entries[4] = { ...entries[4], message }
+        errorOr(`prepareCompaction ${label}`, () => m.prepareCompaction(entries, SETTINGS), /pathEntries\[4\]\.message/, wellFormedPlan(entries))
+      }
+    }
+  })
+}
+
+add('wrong type: content blocks', (m) => {
+  for (const field of BLOCK_FIELDS) {
+    for (const [kind, bad] of Object.entries(BAD)) {
+      for (const type of ['text', 'thinking', 'toolCall', 'image']) {
+        const block = { type, text: 't', thinking: 'th', id: 'c1', name: 'read', arguments: { path: 'a' }, data: 'AA', mimeType: 'image/png', [field]: bad }
+        const message = { role: 'assistant', content: [{ type: 'text', text: 'ok' }, block], usage: usage(50), stopReason: 'stop', timestamp: 1 }
+        const label = `${type} block.${field} = ${kind}`
+        errorOr(`estimateTokens ${label}`, () => m.estimateTokens(message), /content\[1\]/, isCount)
+        errorOr(`serializeConversation ${label}`, () => m.serializeConversation([message]), /messages\[0\]\.content\[1\]/, isString)
+        errorOr(`projectForSummary ${label}`, () => m.projectForSummary([message]), /messages\[0\]\.content\[1\]/, isArray)
+        errorOr(`extractFileOpsFromMessage ${label}`, () => m.extractFileOpsFromMessage(message, m.createFileOps()), /content\[1\]/)
+      }
+    }
+  }
+})
+
+add('wrong type: settings and arguments', (m) => {
+  const entries = session(9)
+  for (const [kind, bad] of Object.entries(BAD)) {
+    errorOr(`prepareCompaction(settings = ${kind})`, () => m.prepareCompaction(entries, bad), /settings/, wellFormedPlan(entries))
+    for (const field of ['enabled', 'reserveTokens', 'keepRecentTokens']) {
+      errorOr(`prepareCompaction(settings.${field} = ${kind})`, () => m.prepareCompaction(entries, { ...SETTINGS, [field]: bad }), new RegExp(`settings\\.${field}`), wellFormedPlan(entries))
+      errorOr(`shouldCompact(settings.${field} = ${kind})`, () => m.shouldCompact(1000, 2000, { ...SETTINGS, [field]: bad }), new RegExp(`settings`), (v) => assert(typeof v === 'boolean', 'boolean'))
+    }
+    errorOr(`prepareCompaction(pathEntries = ${kind})`, () => m.prepareCompaction(bad, SETTINGS), /pathEntries/)
+    errorOr(`findCutPoint(entries = ${kind})`, () => m.findCutPoint(bad, 0, 1, 5), /entries/)
+    errorOr(`findCutPoint(startIndex = ${kind})`, () => m.findCutPoint(entries, bad, 9, 5), /startIndex/)
+    errorOr(`findCutPoint(endIndex = ${kind})`, () => m.findCutPoint(entries, 0, bad, 5), /endIndex/)
+    errorOr(`findCutPoint(keepRecentTokens = ${kind})`, () => m.findCutPoint(entries, 0, 9, bad), /keepRecentTokens/, (r) => isCount(r.firstKeptEntryIndex, 'findCutPoint'))
+    errorOr(`findTurnStartIndex(entryIndex = ${kind})`, () => m.findTurnStartIndex(entries, bad, 0), /entryIndex/)
+    errorOr(`estimateTokens(${kind})`, () => m.estimateTokens(bad), /message/)
+    errorOr(`convertToLlm(${kind})`, () => m.convertToLlm(bad), /messages/)
+    errorOr(`serializeConversation(${kind})`, () => m.serializeConversation(bad), /messages/)
+    errorOr(`serializeConversation(options = ${kind})`, () => m.serializeConversation(messages(3), bad), /options/, isString)
+    errorOr(`projectForSummary(${kind})`, () => m.projectForSummary(bad), /messages/)
+    for (const field of ['toolResultBodies', 'dropOldestRounds', 'roundBound', 'reasoning', 'model']) {
+      errorOr(`projectForSummary(options.${field} = ${kind})`, () => m.projectForSummary(messages(9), { [field]: bad }), new RegExp(`options\\.${field}`), isArray)
+    }
+    errorOr(`prepareBranchEntries(${kind})`, () => m.prepareBranchEntries(bad), /entries/)
+    errorOr(`prepareBranchEntries(tokenBudget = ${kind})`, () => m.prepareBranchEntries(entries, bad), /tokenBudget/, (r) => isCount(r.totalTokens, 'totalTokens'))
+    errorOr(`countTokens(${kind})`, () => m.countTokens(bad), /text/, isCount)
+    errorOr(`countTokens(encoding = ${kind})`, () => m.countTokens('hello', bad), /encoding/, isCount)
+    errorOr(`collectEntriesForBranchSummary(session = ${kind})`, () => m.collectEntriesForBranchSummary(bad, 'e1', 'e2'), /session/)
+    errorOr(`collectEntriesForBranchSummary(oldLeafId = ${kind})`, () => m.collectEntriesForBranchSummary(fakeSession(entries), bad, 'e2'), /oldLeafId|session|entry/, (r) => isArray(r.entries, 'entries'))
+    errorOr(`formatFileOperations(${kind})`, () => m.formatFileOperations(bad, []), /readFiles/, isString)
+    errorOr(`calculateContextTokens(${kind})`, () => m.calculateContextTokens(bad), /usage/, (v) => assert(typeof v === 'number', 'number'))
+    errorOr(`prepareCompactionFromFileSync(${kind})`, () => m.prepareCompactionFromFileSync(bad), /path/)
+    errorOr(`prepareCompactionFromFileSync(options = ${kind})`, () => m.prepareCompactionFromFileSync('/nonexistent', bad), /options|nonexistent/)
+    errorOr(`serializeForSummaryFromFileSync(${kind})`, () => m.serializeForSummaryFromFileSync(bad), /path/)
+  }
+})
+
+// Parent cycles and deep chains ---------------------------------------------
+
+add('parent cycles', (m) => {
+  const entries = session(9)
+  entries[0] = { ...entries[0], parentId: 'e8' }
+  errorOr('prepareCompaction, cycle through the root', () => m.prepareCompaction(entries, SETTINGS), /cycle|parentId/, wellFormedPlan(entries))
+  const self = session(9)
+  self[8] = { ...self[8], parentId: 'e8' }
+  errorOr('prepareCompaction, self-parent leaf', () => m.prepareCompaction(self, SETTINGS), /cycle|parentId/, wellFormedPlan(self))
+  // Branch collection walks getEntry: a cycle must end, not loop forever.
+  const cyc = session(9)
+  cyc[0] = { ...cyc[0], parentId: 'e8' }
+  errorOr('collectEntriesForBranchSummary on a cycle', () => m.collectEntriesForBranchSummary(fakeSession(cyc), 'e8', 'e3'), /cycle|parentId|e\d/, (r) => isArray(r.entries, 'entries'))
+  const two = session(4)
+  two[1] = { ...two[1], parentId: 'e2' }
+  two[2] = { ...two[2], parentId: 'e1' }
+  errorOr('collectEntriesForBranchSummary on a 2-cycle', () => m.collectEntriesForBranchSummary(fakeSession(two), 'e3', 'e0'), /cycle|parentId|e\d/, (r) => isArray(r.entries, 'entries'))
+})
+
+add('100k-deep chains', (m) => {
+  const entries = session(100_000)
+  const plan = mustReturn('prepareCompaction on 100k entries', () => m.prepareCompaction(entries, SETTINGS), wellFormedPlan(entries))
+  assert(plan.messagesToSummarize.length > 99_000, 'most of a 100k session is summarized')
+  const r = mustReturn('collectEntriesForBranchSummary down a 100k chain', () => m.collectEntriesForBranchSummary(fakeSession(entries), 'e99999', 'e0'))
+  assert(r.entries.length === 99_999 && r.commonAncestorId === 'e0', `collected ${r.entries.length}, ancestor ${r.commonAncestorId}`)
+  const b = mustReturn('prepareBranchEntries on 100k', () => m.prepareBranchEntries(entries, 0))
+  // Tool results are left out of branch summaries, as in the reference.
+  assert(b.messages.length === 66_667, `prepareBranchEntries kept ${b.messages.length}`)
+  isCount(m.estimateContextTokens(entries.map((e) => e.message)).tokens, 'estimateContextTokens')
+})
+
+add('100k-deep nesting', (m) => {
+  for (const make of [() => ({}), () => []]) {
+    const args = nested(100_000, make)
+    const message = { role: 'assistant', content: [{ type: 'toolCall', id: 'c', name: 'read', arguments: args }], usage: usage(10), stopReason: 'stop', timestamp: 1 }
+    // JSON.stringify itself throws RangeError this deep; ours may too, but must not crash.
+    errorOr('estimateTokens', () => m.estimateTokens(message), /stack|deep|nest|arguments/, isCount)
+    errorOr('serializeConversation', () => m.serializeConversation([message]), /stack|deep|nest|arguments/, isString)
+    errorOr('projectForSummary', () => m.projectForSummary([message]), /stack|deep|nest|arguments/, isArray)
+    errorOr('convertToLlm', () => m.convertToLlm([message]), /stack|deep|nest|arguments/, isArray)
+    const entries = session(9)
+    entries[4] = { ...entries[4], message }
+    errorOr('prepareCompaction', () => m.prepareCompaction(entries, SETTINGS), /stack|deep|nest|arguments/, wellFormedPlan(entries))
+  }
+})
+
+// Big strings and arrays -------------------------------------------------------
+
+add(
+  '100 MB strings',
+  (m) => {
+    const big = 'x'.repeat(100 * 1024 * 1024)
+    const msg = userMsg(big)
+    const tokens = mustReturn('estimateTokens', () => m.estimateTokens(msg))
+    assert(tokens === Math.ceil(big.length / 4), `estimateTokens ${tokens}`)
+    const text = mustReturn('serializeConversation', () => m.serializeConversation([msg]))
+    assert(text.length === big.length + '[User]: '.length, `transcript length ${text.length}`)
+    const entries = session(9)
+    entries[3] = { ...entries[3], message: msg }
+    mustReturn('prepareCompaction', () => m.prepareCompaction(entries, SETTINGS), wellFormedPlan(entries))
+    const projected = mustReturn('projectForSummary with a round bound', () => m.projectForSummary([msg], { roundBound: 1000 }))
+    assert(JSON.stringify(projected).length < 5000, 'bounded round is cut')
+    const bigResult = { ...toolResultMsg(0), content: [{ type: 'text', text: big }] }
+    const t = mustReturn('serializeConversation truncates a 100 MB tool result', () => m.serializeConversation([assistantMsg('x', 0), bigResult]))
+    assert(t.length < 10_000, `tool result not truncated: ${t.length}`)
+    const uni = '\u{1F600}'.repeat(2 * 1024 * 1024) + '\uD800'
+    isCount(mustReturn('countTokens, 4M surrogate units and a lone one', () => m.countTokens(uni)), 'countTokens')
+    mustReturn('formatFileOperations with a 100 MB path', () => m.formatFileOperations([big], []), isString)
+  },
+  { heavy: true },
+)
+
+add('huge and sparse arrays', (m) => {
+  const huge = []
+  huge.length = 2 ** 32 - 1
+  const label = /\[0\]|\[4294967294\]/
+  mustThrow('prepareCompaction', () => m.prepareCompaction(huge, SETTINGS), label)
+  mustThrow('prepareBranchEntries', () => m.prepareBranchEntries(huge), label)
+  mustThrow('findCutPoint', () => m.findCutPoint(huge, 0, 5, 10), label)
+  mustThrow('convertToLlm', () => m.convertToLlm(huge), label)
+  mustThrow('serializeConversation', () => m.serializeConversation(huge), label)
+  mustThrow('projectForSummary', () => m.projectForSummary(huge), label)
+  mustThrow('splitUserRounds', () => m.splitUserRounds(huge), label)
+  mustThrow('estimateContextTokens', () => m.estimateContextTokens(huge), label)
+  mustThrow('getLastAssistantUsage', () => m.getLastAssistantUsage(huge), label)
+  const bigContent = { role: 'assistant', content: huge, usage: usage(5), stopReason: 'stop', timestamp: 1 }
+  errorOr('estimateTokens, content length 2^32-1', () => m.estimateTokens(bigContent), /content\[0\]/, isCount)
+  mustThrow('serializeConversation, content length 2^32-1', () => m.serializeConversation([bigContent]), /content\[0\]/)
+  // Holes inside otherwise valid arrays.
+  const holey = session(9)
+  delete holey[4]
+  mustThrow('prepareCompaction with a hole', () => m.prepareCompaction(holey, SETTINGS), /pathEntries\[4\]/)
+  const holeyMsgs = messages(6)
+  delete holeyMsgs[2]
+  mustThrow('serializeConversation with a hole', () => m.serializeConversation(holeyMsgs), /messages\[2\]/)
+  const holeyContent = assistantMsg('x', 1)
+  holeyContent.content = [holeyContent.content[1], , holeyContent.content[2]] // eslint-disable-line no-sparse-arrays
+  errorOr('estimateTokens with a hole in content', () => m.estimateTokens(holeyContent), /content\[1\]/, isCount)
+  errorOr('serializeConversation with a hole in content', () => m.serializeConversation([holeyContent]), /content\[1\]/, isString)
+  // A million real blocks.
+  const many = { role: 'assistant', content: Array.from({ length: 1_000_000 }, () => ({ type: 'text', text: 'abcd' })), stopReason: 'stop', timestamp: 1 }
+  assert(m.estimateTokens(many) === 1_000_000, 'a million 4-char blocks estimate as a million tokens')
+  const paths = Array.from({ length: 200_000 }, (_, i) => `f${i}`)
+  isString(m.formatFileOperations(paths, paths), 'formatFileOperations')
+})
+
+// Getters, Proxies, frozen objects -------------------------------------------------
+
+add('getters that throw', (m) => {
+  const boom = new Error('getter boom')
+  const throwing = (o, key) => Object.defineProperty({ ...o }, key, { get() { throw boom }, enumerable: true })
+  for (const key of ['type', 'id', 'parentId', 'message']) {
+    const entries = session(9)
+    entries[4] = throwing(entries[4], key)
+    errorOr(`prepareCompaction, entry getter ${key}`, () => m.prepareCompaction(entries, SETTINGS), null, wellFormedPlan(entries), boom)
+    errorOr(`prepareBranchEntries, entry getter ${key}`, () => m.prepareBranchEntries(entries), null, null, boom)
+  }
+  for (const key of ['role', 'content', 'usage', 'timestamp']) {
+    const message = throwing(assistantMsg('x', 1), key)
+    errorOr(`estimateTokens, message getter ${key}`, () => m.estimateTokens(message), null, isCount, boom)
+    errorOr(`serializeConversation, message getter ${key}`, () => m.serializeConversation([message]), null, isString, boom)
+    errorOr(`convertToLlm, message getter ${key}`, () => m.convertToLlm([message]), null, isArray, boom)
+  }
+  const arr = session(9)
+  Object.defineProperty(arr, 3, { get() { throw boom } })
+  mustThrow('prepareCompaction, array index getter', () => m.prepareCompaction(arr, SETTINGS), null, boom)
+  const settings = Object.defineProperty({ ...SETTINGS }, 'keepRecentTokens', { get() { throw boom } })
+  mustThrow('prepareCompaction, settings getter', () => m.prepareCompaction(session(9), settings), null, boom)
+  const args = Object.defineProperty({}, 'path', { get() { throw boom }, enumerable: true })
+  const msg = { role: 'assistant', content: [{ type: 'toolCall', id: 'c', name: 'read', arguments: args }], stopReason: 'stop', timestamp: 1 }
+  errorOr('estimateTokens, argument getter', () => m.estimateTokens(msg), null, isCount, boom)
+  errorOr('extractFileOpsFromMessage, argument getter', () => m.extractFileOpsFromMessage(msg, m.createFileOps()), null, null, boom)
+  const session2 = { getEntry() { throw boom }, getLeafId: () => 'e1' }
+  mustThrow('collectEntriesForBranchSummary, getEntry throws', () => m.collectEntriesForBranchSummary(session2, 'e1', 'e2'), null, boom)
+})
+
+add('Proxies', (m) => {
+  const entries = session(12)
+  const plain = m.prepareCompaction(entries, SETTINGS)
+  const proxied = entries.map((e) => new Proxy({ ...e, message: new Proxy(e.message, {}) }, {}))
+  const viaProxy = mustReturn('prepareCompaction over proxied entries', () => m.prepareCompaction(proxied, SETTINGS))
+  assert(normal(viaProxy) === normal(plain), 'proxied entries plan like plain ones')
+  // A Proxy around the array itself is not an array to N-API: a clear TypeError, or the same plan.
+  errorOr('prepareCompaction over a proxied array', () => m.prepareCompaction(new Proxy(entries, {}), SETTINGS), /pathEntries/, (r) => assert(normal(r) === normal(plain), 'same plan'))
+  const boom = new Error('trap boom')
+  const trap = new Proxy(entries[4], { get() { throw boom }, has() { throw boom }, ownKeys() { throw boom } })
+  const withTrap = entries.slice()
+  withTrap[4] = trap
+  mustThrow('prepareCompaction, throwing get trap', () => m.prepareCompaction(withTrap, SETTINGS), null, boom)
+  const argTrap = new Proxy({ path: 'a' }, { ownKeys() { throw boom } })
+  const msg = { role: 'assistant', content: [{ type: 'toolCall', id: 'c', name: 'read', arguments: argTrap }], stopReason: 'stop', timestamp: 1 }
+  errorOr('serializeConversation, ownKeys trap', () => m.serializeConversation([msg]), null, isString, boom)
+  errorOr('estimateTokens, ownKeys trap', () => m.estimateTokens(msg), null, isCount, boom)
+  const revocable = Proxy.revocable({ ...entries[4] }, {})
+  revocable.revoke()
+  const revoked = entries.slice()
+  revoked[4] = revocable.proxy
+  errorOr('prepareCompaction, revoked proxy', () => m.prepareCompaction(revoked, SETTINGS), /revoked|pathEntries\[4\]/)
+})
+
+add('frozen, sealed and null-prototype objects', (m) => {
+  const entries = session(12)
+  const plain = normal(m.prepareCompaction(entries, SETTINGS))
+  const frozen = deepFreeze(session(12))
+  assert(normal(m.prepareCompaction(frozen, Object.freeze({ ...SETTINGS }))) === plain, 'frozen plans like plain')
+  const sealed = session(12).map((e) => Object.seal(e))
+  assert(normal(m.prepareCompaction(sealed, SETTINGS)) === plain, 'sealed plans like plain')
+  const nullProto = session(12).map((e) => Object.assign(Object.create(null), e, { message: Object.assign(Object.create(null), e.message) }))
+  assert(normal(m.prepareCompaction(nullProto, SETTINGS)) === plain, 'null-prototype objects plan like plain')
+  const msgs = deepFreeze(messages(9))
+  isString(m.serializeConversation(msgs), 'serializeConversation frozen')
+  isArray(m.projectForSummary(msgs), 'projectForSummary frozen')
+  // Inherited fields count, as property reads do in JS.
+  const inherited = session(12).map((e) => Object.create(e))
+  assert(normal(m.prepareCompaction(inherited, SETTINGS)) === plain, 'inherited fields plan like own ones')
+})
+
+add('NaN and Infinity', (m) => {
+  for (const x of [NaN, Infinity, -Infinity, -0, 1e308, Number.MAX_SAFE_INTEGER + 2]) {
+    const entries = session(12)
+    entries[4] = { ...entries[4], message: { ...entries[4].message, usage: usage(x), timestamp: x } }
+    mustReturn(`prepareCompaction with usage ${x}`, () => m.prepareCompaction(entries, SETTINGS), wellFormedPlan(entries))
+    mustReturn(`prepareCompaction keepRecentTokens ${x}`, () => m.prepareCompaction(session(12), { ...SETTINGS, keepRecentTokens: x }), wellFormedPlan(session(12)))
+    errorOr(`prepareBranchEntries budget ${x}`, () => m.prepareBranchEntries(session(12), x), /tokenBudget/, (r) => isCount(r.totalTokens, 'totalTokens'))
+    errorOr(`findCutPoint keep ${x}`, () => m.findCutPoint(session(12), 0, 12, x), /keepRecentTokens/, (r) => isCount(r.firstKeptEntryIndex, 'index'))
+    errorOr(`findCutPoint startIndex ${x}`, () => m.findCutPoint(session(12), x, 12, 10), /startIndex/, (r) => isCount(r.firstKeptEntryIndex, 'index'))
+    const c = m.calculateContextTokens(usage(x))
+    assert(typeof c === 'number', 'calculateContextTokens')
+    assert(typeof m.shouldCompact(x, x, SETTINGS) === 'boolean', 'shouldCompact')
+    const est = m.estimateContextTokens(entries.map((e) => e.message))
+    assert(typeof est.tokens === 'number', 'estimateContextTokens')
+    isString(m.serializeConversation([{ ...userMsg('x'), timestamp: x }]), 'serialize')
+    errorOr(`projectForSummary roundBound ${x}`, () => m.projectForSummary(messages(9), { roundBound: x }), /roundBound/, isArray)
+    errorOr(`toolCall arguments ${x}`, () => m.serializeConversation([{ role: 'assistant', content: [{ type: 'toolCall', id: 'c', name: 'n', arguments: { x } }], timestamp: 1 }]), null, (t) => assert(t.includes('"x":null') || t.includes('x'), 'serialized'))
+  }
+})
+
+add('toJSON that throws, BigInt, symbols', (m) => {
+  const boom = new Error('toJSON boom')
+  const variants = {
+    'toJSON throws': { toJSON() { throw boom } },
+    'nested toJSON throws': { a: [1, { toJSON() { throw boom } }] },
+    'toJSON returns undefined': { toJSON() { return undefined } },
+    'BigInt value': { n: 10n },
+    'symbol value': { s: Symbol('x') },
+    'function value': { f() {} },
+    'cyclic object': (() => { const o = { a: 1 }; o.self = o; return o })(),
+  }
+  for (const [label, args] of Object.entries(variants)) {
+    const msg = { role: 'assistant', content: [{ type: 'toolCall', id: 'c', name: 'bash', arguments: args }], usage: usage(10), stopReason: 'stop', timestamp: 1 }
+    const mentions = /toJSON|BigInt|circular|cyclic|arguments/i
+    errorOr(`estimateTokens: ${label}`, () => m.estimateTokens(msg), mentions, isCount, boom)
+    errorOr(`serializeConversation: ${label}`, () => m.serializeConversation([msg]), mentions, isString, boom)
+    errorOr(`projectForSummary: ${label}`, () => m.projectForSummary([msg]), mentions, isArray, boom)
+    const entries = session(9)
+    entries[4] = { ...entries[4], message: msg }
+    errorOr(`prepareCompaction: ${label}`, () => m.prepareCompaction(entries, SETTINGS), mentions, wellFormedPlan(entries), boom)
+    const custom = { role: 'custom', customType: 'x', content: 'c', display: true, details: args, timestamp: 1 }
+    errorOr(`estimateTokens custom details: ${label}`, () => m.estimateTokens(custom), mentions, isCount, boom)
+  }
+})
+
+// compact() with a fake streamFn ------------------------------------------------
+
+function fakeStream(answer) {
+  return async () => ({ result: async () => (typeof answer === 'function' ? answer() : answer) })
+}
+const OK = { role: 'assistant', content: [{ type: 'text', text: 'SUMMARY' }], stopReason: 'stop' }
+
+add('compact with hostile inputs and streams', async (m) => {
+  const prep = m.prepareCompaction(session(30), { ...SETTINGS, keepRecentTokens: 200 })
+  const r = await m.compact(prep, MODEL, 'k', undefined, undefined, undefined, undefined, fakeStream(OK))
+  assert(typeof r.summary === 'string' && r.summary.includes('SUMMARY'), 'baseline compact')
+  for (const [kind, bad] of Object.entries(BAD)) {
+    await rejectsOr(`compact(preparation = ${kind})`, () => m.compact(bad, MODEL, 'k', undefined, undefined, undefined, undefined, fakeStream(OK)), /preparation|UUID|migration/)
+    await rejectsOr(`compact(model = ${kind})`, () => m.compact(prep, bad, 'k', undefined, undefined, undefined, undefined, fakeStream(OK)), /model/, (v) => isString(v.summary, 'summary'))
+    for (const field of ['messagesToSummarize', 'turnPrefixMessages', 'firstKeptEntryId', 'tokensBefore', 'previousSummary', 'fileOps', 'isSplitTurn']) {
+      await rejectsOr(`compact(preparation.${field} = ${kind})`, () => m.compact({ ...prep, [field]: bad }, MODEL, 'k', undefined, undefined, undefined, undefined, fakeStream(OK)), new RegExp(`preparation|${field}|fileOps|UUID|migration`), (v) => isString(v.summary, 'summary'))
+    }
+    await rejectsOr(`compact(customInstructions = ${kind})`, () => m.compact(prep, MODEL, 'k', undefined, bad, undefined, undefined, fakeStream(OK)), /customInstructions/, (v) => isString(v.summary, 'summary'))
+    await rejectsOr(`compact, streamFn answers ${kind}`, () => m.compact(prep, MODEL, 'k', undefined, undefined, undefined, undefined, fakeStream(bad)), /response|content|stopReason|summar/i, (v) => isString(v.summary, 'summary'))
+    await rejectsOr(`compact, answer content = ${kind}`, () => m.compact(prep, MODEL, 'k', undefined, undefined, undefined, undefined, fakeStream({ ...OK, content: bad })), /content|summar/i, (v) => isString(v.summary, 'summary'))
+    await rejectsOr(`compact, answer stopReason = ${kind}`, () => m.compact(prep, MODEL, 'k', undefined, undefined, undefined, undefined, fakeStream({ ...OK, stopReason: bad })), /stopReason|summar/i, (v) => isString(v.summary, 'summary'))
+  }
+  const boom = new Error('stream boom')
+  await rejectsOr('compact, streamFn throws', () => m.compact(prep, MODEL, 'k', undefined, undefined, undefined, undefined, () => { throw boom }), null, null, boom)
+  await rejectsOr('compact, result() rejects', () => m.compact(prep, MODEL, 'k', undefined, undefined, undefined, undefined, fakeStream(() => { throw boom })), null, null, boom)
+  const getterAnswer = Object.defineProperty({ ...OK }, 'content', { get() { throw boom } })
+  await rejectsOr('compact, answer getter throws', () => m.compact(prep, MODEL, 'k', undefined, undefined, undefined, undefined, fakeStream(getterAnswer)), null, null, boom)
+  await rejectsOr('compact, answer is a Proxy', () => m.compact(prep, MODEL, 'k', undefined, undefined, undefined, undefined, fakeStream(new Proxy(OK, {}))), null, (v) => isString(v.summary, 'summary'))
+  const huge = { ...OK, content: [{ type: 'text', text: 'S'.repeat(20 * 1024 * 1024) }] }
+  const big = await m.compact(prep, MODEL, 'k', undefined, undefined, undefined, undefined, fakeStream(huge))
+  assert(big.summary.length >= 20 * 1024 * 1024, 'a 20 MB summary comes back whole')
+  const frozenPrep = deepFreeze(m.prepareCompaction(session(30), { ...SETTINGS, keepRecentTokens: 200 }))
+  isString((await m.compact(frozenPrep, MODEL, 'k', undefined, undefined, undefined, undefined, fakeStream(OK))).summary, 'frozen preparation')
+})
+
+// Files ------------------------------------------------------------------------
+
+add('malformed session files', async (m) => {
+  const files = {
+    empty: '',
+    'only blank lines': '\n \n\t\n',
+    'binary garbage': Buffer.from(Array.from({ length: 4096 }, (_, i) => (i * 7919) % 256)),
+    'no header': session(3).map((e) => JSON.stringify(e)).join('\n'),
+    'version 1': JSON.stringify({ type: 'session', id: 's' }) + '\n' + JSON.stringify(session(1)[0]),
+    'version is a string': JSON.stringify({ type: 'session', id: 's', version: '3' }),
+    'entry is an array': HEADER + '\n[1,2,3]\n',
+    'truncated line': sessionFileText(6).slice(0, -40),
+    'NUL bytes': HEADER + '\n\0\0\0\n',
+    'invalid UTF-8 in a string': Buffer.concat([Buffer.from(HEADER + '\n{"type":"message","id":"a","parentId":null,"message":{"role":"user","content":"'), Buffer.from([0xff, 0xfe, 0xc3]), Buffer.from('"}}\n')]),
+    '100k-deep nesting': HEADER + '\n' + '['.repeat(100_000) + ']'.repeat(100_000) + '\n',
+    '100k-deep object': HEADER + '\n' + '{"a":'.repeat(100_000) + '1' + '}'.repeat(100_000) + '\n',
+    'duplicate ids': HEADER + '\n' + session(4).map((e) => JSON.stringify({ ...e, id: 'same' })).join('\n'),
+    'parent cycle': HEADER + '\n' + session(6).map((e, i) => JSON.stringify(i === 0 ? { ...e, parentId: 'e5' } : e)).join('\n'),
+    'wrong types': HEADER + '\n' + session(6).map((e, i) => JSON.stringify(i === 3 ? { ...e, message: { ...e.message, content: 5, role: [] } } : e)).join('\n'),
+    'valid, CRLF': sessionFileText(30).replace(/\n/g, '\r\n'),
+    'lone surrogate escape': HEADER + '\n' + JSON.stringify({ ...session(1)[0], message: userMsg('x') }).replace('"x"', '"\\ud800"') + '\n',
+  }
+  const mentions = /line \d+|session|header|version|entry|cycle|UTF|parse|expected|nest|deep|leaf|no entries|e\d|same/i
+  for (const [label, contents] of Object.entries(files)) {
+    const file = tmpFile('s.jsonl', contents)
+    errorOr(`prepareCompactionFromFileSync: ${label}`, () => m.prepareCompactionFromFileSync(file), mentions)
+    errorOr(`serializeForSummaryFromFileSync: ${label}`, () => m.serializeForSummaryFromFileSync(file), mentions)
+    await rejectsOr(`prepareCompactionFromFile: ${label}`, () => m.prepareCompactionFromFile(file), mentions)
+    await rejectsOr(`serializeForSummaryFromFile: ${label}`, () => m.serializeForSummaryFromFile(file), mentions)
+    errorOr(`prepareCompactionFromFileSync with an unknown leaf: ${label}`, () => m.prepareCompactionFromFileSync(file, { leafId: 'nope' }), /nope|leaf|line|session|header|version|entry|parse|expected/i)
+  }
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pc-hostile-dir-'))
+  mustThrow('a directory', () => m.prepareCompactionFromFileSync(dir), new RegExp(dir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+  await rejectsOr('a missing file (async)', () => m.prepareCompactionFromFile(path.join(dir, 'missing.jsonl')), /missing\.jsonl/)
+  const plan = m.prepareCompactionFromFileSync(tmpFile('ok.jsonl', sessionFileText(30)), { keepRecentTokens: 100 })
+  assert(plan && typeof plan.firstKeptEntryId === 'string', 'a valid file still plans')
+})
+
+add(
+  'a 100 MB session line',
+  async (m) => {
+    const big = { ...session(2)[1], message: userMsg('y'.repeat(100 * 1024 * 1024)) }
+    const file = tmpFile('big.jsonl', HEADER + '\n' + JSON.stringify(session(1)[0]) + '\n' + JSON.stringify(big) + '\n')
+    const plan = await m.prepareCompactionFromFile(file, { keepRecentTokens: 10 })
+    assert(plan === undefined || typeof plan.tokensBefore === 'number', 'plan')
+    const cut = file + '.cut'
+    fs.writeFileSync(cut, fs.readFileSync(file).subarray(0, 60 * 1024 * 1024))
+    await rejectsOr('a 100 MB line cut short', () => m.prepareCompactionFromFile(cut), /line 3/)
+  },
+  { heavy: true },
+)
+
+module.exports = { cases, stats }
