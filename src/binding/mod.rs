@@ -8,6 +8,8 @@
 pub mod branch;
 pub mod compact;
 pub mod compaction;
+#[cfg(debug_assertions)]
+pub mod debug;
 pub mod errors;
 pub mod file;
 pub mod js;
