@@ -111,7 +111,7 @@ impl Gen {
             2 => Value::Number(
                 *self.rng.pick(NUMBERS) * if self.rng.chance(20) { -3.0 } else { 1.0 },
             ),
-            3 => s(*self.rng.pick(TEXTS)),
+            3 => s(TEXTS[self.rng.below(TEXTS.len())]),
             4 => Value::String(JsStr::from_utf16(&[0xD83D, 0x41, 0xDE00])),
             5 => Value::Array(
                 (0..self.rng.below(4))

@@ -116,7 +116,7 @@ pub fn reference_number_to_string(x: f64) -> String {
 /// (`{:.800e}` prints every digit of any `f64`).
 fn even_neighbour_at_tie(x: f64, digits: &str, exp: i64) -> Option<String> {
     let d: u64 = digits.parse().ok()?;
-    if d % 2 == 0 || digits.len() > 18 {
+    if d.is_multiple_of(2) || digits.len() > 18 {
         return None;
     }
     let exact = format!("{x:.800e}");
