@@ -194,11 +194,11 @@ impl Gen {
                     ("totalTokens", Value::Number(self.rng.below(6000) as f64)),
                 ]);
                 pairs.push(("usage", self.or_junk(usage)));
-                pairs.push(("stopReason", s(*self.rng.pick(STOP))));
+                pairs.push(("stopReason", s(STOP[self.rng.below(STOP.len())])));
             }
             "toolResult" => {
                 pairs.push(("toolCallId", s(&format!("call{}", self.rng.below(5)))));
-                pairs.push(("toolName", s(*self.rng.pick(TOOLS))));
+                pairs.push(("toolName", s(TOOLS[self.rng.below(TOOLS.len())])));
                 pairs.push(("isError", Value::Bool(self.rng.chance(20))));
             }
             "bashExecution" => {
