@@ -74,6 +74,87 @@ fn file_lists(lists: &JsVal<'_>) -> Result<(Vec<JsStr>, Vec<JsStr>)> {
     ))
 }
 
+/// What a summarization job is made of; the three entry points differ
+/// only in where the parts come from.
+struct Parts {
+    history: Vec<crate::core::llm_message::Message>,
+    history_is_empty: bool,
+    turn_prefix: Option<Vec<crate::core::llm_message::Message>>,
+    previous_summary: Option<JsStr>,
+    custom_instructions: Option<JsStr>,
+    reserve_tokens: f64,
+    facts: ModelFacts,
+    read_files: Vec<JsStr>,
+    modified_files: Vec<JsStr>,
+    branch: Option<BranchOptions>,
+    first_kept_entry_id: JsStr,
+    tokens_before: f64,
+}
+
+impl Parts {
+    fn new(
+        history: Vec<crate::core::llm_message::Message>,
+        facts: ModelFacts,
+        reserve_tokens: f64,
+        custom_instructions: Option<JsStr>,
+    ) -> Parts {
+        Parts {
+            history,
+            history_is_empty: false,
+            turn_prefix: None,
+            previous_summary: None,
+            custom_instructions,
+            reserve_tokens,
+            facts,
+            read_files: Vec::new(),
+            modified_files: Vec::new(),
+            branch: None,
+            first_kept_entry_id: JsStr::empty(),
+            tokens_before: f64::NAN,
+        }
+    }
+}
+
+impl CompactionJob {
+    fn new(p: Parts) -> CompactionJob {
+        let reasoning = p.facts.reasoning;
+        let transcript = |messages| MessageTranscript {
+            messages,
+            reasoning,
+        };
+        let job = Job::new(JobInput {
+            history: transcript(p.history),
+            history_is_empty: p.history_is_empty,
+            turn_prefix: p.turn_prefix.map(transcript),
+            previous_summary: p.previous_summary,
+            custom_instructions: p.custom_instructions.clone(),
+            reserve_tokens: p.reserve_tokens,
+            limits: p.facts.limits,
+            read_files: p.read_files.clone(),
+            modified_files: p.modified_files.clone(),
+            branch: p.branch,
+        });
+        CompactionJob {
+            job,
+            first_kept_entry_id: p.first_kept_entry_id,
+            tokens_before: p.tokens_before,
+            custom_instructions: p.custom_instructions,
+            read_files: p.read_files,
+            modified_files: p.modified_files,
+        }
+    }
+}
+
+/// A number argument; anything else is a `TypeError` naming it.
+fn number_arg(v: &JsVal<'_>, name: &str) -> Result<f64> {
+    v.number().ok_or_else(|| {
+        Error::type_error(
+            name,
+            format!("expected a number, got {}", v.kind().describe()),
+        )
+    })
+}
+
 struct ModelFacts {
     limits: ModelLimits,
     reasoning: bool,
@@ -142,33 +223,16 @@ pub fn start_compaction(
         let (read_files, modified_files) = file_lists(&cx.wrap(file_ops.0)?)?;
         let facts = model_facts(&cx.wrap(model.0)?)?;
         let custom_instructions = optional_string(&cx.wrap(custom.0)?, "customInstructions")?;
-        let history_is_empty = history_value.array_len().unwrap_or(0) == 0;
-        let job = Job::new(JobInput {
-            history: MessageTranscript {
-                messages: history,
-                reasoning: facts.reasoning,
-            },
-            history_is_empty,
-            turn_prefix: turn_prefix.map(|messages| MessageTranscript {
-                messages,
-                reasoning: facts.reasoning,
-            }),
+        Ok(CompactionJob::new(Parts {
+            history_is_empty: history_value.array_len().unwrap_or(0) == 0,
             previous_summary: string_field(&prep, Key::PreviousSummary).within("preparation")?,
-            custom_instructions: custom_instructions.clone(),
-            reserve_tokens,
-            limits: facts.limits,
-            read_files: read_files.clone(),
-            modified_files: modified_files.clone(),
-            branch: None,
-        });
-        Ok(CompactionJob {
-            job,
+            turn_prefix,
             first_kept_entry_id,
             tokens_before: number_field(&prep, Key::TokensBefore).within("preparation")?,
-            custom_instructions,
             read_files,
             modified_files,
-        })
+            ..Parts::new(history, facts, reserve_tokens, custom_instructions)
+        }))
     })
 }
 
@@ -190,38 +254,12 @@ pub fn start_summary(
         }
         let history = transcript_messages(&cx.wrap(messages.0)?).within("currentMessages")?;
         let facts = model_facts(&cx.wrap(model.0)?)?;
-        let reserve = cx.wrap(reserve_tokens.0)?;
-        let reserve_tokens = reserve.number().ok_or_else(|| {
-            Error::type_error(
-                "reserveTokens",
-                format!("expected a number, got {}", reserve.kind().describe()),
-            )
-        })?;
+        let reserve_tokens = number_arg(&cx.wrap(reserve_tokens.0)?, "reserveTokens")?;
         let custom_instructions = optional_string(&cx.wrap(custom.0)?, "customInstructions")?;
-        let previous_summary = optional_string(&cx.wrap(previous_summary.0)?, "previousSummary")?;
-        let job = Job::new(JobInput {
-            history: MessageTranscript {
-                messages: history,
-                reasoning: facts.reasoning,
-            },
-            history_is_empty: false,
-            turn_prefix: None,
-            previous_summary,
-            custom_instructions: custom_instructions.clone(),
-            reserve_tokens,
-            limits: facts.limits,
-            read_files: Vec::new(),
-            modified_files: Vec::new(),
-            branch: None,
-        });
-        Ok(CompactionJob {
-            job,
-            first_kept_entry_id: JsStr::empty(),
-            tokens_before: f64::NAN,
-            custom_instructions,
-            read_files: Vec::new(),
-            modified_files: Vec::new(),
-        })
+        Ok(CompactionJob::new(Parts {
+            previous_summary: optional_string(&cx.wrap(previous_summary.0)?, "previousSummary")?,
+            ..Parts::new(history, facts, reserve_tokens, custom_instructions)
+        }))
     })
 }
 
@@ -379,42 +417,19 @@ pub fn start_branch_summary(
         }
         let history = transcript_messages(&cx.wrap(messages.0)?).within("messages")?;
         let facts = model_facts(&cx.wrap(model.0)?)?;
-        let reserve = cx.wrap(reserve_tokens.0)?;
-        let reserve_tokens = reserve.number().ok_or_else(|| {
-            Error::type_error(
-                "options.reserveTokens",
-                format!("expected a number, got {}", reserve.kind().describe()),
-            )
-        })?;
+        let reserve_tokens = number_arg(&cx.wrap(reserve_tokens.0)?, "options.reserveTokens")?;
         let (read_files, modified_files) = file_lists(&cx.wrap(file_ops.0)?)?;
         let custom_instructions =
             optional_string(&cx.wrap(custom.0)?, "options.customInstructions")?;
         let replace_instructions = cx.wrap(replace.0)?.truthy();
-        let job = Job::new(JobInput {
-            history: MessageTranscript {
-                messages: history,
-                reasoning: facts.reasoning,
-            },
-            history_is_empty: false,
-            turn_prefix: None,
-            previous_summary: None,
-            custom_instructions: custom_instructions.clone(),
-            reserve_tokens,
-            limits: facts.limits,
-            read_files: read_files.clone(),
-            modified_files: modified_files.clone(),
+        Ok(CompactionJob::new(Parts {
+            read_files,
+            modified_files,
             branch: Some(BranchOptions {
                 replace_instructions,
             }),
-        });
-        Ok(CompactionJob {
-            job,
-            first_kept_entry_id: JsStr::empty(),
-            tokens_before: f64::NAN,
-            custom_instructions,
-            read_files,
-            modified_files,
-        })
+            ..Parts::new(history, facts, reserve_tokens, custom_instructions)
+        }))
     })
 }
 
