@@ -81,6 +81,37 @@ fn dangling_parent_error<L: EntryLookup>(session: &L, child: &L::Id, parent: &L:
     ))
 }
 
+/// Follows parent links from `start`, handing each entry found (with the id
+/// it was looked up by) to `visit` until it answers false or the path ends.
+/// An unknown starting id is an empty path, as in the reference; a cycle, or
+/// a parent link into nothing, is an error.
+fn walk<L: EntryLookup>(
+    session: &mut L,
+    start: Option<L::Id>,
+    mut visit: impl FnMut(L::Id, Found<L::Entry, L::Id>) -> bool,
+) -> Result<()> {
+    let mut guard = CycleGuard::new();
+    let mut child: Option<L::Id> = None;
+    let mut next = start;
+    while let Some(id) = next {
+        if !guard.visit(&id) {
+            return Err(cycle_error(session, &id));
+        }
+        let Some(found) = session.get_entry(&id)? else {
+            return match &child {
+                Some(c) => Err(dangling_parent_error(session, c, &id)),
+                None => Ok(()),
+            };
+        };
+        child = Some(found.id.clone());
+        next = found.parent.clone();
+        if !visit(id, found) {
+            break;
+        }
+    }
+    Ok(())
+}
+
 fn cycle_error<L: EntryLookup>(session: &L, id: &L::Id) -> Error {
     Error::invalid(format!(
         "parentId links form a cycle through entry id {:?}",
@@ -149,50 +180,22 @@ pub fn collect_entries_for_branch_summary<L: EntryLookup>(
     let mut old_ids: Vec<L::Id> = Vec::new();
     let mut looked_up_as: Vec<(usize, L::Id)> = Vec::new();
     let mut entries = Vec::new();
-    let mut guard = CycleGuard::new();
-    let mut next = Some(old_leaf);
-    let mut child: Option<L::Id> = None;
-    while let Some(id) = next {
-        if !guard.visit(&id) {
-            return Err(cycle_error(session, &id));
-        }
-        let Some(found) = session.get_entry(&id)? else {
-            // An unknown starting id gives an empty path, as in the
-            // reference; a parent link into nothing is corrupt data.
-            match &child {
-                Some(c) => return Err(dangling_parent_error(session, c, &id)),
-                None => break,
-            }
-        };
-        child = Some(found.id.clone());
-        if found.id != id {
-            looked_up_as.push((old_ids.len(), id));
+    walk(session, Some(old_leaf), |looked_up, found| {
+        if found.id != looked_up {
+            looked_up_as.push((old_ids.len(), looked_up));
         }
         old_ids.push(found.id);
         entries.push(found.entry);
-        next = found.parent;
-    }
+        true
+    })?;
 
     // The target usually meets the old path within a few steps: scanning the
     // ids is cheaper than hashing all of them, until it is not.
     const SCAN_STEPS: usize = 4;
     let mut on_old_path: Option<HashSet<&L::Id, BuildHasherDefault<FxHasher>>> = None;
     let mut common_ancestor_id = None;
-    let mut guard = CycleGuard::new();
     let mut steps = 0;
-    let mut next = target;
-    let mut child: Option<L::Id> = None;
-    while let Some(id) = next {
-        if !guard.visit(&id) {
-            return Err(cycle_error(session, &id));
-        }
-        let Some(found) = session.get_entry(&id)? else {
-            match &child {
-                Some(c) => return Err(dangling_parent_error(session, c, &id)),
-                None => break,
-            }
-        };
-        child = Some(found.id.clone());
+    walk(session, target, |_, found| {
         steps += 1;
         let shared = if steps <= SCAN_STEPS {
             old_ids.contains(&found.id)
@@ -203,10 +206,9 @@ pub fn collect_entries_for_branch_summary<L: EntryLookup>(
         };
         if shared {
             common_ancestor_id = Some(found.id);
-            break;
         }
-        next = found.parent;
-    }
+        !shared
+    })?;
 
     // The reference's second walk stops where the id it is about to look up
     // is the common ancestor's; that walk repeats the first one step for step.
