@@ -7,131 +7,38 @@
 //! Type errors are those of `estimate_tokens`, at the same locations, so
 //! switching between the two never changes which inputs are accepted.
 
-use super::error::{Context, Error, Result};
-use super::model::{require_object, role_of, Role};
+use super::error::Result;
 use super::tokenizer::{count_tokens, Encoding};
-use super::tokens::IMAGE_CHARS;
-use super::view::{Key, Kind, View};
+use super::tokens::{measure_message, Measure, IMAGE_CHARS};
+use super::view::View;
 
 /// What an image counts for, in tokens.
 pub const IMAGE_TOKENS: u64 = IMAGE_CHARS.div_ceil(4);
 
-/// Tokens of the string at `value[key]`, which must be a string.
-fn str_tokens<V: View>(value: &V, key: Key, encoding: Encoding) -> Result<u64> {
-    let v = value.get(key)?;
-    let text = v.string().ok_or_else(|| {
-        Error::type_error(
-            key.as_str(),
-            format!("expected a string, got {}", v.kind().describe()),
-        )
-    })?;
-    Ok(count_tokens(&text, encoding)? as u64)
-}
+/// Real BPE tokens of each string, counted on its own.
+struct Tokens(Encoding);
 
-/// Tokens of a `string | (TextContent | ImageContent)[]` content value.
-pub fn content_tokens<V: View>(content: &V, encoding: Encoding) -> Result<u64> {
-    if let Some(text) = content.string() {
-        return Ok(count_tokens(&text, encoding)? as u64);
+impl Measure for Tokens {
+    fn text<V: View>(&self, value: &V) -> Result<Option<u64>> {
+        match value.string() {
+            Some(text) => Ok(Some(count_tokens(&text, self.0)? as u64)),
+            None => Ok(None),
+        }
     }
-    let Some(len) = content.array_len() else {
-        return Err(Error::type_error(
-            "",
-            format!(
-                "expected a string or an array, got {}",
-                content.kind().describe()
-            ),
-        ));
-    };
-    let mut tokens = 0u64;
-    for i in 0..len {
-        let block_tokens = content.scoped(|| -> Result<u64> {
-            let block = content.at(i)?;
-            if matches!(block.kind(), Kind::Undefined | Kind::Null) {
-                return Err(Error::type_error(
-                    "",
-                    "expected a content block, got nothing",
-                ));
-            }
-            let ty = block.get(Key::Type)?;
-            if ty.str_is("text") {
-                let text = block.get(Key::Text)?;
-                if !text.truthy() {
-                    return Ok(0);
-                }
-                let text = text.string().ok_or_else(|| {
-                    Error::type_error(
-                        "text",
-                        format!("expected a string, got {}", text.kind().describe()),
-                    )
-                })?;
-                Ok(count_tokens(&text, encoding)? as u64)
-            } else if ty.str_is("image") {
-                Ok(IMAGE_TOKENS)
-            } else {
-                Ok(0)
-            }
-        });
-        tokens += block_tokens.within_with(|| format!("[{i}]"))?;
+    fn json<V: View>(&self, value: &V) -> Result<Option<u64>> {
+        match value.json_stringify()? {
+            Some(json) => Ok(Some(count_tokens(&json, self.0)? as u64)),
+            None => Ok(None),
+        }
     }
-    Ok(tokens)
-}
-
-fn assistant_tokens<V: View>(message: &V, encoding: Encoding) -> Result<u64> {
-    let content = message.get(Key::Content)?;
-    let Some(len) = content.array_len() else {
-        return Err(Error::type_error(
-            "content",
-            format!("expected an array, got {}", content.kind().describe()),
-        ));
-    };
-    let mut tokens = 0u64;
-    for i in 0..len {
-        let block_tokens = content.scoped(|| -> Result<u64> {
-            let block = content.at(i)?;
-            require_object(&block)?;
-            let ty = block.get(Key::Type)?;
-            if ty.str_is("text") {
-                str_tokens(&block, Key::Text, encoding)
-            } else if ty.str_is("thinking") {
-                str_tokens(&block, Key::Thinking, encoding)
-            } else if ty.str_is("toolCall") {
-                let name = str_tokens(&block, Key::Name, encoding)?;
-                let args = block.get(Key::Arguments)?;
-                let json = args.json_stringify()?.ok_or_else(|| {
-                    Error::type_error(
-                        "arguments",
-                        format!(
-                            "JSON.stringify gives undefined for {}",
-                            args.kind().describe()
-                        ),
-                    )
-                })?;
-                Ok(name + count_tokens(&json, encoding)? as u64)
-            } else {
-                Ok(0)
-            }
-        });
-        tokens += block_tokens.within_with(|| format!("content[{i}]"))?;
+    fn image(&self) -> u64 {
+        IMAGE_TOKENS
     }
-    Ok(tokens)
 }
 
 /// The exact-token counterpart of `estimate_tokens(message)`.
 pub fn message_tokens_exact<V: View>(message: &V, encoding: Encoding) -> Result<u64> {
-    Ok(match role_of(message)? {
-        Role::User | Role::Custom | Role::ToolResult => {
-            content_tokens(&message.get(Key::Content)?, encoding).within("content")?
-        }
-        Role::Assistant => assistant_tokens(message, encoding)?,
-        Role::BashExecution => {
-            str_tokens(message, Key::Command, encoding)?
-                + str_tokens(message, Key::Output, encoding)?
-        }
-        Role::BranchSummary | Role::CompactionSummary => {
-            str_tokens(message, Key::Summary, encoding)?
-        }
-        Role::Other => 0,
-    })
+    measure_message(message, &Tokens(encoding))
 }
 
 #[cfg(test)]

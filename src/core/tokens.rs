@@ -2,7 +2,7 @@
 //! sizes (`calculateContextTokens`, `estimateContextTokens`).
 
 use super::error::{Context, Error, Result};
-use super::model::{require_object, role_of, str_len_of, Role};
+use super::model::{require_object, role_of, Role};
 use super::view::{Key, Kind, View};
 
 /// What an image counts for in the estimate, in characters.
@@ -13,28 +13,67 @@ pub fn chars_to_tokens(chars: u64) -> u64 {
     chars.div_ceil(4)
 }
 
-/// Characters of a `string | (TextContent | ImageContent)[]` content value.
-pub fn content_chars<V: View>(content: &V) -> Result<u64> {
-    if let Some(len) = content.str_len() {
-        return Ok(len as u64);
-    }
-    let Some(len) = content.array_len() else {
-        return Err(Error::type_error(
-            "",
-            format!(
-                "expected a string or an array, got {}",
-                content.kind().describe()
-            ),
-        ));
-    };
-    let mut chars = 0u64;
-    for i in 0..len {
-        chars += text_image_block_chars(&content.at(i)?).within_with(|| format!("[{i}]"))?;
-    }
-    Ok(chars)
+/// How message text is measured: characters for the estimate, BPE tokens
+/// for exact counts. One traversal serves both, so they accept the same
+/// inputs and reject the same ones at the same places.
+pub trait Measure {
+    /// The measure of a string value; `None` when it is not a string.
+    fn text<V: View>(&self, value: &V) -> Result<Option<u64>>;
+    /// The measure of `JSON.stringify(value)`; `None` where that is `undefined`.
+    fn json<V: View>(&self, value: &V) -> Result<Option<u64>>;
+    /// What an image block counts for.
+    fn image(&self) -> u64;
 }
 
-fn text_image_block_chars<V: View>(block: &V) -> Result<u64> {
+/// UTF-16 length, read without copying the string.
+pub struct Chars;
+
+impl Measure for Chars {
+    fn text<V: View>(&self, value: &V) -> Result<Option<u64>> {
+        Ok(value.str_len().map(|n| n as u64))
+    }
+    fn json<V: View>(&self, value: &V) -> Result<Option<u64>> {
+        Ok(value.json_len()?.map(|n| n as u64))
+    }
+    fn image(&self) -> u64 {
+        IMAGE_CHARS
+    }
+}
+
+/// A string field's measure; any other type is a `TypeError`.
+fn field<V: View, M: Measure>(value: &V, key: Key, m: &M) -> Result<u64> {
+    let v = value.get(key)?;
+    m.text(&v)?.ok_or_else(|| {
+        let got = v.kind().describe();
+        Error::type_error(key.as_str(), format!("expected a string, got {got}"))
+    })
+}
+
+/// A `string | (TextContent | ImageContent)[]` content value.
+pub fn measure_content<V: View, M: Measure>(content: &V, m: &M) -> Result<u64> {
+    if let Some(n) = m.text(content)? {
+        return Ok(n);
+    }
+    let Some(len) = content.array_len() else {
+        let got = content.kind().describe();
+        return Err(Error::type_error(
+            "",
+            format!("expected a string or an array, got {got}"),
+        ));
+    };
+    let mut total = 0u64;
+    for i in 0..len {
+        total += text_image_block(&content.at(i)?, m).within_with(|| format!("[{i}]"))?;
+    }
+    Ok(total)
+}
+
+/// Characters of a content value (`estimateTokens`' measure).
+pub fn content_chars<V: View>(content: &V) -> Result<u64> {
+    measure_content(content, &Chars)
+}
+
+fn text_image_block<V: View, M: Measure>(block: &V, m: &M) -> Result<u64> {
     if matches!(block.kind(), Kind::Undefined | Kind::Null) {
         return Err(Error::type_error(
             "",
@@ -48,70 +87,71 @@ fn text_image_block_chars<V: View>(block: &V) -> Result<u64> {
             if !text.truthy() {
                 return Ok(0);
             }
-            text.str_len().map(|n| n as u64).ok_or_else(|| {
+            m.text(&text)?.ok_or_else(|| {
                 let got = text.kind().describe();
                 Error::type_error("text", format!("expected a string, got {got}"))
             })
         }
-        Some(_) => Ok(IMAGE_CHARS),
+        Some(_) => Ok(m.image()),
         None => Ok(0),
     }
 }
 
-fn assistant_chars<V: View>(message: &V) -> Result<u64> {
-    let content = message.get(Key::Content)?;
-    let Some(len) = content.array_len() else {
-        return Err(Error::type_error(
-            "content",
-            format!("expected an array, got {}", content.kind().describe()),
-        ));
-    };
-    let mut chars = 0u64;
-    for i in 0..len {
-        chars += assistant_block_chars(&content.at(i)?).within_with(|| format!("content[{i}]"))?;
-    }
-    Ok(chars)
-}
-
-fn assistant_block_chars<V: View>(block: &V) -> Result<u64> {
+fn assistant_block<V: View, M: Measure>(block: &V, m: &M) -> Result<u64> {
     require_object(block)?;
     match block
         .get(Key::Type)?
         .str_one_of(&["text", "thinking", "toolCall"])
     {
-        Some(0) => Ok(str_len_of(block, Key::Text)? as u64),
-        Some(1) => Ok(str_len_of(block, Key::Thinking)? as u64),
+        Some(0) => field(block, Key::Text, m),
+        Some(1) => field(block, Key::Thinking, m),
         Some(_) => {
-            let name = str_len_of(block, Key::Name)? as u64;
+            let name = field(block, Key::Name, m)?;
             let args = block.get(Key::Arguments)?;
-            let json = args.json_len()?.ok_or_else(|| {
+            let json = m.json(&args)?.ok_or_else(|| {
                 let got = args.kind().describe();
                 Error::type_error(
                     "arguments",
                     format!("JSON.stringify gives undefined for {got}"),
                 )
             })?;
-            Ok(name + json as u64)
+            Ok(name + json)
         }
         None => Ok(0),
     }
 }
 
+/// The measure of everything `estimateTokens` looks at in a message.
+pub fn measure_message<V: View, M: Measure>(message: &V, m: &M) -> Result<u64> {
+    Ok(match role_of(message)? {
+        Role::User | Role::Custom | Role::ToolResult => {
+            measure_content(&message.get(Key::Content)?, m).within("content")?
+        }
+        Role::Assistant => {
+            let content = message.get(Key::Content)?;
+            let Some(len) = content.array_len() else {
+                let got = content.kind().describe();
+                return Err(Error::type_error(
+                    "content",
+                    format!("expected an array, got {got}"),
+                ));
+            };
+            let mut total = 0u64;
+            for i in 0..len {
+                total +=
+                    assistant_block(&content.at(i)?, m).within_with(|| format!("content[{i}]"))?;
+            }
+            total
+        }
+        Role::BashExecution => field(message, Key::Command, m)? + field(message, Key::Output, m)?,
+        Role::BranchSummary | Role::CompactionSummary => field(message, Key::Summary, m)?,
+        Role::Other => 0,
+    })
+}
+
 /// `estimateTokens(message)`: a conservative chars/4 estimate of one message.
 pub fn estimate_tokens<V: View>(message: &V) -> Result<u64> {
-    let role = role_of(message)?;
-    let chars = match role {
-        Role::User | Role::Custom | Role::ToolResult => {
-            content_chars(&message.get(Key::Content)?).within("content")?
-        }
-        Role::Assistant => assistant_chars(message)?,
-        Role::BashExecution => {
-            str_len_of(message, Key::Command)? as u64 + str_len_of(message, Key::Output)? as u64
-        }
-        Role::BranchSummary | Role::CompactionSummary => str_len_of(message, Key::Summary)? as u64,
-        Role::Other => 0,
-    };
-    Ok(chars_to_tokens(chars))
+    Ok(chars_to_tokens(measure_message(message, &Chars)?))
 }
 
 /// The usage of an assistant message that counts for context size: not
