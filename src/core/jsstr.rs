@@ -225,6 +225,15 @@ impl JsStr {
         }
     }
 
+    /// The size of the stored text (UTF-8 bytes or UTF-16 units), in O(1):
+    /// a capacity hint, not a JS length.
+    pub fn stored_len(&self) -> usize {
+        match self {
+            JsStr::Utf8(s) => s.len(),
+            JsStr::Utf16(u) => u.len(),
+        }
+    }
+
     /// JS `.length`: the number of UTF-16 code units.
     #[inline]
     pub fn utf16_len(&self) -> usize {
@@ -313,6 +322,8 @@ impl JsStr {
         match self {
             // A string has no more UTF-16 units than UTF-8 bytes.
             JsStr::Utf8(s) if s.len() <= n => self.clone(),
+            // ASCII: one unit a byte, so the cut is a plain slice.
+            JsStr::Utf8(s) if s.is_ascii() => JsStr::from_str(s.get(..n).unwrap_or(s)),
             JsStr::Utf8(s) => {
                 let mut units = 0usize;
                 for (i, c) in s.char_indices() {
