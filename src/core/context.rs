@@ -3,6 +3,9 @@
 //! estimation needs: which entry each message comes from, and how.
 
 use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
+
+use super::branch::FxHasher;
 
 use super::entries::Entries;
 use super::error::{Context, Error, Result};
@@ -79,7 +82,11 @@ impl Ids {
             return Ok(Vec::new());
         };
         // Later entries win for duplicate ids, as with `Map.set`.
-        let mut by_id: HashMap<&JsStr, usize> = HashMap::with_capacity(self.ids.len());
+        let mut by_id: HashMap<&JsStr, usize, BuildHasherDefault<FxHasher>> =
+            HashMap::with_capacity_and_hasher(
+                super::capacity::reserve_for(self.ids.len()),
+                Default::default(),
+            );
         for (i, id) in self.ids.iter().enumerate() {
             if let Some(id) = id {
                 by_id.insert(id, i);

@@ -79,6 +79,11 @@ pub fn utf16_len_of_str(s: &str) -> usize {
 /// UTF-8 for well-formed UTF-16, in one pass (ASCII runs copied a chunk
 /// at a time); `None` at the first lone surrogate.
 fn utf16_to_utf8(units: &[u16]) -> Option<String> {
+    // All ASCII (ids, paths, most text): one exact-size allocation, no
+    // shrinking copy when the string is boxed.
+    if units.iter().all(|&u| u < 0x80) {
+        return String::from_utf8(units.iter().map(|&u| u as u8).collect()).ok();
+    }
     let mut out: Vec<u8> = Vec::with_capacity(units.len() + units.len() / 2);
     let mut i = 0;
     while i < units.len() {
