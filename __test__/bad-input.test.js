@@ -376,3 +376,28 @@ describe('pathological nesting never crashes the process (checked in a child pro
     for (const line of results) expect(`${line} (${detail})`).not.toMatch(/non-Error/)
   })
 })
+
+describe('arrays behind a Proxy', () => {
+  let ref, ours
+  beforeAll(async () => {
+    ref = await loadReference()
+    ours = await loadOurs()
+  })
+
+  test('a Proxy around the entries array plans like the array itself', () => {
+    const entries = gen.buildLargeSession(300, 7)
+    const settings = { enabled: true, reserveTokens: 16384, keepRecentTokens: 2000 }
+    const viaProxy = ours.prepareCompaction(new Proxy(entries, {}), settings)
+    const expected = ref.prepareCompaction(new Proxy(entries, {}), settings)
+    expect(viaProxy.firstKeptEntryId).toBe(expected.firstKeptEntryId)
+    expect(viaProxy.tokensBefore).toBe(expected.tokensBefore)
+    expect(viaProxy.messagesToSummarize).toEqual(expected.messagesToSummarize)
+    // The caller's own messages come back as themselves (custom_message entries are new objects on both sides).
+    const own = new Set(entries.map((e) => e.message).filter(Boolean))
+    viaProxy.messagesToSummarize.forEach((m, i) => {
+      if (own.has(expected.messagesToSummarize[i])) expect(m).toBe(expected.messagesToSummarize[i])
+    })
+    const messages = entries.filter((e) => e.type === 'message').map((e) => e.message)
+    expect(ours.estimateContextTokens(new Proxy(messages, {}))).toEqual(ref.estimateContextTokens(messages))
+  })
+})

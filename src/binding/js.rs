@@ -25,6 +25,8 @@ pub struct Cx {
     /// `[k0, JSON.stringify(v0), k1, ...]` for `Object.entries(args)` in one
     /// call into JS instead of one `JSON.stringify` call per argument.
     argument_entries: Cell<sys::napi_value>,
+    /// `Array.isArray`.
+    array_is_array: sys::napi_value,
 }
 
 pub fn check(status: sys::napi_status) -> Result<()> {
@@ -71,6 +73,24 @@ impl Cx {
             ))?;
             check(sys::napi_get_undefined(env, &mut undefined))?;
         }
+        let mut array_ctor = ptr::null_mut();
+        let mut array_is_array = ptr::null_mut();
+        unsafe {
+            let mut global = ptr::null_mut();
+            check(sys::napi_get_global(env, &mut global))?;
+            check(sys::napi_get_named_property(
+                env,
+                global,
+                c"Array".as_ptr(),
+                &mut array_ctor,
+            ))?;
+            check(sys::napi_get_named_property(
+                env,
+                array_ctor,
+                c"isArray".as_ptr(),
+                &mut array_is_array,
+            ))?;
+        }
         Ok(Cx {
             env,
             keys,
@@ -78,7 +98,28 @@ impl Cx {
             json_stringify,
             undefined,
             argument_entries: Cell::new(ptr::null_mut()),
+            array_is_array,
         })
+    }
+
+    /// JS `Array.isArray(value)` (true for a Proxy around an array).
+    fn is_array_js(&self, value: sys::napi_value) -> bool {
+        let mut out = ptr::null_mut();
+        let argv = [value];
+        let status = unsafe {
+            sys::napi_call_function(
+                self.env,
+                self.undefined,
+                self.array_is_array,
+                1,
+                argv.as_ptr(),
+                &mut out,
+            )
+        };
+        let mut b = false;
+        status == sys::Status::napi_ok
+            && unsafe { sys::napi_get_value_bool(self.env, out, &mut b) } == sys::Status::napi_ok
+            && b
     }
 
     /// Installs index.js's argument-entries helper for this call (ignored
@@ -356,7 +397,18 @@ impl<'c> View for JsVal<'c> {
         }
         let mut len = 0u32;
         let status = unsafe { sys::napi_get_array_length(self.cx.env, self.raw, &mut len) };
-        (status == sys::Status::napi_ok).then_some(len as usize)
+        if status == sys::Status::napi_ok {
+            return Some(len as usize);
+        }
+        // A Proxy around an array is an array to `Array.isArray` (and to the
+        // reference, which only indexes it) but not to N-API: ask JS, then
+        // read `length` through the proxy.
+        if self.typeof_() != Some(sys::ValueType::napi_object) || !self.cx.is_array_js(self.raw) {
+            return None;
+        }
+        let length = self.get(Key::Length).ok()?.number()?;
+        (length >= 0.0 && length.fract() == 0.0 && length <= f64::from(u32::MAX))
+            .then_some(length as usize)
     }
 
     fn at(&self, index: usize) -> Result<Self> {

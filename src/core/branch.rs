@@ -316,7 +316,7 @@ pub fn prepare_branch_entries<V: View>(
     // the budget. `details` is typed `unknown`: the plan names the entries
     // whose lists seed the Sets, and the caller copies the values.
     let mut details_from = Vec::new();
-    let mut types = Vec::with_capacity(n);
+    let mut types = Vec::with_capacity(super::capacity::reserve_for(n));
     for i in 0..n {
         types.push(entries.with_entry(i, |e| {
             let ty = entry_type(e)?;

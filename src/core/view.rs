@@ -67,10 +67,11 @@ pub enum Key {
     Edited,
     ErrorMessage,
     TokensBefore,
+    Length,
 }
 
 impl Key {
-    pub const ALL: [Key; 52] = [
+    pub const ALL: [Key; 53] = [
         Key::Type,
         Key::Id,
         Key::ParentId,
@@ -123,6 +124,7 @@ impl Key {
         Key::Edited,
         Key::ErrorMessage,
         Key::TokensBefore,
+        Key::Length,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -179,6 +181,7 @@ impl Key {
             Key::Edited => "edited",
             Key::ErrorMessage => "errorMessage",
             Key::TokensBefore => "tokensBefore",
+            Key::Length => "length",
         }
     }
 }
