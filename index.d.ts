@@ -637,6 +637,21 @@ export interface CompactionSettings {
   reserveTokens: number
   /** Approximate size, in tokens, of the recent tail kept verbatim. */
   keepRecentTokens: number
+  /**
+   * Prime-compaction addition: count tokens with this real encoding in
+   * `prepareCompaction` (cut point and `tokensBefore`) instead of the
+   * reference's characters / 4. Unset: the estimate, as in the reference.
+   */
+  tokenizer?: TokenizerName
+}
+
+/** The BPE encodings `countTokens` and the `tokenizer` setting know. */
+export type TokenizerName = 'o200k_base' | 'cl100k_base'
+
+/** Prime-compaction addition: options of `estimateTokens` and `findCutPoint`. */
+export interface TokenCountOptions {
+  /** Count with this encoding instead of characters / 4. */
+  tokenizer?: TokenizerName
 }
 
 /** `{ enabled: true, reserveTokens: 16384, keepRecentTokens: 20000 }`. */
@@ -666,8 +681,11 @@ export declare function estimateContextTokens(messages: AgentMessage[]): Context
 /** Whether the context no longer leaves `settings.reserveTokens` free (always false when disabled). */
 export declare function shouldCompact(contextTokens: number, contextWindow: number, settings: CompactionSettings): boolean
 
-/** Rough, deliberately high token count of one message (characters / 4, images at a fixed size). */
-export declare function estimateTokens(message: AgentMessage): number
+/**
+ * Rough, deliberately high token count of one message (characters / 4,
+ * images at a fixed size); with `options.tokenizer`, the exact count.
+ */
+export declare function estimateTokens(message: AgentMessage, options?: TokenCountOptions): number
 
 /**
  * Index of the entry that opens the turn containing `entryIndex` (a user or
@@ -696,6 +714,7 @@ export declare function findCutPoint(
   startIndex: number,
   endIndex: number,
   keepRecentTokens: number,
+  options?: TokenCountOptions,
 ): CutPointResult
 
 /**

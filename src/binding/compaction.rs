@@ -16,8 +16,9 @@ use crate::core::file_ops::{
 use crate::core::jsstr::JsStr;
 use crate::core::model::EntryType;
 use crate::core::prepare::prepare_compaction;
-use crate::core::settings::{read_settings, should_compact, DEFAULT_SETTINGS};
-use crate::core::tokens::{context_tokens, estimate_context_tokens, estimate_tokens, valid_usage};
+use crate::core::settings::{read_counter, read_settings, should_compact, DEFAULT_SETTINGS};
+use crate::core::tokens::Counter;
+use crate::core::tokens::{context_tokens, estimate_context_tokens, valid_usage};
 use crate::core::view::{Key, View};
 
 fn arg<'c>(cx: &'c Cx, a: &Arg) -> Result<JsVal<'c>> {
@@ -56,7 +57,7 @@ pub fn prepare_compaction_native(
     run(&env, |cx| {
         let settings = read_settings(&arg(cx, &settings)?).within("settings")?;
         let array = arg(cx, &path_entries)?;
-        let entries = Entries::new(&array, "pathEntries")?;
+        let entries = Entries::new(&array, "pathEntries")?.with_counter(settings.counter);
         let Some(plan) = prepare_compaction(&entries, settings.keep_recent_tokens)? else {
             return Ok(RawValue(cx.undefined()));
         };
@@ -87,10 +88,28 @@ fn set_file_ops(cx: &Cx, o: Raw, ops: &FileOps) -> Result<()> {
 
 /// `estimateTokens(message)`.
 #[napi(js_name = "estimateTokens")]
-pub fn estimate_tokens_native(env: Env, message: Arg) -> napi::Result<f64> {
+pub fn estimate_tokens_native(env: Env, message: Arg, options: Option<Arg>) -> napi::Result<f64> {
     run(&env, |cx| {
-        Ok(estimate_tokens(&arg(cx, &message)?).within("message")? as f64)
+        let counter = counter_option(cx, &options)?;
+        Ok(counter.message(&arg(cx, &message)?).within("message")? as f64)
     })
+}
+
+/// `options.tokenizer` of an optional options (or settings) argument.
+fn counter_option(cx: &Cx, options: &Option<Arg>) -> Result<Counter> {
+    match options {
+        None => Ok(Counter::Estimate),
+        Some(o) => {
+            let v = arg(cx, o)?;
+            if !v.is_object_like() {
+                return Err(Error::type_error(
+                    "options",
+                    format!("expected an object, got {}", v.kind().describe()),
+                ));
+            }
+            read_counter(&v).within("options")
+        }
+    }
 }
 
 /// `findCutPoint(entries, startIndex, endIndex, keepRecentTokens)`.
@@ -101,10 +120,12 @@ pub fn find_cut_point_native(
     start: Arg,
     end: Arg,
     keep: Arg,
+    options: Option<Arg>,
 ) -> napi::Result<RawValue> {
     run(&env, |cx| {
+        let counter = counter_option(cx, &options)?;
         let array = arg(cx, &entries)?;
-        let list = Entries::new(&array, "entries")?;
+        let list = Entries::new(&array, "entries")?.with_counter(counter);
         let start = index_arg(cx, &start, "startIndex")?;
         let end = index_arg(cx, &end, "endIndex")?;
         let keep = number_arg(cx, &keep, "keepRecentTokens")?;

@@ -11,9 +11,7 @@ use super::entries::Entries;
 use super::error::{Context, Error, Result};
 use super::jsstr::JsStr;
 use super::model::{EntryType, Role};
-use super::tokens::{
-    chars_to_tokens, content_chars, context_tokens, estimate_context, valid_usage, ContextEstimate,
-};
+use super::tokens::{context_tokens, estimate_context, valid_usage, ContextEstimate};
 use super::view::{Key, Kind, View};
 
 /// One message of the rebuilt context, by the entry it comes from.
@@ -182,16 +180,14 @@ pub fn context_message_tokens<V: View>(
     match message {
         ContextMessage::Message(i) => entries.message_tokens(i),
         ContextMessage::Custom(i) => entries.with_entry(i, |e| {
-            Ok(chars_to_tokens(
-                content_chars(&e.get(Key::Content)?).within("content")?,
-            ))
+            entries
+                .counter
+                .content(&e.get(Key::Content)?)
+                .within("content")
         }),
-        ContextMessage::BranchSummary(i) | ContextMessage::CompactionSummary(i) => entries
-            .with_entry(i, |e| {
-                Ok(chars_to_tokens(
-                    super::model::str_len_of(e, Key::Summary)? as u64
-                ))
-            }),
+        ContextMessage::BranchSummary(i) | ContextMessage::CompactionSummary(i) => {
+            entries.with_entry(i, |e| entries.counter.text_field(e, Key::Summary))
+        }
     }
 }
 

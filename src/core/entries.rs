@@ -5,7 +5,7 @@ use std::cell::Cell;
 
 use super::error::{Context, Error, Result};
 use super::model::{entry_kind, EntryKind};
-use super::tokens::estimate_tokens;
+use super::tokens::Counter;
 use super::view::{Key, View};
 
 /// Longest array whose entry kinds are cached (16 MiB of cache).
@@ -17,6 +17,8 @@ pub struct Entries<'a, V: View> {
     kinds: Vec<Cell<Option<EntryKind>>>,
     /// How errors name the array (`pathEntries`, `entries`).
     pub name: &'static str,
+    /// How message tokens are counted.
+    pub counter: Counter,
 }
 
 impl<'a, V: View> Entries<'a, V> {
@@ -41,7 +43,14 @@ impl<'a, V: View> Entries<'a, V> {
                 Vec::new()
             },
             name,
+            counter: Counter::Estimate,
         })
+    }
+
+    /// The same entries, counted with `counter` instead of the estimate.
+    pub fn with_counter(mut self, counter: Counter) -> Self {
+        self.counter = counter;
+        self
     }
 
     pub fn len(&self) -> usize {
@@ -115,10 +124,12 @@ impl<'a, V: View> Entries<'a, V> {
         Ok(())
     }
 
-    /// `estimateTokens(entries[i].message)`.
+    /// `estimateTokens(entries[i].message)` (or the exact count).
     pub fn message_tokens(&self, i: usize) -> Result<u64> {
         self.with_entry(i, |entry| {
-            estimate_tokens(&entry.get(Key::Message)?).within("message")
+            self.counter
+                .message(&entry.get(Key::Message)?)
+                .within("message")
         })
     }
 }

@@ -16,7 +16,7 @@ use super::view::View;
 pub const IMAGE_TOKENS: u64 = IMAGE_CHARS.div_ceil(4);
 
 /// Real BPE tokens of each string, counted on its own.
-struct Tokens(Encoding);
+pub struct Tokens(pub Encoding);
 
 impl Measure for Tokens {
     fn text<V: View>(&self, value: &V) -> Result<Option<u64>> {

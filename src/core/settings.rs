@@ -2,6 +2,8 @@
 
 use super::error::{Error, Result};
 use super::model::require_object;
+use super::tokenizer::Encoding;
+use super::tokens::Counter;
 use super::view::{Key, Kind, View};
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -9,6 +11,8 @@ pub struct Settings {
     pub enabled: bool,
     pub reserve_tokens: f64,
     pub keep_recent_tokens: f64,
+    /// Opt-in exact token counts (`settings.tokenizer`); chars/4 otherwise.
+    pub counter: Counter,
 }
 
 /// `DEFAULT_COMPACTION_SETTINGS`.
@@ -16,6 +20,7 @@ pub const DEFAULT_SETTINGS: Settings = Settings {
     enabled: true,
     reserve_tokens: 16384.0,
     keep_recent_tokens: 20000.0,
+    counter: Counter::Estimate,
 };
 
 fn number<V: View>(v: &V, key: Key) -> Result<f64> {
@@ -42,7 +47,30 @@ pub fn read_settings<V: View>(v: &V) -> Result<Settings> {
         enabled: enabled.boolean().unwrap_or(false),
         reserve_tokens: number(v, Key::ReserveTokens)?,
         keep_recent_tokens: number(v, Key::KeepRecentTokens)?,
+        counter: read_counter(v)?,
     })
+}
+
+/// `options.tokenizer`: absent for the reference's chars/4 estimate, or
+/// `"o200k_base"` / `"cl100k_base"` for exact counts.
+pub fn read_counter<V: View>(options: &V) -> Result<Counter> {
+    let t = options.get(Key::Tokenizer)?;
+    if matches!(t.kind(), Kind::Undefined) {
+        return Ok(Counter::Estimate);
+    }
+    t.string()
+        .and_then(|name| name.as_str().and_then(Encoding::from_name))
+        .map(Counter::Exact)
+        .ok_or_else(|| {
+            let got = match t.string() {
+                Some(name) => format!("{:?}", name.to_string_lossy()),
+                None => t.kind().describe().to_string(),
+            };
+            Error::type_error(
+                "tokenizer",
+                format!("expected \"o200k_base\" or \"cl100k_base\", got {got}"),
+            )
+        })
 }
 
 /// `shouldCompact`: whether the context has grown into the reserve.

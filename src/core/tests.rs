@@ -360,3 +360,28 @@ fn limited_tool_result_reads_serialize_identically() {
         );
     }
 }
+
+/// With an exact counter, CJK text (about one token a character, where the
+/// estimate assumes four characters a token) reaches the kept budget sooner.
+#[test]
+fn exact_counts_move_the_cut_on_cjk_text() {
+    use super::tokenizer::Encoding;
+    use super::tokens::Counter;
+    let cjk = "这是一个关于编译错误的长消息".repeat(20); // 280 characters: 70 estimated tokens
+    let s = session(&[&user(&cjk), &user(&cjk), &user(&cjk), &user(&cjk)]);
+    let view = Val::new(&s);
+    let plan = |counter| {
+        let entries = Entries::new(&view, "pathEntries")
+            .unwrap_or_else(|e| panic!("{e}"))
+            .with_counter(counter);
+        prepare_compaction(&entries, 200.0)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .unwrap_or_else(|| panic!("expected a plan"))
+    };
+    let estimate = plan(Counter::Estimate);
+    let exact = plan(Counter::Exact(Encoding::O200kBase));
+    // The estimate needs three messages for 200 tokens; real counts need fewer.
+    assert_eq!(estimate.first_kept_entry_index, 1);
+    assert!(exact.first_kept_entry_index > estimate.first_kept_entry_index);
+    assert!(exact.tokens_before > 2.0 * estimate.tokens_before);
+}

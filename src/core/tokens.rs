@@ -154,6 +154,46 @@ pub fn estimate_tokens<V: View>(message: &V) -> Result<u64> {
     Ok(chars_to_tokens(measure_message(message, &Chars)?))
 }
 
+/// How the algorithms count a message's tokens: the reference's chars/4
+/// estimate (the default, for parity), or a real BPE encoding (opt-in with
+/// the `tokenizer` setting).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Counter {
+    #[default]
+    Estimate,
+    Exact(super::tokenizer::Encoding),
+}
+
+impl Counter {
+    /// The tokens of one message (`estimateTokens`, or its exact counterpart).
+    pub fn message<V: View>(self, message: &V) -> Result<u64> {
+        match self {
+            Counter::Estimate => estimate_tokens(message),
+            Counter::Exact(encoding) => {
+                super::exact_tokens::message_tokens_exact(message, encoding)
+            }
+        }
+    }
+
+    /// The tokens of a content value (a custom message's).
+    pub fn content<V: View>(self, content: &V) -> Result<u64> {
+        match self {
+            Counter::Estimate => Ok(chars_to_tokens(content_chars(content)?)),
+            Counter::Exact(encoding) => {
+                measure_content(content, &super::exact_tokens::Tokens(encoding))
+            }
+        }
+    }
+
+    /// The tokens of a string field (a summary's).
+    pub fn text_field<V: View>(self, value: &V, key: Key) -> Result<u64> {
+        match self {
+            Counter::Estimate => Ok(chars_to_tokens(field(value, key, &Chars)?)),
+            Counter::Exact(encoding) => field(value, key, &super::exact_tokens::Tokens(encoding)),
+        }
+    }
+}
+
 /// The usage of an assistant message that counts for context size: not
 /// aborted, not errored, and present. Returns `None` for every other message.
 pub fn valid_usage<V: View>(message: &V) -> Result<Option<V>> {

@@ -68,10 +68,11 @@ pub enum Key {
     ErrorMessage,
     TokensBefore,
     Length,
+    Tokenizer,
 }
 
 impl Key {
-    pub const ALL: [Key; 53] = [
+    pub const ALL: [Key; 54] = [
         Key::Type,
         Key::Id,
         Key::ParentId,
@@ -125,6 +126,7 @@ impl Key {
         Key::ErrorMessage,
         Key::TokensBefore,
         Key::Length,
+        Key::Tokenizer,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -182,6 +184,7 @@ impl Key {
             Key::ErrorMessage => "errorMessage",
             Key::TokensBefore => "tokensBefore",
             Key::Length => "length",
+            Key::Tokenizer => "tokenizer",
         }
     }
 }
