@@ -307,12 +307,7 @@ pub fn compute_file_lists_native(
             (&written, "fileOps.written"),
         ] {
             let list = arg(cx, a)?;
-            let len = list.array_len().ok_or_else(|| {
-                Error::type_error(
-                    name,
-                    format!("expected an array, got {}", list.kind().describe()),
-                )
-            })?;
+            let len = list.expect_array(name)?;
             for i in 0..len {
                 values.push(list.at(i)?);
             }
@@ -329,12 +324,7 @@ pub fn compute_file_lists_native(
 
 /// The elements of a list as `join` shows them.
 pub(crate) fn joined_elements(v: &JsVal<'_>, name: &str) -> Result<Vec<JsStr>> {
-    let len = v.array_len().ok_or_else(|| {
-        Error::type_error(
-            name,
-            format!("expected an array, got {}", v.kind().describe()),
-        )
-    })?;
+    let len = v.expect_array(name)?;
     (0..len)
         .map(|i| join_element(&v.at(i)?).within_with(|| format!("{name}[{i}]")))
         .collect()

@@ -179,21 +179,20 @@ impl Cx {
     /// (ids, paths, names) take a single call into a stack buffer.
     pub fn read_string(&self, raw: sys::napi_value) -> Result<JsStr> {
         let mut small = [0u16; 128];
-        let mut written = 0usize;
-        check(unsafe {
-            sys::napi_get_value_string_utf16(
-                self.env,
-                raw,
-                small.as_mut_ptr(),
-                small.len(),
-                &mut written,
-            )
-        })?;
+        let written = self.copy_utf16(raw, &mut small)?;
         if written < small.len() - 1 {
             return Ok(JsStr::from_utf16(&small[..written]));
         }
-        let len = self.string_len(raw)?;
-        let mut buf = vec![0u16; len + 1];
+        let mut buf = vec![0u16; self.string_len(raw)? + 1];
+        let written = self.copy_utf16(raw, &mut buf)?;
+        buf.truncate(written);
+        Ok(JsStr::from_utf16_vec(buf))
+    }
+
+    /// Copies up to `buf.len() - 1` UTF-16 units of a JS string into `buf`
+    /// (N-API keeps the last one for a terminator); returns how many.
+    pub fn copy_utf16(&self, raw: sys::napi_value, buf: &mut [u16]) -> Result<usize> {
+        let mut written = 0usize;
         check(unsafe {
             sys::napi_get_value_string_utf16(
                 self.env,
@@ -203,8 +202,7 @@ impl Cx {
                 &mut written,
             )
         })?;
-        buf.truncate(written);
-        Ok(JsStr::from_utf16(&buf))
+        Ok(written)
     }
 
     pub fn string_len(&self, raw: sys::napi_value) -> Result<usize> {
@@ -343,19 +341,7 @@ impl<'c> View for JsVal<'c> {
         // One read into a buffer one unit longer than any literal: a longer
         // string shows up as a longer `written`, so it never matches.
         let mut buf = [0u16; CAP + 1];
-        let mut written = 0usize;
-        let status = unsafe {
-            sys::napi_get_value_string_utf16(
-                self.cx.env,
-                self.raw,
-                buf.as_mut_ptr(),
-                buf.len(),
-                &mut written,
-            )
-        };
-        if status != sys::Status::napi_ok {
-            return None;
-        }
+        let written = self.cx.copy_utf16(self.raw, &mut buf).ok()?;
         let got = &buf[..written];
         lits.iter().position(|l| {
             l.len() == got.len() && got.iter().zip(l.bytes()).all(|(&a, b)| a == u16::from(b))
@@ -374,19 +360,7 @@ impl<'c> View for JsVal<'c> {
             return None;
         }
         let mut buf = vec![0u16; n + 1];
-        let mut written = 0usize;
-        let status = unsafe {
-            sys::napi_get_value_string_utf16(
-                self.cx.env,
-                self.raw,
-                buf.as_mut_ptr(),
-                buf.len(),
-                &mut written,
-            )
-        };
-        if status != sys::Status::napi_ok {
-            return None;
-        }
+        let written = self.cx.copy_utf16(self.raw, &mut buf).ok()?;
         buf.truncate(written);
         Some(JsStr::from_utf16_vec(buf))
     }

@@ -9,7 +9,7 @@ use super::errors::run;
 use super::js::{check, Cx, JsVal};
 use super::out::{Arg, Raw, RawValue};
 use crate::core::convert::{bash_execution_text, convert_message, LlmMessage};
-use crate::core::error::{Context, Error, Result};
+use crate::core::error::{Context, Result};
 use crate::core::view::{Key, View};
 
 /// `{ role: "user", content, timestamp }`, in the reference's key order.
@@ -55,12 +55,7 @@ fn converted(cx: &Cx, message: &JsVal<'_>) -> Result<Option<Raw>> {
 pub fn convert_to_llm(env: Env, messages: Arg) -> napi::Result<RawValue> {
     run(&env, |cx| {
         let list = cx.wrap(messages.0)?;
-        let len = list.array_len().ok_or_else(|| {
-            Error::type_error(
-                "messages",
-                format!("expected an array, got {}", list.kind().describe()),
-            )
-        })?;
+        let len = list.expect_array("messages")?;
         let mut out = ptr::null_mut();
         check(unsafe { sys::napi_create_array(cx.env, &mut out) })?;
         let mut kept = 0u32;

@@ -266,12 +266,7 @@ pub fn project_for_summary(
 pub fn user_round_starts(env: Env, messages: Arg) -> napi::Result<RawValue> {
     run(&env, |cx| {
         let list = cx.wrap(messages.0)?;
-        let len = list.array_len().ok_or_else(|| {
-            Error::type_error(
-                "messages",
-                format!("expected an array, got {}", list.kind().describe()),
-            )
-        })?;
+        let len = list.expect_array("messages")?;
         let mut opens = Vec::with_capacity(crate::core::capacity::reserve_for(len));
         for i in 0..len {
             let open = list

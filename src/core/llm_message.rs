@@ -187,12 +187,7 @@ fn image_block<V: View>(block: &V) -> Result<Block> {
 
 /// Text and image blocks (user, custom and tool-result content).
 fn text_image_blocks<V: View>(content: &V) -> Result<Vec<Block>> {
-    let len = content.array_len().ok_or_else(|| {
-        Error::type_error(
-            "",
-            format!("expected an array, got {}", content.kind().describe()),
-        )
-    })?;
+    let len = content.expect_array("")?;
     let mut out = Vec::with_capacity(super::capacity::reserve_for(len));
     for j in 0..len {
         let block = content.at(j).within_with(|| format!("[{j}]"))?;
@@ -420,12 +415,7 @@ pub fn transcript_messages<V: View>(messages: &V) -> Result<Vec<Message>> {
 }
 
 fn from_agent_messages_with<V: View>(messages: &V, limits: ReadLimits) -> Result<Vec<Message>> {
-    let len = messages.array_len().ok_or_else(|| {
-        Error::type_error(
-            "",
-            format!("expected an array, got {}", messages.kind().describe()),
-        )
-    })?;
+    let len = messages.expect_array("")?;
     let mut out = Vec::with_capacity(super::capacity::reserve_for(len));
     for i in 0..len {
         messages

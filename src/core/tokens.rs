@@ -129,13 +129,7 @@ pub fn measure_message<V: View, M: Measure>(message: &V, m: &M) -> Result<u64> {
         }
         Role::Assistant => {
             let content = message.get(Key::Content)?;
-            let Some(len) = content.array_len() else {
-                let got = content.kind().describe();
-                return Err(Error::type_error(
-                    "content",
-                    format!("expected an array, got {got}"),
-                ));
-            };
+            let len = content.expect_array("content")?;
             let mut total = 0u64;
             for i in 0..len {
                 total +=
@@ -278,12 +272,7 @@ where
 
 /// `estimateContextTokens(messages)` over an array of messages.
 pub fn estimate_context_tokens<V: View>(messages: &V) -> Result<ContextEstimate> {
-    let Some(count) = messages.array_len() else {
-        return Err(Error::type_error(
-            "",
-            format!("expected an array, got {}", messages.kind().describe()),
-        ));
-    };
+    let count = messages.expect_array("")?;
     estimate_context(
         count,
         |i| {

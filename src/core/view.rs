@@ -279,6 +279,14 @@ pub trait View: Sized + Clone {
     /// `self === other` (used for SameValueZero on objects and BigInts).
     fn strict_equals(&self, other: &Self) -> Result<bool>;
 
+    /// The array length, or a `TypeError` at `field` saying what came instead.
+    fn expect_array(&self, field: &str) -> Result<usize> {
+        self.array_len().ok_or_else(|| {
+            let got = self.kind().describe();
+            super::error::Error::type_error(field, format!("expected an array, got {got}"))
+        })
+    }
+
     /// JS `ToBoolean`.
     fn truthy(&self) -> bool {
         match self.kind() {
