@@ -26,17 +26,13 @@ function loadBinding() {
 
 const native = loadBinding()
 
-const BRANCH_SUMMARY_PREFIX = `The following is a summary of a branch that this conversation came back from:
-
-<summary>
-`
-const BRANCH_SUMMARY_SUFFIX = `</summary>`
-const COMPACTION_SUMMARY_PREFIX = `The conversation history before this point was compacted into the following summary:
-
-<summary>
-`
-const COMPACTION_SUMMARY_SUFFIX = `
-</summary>`
+// The agent's context reads summaries between these exact strings.
+const {
+  compactionPrefix: COMPACTION_SUMMARY_PREFIX,
+  compactionSuffix: COMPACTION_SUMMARY_SUFFIX,
+  branchPrefix: BRANCH_SUMMARY_PREFIX,
+  branchSuffix: BRANCH_SUMMARY_SUFFIX,
+} = native.summaryWrappers()
 
 const DEFAULT_COMPACTION_SETTINGS = native.defaultCompactionSettings()
 

@@ -82,3 +82,22 @@ pub fn bash_execution_to_text(env: Env, message: Arg) -> napi::Result<RawValue> 
         Ok(RawValue(cx.js_str(&text)?))
     })
 }
+
+/// The wire text around summaries in the agent's context: `{ compactionPrefix,
+/// compactionSuffix, branchPrefix, branchSuffix }`, from the one place the
+/// core defines them.
+#[napi(js_name = "summaryWrappers")]
+pub fn summary_wrappers(env: Env) -> napi::Result<RawValue> {
+    use crate::core::convert::{
+        BRANCH_SUMMARY_PREFIX, BRANCH_SUMMARY_SUFFIX, COMPACTION_SUMMARY_PREFIX,
+        COMPACTION_SUMMARY_SUFFIX,
+    };
+    run(&env, |cx| {
+        let o = cx.object()?;
+        cx.set(o, c"compactionPrefix", cx.str(COMPACTION_SUMMARY_PREFIX)?)?;
+        cx.set(o, c"compactionSuffix", cx.str(COMPACTION_SUMMARY_SUFFIX)?)?;
+        cx.set(o, c"branchPrefix", cx.str(BRANCH_SUMMARY_PREFIX)?)?;
+        cx.set(o, c"branchSuffix", cx.str(BRANCH_SUMMARY_SUFFIX)?)?;
+        Ok(RawValue(o))
+    })
+}
