@@ -20,14 +20,15 @@ use crate::core::file_transcript::{serialize_for_summary_from_file, FileTranscri
 use crate::core::json::{stringify_to_string, Value};
 use crate::core::jsstr::JsStr;
 use crate::core::projection::is_claude_family;
-use crate::core::settings::{read_settings, DEFAULT_SETTINGS};
+use crate::core::settings::{read_settings, Budget, DEFAULT_SETTINGS};
 use crate::core::view::{Key, Kind, View};
 
 /// What a file call was asked for, read on the JS thread.
 pub struct FileRequest {
     pub path: PathBuf,
     pub leaf: Option<JsStr>,
-    pub keep_recent_tokens: f64,
+    /// The kept budget and how tokens are counted (`settings.tokenizer`).
+    pub budget: Budget,
     /// Keep readable assistant reasoning in transcripts: false for a
     /// Claude-family `options.model` or `options.reasoning === false`.
     pub reasoning: bool,
@@ -84,7 +85,7 @@ pub fn read_request(cx: &Cx, path: &Arg, options: &Arg) -> Result<FileRequest> {
     Ok(FileRequest {
         path: PathBuf::from(path.to_string_lossy().into_owned()),
         leaf,
-        keep_recent_tokens: settings.keep_recent_tokens,
+        budget: Budget::from(&settings),
         reasoning,
     })
 }
@@ -226,7 +227,7 @@ impl Task for PrepareFromFile {
     fn compute(&mut self) -> napi::Result<Self::Output> {
         let r = &self.request;
         Ok(guarded(|| {
-            prepare_compaction_from_file(&r.path, r.leaf.as_ref(), r.keep_recent_tokens)
+            prepare_compaction_from_file(&r.path, r.leaf.as_ref(), r.budget)
         }))
     }
 
@@ -265,7 +266,7 @@ pub fn prepare_compaction_from_file_sync(
 ) -> napi::Result<RawValue> {
     run(&env, |cx| {
         let r = read_request(cx, &path, &options)?;
-        let plan = prepare_compaction_from_file(&r.path, r.leaf.as_ref(), r.keep_recent_tokens)?;
+        let plan = prepare_compaction_from_file(&r.path, r.leaf.as_ref(), r.budget)?;
         Ok(RawValue(plan_to_js(cx, plan.as_ref())?))
     })
 }
@@ -287,7 +288,7 @@ pub fn transcript_to_js(cx: &Cx, transcript: Option<&FileTranscript>) -> Result<
 }
 
 fn transcript_of(r: &FileRequest) -> Result<Option<FileTranscript>> {
-    serialize_for_summary_from_file(&r.path, r.leaf.as_ref(), r.keep_recent_tokens, r.reasoning)
+    serialize_for_summary_from_file(&r.path, r.leaf.as_ref(), r.budget, r.reasoning)
 }
 
 pub struct SerializeFromFile {

@@ -11,6 +11,7 @@ use super::jsstr::JsStr;
 use super::prepare::{prepare_compaction, Preparation};
 use super::session_file::read_session_file;
 use super::session_tree::{branch_positions, Leaf};
+use super::settings::Budget;
 use super::value_view::Val;
 
 /// The entries of one branch, root first, moved out of the parsed file.
@@ -121,12 +122,15 @@ fn id_at(branch: &Branch, i: usize) -> Option<JsStr> {
 /// serialize the summarized entries.
 pub fn plan_branch(
     branch: &Branch,
-    keep_recent_tokens: f64,
+    budget: impl Into<Budget>,
 ) -> Result<Option<(Preparation, FilePlan)>> {
+    let budget = budget.into();
     let array = Val::new(&branch.entries);
-    let entries = Entries::new(&array, BRANCH).map_err(|e| branch.locate(e))?;
+    let entries = Entries::new(&array, BRANCH)
+        .map_err(|e| branch.locate(e))?
+        .with_counter(budget.counter);
     let Some(prep) =
-        prepare_compaction(&entries, keep_recent_tokens).map_err(|e| branch.locate(e))?
+        prepare_compaction(&entries, budget.keep_recent_tokens).map_err(|e| branch.locate(e))?
     else {
         return Ok(None);
     };
@@ -159,10 +163,10 @@ pub fn plan_branch(
 pub fn prepare_compaction_from_file(
     path: &Path,
     leaf: Option<&JsStr>,
-    keep_recent_tokens: f64,
+    budget: impl Into<Budget>,
 ) -> Result<Option<FilePlan>> {
     let branch = load_branch(path, leaf)?;
-    Ok(plan_branch(&branch, keep_recent_tokens)?.map(|(_, plan)| plan))
+    Ok(plan_branch(&branch, budget)?.map(|(_, plan)| plan))
 }
 
 #[cfg(test)]

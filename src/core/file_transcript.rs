@@ -82,11 +82,11 @@ fn transcript(messages: &[Message], reasoning: bool) -> JsStr {
 pub fn serialize_for_summary_from_file(
     path: &Path,
     leaf: Option<&JsStr>,
-    keep_recent_tokens: f64,
+    budget: impl Into<super::settings::Budget>,
     reasoning: bool,
 ) -> Result<Option<FileTranscript>> {
     let branch = load_branch(path, leaf)?;
-    let Some((prep, plan)) = plan_branch(&branch, keep_recent_tokens)? else {
+    let Some((prep, plan)) = plan_branch(&branch, budget)? else {
         return Ok(None);
     };
     let conversation = transcript(&llm_messages(&branch, &prep.summarize)?, reasoning);

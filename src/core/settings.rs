@@ -15,6 +15,32 @@ pub struct Settings {
     pub counter: Counter,
 }
 
+/// What choosing a cut needs: the tokens to keep and how to count them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Budget {
+    pub keep_recent_tokens: f64,
+    pub counter: Counter,
+}
+
+impl From<f64> for Budget {
+    /// A budget counted with the reference's chars/4 estimate.
+    fn from(keep_recent_tokens: f64) -> Budget {
+        Budget {
+            keep_recent_tokens,
+            counter: Counter::Estimate,
+        }
+    }
+}
+
+impl From<&Settings> for Budget {
+    fn from(s: &Settings) -> Budget {
+        Budget {
+            keep_recent_tokens: s.keep_recent_tokens,
+            counter: s.counter,
+        }
+    }
+}
+
 /// `DEFAULT_COMPACTION_SETTINGS`.
 pub const DEFAULT_SETTINGS: Settings = Settings {
     enabled: true,
