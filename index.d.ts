@@ -639,8 +639,9 @@ export interface CompactionSettings {
   keepRecentTokens: number
   /**
    * Prime-compaction addition: count tokens with this real encoding in
-   * `prepareCompaction` (cut point and `tokensBefore`) instead of the
-   * reference's characters / 4. Unset: the estimate, as in the reference.
+   * `prepareCompaction` and the session-file planners (cut point and
+   * `tokensBefore`) instead of the reference's characters / 4. Unset: the
+   * estimate, as in the reference.
    */
   tokenizer?: TokenizerName
 }
