@@ -104,22 +104,25 @@ impl Cx {
 
     /// JS `Array.isArray(value)` (true for a Proxy around an array).
     fn is_array_js(&self, value: sys::napi_value) -> bool {
-        let mut out = ptr::null_mut();
-        let argv = [value];
-        let status = unsafe {
-            sys::napi_call_function(
-                self.env,
-                self.undefined,
-                self.array_is_array,
-                1,
-                argv.as_ptr(),
-                &mut out,
-            )
+        let Ok(out) = self.call(self.undefined, self.array_is_array, value) else {
+            return false;
         };
         let mut b = false;
-        status == sys::Status::napi_ok
-            && unsafe { sys::napi_get_value_bool(self.env, out, &mut b) } == sys::Status::napi_ok
-            && b
+        let status = unsafe { sys::napi_get_value_bool(self.env, out, &mut b) };
+        status == sys::Status::napi_ok && b
+    }
+
+    /// `f.call(this, arg)`.
+    fn call(
+        &self,
+        this: sys::napi_value,
+        f: sys::napi_value,
+        arg: sys::napi_value,
+    ) -> Result<sys::napi_value> {
+        let mut out = ptr::null_mut();
+        let argv = [arg];
+        check(unsafe { sys::napi_call_function(self.env, this, f, 1, argv.as_ptr(), &mut out) })?;
+        Ok(out)
     }
 
     /// Installs index.js's argument-entries helper for this call (ignored
@@ -393,18 +396,9 @@ impl<'c> View for JsVal<'c> {
     }
 
     fn json_len(&self) -> Result<Option<usize>> {
-        let mut out = ptr::null_mut();
-        let argv = [self.raw];
-        check(unsafe {
-            sys::napi_call_function(
-                self.cx.env,
-                self.cx.json,
-                self.cx.json_stringify,
-                1,
-                argv.as_ptr(),
-                &mut out,
-            )
-        })?;
+        let out = self
+            .cx
+            .call(self.cx.json, self.cx.json_stringify, self.raw)?;
         Ok(self.cx.wrap(out)?.str_len())
     }
 
@@ -413,18 +407,7 @@ impl<'c> View for JsVal<'c> {
         if helper.is_null() {
             return Ok(None);
         }
-        let mut out = ptr::null_mut();
-        let argv = [self.raw];
-        check(unsafe {
-            sys::napi_call_function(
-                self.cx.env,
-                self.cx.undefined,
-                helper,
-                1,
-                argv.as_ptr(),
-                &mut out,
-            )
-        })?;
+        let out = self.cx.call(self.cx.undefined, helper, self.raw)?;
         let flat = self.cx.wrap(out)?;
         let len = flat.array_len().unwrap_or(0);
         let mut pairs = Vec::with_capacity(len / 2);
@@ -442,18 +425,9 @@ impl<'c> View for JsVal<'c> {
     }
 
     fn json_stringify(&self) -> Result<Option<JsStr>> {
-        let mut out = ptr::null_mut();
-        let argv = [self.raw];
-        check(unsafe {
-            sys::napi_call_function(
-                self.cx.env,
-                self.cx.json,
-                self.cx.json_stringify,
-                1,
-                argv.as_ptr(),
-                &mut out,
-            )
-        })?;
+        let out = self
+            .cx
+            .call(self.cx.json, self.cx.json_stringify, self.raw)?;
         let v = self.cx.wrap(out)?;
         Ok(v.string())
     }
