@@ -401,3 +401,23 @@ describe('arrays behind a Proxy', () => {
     expect(ours.estimateContextTokens(new Proxy(messages, {}))).toEqual(ref.estimateContextTokens(messages))
   })
 })
+
+describe('formatFileOperations on odd arrays', () => {
+  test('joins like the reference, and gives up on an impossible length at once', async () => {
+    const ref = await loadReference()
+    const ours = await loadOurs()
+    const odd = ['a', undefined, null, 3, 'b']
+    expect(ours.formatFileOperations(odd, ['m'])).toBe(ref.formatFileOperations(odd, ['m']))
+    const huge = []
+    huge.length = 2 ** 32 - 1
+    const started = Date.now()
+    let error
+    try {
+      ours.formatFileOperations(huge, [])
+    } catch (err) {
+      error = err
+    }
+    expect({ name: error && error.name, message: error && error.message }).toEqual({ name: 'RangeError', message: 'Invalid string length' })
+    expect(Date.now() - started).toBeLessThan(1000)
+  })
+})

@@ -330,6 +330,9 @@ pub(crate) fn joined_elements(v: &JsVal<'_>, name: &str) -> Result<Vec<JsStr>> {
         .collect()
 }
 
+/// V8's longest string, in UTF-16 units (`String::kMaxLength` on 64-bit).
+const V8_MAX_STRING_LENGTH: usize = (1 << 29) - 24;
+
 /// `formatFileOperations(readFiles, modifiedFiles)`.
 #[napi(js_name = "formatFileOperations")]
 pub fn format_file_operations_native(
@@ -338,8 +341,16 @@ pub fn format_file_operations_native(
     modified_files: Arg,
 ) -> napi::Result<RawValue> {
     run(&env, |cx| {
-        let read = joined_elements(&arg(cx, &read_files)?, "readFiles")?;
-        let modified = joined_elements(&arg(cx, &modified_files)?, "modifiedFiles")?;
+        let (read_arg, modified_arg) = (arg(cx, &read_files)?, arg(cx, &modified_files)?);
+        // JS's `join` gives up at once when the separators alone pass V8's
+        // longest string; reading every index of such a (sparse) array first
+        // would take minutes.
+        let elements = read_arg.array_len().unwrap_or(0) + modified_arg.array_len().unwrap_or(0);
+        if elements > V8_MAX_STRING_LENGTH {
+            return Err(Error::range("", "Invalid string length"));
+        }
+        let read = joined_elements(&read_arg, "readFiles")?;
+        let modified = joined_elements(&modified_arg, "modifiedFiles")?;
         Ok(RawValue(
             cx.utf16(&format_file_operations(&read, &modified))?,
         ))
