@@ -27,15 +27,7 @@ const MODEL = {
 }
 const SETTINGS = { enabled: true, reserveTokens: 16384, keepRecentTokens: 150 }
 
-function mulberry32(seed) {
-  return () => {
-    seed |= 0
-    seed = (seed + 0x6d2b79f5) | 0
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed)
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
+const { mulberry32 } = require('../scripts/prng')
 
 /** A session whose every message names call `id`; some turns are long enough to split. */
 function sessionFor(id, rand) {

@@ -7,17 +7,8 @@ import { createRequire } from 'node:module'
 
 const require = createRequire(import.meta.url)
 
-/** mulberry32: a tiny seeded PRNG returning floats in [0, 1). */
-export function prng(seed) {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
+/** mulberry32 (scripts/prng.js): a tiny seeded PRNG returning floats in [0, 1). */
+export const prng = require('../scripts/prng.js').mulberry32
 
 const pick = (rnd, xs) => xs[Math.floor(rnd() * xs.length)]
 

@@ -17,15 +17,7 @@ const core = path.join(here, '..', 'node_modules', '@earendil-works', 'pi-coding
 const { serializeConversation: refSerialize } = await import(pathToFileURL(path.join(core, 'compaction', 'index.js')).href)
 const { convertToLlm } = await import(pathToFileURL(path.join(core, 'messages.js')).href)
 
-function mulberry32(seed) {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0
-    let t = seed
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
+const { mulberry32 } = require('../scripts/prng.js')
 
 const WORDS = 'the a fix test build file read edit error function value type module import return async await const let config path'.split(' ')
 

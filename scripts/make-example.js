@@ -13,16 +13,7 @@
 const fs = require('node:fs')
 const path = require('node:path')
 
-function mulberry32(seed) {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
+const { mulberry32 } = require('./prng')
 
 const FILES = {
   'Cargo.toml': `[package]

@@ -922,16 +922,7 @@ const fileOpsArb = fc
 // Deterministic large sessions (no fast-check)
 // ---------------------------------------------------------------------------
 
-function mulberry32(seed) {
-  let a = seed >>> 0
-  return function next() {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
+const { mulberry32 } = require('../../scripts/prng')
 
 const WORDS = (
   'the function returns a value when called with the file path and config options but the test fails ' +

@@ -13,16 +13,7 @@
 
 const fs = require('node:fs')
 
-function mulberry32(seed) {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
+const { mulberry32 } = require('../../scripts/prng')
 
 const WORDS = ['the', 'file', 'function', 'returns', 'error', 'test', 'build', 'cargo', 'node', 'fix', 'value', 'line',
   'héllo', 'naïve', '日本語', '你好', '한국어', 'emoji😀', '𝄞clef', 'tab\there', 'quote"d', 'back\\slash', 'nl\nline',
