@@ -193,9 +193,7 @@ pub fn start_compaction(
     argument_entries: Option<Arg>,
 ) -> napi::Result<CompactionJob> {
     run(&env, |cx| {
-        if let Some(helper) = &argument_entries {
-            cx.use_argument_entries(helper.0)?;
-        }
+        cx.use_argument_entries(&argument_entries)?;
         let prep = cx.wrap(preparation.0)?;
         if !prep.is_object_like() {
             return Err(Error::type_error("preparation", "expected an object"));
@@ -249,9 +247,7 @@ pub fn start_summary(
     argument_entries: Option<Arg>,
 ) -> napi::Result<CompactionJob> {
     run(&env, |cx| {
-        if let Some(helper) = &argument_entries {
-            cx.use_argument_entries(helper.0)?;
-        }
+        cx.use_argument_entries(&argument_entries)?;
         let history = transcript_messages(&cx.wrap(messages.0)?).within("currentMessages")?;
         let facts = model_facts(&cx.wrap(model.0)?)?;
         let reserve_tokens = number_arg(&cx.wrap(reserve_tokens.0)?, "reserveTokens")?;
@@ -412,9 +408,7 @@ pub fn start_branch_summary(
     argument_entries: Option<Arg>,
 ) -> napi::Result<CompactionJob> {
     run(&env, |cx| {
-        if let Some(helper) = &argument_entries {
-            cx.use_argument_entries(helper.0)?;
-        }
+        cx.use_argument_entries(&argument_entries)?;
         let history = transcript_messages(&cx.wrap(messages.0)?).within("messages")?;
         let facts = model_facts(&cx.wrap(model.0)?)?;
         let reserve_tokens = number_arg(&cx.wrap(reserve_tokens.0)?, "options.reserveTokens")?;

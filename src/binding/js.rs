@@ -125,11 +125,13 @@ impl Cx {
         Ok(out)
     }
 
-    /// Installs index.js's argument-entries helper for this call (ignored
-    /// unless it is a function).
-    pub fn use_argument_entries(&self, helper: sys::napi_value) -> Result<()> {
-        if self.type_of(helper)? == sys::ValueType::napi_function {
-            self.argument_entries.set(helper);
+    /// Installs index.js's argument-entries helper for this call, when one
+    /// was passed (ignored unless it is a function).
+    pub fn use_argument_entries(&self, helper: &Option<super::out::Arg>) -> Result<()> {
+        if let Some(helper) = helper {
+            if self.type_of(helper.0)? == sys::ValueType::napi_function {
+                self.argument_entries.set(helper.0);
+            }
         }
         Ok(())
     }

@@ -102,9 +102,7 @@ pub fn serialize_conversation(
     argument_entries: Option<Arg>,
 ) -> napi::Result<RawValue> {
     run(&env, |cx| {
-        if let Some(helper) = &argument_entries {
-            cx.use_argument_entries(helper.0)?;
-        }
+        cx.use_argument_entries(&argument_entries)?;
         let reasoning = match &options {
             Some(o) => reasoning_option(&cx.wrap(o.0)?).within("options")?,
             None => true,
@@ -245,9 +243,7 @@ pub fn project_for_summary(
     argument_entries: Option<Arg>,
 ) -> napi::Result<RawValue> {
     run(&env, |cx| {
-        if let Some(helper) = &argument_entries {
-            cx.use_argument_entries(helper.0)?;
-        }
+        cx.use_argument_entries(&argument_entries)?;
         let options = match &options {
             Some(o) => read_project_options(&cx.wrap(o.0)?).within("options")?,
             None => ProjectOptions::default(),
