@@ -987,6 +987,14 @@ export interface ProjectionOptions {
 export declare function projectForSummary(messages: Message[], options?: ProjectionOptions): Message[]
 
 /**
+ * Prime-compaction addition. The transcript a summarization request carries:
+ * the same text as `serializeConversation(projectForSummary(messages, options),
+ * { reasoning })`, in one call that builds no projected message objects.
+ * `reasoning` is false for Claude-family models or `options.reasoning: false`.
+ */
+export declare function serializeForSummary(messages: Message[], options?: ProjectionOptions): string
+
+/**
  * Prime-compaction addition. Group messages into user rounds: a round opens
  * at a user message and runs until the next one. Rounds are the unit that
  * summarization retries drop, oldest first.

@@ -355,6 +355,7 @@ module.exports = {
   convertToLlm: native.convertToLlm,
   serializeConversation: (messages, options) => native.serializeConversation(messages, options, argumentEntries),
   projectForSummary: (messages, options) => native.projectForSummary(messages, options, argumentEntries),
+  serializeForSummary: (messages, options) => native.serializeForSummary(messages, options, argumentEntries),
   splitUserRounds,
   bashExecutionToText: native.bashExecutionToText,
   createBranchSummaryMessage,

@@ -37,6 +37,7 @@ export const {
   convertToLlm,
   serializeConversation,
   projectForSummary,
+  serializeForSummary,
   splitUserRounds,
   bashExecutionToText,
   createBranchSummaryMessage,

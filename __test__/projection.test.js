@@ -22,7 +22,13 @@ const result = (id, text, extra = {}) => ({
   ...extra,
 })
 const user = (content) => ({ role: 'user', content, timestamp: 1 })
-const transcript = (messages, options) => ours.serializeConversation(ours.projectForSummary(messages, options))
+// The projection's transcript, built both ways: projected objects then
+// serialized, and serializeForSummary's one call; they must agree.
+const transcript = (messages, options) => {
+  const twoCalls = ours.serializeConversation(ours.projectForSummary(messages, options))
+  expect(ours.serializeForSummary(messages, options)).toBe(twoCalls)
+  return twoCalls
+}
 
 describe('projection rules', () => {
   test('images become [image] in user, custom and tool-result content', () => {
@@ -94,9 +100,25 @@ describe('projection rules', () => {
     expect(transcript(messages, { dropOldestRounds: 5 })).toBe('[User]: two')
   })
 
+  test('tool-call arguments are deep copies with every own key, __proto__ included', () => {
+    const args = JSON.parse('{"path":"a","__proto__":"","nested":{"__proto__":[1]}}')
+    const messages = [asst(call('c', 'read', args))]
+    const copy = ours.projectForSummary(messages)[0].content[0].arguments
+    expect(copy).not.toBe(args)
+    expect(Object.keys(copy)).toEqual(['path', '__proto__', 'nested'])
+    // Still a plain object (Object.prototype of the addon's realm, not Jest's).
+    const proto = Object.getPrototypeOf(copy)
+    expect(Object.getPrototypeOf(proto)).toBe(null)
+    expect(typeof proto.hasOwnProperty).toBe('function')
+    expect(JSON.stringify(copy)).toBe(JSON.stringify(args))
+    expect(transcript(messages)).toBe('[Assistant tool calls]: read#c(path="a", __proto__="", nested={"__proto__":[1]})')
+  })
+
   test('bad options name the field', () => {
     expect(() => ours.projectForSummary([], { toolResultBodies: 1.5 })).toThrow('options.toolResultBodies')
     expect(() => ours.projectForSummary([], { roundBound: 'x' })).toThrow('options.roundBound: expected a number')
+    expect(() => ours.serializeForSummary([], { toolResultBodies: -1 })).toThrow('options.toolResultBodies')
+    expect(() => ours.serializeForSummary([{ role: 'user', content: 5 }])).toThrow('messages[0].content')
   })
 })
 
@@ -207,6 +229,7 @@ describe('generated sessions', () => {
         const before = snapshot(messages)
         const projected = ours.projectForSummary(messages, options)
         const text = ours.serializeConversation(projected)
+        expect(ours.serializeForSummary(messages, options)).toBe(text)
         expect(deepEqual(snapshot(messages), before)).toBe(true)
         expect(JSON.stringify(projected)).not.toContain('IMGDATA')
         expect(text).not.toContain('IMGDATA')
@@ -228,7 +251,9 @@ describe('generated sessions', () => {
     fc.assert(
       fc.property(sessionArb, fc.integer({ min: 0, max: 3000 }), fc.nat(3), (messages, roundBound, drop) => {
         deepFreeze(messages)
-        const projected = ours.projectForSummary(messages, { roundBound, dropOldestRounds: drop, toolResultBodies: 3 })
+        const options = { roundBound, dropOldestRounds: drop, toolResultBodies: 3 }
+        const projected = ours.projectForSummary(messages, options)
+        expect(ours.serializeForSummary(messages, options)).toBe(ours.serializeConversation(projected))
         // Placeholders can make the projection longer than the raw transcript.
         const total = ours.serializeConversation(ours.projectForSummary(messages)).length
         const marker = `\n\n[... ${total} characters of this round omitted ...]\n\n`.length
@@ -254,6 +279,7 @@ describe('generated sessions', () => {
           return
         }
         const text = ours.serializeConversation(ours.projectForSummary(messages, options))
+        expect(ours.serializeForSummary(messages, options)).toBe(text)
         expect(text.length).toBeLessThanOrEqual(plain.length + 1000)
         expect(deepEqual(snapshot(messages), before)).toBe(true)
       }),

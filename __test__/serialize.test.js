@@ -122,6 +122,80 @@ describe('golden transcripts', () => {
   })
 })
 
+// Long strings are read in place (handed to V8 to join, cut with slice and
+// probed with codePointAt) and short ones copied: both must give the same text.
+describe('texts read in place', () => {
+  const toolResult = (content) => ({ role: 'toolResult', toolCallId: 'c', toolName: 't', content, isError: false })
+  const header = '[Tool result t#c error=false]: '
+  const text = (t) => ({ type: 'text', text: t })
+
+  test('a cut next to surrogates: pair after the cut kept whole, lone surrogate before it kept', () => {
+    const pairAfter = `${'a'.repeat(2000)}😀`
+    expect(ours.serializeConversation([toolResult([text(pairAfter)])])).toBe(
+      `${header}${'a'.repeat(2000)}\n\n[... 2 more characters truncated]`,
+    )
+    const loneBefore = `${'a'.repeat(1999)}\ud83dxyz`
+    expect(ours.serializeConversation([toolResult([text(loneBefore)])])).toBe(
+      `${header}${'a'.repeat(1999)}\ud83d\n\n[... 3 more characters truncated]`,
+    )
+  })
+
+  test('a pair made across two blocks is not split; a cut inside the second block', () => {
+    const across = [text(`${'a'.repeat(1999)}\ud83d`), text(`\ude00${'b'.repeat(10)}`)]
+    expect(ours.serializeConversation([toolResult(across)])).toBe(`${header}${'a'.repeat(1999)}\n\n[... 12 more characters truncated]`)
+    const inside = [text('x'.repeat(1500)), text(''), text('y'.repeat(600))]
+    expect(ours.serializeConversation([toolResult(inside)])).toBe(
+      `${header}${'x'.repeat(1500)}${'y'.repeat(500)}\n\n[... 100 more characters truncated]`,
+    )
+  })
+
+  test('short and long texts mix; lone surrogates survive exactly', () => {
+    const long = `\ud800${'z'.repeat(100)}\udfff`
+    const messages = [
+      { role: 'user', content: long },
+      { role: 'assistant', content: [text('a'), text('b'.repeat(100)), { type: 'thinking', thinking: '\udc00' }, text('c')] },
+    ]
+    expect(ours.serializeConversation(messages)).toBe(
+      `[User]: ${long}\n\n[Assistant reasoning]: \udc00\n\n[Assistant]: a\n${'b'.repeat(100)}\nc`,
+    )
+  })
+
+  test('blankness is decided past the first few hundred units', () => {
+    const call = { role: 'assistant', content: [{ type: 'toolCall', id: 'c', name: 't', arguments: {} }] }
+    const late = `${' '.repeat(300)}\n${'\u3000'.repeat(300)}x`
+    const blank = `${' \t\n\u00a0\ufeff'.repeat(700)}`
+    for (const [body, shown] of [
+      [late, true],
+      [blank, false],
+    ]) {
+      const out = ours.serializeForSummary([call, toolResult([text(body)])])
+      expect(out.includes('[Tool result')).toBe(shown)
+      expect(out).toBe(ours.serializeConversation(ours.projectForSummary([call, toolResult([text(body)])])))
+    }
+  })
+
+  test('a long generated conversation in one call matches the spec statement', () => {
+    const messages = fc.sample(gen.agentMessageArb, { numRuns: 4000, seed: 7 })
+    let llm
+    try {
+      llm = ref.convertToLlm(messages)
+      specSerialize(llm, { reasoning: true })
+    } catch {
+      llm = undefined
+    }
+    const usable = llm ? messages : messages.filter((m) => {
+      try {
+        specSerialize(ref.convertToLlm([m]), { reasoning: true })
+        return true
+      } catch {
+        return false
+      }
+    })
+    expect(usable.length).toBeGreaterThan(3000)
+    expect(ours.serializeConversation(usable)).toBe(specSerialize(ref.convertToLlm(usable), { reasoning: true }))
+  })
+})
+
 /** Reference behaviour decides whether a generated list is valid input. */
 function referenceOrThrow(messages) {
   try {

@@ -78,6 +78,7 @@ async function exercise(pc, examplePath) {
     convertToLlm: () => assert.ok(pc.convertToLlm(messages).length > 0),
     serializeConversation: () => assert.match(pc.serializeConversation(pc.convertToLlm(messages.slice(0, 5))), /\[User\]/),
     projectForSummary: () => assert.ok(Array.isArray(pc.projectForSummary(pc.convertToLlm(messages)))),
+    serializeForSummary: () => assert.strictEqual(typeof pc.serializeForSummary(pc.convertToLlm(messages)), 'string'),
     splitUserRounds: () => assert.ok(pc.splitUserRounds(pc.convertToLlm(messages)).length > 1),
     bashExecutionToText: () => assert.match(pc.bashExecutionToText(bash), /du -h/),
     createBranchSummaryMessage: () => assert.equal(pc.createBranchSummaryMessage('s', 'x', '2026-01-01T00:00:00.000Z').role, 'branchSummary'),

@@ -27,6 +27,10 @@ pub struct Cx {
     argument_entries: Cell<sys::napi_value>,
     /// `Array.isArray`.
     array_is_array: sys::napi_value,
+    /// `String.prototype.slice` and `.codePointAt`, when the call asked for
+    /// them ([`Cx::use_string_methods`]).
+    string_slice: Cell<sys::napi_value>,
+    string_code_point_at: Cell<sys::napi_value>,
 }
 
 pub fn check(status: sys::napi_status) -> Result<()> {
@@ -99,6 +103,8 @@ impl Cx {
             undefined,
             argument_entries: Cell::new(ptr::null_mut()),
             array_is_array,
+            string_slice: Cell::new(ptr::null_mut()),
+            string_code_point_at: Cell::new(ptr::null_mut()),
         })
     }
 
@@ -134,6 +140,84 @@ impl Cx {
             }
         }
         Ok(())
+    }
+
+    /// Looks up `String.prototype.slice` and `.codePointAt` for this call,
+    /// so long texts can be cut and probed in place instead of copied out.
+    /// Call it in the outermost scope, before any value is read.
+    pub fn use_string_methods(&self) -> Result<()> {
+        let mut global = ptr::null_mut();
+        let mut string = ptr::null_mut();
+        let mut proto = ptr::null_mut();
+        let (mut slice, mut code_point_at) = (ptr::null_mut(), ptr::null_mut());
+        unsafe {
+            check(sys::napi_get_global(self.env, &mut global))?;
+            check(sys::napi_get_named_property(
+                self.env,
+                global,
+                c"String".as_ptr(),
+                &mut string,
+            ))?;
+            check(sys::napi_get_named_property(
+                self.env,
+                string,
+                c"prototype".as_ptr(),
+                &mut proto,
+            ))?;
+            check(sys::napi_get_named_property(
+                self.env,
+                proto,
+                c"slice".as_ptr(),
+                &mut slice,
+            ))?;
+            check(sys::napi_get_named_property(
+                self.env,
+                proto,
+                c"codePointAt".as_ptr(),
+                &mut code_point_at,
+            ))?;
+        }
+        self.string_slice.set(slice);
+        self.string_code_point_at.set(code_point_at);
+        Ok(())
+    }
+
+    /// `s.slice(0, end)`, when [`Cx::use_string_methods`] was called.
+    pub fn string_head(&self, s: sys::napi_value, end: usize) -> Option<sys::napi_value> {
+        let slice = self.string_slice.get();
+        if slice.is_null() {
+            return None;
+        }
+        let start = self.number(0.0).ok()?;
+        let end = self.number(end as f64).ok()?;
+        self.call_with(s, slice, &[start, end]).ok()
+    }
+
+    /// `s.codePointAt(index)`, when [`Cx::use_string_methods`] was called.
+    pub fn code_point_at(&self, s: sys::napi_value, index: usize) -> Option<f64> {
+        let f = self.string_code_point_at.get();
+        if f.is_null() {
+            return None;
+        }
+        let out = self
+            .call_with(s, f, &[self.number(index as f64).ok()?])
+            .ok()?;
+        let mut n = 0.0;
+        let status = unsafe { sys::napi_get_value_double(self.env, out, &mut n) };
+        (status == sys::Status::napi_ok).then_some(n)
+    }
+
+    fn call_with(
+        &self,
+        this: sys::napi_value,
+        f: sys::napi_value,
+        args: &[sys::napi_value],
+    ) -> Result<sys::napi_value> {
+        let mut out = ptr::null_mut();
+        check(unsafe {
+            sys::napi_call_function(self.env, this, f, args.len(), args.as_ptr(), &mut out)
+        })?;
+        Ok(out)
     }
 
     fn key(&self, key: Key) -> sys::napi_value {

@@ -31,7 +31,7 @@ fn text_blocks(cx: &Cx, text: Raw) -> Result<Raw> {
 fn converted(cx: &Cx, message: &JsVal<'_>) -> Result<Option<Raw>> {
     let timestamp = || -> Result<Raw> { Ok(message.get(Key::Timestamp)?.raw) };
     Ok(match convert_message(message)? {
-        LlmMessage::Same => Some(message.raw),
+        LlmMessage::Same(_) => Some(message.raw),
         LlmMessage::Dropped => None,
         LlmMessage::UserText(text) => Some(user_message(
             cx,

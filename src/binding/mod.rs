@@ -13,6 +13,7 @@ pub mod debug;
 pub mod errors;
 pub mod file;
 pub mod js;
+pub mod js_text;
 pub mod messages;
 pub mod out;
 pub mod serialize;

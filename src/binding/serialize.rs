@@ -10,17 +10,19 @@ use napi_derive::napi;
 
 use super::errors::run;
 use super::js::{check, Cx, JsVal};
+use super::js_text::{JsText, PieceSink};
 use super::out::{Arg, Raw, RawValue};
 use crate::core::error::{Context, Error, Result};
 use crate::core::json::{parse, Value};
 use crate::core::jsstr::JsStr;
 use crate::core::llm_message::{
-    from_agent_messages, opens_round, transcript_messages, Block, Message, ToolCall, UserContent,
+    from_agent_messages, from_agent_messages_with, opens_round, Block, Message, ReadLimits,
+    ToolCall, UserContent,
 };
 use crate::core::projection::{
     is_claude_family, project, round_ranges, ProjectOptions, DEFAULT_TOOL_RESULT_BODIES,
 };
-use crate::core::serialize::{serialize, SerializeOptions};
+use crate::core::serialize::{serialize_into, SerializeOptions};
 use crate::core::view::{Key, Kind, View};
 
 /// `options[name]`, with `options` itself optional.
@@ -78,21 +80,6 @@ fn messages_arg(cx: &Cx, messages: &Arg) -> Result<Vec<Message>> {
     from_agent_messages(&cx.wrap(messages.0)?).within("messages")
 }
 
-/// A transcript as a JS string. Mostly-English transcripts are often pure
-/// ASCII, which V8 takes as Latin-1 with a plain copy instead of decoding UTF-8.
-fn transcript_string(cx: &Cx, text: &JsStr) -> Result<Raw> {
-    match text.as_str() {
-        Some(s) if s.is_ascii() => {
-            let mut v = ptr::null_mut();
-            check(unsafe {
-                sys::napi_create_string_latin1(cx.env, s.as_ptr().cast(), s.len() as isize, &mut v)
-            })?;
-            Ok(v)
-        }
-        _ => cx.js_str(text),
-    }
-}
-
 /// `serializeConversation(messages, options?)`.
 #[napi(js_name = "serializeConversation")]
 pub fn serialize_conversation(
@@ -103,13 +90,49 @@ pub fn serialize_conversation(
 ) -> napi::Result<RawValue> {
     run(&env, |cx| {
         cx.use_argument_entries(&argument_entries)?;
+        cx.use_string_methods()?;
         let reasoning = match &options {
             Some(o) => reasoning_option(&cx.wrap(o.0)?).within("options")?,
             None => true,
         };
-        let messages = transcript_messages(&cx.wrap(messages.0)?).within("messages")?;
-        let text = serialize(&messages, SerializeOptions { reasoning });
-        Ok(RawValue(transcript_string(cx, &text)?))
+        let messages: Vec<Message<JsText>> =
+            from_agent_messages_with(&cx.wrap(messages.0)?, ReadLimits::borrowed_transcript())
+                .within("messages")?;
+        let mut sink = PieceSink::new(cx)?;
+        serialize_into(&messages, SerializeOptions { reasoning }, &mut sink);
+        Ok(RawValue(sink.finish()?))
+    })
+}
+
+/// `serializeForSummary(messages, options?)`: the projection serialized, as
+/// one call and without building the projected messages.
+#[napi(js_name = "serializeForSummary")]
+pub fn serialize_for_summary(
+    env: Env,
+    messages: Arg,
+    options: Option<Arg>,
+    argument_entries: Option<Arg>,
+) -> napi::Result<RawValue> {
+    run(&env, |cx| {
+        cx.use_argument_entries(&argument_entries)?;
+        cx.use_string_methods()?;
+        let options = match &options {
+            Some(o) => read_project_options(&cx.wrap(o.0)?).within("options")?,
+            None => ProjectOptions::default(),
+        };
+        let messages: Vec<Message<JsText>> =
+            from_agent_messages_with(&cx.wrap(messages.0)?, ReadLimits::borrowed_transcript())
+                .within("messages")?;
+        let projected = project(&messages, &options);
+        let mut sink = PieceSink::new(cx)?;
+        serialize_into(
+            &projected,
+            SerializeOptions {
+                reasoning: options.reasoning,
+            },
+            &mut sink,
+        );
+        Ok(RawValue(sink.finish()?))
     })
 }
 
@@ -138,6 +161,24 @@ fn set_str(cx: &Cx, o: Raw, name: &CStr, s: &JsStr) -> Result<()> {
     cx.set(o, name, cx.js_str(s)?)
 }
 
+/// Creates an own data property, as `JSON.parse` does: a key `__proto__`
+/// becomes a property, where assigning it would set the prototype.
+fn define(cx: &Cx, obj: Raw, key: Raw, value: Raw) -> Result<()> {
+    let descriptor = sys::napi_property_descriptor {
+        utf8name: ptr::null(),
+        name: key,
+        method: None,
+        getter: None,
+        setter: None,
+        value,
+        attributes: sys::PropertyAttributes::writable
+            | sys::PropertyAttributes::enumerable
+            | sys::PropertyAttributes::configurable,
+        data: ptr::null_mut(),
+    };
+    check(unsafe { sys::napi_define_properties(cx.env, obj, 1, &descriptor) })
+}
+
 fn json_value(cx: &Cx, v: &Value) -> Result<Raw> {
     Ok(match v {
         Value::Null => cx.null()?,
@@ -148,8 +189,7 @@ fn json_value(cx: &Cx, v: &Value) -> Result<Raw> {
         Value::Object(o) => {
             let out = cx.object()?;
             for (k, v) in o.iter() {
-                let (key, value) = (cx.js_str(k)?, json_value(cx, v)?);
-                check(unsafe { sys::napi_set_property(cx.env, out, key, value) })?;
+                define(cx, out, cx.js_str(k)?, json_value(cx, v)?)?;
             }
             out
         }
@@ -165,7 +205,7 @@ fn arguments(cx: &Cx, call: &ToolCall) -> Result<Raw> {
             Some(Ok(v)) => json_value(cx, &v)?,
             _ => cx.undefined(),
         };
-        check(unsafe { sys::napi_set_property(cx.env, out, cx.js_str(k)?, value) })?;
+        define(cx, out, cx.js_str(k)?, value)?;
     }
     Ok(out)
 }

@@ -17,8 +17,9 @@ pub const BRANCH_SUMMARY_SUFFIX: &str = "</summary>";
 /// What becomes of one message.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LlmMessage {
-    /// user, assistant and toolResult messages pass through as the same object.
-    Same,
+    /// user, assistant and toolResult messages pass through as the same
+    /// object; the role read says which.
+    Same(Role),
     /// Not sent (unknown roles, bash runs excluded from context).
     Dropped,
     /// A user message with this single text block.
@@ -70,7 +71,7 @@ fn wrap_summary<V: View>(message: &V, prefix: &str, suffix: &str) -> Result<JsSt
 /// Decides one message of `convertToLlm`.
 pub fn convert_message<V: View>(message: &V) -> Result<LlmMessage> {
     Ok(match role_of(message)? {
-        Role::User | Role::Assistant | Role::ToolResult => LlmMessage::Same,
+        role @ (Role::User | Role::Assistant | Role::ToolResult) => LlmMessage::Same(role),
         Role::BashExecution => {
             if message.get(Key::ExcludeFromContext)?.truthy() {
                 LlmMessage::Dropped

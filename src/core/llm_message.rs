@@ -11,47 +11,47 @@ use super::convert::{convert_message, LlmMessage};
 use super::error::{Context, Error, Result};
 use super::json::{stringify, Value};
 use super::jsstr::JsStr;
-use super::model::role_of;
 use super::model::Role;
+use super::text::{Text, TextOf};
 use super::view::{Kind, View};
 
 /// One LLM message.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Message {
-    User(UserMessage),
-    Assistant(AssistantMessage),
-    ToolResult(ToolResultMessage),
+pub enum Message<T = JsStr> {
+    User(UserMessage<T>),
+    Assistant(AssistantMessage<T>),
+    ToolResult(ToolResultMessage<T>),
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub struct UserMessage {
-    pub content: UserContent,
+pub struct UserMessage<T = JsStr> {
+    pub content: UserContent<T>,
     /// The source message's `timestamp` when it is a number.
     pub timestamp: Option<f64>,
 }
 
 /// A user message's content: a plain string or content blocks.
 #[derive(Debug, Clone, PartialEq)]
-pub enum UserContent {
-    Text(JsStr),
-    Blocks(Vec<Block>),
+pub enum UserContent<T = JsStr> {
+    Text(T),
+    Blocks(Vec<Block<T>>),
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub struct AssistantMessage {
-    pub content: Vec<Block>,
+pub struct AssistantMessage<T = JsStr> {
+    pub content: Vec<Block<T>>,
     pub timestamp: Option<f64>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub struct ToolResultMessage {
+pub struct ToolResultMessage<T = JsStr> {
     /// `String(toolCallId)`.
     pub tool_call_id: JsStr,
     /// `String(toolName)`.
     pub tool_name: JsStr,
     /// `Boolean(isError)`.
     pub is_error: bool,
-    pub content: Vec<Block>,
+    pub content: Vec<Block<T>>,
     /// UTF-16 units of text that follow `content`'s text but were not
     /// copied, because a transcript cuts tool results long before them
     /// (see [`ReadLimits`]). Zero when the whole body was read.
@@ -66,6 +66,8 @@ pub struct ReadLimits {
     /// is only counted. `None` copies everything (needed when the messages
     /// themselves are handed back, as `projectForSummary` does).
     pub tool_result_units: Option<usize>,
+    /// Leave `timestamp` unread (a transcript never shows it).
+    pub skip_timestamps: bool,
 }
 
 impl ReadLimits {
@@ -75,6 +77,16 @@ impl ReadLimits {
     pub fn transcript() -> ReadLimits {
         ReadLimits {
             tool_result_units: Some(super::serialize::TOOL_RESULT_MAX_CHARS + 1),
+            skip_timestamps: false,
+        }
+    }
+
+    /// What a transcript needs when texts are not copied: all of them, and
+    /// no timestamps.
+    pub fn borrowed_transcript() -> ReadLimits {
+        ReadLimits {
+            tool_result_units: None,
+            skip_timestamps: true,
         }
     }
 }
@@ -82,10 +94,10 @@ impl ReadLimits {
 /// A content block. Block types a message of that role cannot show in a
 /// transcript are not kept.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Block {
-    Text(JsStr),
+pub enum Block<T = JsStr> {
+    Text(T),
     Thinking {
-        thinking: JsStr,
+        thinking: T,
         redacted: bool,
     },
     ToolCall(ToolCall),
@@ -106,7 +118,7 @@ pub struct ToolCall {
     pub args: Vec<(JsStr, Option<JsStr>)>,
 }
 
-impl Message {
+impl<T> Message<T> {
     pub fn is_user(&self) -> bool {
         matches!(self, Message::User(_))
     }
@@ -120,22 +132,22 @@ impl Message {
     }
 }
 
-impl Block {
-    pub fn text(s: impl Into<JsStr>) -> Block {
-        Block::Text(s.into())
+impl<T: Text> Block<T> {
+    pub fn text(s: impl Into<JsStr>) -> Block<T> {
+        Block::Text(T::owned(s.into()))
     }
 }
 
 /// The text an array element contributes to `Array.prototype.join`: `""` for
 /// null and undefined, `String(v)` otherwise.
-fn join_text<V: View>(v: &V) -> Result<JsStr> {
+fn join_text<V: View, T: TextOf<V>>(v: &V) -> Result<T> {
     // Most values are strings: one read, no typeof.
-    if let Some(s) = v.string() {
+    if let Some(s) = T::text_of(v) {
         return Ok(s);
     }
     match v.kind() {
-        Kind::Undefined | Kind::Null => Ok(JsStr::empty()),
-        _ => v.to_js_string(),
+        Kind::Undefined | Kind::Null => Ok(T::owned(JsStr::empty())),
+        _ => v.to_js_string().map(T::owned),
     }
 }
 
@@ -174,7 +186,7 @@ fn block_type<V: View>(block: &V) -> Result<Option<usize>> {
     Ok(found)
 }
 
-fn image_block<V: View>(block: &V) -> Result<Block> {
+fn image_block<V: View, T>(block: &V) -> Result<Block<T>> {
     // No key for `mimeType` in the shared key set; images are rare, so a walk
     // over the block's own entries costs little.
     let mime_type = block
@@ -186,7 +198,7 @@ fn image_block<V: View>(block: &V) -> Result<Block> {
 }
 
 /// Text and image blocks (user, custom and tool-result content).
-fn text_image_blocks<V: View>(content: &V) -> Result<Vec<Block>> {
+fn text_image_blocks<V: View, T: TextOf<V>>(content: &V) -> Result<Vec<Block<T>>> {
     let len = content.expect_array("")?;
     let mut out = Vec::with_capacity(super::capacity::reserve_for(len));
     for j in 0..len {
@@ -198,7 +210,7 @@ fn text_image_blocks<V: View>(content: &V) -> Result<Vec<Block>> {
     Ok(out)
 }
 
-fn text_image_block<V: View>(block: &V) -> Result<Option<Block>> {
+fn text_image_block<V: View, T: TextOf<V>>(block: &V) -> Result<Option<Block<T>>> {
     Ok(match block_type(block)? {
         Some(0) => Some(Block::Text(
             join_text(&field(block, super::view::Key::Text)?).within("text")?,
@@ -208,7 +220,7 @@ fn text_image_block<V: View>(block: &V) -> Result<Option<Block>> {
     })
 }
 
-fn assistant_block<V: View>(block: &V) -> Result<Option<Block>> {
+fn assistant_block<V: View, T: TextOf<V>>(block: &V) -> Result<Option<Block<T>>> {
     use super::view::Key;
     Ok(match block_type(block)? {
         Some(0) => Some(Block::Text(
@@ -259,16 +271,18 @@ fn arguments<V: View>(args: &V) -> Result<Vec<(JsStr, Option<JsStr>)>> {
     }
 }
 
-fn assistant_blocks<V: View>(content: &V) -> Result<Vec<Block>> {
-    let len = match content.kind() {
-        Kind::Array => content.array_len().unwrap_or(0),
+fn assistant_blocks<V: View, T: TextOf<V>>(content: &V) -> Result<Vec<Block<T>>> {
+    // Arrays first: one read for the usual case.
+    let len = match content.array_len() {
+        Some(len) => len,
         // `for...of` over a string yields characters: none is a block.
-        Kind::String => 0,
-        other => {
+        None if content.kind() == Kind::String => 0,
+        None => {
+            let other = content.kind();
             return Err(Error::type_error(
                 "",
                 format!("expected an array, got {}", other.describe()),
-            ))
+            ));
         }
     };
     let mut out = Vec::with_capacity(super::capacity::reserve_for(len));
@@ -281,8 +295,8 @@ fn assistant_blocks<V: View>(content: &V) -> Result<Vec<Block>> {
     Ok(out)
 }
 
-fn user_content<V: View>(content: &V) -> Result<UserContent> {
-    match content.string() {
+fn user_content<V: View, T: TextOf<V>>(content: &V) -> Result<UserContent<T>> {
+    match T::text_of(content) {
         Some(s) => Ok(UserContent::Text(s)),
         None => Ok(UserContent::Blocks(text_image_blocks(content)?)),
     }
@@ -291,7 +305,10 @@ fn user_content<V: View>(content: &V) -> Result<UserContent> {
 /// A tool result's blocks, copying text only up to `limit` units and
 /// counting the rest. A body whose copied text is all blank is read whole,
 /// since whether it is blank decides whether the result is shown at all.
-fn tool_result_blocks<V: View>(content: &V, limit: Option<usize>) -> Result<(Vec<Block>, usize)> {
+fn tool_result_blocks<V: View, T: TextOf<V>>(
+    content: &V,
+    limit: Option<usize>,
+) -> Result<(Vec<Block<T>>, usize)> {
     let Some(limit) = limit else {
         return Ok((text_image_blocks(content)?, 0));
     };
@@ -311,7 +328,7 @@ fn tool_result_blocks<V: View>(content: &V, limit: Option<usize>) -> Result<(Vec
         let text = block.get(super::view::Key::Text)?;
         let Some(units) = text.str_len() else {
             // String(value) of a non-string: read as usual.
-            if let Some(b) = text_image_block(&block).within_with(|| format!("[{j}]"))? {
+            if let Some(b) = text_image_block::<V, T>(&block).within_with(|| format!("[{j}]"))? {
                 copied += match &b {
                     Block::Text(t) => t.utf16_len(),
                     _ => 0,
@@ -322,18 +339,22 @@ fn tool_result_blocks<V: View>(content: &V, limit: Option<usize>) -> Result<(Vec
         };
         let room = limit.saturating_sub(copied);
         if units <= room {
-            out.push(Block::Text(text.string().unwrap_or_default()));
+            out.push(Block::Text(
+                T::text_of(&text).unwrap_or_else(|| T::owned(JsStr::empty())),
+            ));
             copied += units;
         } else {
             if room > 0 {
-                out.push(Block::Text(text.string_prefix(room).unwrap_or_default()));
+                out.push(Block::Text(T::owned(
+                    text.string_prefix(room).unwrap_or_default(),
+                )));
                 copied += room;
             }
             elided += units - room;
         }
     }
     let all_blank = out.iter().all(|b| match b {
-        Block::Text(t) => super::projection::is_blank(t),
+        Block::Text(t) => t.is_blank(),
         _ => false,
     });
     if elided > 0 && all_blank {
@@ -345,49 +366,49 @@ fn tool_result_blocks<V: View>(content: &V, limit: Option<usize>) -> Result<(Vec
 /// One agent message as the model sees it after `convertToLlm`, or `None`
 /// when it is not sent.
 pub fn from_agent_message<V: View>(message: &V) -> Result<Option<Message>> {
-    from_agent_message_with(message, ReadLimits::default())
+    from_agent_message_with::<V, JsStr>(message, ReadLimits::default())
 }
 
 /// [`from_agent_message`], copying no more than `limits` allow.
-pub fn from_agent_message_with<V: View>(
+pub fn from_agent_message_with<V: View, T: TextOf<V>>(
     message: &V,
     limits: ReadLimits,
-) -> Result<Option<Message>> {
+) -> Result<Option<Message<T>>> {
     use super::view::Key;
-    let timestamp = timestamp_of(message)?;
+    let timestamp = if limits.skip_timestamps {
+        None
+    } else {
+        timestamp_of(message)?
+    };
     let user = |content| Some(Message::User(UserMessage { content, timestamp }));
-    let text_block = |text: JsStr| UserContent::Blocks(vec![Block::Text(text)]);
+    let text_block = |text: JsStr| UserContent::Blocks(vec![Block::Text(T::owned(text))]);
     Ok(match convert_message(message)? {
         LlmMessage::Dropped => None,
         LlmMessage::UserText(text) => user(text_block(text)),
         LlmMessage::CustomText => {
             let content = message.get(Key::Content)?;
-            user(text_block(content.string().unwrap_or_default()))
+            user(UserContent::Blocks(vec![Block::Text(
+                T::text_of(&content).unwrap_or_else(|| T::owned(JsStr::empty())),
+            )]))
         }
         LlmMessage::CustomBlocks => user(UserContent::Blocks(
             text_image_blocks(&message.get(Key::Content)?).within("content")?,
         )),
-        LlmMessage::Same => match role_of(message)? {
+        LlmMessage::Same(role) => match role {
             Role::User => user(user_content(&message.get(Key::Content)?).within("content")?),
             Role::Assistant => Some(Message::Assistant(AssistantMessage {
                 content: assistant_blocks(&message.get(Key::Content)?).within("content")?,
                 timestamp,
             })),
             _ => Some(Message::ToolResult(ToolResultMessage {
-                tool_call_id: message
-                    .get(Key::ToolCallId)?
-                    .to_js_string()
-                    .within("toolCallId")?,
-                tool_name: message
-                    .get(Key::ToolName)?
-                    .to_js_string()
-                    .within("toolName")?,
+                tool_call_id: to_text(&message.get(Key::ToolCallId)?).within("toolCallId")?,
+                tool_name: to_text(&message.get(Key::ToolName)?).within("toolName")?,
                 is_error: message.get(Key::IsError)?.truthy(),
                 content: Vec::new(),
                 elided_units: 0,
                 timestamp,
             }))
-            .map(|mut m| -> Result<Message> {
+            .map(|mut m| -> Result<Message<T>> {
                 if let Message::ToolResult(r) = &mut m {
                     let (content, elided) =
                         tool_result_blocks(&message.get(Key::Content)?, limits.tool_result_units)
@@ -414,19 +435,29 @@ pub fn transcript_messages<V: View>(messages: &V) -> Result<Vec<Message>> {
     from_agent_messages_with(messages, ReadLimits::transcript())
 }
 
-fn from_agent_messages_with<V: View>(messages: &V, limits: ReadLimits) -> Result<Vec<Message>> {
+/// `convertToLlm(messages)` as texts of type `T`, which may refer to the
+/// caller's strings instead of copying them (see [`TextOf::BORROWS`]).
+pub fn from_agent_messages_with<V: View, T: TextOf<V>>(
+    messages: &V,
+    limits: ReadLimits,
+) -> Result<Vec<Message<T>>> {
     let len = messages.expect_array("")?;
     let mut out = Vec::with_capacity(super::capacity::reserve_for(len));
     for i in 0..len {
-        messages
-            .scoped(|| -> Result<()> {
-                let message = messages.at(i)?;
-                if let Some(m) = from_agent_message_with(&message, limits)? {
-                    out.push(m);
-                }
-                Ok(())
-            })
-            .within_with(|| format!("[{i}]"))?;
+        let mut read = || -> Result<()> {
+            let message = messages.at(i)?;
+            if let Some(m) = from_agent_message_with(&message, limits)? {
+                out.push(m);
+            }
+            Ok(())
+        };
+        // Borrowed texts must outlive the read, so no temporary scope then.
+        if T::BORROWS {
+            read()
+        } else {
+            messages.scoped(read)
+        }
+        .within_with(|| format!("[{i}]"))?;
     }
     Ok(out)
 }
@@ -436,7 +467,7 @@ fn from_agent_messages_with<V: View>(messages: &V, limits: ReadLimits) -> Result
 pub fn opens_round<V: View>(message: &V) -> Result<bool> {
     Ok(match convert_message(message)? {
         LlmMessage::Dropped => false,
-        LlmMessage::Same => role_of(message)? == Role::User,
+        LlmMessage::Same(role) => role == Role::User,
         LlmMessage::UserText(_) | LlmMessage::CustomText | LlmMessage::CustomBlocks => true,
     })
 }

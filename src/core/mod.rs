@@ -25,6 +25,7 @@ pub mod serialize;
 pub mod session_file;
 pub mod session_tree;
 pub mod settings;
+pub mod text;
 pub mod token_classes;
 pub mod tokenizer;
 pub mod tokens;

@@ -17,6 +17,7 @@ use std::ops::Range;
 use super::jsstr::{is_high_surrogate, is_low_surrogate, JsStr, Utf16Builder};
 use super::llm_message::{Block, Message, ToolResultMessage, UserContent, UserMessage};
 use super::serialize::{push_message, Parts, SerializeOptions};
+use super::text::Text;
 
 /// How many of the newest valid tool-result bodies stay verbatim by default.
 pub const DEFAULT_TOOL_RESULT_BODIES: usize = 3;
@@ -81,7 +82,7 @@ pub fn is_claude_family(api: Option<&JsStr>, provider: Option<&JsStr>, id: Optio
 }
 
 /// The rounds of `messages` as index ranges covering all of them, in order.
-pub fn split_user_rounds(messages: &[Message]) -> Vec<Range<usize>> {
+pub fn split_user_rounds<T>(messages: &[Message<T>]) -> Vec<Range<usize>> {
     round_ranges(messages.iter().map(Message::is_user), messages.len())
 }
 
@@ -101,36 +102,16 @@ pub fn round_ranges(opens: impl Iterator<Item = bool>, len: usize) -> Vec<Range<
     out
 }
 
-/// JS `s.trim() === ""`.
-pub(crate) fn is_blank(s: &JsStr) -> bool {
-    s.code_units().all(|u| {
-        matches!(
-            u,
-            0x09..=0x0D
-                | 0x20
-                | 0xA0
-                | 0x1680
-                | 0x2000..=0x200A
-                | 0x2028
-                | 0x2029
-                | 0x202F
-                | 0x205F
-                | 0x3000
-                | 0xFEFF
-        )
-    })
-}
-
 /// A tool result is worth showing when it has an image or non-blank text.
-fn has_substance(result: &ToolResultMessage) -> bool {
+fn has_substance<T: Text>(result: &ToolResultMessage<T>) -> bool {
     result.content.iter().any(|b| match b {
-        Block::Text(t) => !is_blank(t),
+        Block::Text(t) => !t.is_blank(),
         Block::Image { .. } => true,
         _ => false,
     })
 }
 
-fn project_blocks(blocks: &[Block]) -> Vec<Block> {
+fn project_blocks<T: Text>(blocks: &[Block<T>]) -> Vec<Block<T>> {
     blocks
         .iter()
         .map(|b| match b {
@@ -141,7 +122,7 @@ fn project_blocks(blocks: &[Block]) -> Vec<Block> {
 }
 
 /// Builds the projection of `messages`. The input is only read.
-pub fn project(messages: &[Message], options: &ProjectOptions) -> Vec<Message> {
+pub fn project<T: Text>(messages: &[Message<T>], options: &ProjectOptions) -> Vec<Message<T>> {
     let rounds = split_user_rounds(messages);
     let dropped = options
         .drop_oldest_rounds
@@ -183,7 +164,7 @@ pub fn project(messages: &[Message], options: &ProjectOptions) -> Vec<Message> {
                 timestamp: u.timestamp,
             })),
             Message::Assistant(a) => {
-                let content: Vec<Block> = a
+                let content: Vec<Block<T>> = a
                     .content
                     .iter()
                     .filter(|b| match b {
@@ -263,12 +244,12 @@ pub fn head_and_tail(text: &JsStr, bound: usize) -> Option<JsStr> {
 /// Replaces each round whose transcript exceeds `bound` by one user message
 /// holding its head and tail: read back, it gives the round's transcript with
 /// the middle cut out, and it still opens exactly one round.
-fn bound_rounds(messages: Vec<Message>, bound: usize) -> Vec<Message> {
+fn bound_rounds<T: Text>(messages: Vec<Message<T>>, bound: usize) -> Vec<Message<T>> {
     let rounds = split_user_rounds(&messages);
     let mut out = Vec::with_capacity(messages.len());
     let mut messages = messages.into_iter();
     for round in rounds {
-        let round_messages: Vec<Message> = messages.by_ref().take(round.len()).collect();
+        let round_messages: Vec<Message<T>> = messages.by_ref().take(round.len()).collect();
         let mut text = Utf16Builder::new();
         let mut parts = Parts::new(&mut text);
         for m in &round_messages {
@@ -288,7 +269,7 @@ fn bound_rounds(messages: Vec<Message>, bound: usize) -> Vec<Message> {
         match head_and_tail(&body, bound) {
             None => out.extend(round_messages),
             Some(excerpt) => out.push(Message::User(UserMessage {
-                content: UserContent::Text(excerpt),
+                content: UserContent::Text(T::owned(excerpt)),
                 timestamp: round_messages.first().and_then(Message::timestamp),
             })),
         }
@@ -499,7 +480,7 @@ mod tests {
             call("y")
         ));
         assert_eq!(split_user_rounds(&input), vec![0..1, 1..3, 3..4, 4..5]);
-        assert_eq!(split_user_rounds(&[]), Vec::<Range<usize>>::new());
+        assert_eq!(split_user_rounds::<JsStr>(&[]), Vec::<Range<usize>>::new());
         let starts_with_user =
             msgs(r#"[{"role":"user","content":"a"},{"role":"user","content":"b"}]"#);
         assert_eq!(split_user_rounds(&starts_with_user), vec![0..1, 1..2]);

@@ -5,8 +5,9 @@
 //! to its call. Joining, empty-content handling and tool-result truncation
 //! follow the reference, except that a cut never splits a surrogate pair.
 
-use super::jsstr::{JsStr, Utf16Builder};
+use super::jsstr::{is_high_surrogate, is_low_surrogate, JsStr, Utf16Builder};
 use super::llm_message::{Block, Message, ToolCall, UserContent};
+use super::text::{Sink, Text};
 
 /// Longest tool-result text kept verbatim, in UTF-16 units.
 pub const TOOL_RESULT_MAX_CHARS: usize = 2000;
@@ -24,30 +25,21 @@ impl Default for SerializeOptions {
     }
 }
 
-/// Keeps at most `max` units of `text` (fewer rather than half a surrogate
-/// pair) and says how many were cut.
-pub fn truncate_for_summary(text: &JsStr, max: usize) -> (JsStr, usize) {
-    let len = text.utf16_len();
-    if len <= max {
-        return (text.clone(), 0);
-    }
-    let kept = text.truncate_utf16(max);
-    let cut = len - kept.utf16_len();
-    (kept, cut)
-}
-
 /// Transcript parts, separated by a blank line.
-pub(crate) struct Parts<'a> {
-    out: &'a mut Utf16Builder,
+pub(crate) struct Parts<'a, S> {
+    out: &'a mut S,
     any: bool,
 }
 
-impl<'a> Parts<'a> {
-    pub(crate) fn new(out: &'a mut Utf16Builder) -> Self {
+impl<'a, S> Parts<'a, S> {
+    pub(crate) fn new(out: &'a mut S) -> Self {
         Parts { out, any: false }
     }
 
-    fn start(&mut self, label: &str) -> &mut Utf16Builder {
+    fn start<T: Text>(&mut self, label: &str) -> &mut S
+    where
+        S: Sink<T>,
+    {
         if self.any {
             self.out.push_str("\n\n");
         }
@@ -57,19 +49,27 @@ impl<'a> Parts<'a> {
     }
 }
 
-fn push_tool_call(out: &mut Utf16Builder, call: &ToolCall) {
-    out.push_js(&call.name);
+/// An owned string written to a sink of any text type.
+fn push_js<T: Text, S: Sink<T>>(out: &mut S, s: &JsStr) {
+    match s.as_str() {
+        Some(s) => out.push_str(s),
+        None => out.push_text(&T::owned(s.clone())),
+    }
+}
+
+fn push_tool_call<T: Text, S: Sink<T>>(out: &mut S, call: &ToolCall) {
+    push_js(out, &call.name);
     out.push_str("#");
-    out.push_js(&call.id);
+    push_js(out, &call.id);
     out.push_str("(");
     for (i, (key, json)) in call.args.iter().enumerate() {
         if i > 0 {
             out.push_str(", ");
         }
-        out.push_js(key);
+        push_js(out, key);
         out.push_str("=");
         match json {
-            Some(json) => out.push_js(json),
+            Some(json) => push_js(out, json),
             // `${JSON.stringify(undefined)}`
             None => out.push_str("undefined"),
         }
@@ -77,54 +77,97 @@ fn push_tool_call(out: &mut Utf16Builder, call: &ToolCall) {
     out.push_str(")");
 }
 
-fn texts(blocks: &[Block]) -> impl Iterator<Item = &JsStr> {
+fn texts<T>(blocks: &[Block<T>]) -> impl Iterator<Item = &T> {
     blocks.iter().filter_map(|b| match b {
         Block::Text(t) => Some(t),
         _ => None,
     })
 }
 
-/// The text blocks joined with `""`, as the reference reads user and
-/// tool-result content.
-pub(crate) fn joined_text(blocks: &[Block]) -> JsStr {
-    let mut it = texts(blocks).filter(|t| !t.is_empty());
-    let Some(first) = it.next() else {
-        return JsStr::empty();
-    };
-    match it.next() {
-        None => first.clone(),
-        Some(second) => {
-            let mut b = Utf16Builder::new();
-            b.push_js(first);
-            b.push_js(second);
-            for t in it {
-                b.push_js(t);
-            }
-            b.finish()
+/// Whether a cut at `index` of the texts joined with `""` splits a pair.
+fn splits_joined_pair_at<T: Text>(texts: &[&T], index: usize) -> bool {
+    let mut start = 0usize;
+    for t in texts {
+        let len = t.utf16_len();
+        if index > start && index < start + len {
+            // Inside one text: it can answer alone.
+            return t.splits_pair_at(index - start);
+        }
+        start += len;
+    }
+    // At a boundary between two texts (or an end).
+    index > 0
+        && joined_unit_at(texts, index - 1).is_some_and(is_high_surrogate)
+        && joined_unit_at(texts, index).is_some_and(is_low_surrogate)
+}
+
+/// The code unit at `index` of the texts joined with `""`.
+fn joined_unit_at<T: Text>(texts: &[&T], mut index: usize) -> Option<u16> {
+    for t in texts {
+        let len = t.utf16_len();
+        if index < len {
+            return t.code_unit_at(index);
+        }
+        index -= len;
+    }
+    None
+}
+
+/// Writes a tool result's text blocks joined with `""`, cut at `max` units
+/// (one fewer rather than half a surrogate pair); returns the units cut.
+fn push_truncated<T: Text, S: Sink<T>>(out: &mut S, texts: &[&T], max: usize) -> usize {
+    let len: usize = texts.iter().map(|t| t.utf16_len()).sum();
+    if len <= max {
+        for t in texts {
+            out.push_text(t);
+        }
+        return 0;
+    }
+    let mut end = max;
+    if splits_joined_pair_at(texts, end) {
+        end -= 1;
+    }
+    let mut room = end;
+    for t in texts {
+        if room == 0 {
+            break;
+        }
+        let n = t.utf16_len();
+        if n <= room {
+            out.push_text(t);
+            room -= n;
+        } else {
+            out.push_text_prefix(t, room);
+            room = 0;
         }
     }
+    len - end
 }
 
 /// Appends one message's parts.
-pub(crate) fn push_message(parts: &mut Parts<'_>, message: &Message, options: SerializeOptions) {
+pub(crate) fn push_message<T: Text, S: Sink<T>>(
+    parts: &mut Parts<'_, S>,
+    message: &Message<T>,
+    options: SerializeOptions,
+) {
     match message {
         Message::User(m) => match &m.content {
             UserContent::Text(t) => {
                 if !t.is_empty() {
-                    parts.start("[User]: ").push_js(t);
+                    parts.start("[User]: ").push_text(t);
                 }
             }
             UserContent::Blocks(blocks) => {
                 if texts(blocks).any(|t| !t.is_empty()) {
                     let out = parts.start("[User]: ");
                     for t in texts(blocks) {
-                        out.push_js(t);
+                        out.push_text(t);
                     }
                 }
             }
         },
         Message::Assistant(m) => {
-            let reasoning = |b: &&Block| matches!(b, Block::Thinking { thinking, redacted: false } if !thinking.is_empty());
+            let reasoning = |b: &&Block<T>| matches!(b, Block::Thinking { thinking, redacted: false } if !thinking.is_empty());
             if options.reasoning && m.content.iter().any(|b| reasoning(&b)) {
                 let out = parts.start("[Assistant reasoning]: ");
                 for (i, b) in m.content.iter().filter(reasoning).enumerate() {
@@ -132,7 +175,7 @@ pub(crate) fn push_message(parts: &mut Parts<'_>, message: &Message, options: Se
                         out.push_str("\n");
                     }
                     if let Block::Thinking { thinking, .. } = b {
-                        out.push_js(thinking);
+                        out.push_text(thinking);
                     }
                 }
             }
@@ -142,7 +185,7 @@ pub(crate) fn push_message(parts: &mut Parts<'_>, message: &Message, options: Se
                     if i > 0 {
                         out.push_str("\n");
                     }
-                    out.push_js(t);
+                    out.push_text(t);
                 }
             }
             if m.content.iter().any(|b| matches!(b, Block::ToolCall(_))) {
@@ -160,23 +203,21 @@ pub(crate) fn push_message(parts: &mut Parts<'_>, message: &Message, options: Se
             }
         }
         Message::ToolResult(m) => {
-            let content = joined_text(&m.content);
+            let content: Vec<&T> = texts(&m.content).filter(|t| !t.is_empty()).collect();
             if content.is_empty() && m.elided_units == 0 {
                 return;
             }
             let out = parts.start("[Tool result ");
-            out.push_js(&m.tool_name);
+            push_js(out, &m.tool_name);
             out.push_str("#");
-            out.push_js(&m.tool_call_id);
+            push_js(out, &m.tool_call_id);
             out.push_str(if m.is_error {
                 " error=true]: "
             } else {
                 " error=false]: "
             });
-            let (kept, mut cut) = truncate_for_summary(&content, TOOL_RESULT_MAX_CHARS);
             // Text never copied (see ReadLimits) lies past the cut as well.
-            cut += m.elided_units;
-            out.push_js(&kept);
+            let cut = push_truncated(out, &content, TOOL_RESULT_MAX_CHARS) + m.elided_units;
             if cut > 0 {
                 out.push_str(&format!("\n\n[... {cut} more characters truncated]"));
             }
@@ -219,8 +260,12 @@ fn size_hint(messages: &[Message]) -> usize {
         .sum()
 }
 
-/// Appends the transcript of `messages` to `out`.
-pub fn serialize_into(messages: &[Message], options: SerializeOptions, out: &mut Utf16Builder) {
+/// Writes the transcript of `messages` to `out`.
+pub fn serialize_into<T: Text, S: Sink<T>>(
+    messages: &[Message<T>],
+    options: SerializeOptions,
+    out: &mut S,
+) {
     let mut parts = Parts::new(out);
     for m in messages {
         push_message(&mut parts, m, options);
@@ -376,19 +421,43 @@ mod tests {
         assert_eq!(got, format!("[Tool result t#c error=false]: {exact}"));
     }
 
+    /// `push_truncated` over `texts` at 2000 units: (kept, units cut).
+    fn cut(texts: &[JsStr]) -> (JsStr, usize) {
+        let refs: Vec<&JsStr> = texts.iter().collect();
+        let mut out = Utf16Builder::new();
+        let n = push_truncated::<JsStr, _>(&mut out, &refs, TOOL_RESULT_MAX_CHARS);
+        (out.finish(), n)
+    }
+
+    fn units(parts: &[(u16, usize)]) -> JsStr {
+        let v: Vec<u16> = parts
+            .iter()
+            .flat_map(|&(u, n)| std::iter::repeat_n(u, n))
+            .collect();
+        JsStr::from_utf16(&v)
+    }
+
     #[test]
     fn truncation_never_splits_a_surrogate_pair() {
         // 1999 ASCII units, then an emoji occupying units 1999 and 2000.
         let text = JsStr::from_string(format!("{}😀{}", "a".repeat(1999), "b".repeat(10)));
-        let (kept, cut) = truncate_for_summary(&text, 2000);
-        assert_eq!(kept.utf16_len(), 1999);
-        assert_eq!(cut, 12);
+        let (kept, n) = cut(&[text]);
+        assert_eq!((kept.utf16_len(), n), (1999, 12));
         assert!(kept.as_str().is_some());
+        // The same pair made by two texts meeting at the cut.
+        let (a, b, hi, lo) = (u16::from(b'a'), u16::from(b'b'), 0xD83D, 0xDE00);
+        let (kept, n) = cut(&[units(&[(a, 1999), (hi, 1)]), units(&[(lo, 1), (b, 10)])]);
+        assert_eq!((kept.utf16_len(), n), (1999, 12));
         // A lone surrogate before the cut is kept as is.
-        let mut units: Vec<u16> = vec![0xD800];
-        units.extend(std::iter::repeat_n(u16::from(b'z'), 2100));
-        let (kept, cut) = truncate_for_summary(&JsStr::from_utf16(&units), 2000);
-        assert_eq!((kept.utf16_len(), cut), (2000, 101));
+        let (kept, n) = cut(&[units(&[(0xD800, 1), (u16::from(b'z'), 2100)])]);
+        assert_eq!((kept.utf16_len(), n), (2000, 101));
+        // A cut inside the second of two texts.
+        let (kept, n) = cut(&[units(&[(a, 1500)]), units(&[(b, 600)])]);
+        assert_eq!(
+            kept.to_string(),
+            format!("{}{}", "a".repeat(1500), "b".repeat(500))
+        );
+        assert_eq!(n, 100);
     }
 
     #[test]
