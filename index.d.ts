@@ -764,6 +764,18 @@ export declare function prepareCompaction(
 ): CompactionPreparation | undefined
 
 /**
+ * Prime-compaction addition. `prepareCompaction` as a Promise: the entries are
+ * read on the JS thread in slices of a few milliseconds (each as
+ * `JSON.stringify` gives it, as a session file stores it), and parsed and
+ * planned on the libuv pool. The result is on your own objects. Do not change
+ * the entries until the Promise settles.
+ */
+export declare function prepareCompactionAsync(
+  pathEntries: SessionEntry[],
+  settings: CompactionSettings,
+): Promise<CompactionPreparation | undefined>
+
+/**
  * Summarize a prepared compaction with the model (two summaries merged when a
  * turn is split) and append the file lists.
  */

@@ -102,7 +102,11 @@ function fileOpsOfPlan(entries, detailsFrom, plan) {
 }
 
 function prepareCompaction(pathEntries, settings) {
-  const plan = native.prepareCompaction(pathEntries, settings)
+  return preparationOf(pathEntries, native.prepareCompaction(pathEntries, settings), settings)
+}
+
+/** The preparation for a native plan (entry indices), on the caller's own objects. */
+function preparationOf(pathEntries, plan, settings) {
   if (plan === undefined) return undefined
   const previous = plan.previousCompactionIndex
   return {
@@ -115,6 +119,66 @@ function prepareCompaction(pathEntries, settings) {
     fileOps: fileOpsOfPlan(pathEntries, plan.detailsFrom >= 0 ? [plan.detailsFrom] : [], plan),
     settings,
   }
+}
+
+/** How long one slice of prepareCompactionAsync's reading may hold the JS thread. */
+const ASYNC_SLICE_MS = 3
+
+const nextTurn = () => new Promise((resolve) => setImmediate(resolve))
+
+/**
+ * Longer arrays go to the synchronous call: no session held in memory is this
+ * long, a huge sparse array is, and the synchronous call (which reads from
+ * the end) answers it at once instead of writing billions of nulls.
+ */
+const ASYNC_MAX_ENTRIES = 2 ** 24
+
+/** JSON.stringify(pathEntries.slice(first, end)); a failure names the entry. */
+function entriesJson(pathEntries, first, end) {
+  try {
+    return JSON.stringify(pathEntries.slice(first, end))
+  } catch (err) {
+    for (let i = first; i < end; i++) {
+      try {
+        JSON.stringify(pathEntries[i])
+      } catch (inner) {
+        throw new TypeError(`pathEntries[${i}]: cannot be read as JSON: ${inner && inner.message}`, { cause: inner })
+      }
+    }
+    throw err
+  }
+}
+
+/**
+ * prepareCompaction as a Promise. The entries are read on the JS thread in
+ * slices of about ASYNC_SLICE_MS (as V8's JSON.stringify gives them, as a
+ * session file stores them), with the event loop running between slices;
+ * the native side parses each slice on a thread of its own as it arrives
+ * and plans on the libuv pool. Do not change the entries until it settles.
+ */
+async function prepareCompactionAsync(pathEntries, settings) {
+  // The same TypeErrors as the synchronous call for a non-array and for bad settings.
+  if (!Array.isArray(pathEntries) || pathEntries.length > ASYNC_MAX_ENTRIES) return prepareCompaction(pathEntries, settings)
+  const json = new native.EntriesJson(settings)
+  const n = pathEntries.length
+  let batch = 32
+  let i = 0
+  while (i < n) {
+    const sliceStart = performance.now()
+    do {
+      const start = performance.now()
+      const end = Math.min(n, i + batch)
+      json.push(entriesJson(pathEntries, i, end), i, end - i)
+      i = end
+      // Batches of about a millisecond: big enough to be cheap, small
+      // enough not to overrun the slice.
+      const took = performance.now() - start
+      if (took < 0.5) batch *= 2
+      else if (took > 1.5 && batch > 1) batch = Math.ceil(batch / 2)
+    } while (i < n && performance.now() - sliceStart < ASYNC_SLICE_MS)
+    if (i < n) await nextTurn()
+  }
+  return preparationOf(pathEntries, await json.plan(), settings)
 }
 
 function collectEntriesForBranchSummary(session, oldLeafId, targetId) {
@@ -329,6 +393,7 @@ module.exports = {
   COMPACTION_SUMMARY_PREFIX,
   COMPACTION_SUMMARY_SUFFIX,
   prepareCompaction,
+  prepareCompactionAsync,
   collectEntriesForBranchSummary,
   prepareBranchEntries,
   generateBranchSummary,

@@ -11,6 +11,7 @@ export const {
   COMPACTION_SUMMARY_PREFIX,
   COMPACTION_SUMMARY_SUFFIX,
   prepareCompaction,
+  prepareCompactionAsync,
   collectEntriesForBranchSummary,
   prepareBranchEntries,
   generateBranchSummary,

@@ -37,6 +37,10 @@ async function exercise(pc, examplePath) {
     COMPACTION_SUMMARY_SUFFIX: () => assert.match(pc.COMPACTION_SUMMARY_SUFFIX, /<\/summary>/),
     SUMMARIZATION_SYSTEM_PROMPT: () => assert.ok(pc.SUMMARIZATION_SYSTEM_PROMPT.length > 50),
     prepareCompaction: () => assert.ok(prep.messagesToSummarize.length > 0 && prep.fileOps.read instanceof Set),
+    prepareCompactionAsync: async () => {
+      const p = await pc.prepareCompactionAsync(branch, settings)
+      assert.strictEqual(p.messagesToSummarize[0], prep.messagesToSummarize[0])
+    },
     collectEntriesForBranchSummary: () => {
       const r = pc.collectEntriesForBranchSummary(session, branch[branch.length - 1].id, branch[10].id)
       assert.ok(Array.isArray(r.entries) && r.entries.length > 0)

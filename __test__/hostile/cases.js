@@ -553,6 +553,34 @@ function fakeStream(answer) {
 }
 const OK = { role: 'assistant', content: [{ type: 'text', text: 'SUMMARY' }], stopReason: 'stop' }
 
+add('prepareCompactionAsync with hostile entries', async (m) => {
+  const huge = []
+  huge.length = 2 ** 32 - 1
+  await rejectsOr('prepareCompactionAsync, length 2^32-1', () => m.prepareCompactionAsync(huge, SETTINGS), /\[4294967294\]/)
+  const holey = session(9)
+  delete holey[4]
+  await rejectsOr('prepareCompactionAsync with a hole', () => m.prepareCompactionAsync(holey, SETTINGS), /pathEntries\[4\]/)
+  const boom = new Error('getter boom')
+  const getter = session(9)
+  getter[4] = Object.defineProperty({ ...getter[4] }, 'message', { get() { throw boom }, enumerable: true })
+  await rejectsOr('prepareCompactionAsync, throwing getter', () => m.prepareCompactionAsync(getter, SETTINGS), /pathEntries\[4\].*getter boom/)
+  const cyclic = session(9)
+  cyclic[3] = { ...cyclic[3] }
+  cyclic[3].self = cyclic[3]
+  await rejectsOr('prepareCompactionAsync, a cycle', () => m.prepareCompactionAsync(cyclic, SETTINGS), /pathEntries\[3\].*circular/)
+  const revocable = Proxy.revocable({}, {})
+  revocable.revoke()
+  const revoked = session(9)
+  revoked[4] = revocable.proxy
+  await rejectsOr('prepareCompactionAsync, revoked proxy', () => m.prepareCompactionAsync(revoked, SETTINGS), /pathEntries\[4\]/)
+  const proxied = new Proxy(session(9), {})
+  await rejectsOr('prepareCompactionAsync, a Proxy around the entries', () => m.prepareCompactionAsync(proxied, SETTINGS), null, wellFormedPlan(session(9)))
+  for (const bad of [null, 5, 'x', { length: 3 }]) {
+    await rejectsOr(`prepareCompactionAsync(${describe(bad)})`, () => m.prepareCompactionAsync(bad, SETTINGS), /pathEntries/)
+  }
+  await rejectsOr('prepareCompactionAsync, bad settings', () => m.prepareCompactionAsync(session(9), { enabled: 1 }), /settings/)
+})
+
 add('compact with hostile inputs and streams', async (m) => {
   const prep = m.prepareCompaction(session(30), { ...SETTINGS, keepRecentTokens: 200 })
   const r = await m.compact(prep, MODEL, 'k', undefined, undefined, undefined, undefined, fakeStream(OK))

@@ -15,7 +15,7 @@ use crate::core::file_ops::{
 };
 use crate::core::jsstr::JsStr;
 use crate::core::model::EntryType;
-use crate::core::prepare::prepare_compaction;
+use crate::core::prepare::{prepare_compaction, Preparation};
 use crate::core::settings::{read_counter, read_settings, should_compact, DEFAULT_SETTINGS};
 use crate::core::tokens::Counter;
 use crate::core::tokens::{context_tokens, estimate_context_tokens, valid_usage};
@@ -58,26 +58,33 @@ pub fn prepare_compaction_native(
         let settings = read_settings(&arg(cx, &settings)?).within("settings")?;
         let array = arg(cx, &path_entries)?;
         let entries = Entries::new(&array, "pathEntries")?.with_counter(settings.counter);
-        let Some(plan) = prepare_compaction(&entries, settings.keep_recent_tokens)? else {
-            return Ok(RawValue(cx.undefined()));
-        };
-        let o = cx.object()?;
-        cx.set(
-            o,
-            c"firstKeptEntryIndex",
-            cx.number(plan.first_kept_entry_index as f64)?,
-        )?;
-        cx.set(o, c"isSplitTurn", cx.boolean(plan.is_split_turn)?)?;
-        cx.set(o, c"tokensBefore", cx.number(plan.tokens_before)?)?;
-        cx.set(o, c"summarize", cx.u32_array(&plan.summarize)?)?;
-        cx.set(o, c"turnPrefix", cx.u32_array(&plan.turn_prefix)?)?;
-        let previous = plan.previous_compaction.map_or(-1.0, |p| p as f64);
-        let details_from = plan.details_from.map_or(-1.0, |p| p as f64);
-        cx.set(o, c"detailsFrom", cx.number(details_from)?)?;
-        cx.set(o, c"previousCompactionIndex", cx.number(previous)?)?;
-        set_file_ops(cx, o, &plan.file_ops)?;
-        Ok(RawValue(o))
+        let plan = prepare_compaction(&entries, settings.keep_recent_tokens)?;
+        Ok(RawValue(plan_object(cx, plan.as_ref())?))
     })
+}
+
+/// The plan object index.js maps onto the caller's entries; `undefined`
+/// where the reference returns `undefined`.
+pub fn plan_object(cx: &Cx, plan: Option<&Preparation>) -> Result<Raw> {
+    let Some(plan) = plan else {
+        return Ok(cx.undefined());
+    };
+    let o = cx.object()?;
+    cx.set(
+        o,
+        c"firstKeptEntryIndex",
+        cx.number(plan.first_kept_entry_index as f64)?,
+    )?;
+    cx.set(o, c"isSplitTurn", cx.boolean(plan.is_split_turn)?)?;
+    cx.set(o, c"tokensBefore", cx.number(plan.tokens_before)?)?;
+    cx.set(o, c"summarize", cx.u32_array(&plan.summarize)?)?;
+    cx.set(o, c"turnPrefix", cx.u32_array(&plan.turn_prefix)?)?;
+    let previous = plan.previous_compaction.map_or(-1.0, |p| p as f64);
+    let details_from = plan.details_from.map_or(-1.0, |p| p as f64);
+    cx.set(o, c"detailsFrom", cx.number(details_from)?)?;
+    cx.set(o, c"previousCompactionIndex", cx.number(previous)?)?;
+    set_file_ops(cx, o, &plan.file_ops)?;
+    Ok(o)
 }
 
 fn set_file_ops(cx: &Cx, o: Raw, ops: &FileOps) -> Result<()> {

@@ -177,7 +177,7 @@ pub fn plan_to_js(cx: &Cx, plan: Option<&FilePlan>) -> Result<Raw> {
 pub fn guarded<T>(f: impl FnOnce() -> Result<T>) -> Result<T> {
     catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|_| {
         Err(Error::invalid(
-            "prime-compaction internal error (a bug, please report it): panic while reading a session file",
+            "prime-compaction internal error (a bug, please report it): panic in work off the JS thread",
         ))
     })
 }

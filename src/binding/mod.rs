@@ -16,5 +16,6 @@ pub mod js;
 pub mod js_text;
 pub mod messages;
 pub mod out;
+pub mod prepare_async;
 pub mod serialize;
 pub mod tokenizer;

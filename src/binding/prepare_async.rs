@@ -1,0 +1,182 @@
+//! `prepareCompactionAsync`: the Promise twin of `prepareCompaction`.
+//!
+//! Reading the caller's objects must happen on the JS thread. index.js does
+//! it in slices of a few milliseconds, between which the event loop runs:
+//! each slice turns entries into JSON text with V8's own `JSON.stringify`
+//! and hands it to [`EntriesJson::push`]. Parsing that text and planning run
+//! on the libuv pool ([`PlanFromJson`]); the plan comes back as indices that
+//! index.js maps onto the caller's own entries, as for the synchronous call.
+
+use std::ptr;
+use std::sync::mpsc::{sync_channel, SyncSender};
+use std::thread::{self, JoinHandle};
+
+use napi::bindgen_prelude::AsyncTask;
+use napi::{sys, Env, Task};
+use napi_derive::napi;
+
+use super::compaction::plan_object;
+use super::errors::run;
+use super::file::{guarded, resolve_with};
+use super::js::check;
+use super::out::{Arg, RawValue};
+use crate::core::entries::Entries;
+use crate::core::error::{Context, Error, Result};
+use crate::core::json::{parse_bytes, Value};
+use crate::core::prepare::{prepare_compaction, Preparation};
+use crate::core::settings::{read_settings, Settings};
+use crate::core::value_view::Val;
+
+/// A slice of the entries as JSON: `JSON.stringify(pathEntries.slice(first,
+/// first + count))`, as UTF-8.
+struct Chunk {
+    text: Vec<u8>,
+    first: usize,
+    count: usize,
+}
+
+/// Chunks waiting for the parser thread; a full queue makes `push` wait,
+/// which bounds the memory held.
+const QUEUE: usize = 8;
+
+/// Parses chunks as they come, in order, into the entries.
+fn parse_chunks(chunks: impl Iterator<Item = Chunk>) -> Result<Vec<Value>> {
+    let mut entries = Vec::new();
+    for chunk in chunks {
+        let range = || {
+            format!(
+                "pathEntries[{}..{}]",
+                chunk.first,
+                chunk.first + chunk.count
+            )
+        };
+        let values = match parse_bytes(&chunk.text) {
+            Ok(Value::Array(values)) => values,
+            Ok(_) => return Err(Error::invalid(format!("{}: not a JSON array", range()))),
+            Err(e) => return Err(Error::invalid(format!("{}: {e}", range()))),
+        };
+        if values.len() != chunk.count || entries.len() != chunk.first {
+            return Err(Error::invalid(format!(
+                "{}: {} entries read back, out of order or short",
+                range(),
+                values.len()
+            )));
+        }
+        entries.extend(values);
+    }
+    Ok(entries)
+}
+
+/// Entries arriving as JSON text, parsed on a thread of their own while
+/// index.js reads the next slice; planned off the JS thread.
+#[napi]
+pub struct EntriesJson {
+    settings: Settings,
+    sender: Option<SyncSender<Chunk>>,
+    parser: Option<JoinHandle<Result<Vec<Value>>>>,
+}
+
+#[napi]
+impl EntriesJson {
+    /// Checks `settings` at once, so bad settings fail before any work.
+    #[napi(constructor)]
+    pub fn new(env: Env, settings: Arg) -> napi::Result<Self> {
+        let settings = run(&env, |cx| {
+            read_settings(&cx.wrap(settings.0)?).within("settings")
+        })?;
+        let (sender, receiver) = sync_channel::<Chunk>(QUEUE);
+        let parser = thread::Builder::new()
+            .name("prime-compaction-entries".into())
+            .spawn(move || guarded(|| parse_chunks(receiver.into_iter())))
+            .map_err(|e| napi::Error::from_reason(format!("cannot start a thread: {e}")))?;
+        Ok(EntriesJson {
+            settings,
+            sender: Some(sender),
+            parser: Some(parser),
+        })
+    }
+
+    /// Adds `JSON.stringify(pathEntries.slice(first, first + count))`.
+    #[napi]
+    pub fn push(&mut self, env: Env, json: Arg, first: u32, count: u32) -> napi::Result<()> {
+        let text = run(&env, |cx| utf8_of(cx.env, json.0))?;
+        if let Some(sender) = &self.sender {
+            // A closed channel means the parser stopped on an error, which
+            // `plan` reports.
+            let _ = sender.send(Chunk {
+                text,
+                first: first as usize,
+                count: count as usize,
+            });
+        }
+        Ok(())
+    }
+
+    /// Finishes parsing and plans on the libuv pool; resolves to the plan
+    /// object (entry indices) or `undefined`.
+    #[napi(ts_return_type = "Promise<unknown>")]
+    pub fn plan(&mut self) -> AsyncTask<PlanFromJson> {
+        self.sender = None;
+        AsyncTask::new(PlanFromJson {
+            settings: self.settings,
+            parser: self.parser.take(),
+        })
+    }
+}
+
+/// A JS string as UTF-8 in one pass: sized for the worst case (three bytes
+/// a UTF-16 unit) and cut to what V8 wrote. `JSON.stringify` escapes lone
+/// surrogates, so its output converts exactly.
+fn utf8_of(env: sys::napi_env, value: sys::napi_value) -> Result<Vec<u8>> {
+    let mut units = 0usize;
+    check(unsafe { sys::napi_get_value_string_utf16(env, value, ptr::null_mut(), 0, &mut units) })?;
+    let mut buf = vec![0u8; units * 3 + 1];
+    let mut written = 0usize;
+    check(unsafe {
+        sys::napi_get_value_string_utf8(
+            env,
+            value,
+            buf.as_mut_ptr().cast(),
+            buf.len(),
+            &mut written,
+        )
+    })?;
+    buf.truncate(written);
+    Ok(buf)
+}
+
+pub struct PlanFromJson {
+    settings: Settings,
+    parser: Option<JoinHandle<Result<Vec<Value>>>>,
+}
+
+fn plan_entries(settings: Settings, entries: Vec<Value>) -> Result<Option<Preparation>> {
+    let entries = Value::Array(entries);
+    let array = Val::new(&entries);
+    let entries = Entries::new(&array, "pathEntries")?.with_counter(settings.counter);
+    prepare_compaction(&entries, settings.keep_recent_tokens)
+}
+
+impl Task for PlanFromJson {
+    type Output = Result<Option<Preparation>>;
+    type JsValue = RawValue;
+
+    fn compute(&mut self) -> napi::Result<Self::Output> {
+        let Some(parser) = self.parser.take() else {
+            return Ok(Err(Error::invalid(
+                "prepareCompactionAsync: plan() called twice",
+            )));
+        };
+        let entries = parser.join().unwrap_or_else(|_| {
+            Err(Error::invalid(
+                "prime-compaction internal error (a bug, please report it): the entry parser stopped",
+            ))
+        });
+        let settings = self.settings;
+        Ok(entries.and_then(|entries| guarded(|| plan_entries(settings, entries))))
+    }
+
+    fn resolve(&mut self, env: Env, output: Self::Output) -> napi::Result<RawValue> {
+        resolve_with(&env, output, |cx, plan| plan_object(cx, plan.as_ref()))
+    }
+}
