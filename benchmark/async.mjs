@@ -1,0 +1,68 @@
+// prepareCompactionAsync against prepareCompaction (ours) and the reference's
+// prepareCompaction, on generated sessions held in memory as a session file
+// would give them (parsed JSON). Reports total time and the main thread's
+// event-loop delay (monitorEventLoopDelay, 1 ms resolution) while each call
+// runs. The plans must be equal first.
+//
+//   node benchmark/async.mjs [sizes...]   (default 10000 100000)
+
+import { createRequire } from 'node:module'
+import { monitorEventLoopDelay } from 'node:perf_hooks'
+
+const require = createRequire(import.meta.url)
+const gen = require('../__test__/helpers/generator.js')
+const { findDifference } = require('../__test__/helpers/compare.js')
+const { loadReference } = require('../__test__/helpers/reference.js')
+const ours = require('..')
+const ref = await loadReference()
+
+const settings = { enabled: true, reserveTokens: 16384, keepRecentTokens: 20000 }
+const sizes = process.argv.slice(2).map(Number).filter(Boolean)
+
+/** Median time and worst event-loop delay over `runs` calls of `fn`. */
+async function measure(fn, runs = 5) {
+  await fn() // warm up
+  const times = []
+  let maxDelay = 0
+  for (let i = 0; i < runs; i++) {
+    const h = monitorEventLoopDelay({ resolution: 1 })
+    const keepAlive = setInterval(() => {}, 1)
+    h.enable()
+    // The histogram counts from its second tick: let it start before the call.
+    await new Promise((resolve) => setTimeout(resolve, 5))
+    const t = performance.now()
+    await fn()
+    times.push(performance.now() - t)
+    // Let the histogram see the turn after the call too.
+    await new Promise((resolve) => setTimeout(resolve, 5))
+    h.disable()
+    clearInterval(keepAlive)
+    maxDelay = Math.max(maxDelay, h.max / 1e6)
+  }
+  times.sort((a, b) => a - b)
+  return { ms: times[Math.floor(times.length / 2)], maxDelay }
+}
+
+const rows = []
+for (const n of sizes.length ? sizes : [10_000, 100_000]) {
+  const entries = JSON.parse(JSON.stringify(gen.buildLargeSession(n, 11)))
+  const want = ref.prepareCompaction(entries, settings)
+  const got = await ours.prepareCompactionAsync(entries, settings)
+  const diff = findDifference(want, got)
+  if (diff) throw new Error(`prepareCompactionAsync differs from the reference at ${n}: ${diff}`)
+  const reference = await measure(async () => ref.prepareCompaction(entries, settings))
+  const sync = await measure(async () => ours.prepareCompaction(entries, settings))
+  const async = await measure(() => ours.prepareCompactionAsync(entries, settings))
+  rows.push({ n, reference, sync, async })
+}
+
+const f = (x) => x.toFixed(1)
+console.log(`prepareCompactionAsync: node ${process.version}, ${new Date().toISOString().slice(0, 10)}`)
+console.log('')
+console.log('| entries | reference prepareCompaction | ours prepareCompaction | ours prepareCompactionAsync | max event-loop delay: reference / sync / async |')
+console.log('|---:|---:|---:|---:|---:|')
+for (const { n, reference, sync, async } of rows) {
+  console.log(
+    `| ${n.toLocaleString('en-US')} | ${f(reference.ms)} ms | ${f(sync.ms)} ms | ${f(async.ms)} ms | ${f(reference.maxDelay)} / ${f(sync.maxDelay)} / ${f(async.maxDelay)} ms |`,
+  )
+}
