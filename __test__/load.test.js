@@ -4,7 +4,7 @@
 // with its own result: the summary or error it gets names its own call id,
 // which is embedded in its messages and so in every prompt it sends.
 // Memory: repeated prepareCompaction calls on a 10k-entry session keep RSS
-// flat (a shorter run of benchmark/leak.mjs, in a child for a clean RSS).
+// flat (a shorter run of benches/leak.mjs, in a child for a clean RSS).
 
 const { execFile } = require('node:child_process')
 const path = require('node:path')
@@ -127,7 +127,7 @@ describe('load', () => {
   })
 
   it('repeated prepareCompaction on a 10k-entry session keeps RSS flat', async () => {
-    const script = path.join(__dirname, '..', 'benchmark', 'leak.mjs')
+    const script = path.join(__dirname, '..', 'benches', 'leak.mjs')
     const out = await new Promise((resolve, reject) =>
       execFile(process.execPath, ['--expose-gc', script, '--calls', '1000', '--warmup', '200', '--bound-mb', '16'], { timeout: 240_000 }, (err, stdout, stderr) => {
         if (err && err.code !== 1) reject(new Error(`${err.message}\n${stderr}`))

@@ -49,7 +49,7 @@ describe('npm pack', () => {
       expect(files).toContain(f)
     }
     expect(files.filter((f) => f.startsWith('src/')).length).toBeGreaterThan(10)
-    const stray = files.filter((f) => /^(node_modules|target|__test__|benchmark|benches|npm|examples|docs)\//.test(f) || f.endsWith('.node') || f.endsWith('.tgz'))
+    const stray = files.filter((f) => /^(node_modules|target|__test__|benches|npm|examples|docs)\//.test(f) || f.endsWith('.node') || f.endsWith('.tgz'))
     expect(stray).toEqual([])
     expect(pkg.bin['prime-compaction']).toBe('cli/prime-compaction.js')
   })

@@ -5,7 +5,7 @@
 // thinking, tool name + JSON.stringify(arguments), bash command + output,
 // summaries), each counted on its own; images count 1200 on both sides.
 //
-// Run: node benchmark/token-accuracy.mjs  (after building the addon)
+// Run: node benches/token-accuracy.mjs  (after building the addon)
 // Env: ACCURACY_ENTRIES (default 3000) entries per generated session.
 
 import { createRequire } from 'node:module'

@@ -2,7 +2,7 @@
 // texts. Counts are asserted equal first; then throughput in MB/s (UTF-8
 // bytes) and the ratio.
 //
-// Run: node benchmark/tokens.mjs  (after building the addon)
+// Run: node benches/tokens.mjs  (after building the addon)
 // Env: TOKENS_BENCH_MIN_MS (default 1500) minimum time per measurement.
 
 import { createRequire } from 'node:module'

@@ -1,7 +1,7 @@
 // Resident memory under repeated prepareCompaction calls: after a warm-up,
 // RSS must stay flat, or the binding leaks (handles, strings, caches).
 //
-//   node --expose-gc benchmark/leak.mjs [--calls 10000] [--entries 10000] [--warmup 500] [--bound-mb 16]
+//   node --expose-gc benches/leak.mjs [--calls 10000] [--entries 10000] [--warmup 500] [--bound-mb 16]
 //
 // Prints one JSON line: RSS (MB) at start, after warm-up and at the end, and
 // samples along the way. Exits 1 when the growth after warm-up exceeds the

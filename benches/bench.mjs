@@ -6,7 +6,7 @@
 // deep-equal (Sets by content and order); then warm-up, then the median of N
 // alternating timed runs, N adapted to a per-case time budget.
 //
-// Usage: node benchmark/bench.mjs [--sections=name,...] [--sizes=1000,10000] [--budget-ms=4000]
+// Usage: node benches/bench.mjs [--sections=name,...] [--sizes=1000,10000] [--budget-ms=4000]
 //   PRIME_COMPACTION_UNDER_TEST=reference benchmarks the reference against itself (harness check).
 //
 // Adding a benchmark: append an object to SECTIONS below:
@@ -38,7 +38,7 @@ function parseArgs(argv) {
     else if (k === 'max-runs') opts.maxRuns = Number(v)
     else if (k === 'warmup') opts.warmup = Number(v)
     else if (k === 'help' || k === 'h') {
-      console.log('node benchmark/bench.mjs [--sections=a,b] [--sizes=1000,10000,100000] [--budget-ms=4000] [--min-runs=5] [--max-runs=200] [--warmup=3]')
+      console.log('node benches/bench.mjs [--sections=a,b] [--sizes=1000,10000,100000] [--budget-ms=4000] [--min-runs=5] [--max-runs=200] [--warmup=3]')
       process.exit(0)
     } else throw new Error(`unknown option ${arg}`)
   }

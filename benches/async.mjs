@@ -4,7 +4,7 @@
 // event-loop delay (monitorEventLoopDelay, 1 ms resolution) while each call
 // runs. The plans must be equal first.
 //
-//   node benchmark/async.mjs [sizes...]   (default 10000 100000)
+//   node benches/async.mjs [sizes...]   (default 10000 100000)
 
 import { createRequire } from 'node:module'
 import { monitorEventLoopDelay } from 'node:perf_hooks'

@@ -6,7 +6,7 @@
 // peak memory of ours (in a child process running only ours), and the main
 // thread's event-loop delay while the async version works.
 //
-//   node benchmark/file.mjs [entries=100000]
+//   node benches/file.mjs [entries=100000]
 //
 // With /work/shared/samples/before-compaction.jsonl present, also runs on that
 // real session (migrated to v3 and repeated to a similar size).

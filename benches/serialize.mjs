@@ -1,7 +1,7 @@
 // Side-by-side timing of the summarizer transcript: ours
 // (projectForSummary + serializeConversation, and serializeConversation
 // alone) against the reference's serializeConversation(convertToLlm(messages)).
-// Usage: node benchmark/serialize.mjs [sizes...]   (default 1000 10000 100000)
+// Usage: node benches/serialize.mjs [sizes...]   (default 1000 10000 100000)
 // Prints a markdown table. The formats differ on purpose (see
 // docs/serialization.md), so equality is asserted where they agree: the
 // user/assistant-text subset of each session must serialize identically.

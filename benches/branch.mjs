@@ -3,7 +3,7 @@
 // branch; the target forks off its middle. Both results must be equal
 // (same entry objects, same ancestor) before any time is reported.
 //
-// Usage: node benchmark/branch.mjs [depth ...]   (default 1000 10000 100000)
+// Usage: node benches/branch.mjs [depth ...]   (default 1000 10000 100000)
 
 import assert from 'node:assert/strict'
 import path from 'node:path'
