@@ -16,13 +16,13 @@ use crate::core::error::{Context, Error, Result};
 use crate::core::json::{parse, Value};
 use crate::core::jsstr::JsStr;
 use crate::core::llm_message::{
-    from_agent_messages, from_agent_messages_with, opens_round, Block, Message, ReadLimits,
-    ToolCall, UserContent,
+    from_agent_message_with, from_agent_messages, from_agent_messages_with, opens_round, Block,
+    Message, ReadLimits, ToolCall, UserContent,
 };
 use crate::core::projection::{
     is_claude_family, project, round_ranges, ProjectOptions, DEFAULT_TOOL_RESULT_BODIES,
 };
-use crate::core::serialize::{serialize_into, SerializeOptions};
+use crate::core::serialize::{push_message, serialize_into, Parts, SerializeOptions};
 use crate::core::view::{Key, Kind, View};
 
 /// `options[name]`, with `options` itself optional.
@@ -95,14 +95,41 @@ pub fn serialize_conversation(
             Some(o) => reasoning_option(&cx.wrap(o.0)?).within("options")?,
             None => true,
         };
-        let messages: Vec<Message<JsText>> =
-            from_agent_messages_with(&cx.wrap(messages.0)?, ReadLimits::borrowed_transcript())
-                .within("messages")?;
+        let list = cx.wrap(messages.0)?;
+        let len = list.expect_array("messages")?;
+        let options = SerializeOptions { reasoning };
+        let limits = ReadLimits::borrowed_transcript();
         let mut sink = PieceSink::new(cx)?;
-        serialize_into(&messages, SerializeOptions { reasoning }, &mut sink);
+        let mut parts = Parts::new(&mut sink);
+        // A batch of messages at a time, each in a handle scope of its own:
+        // the texts are only borrowed until their batch is written (the
+        // pieces array keeps what it was given), so the handles of a long
+        // conversation never pile up.
+        for start in (0..len).step_by(SERIALIZE_BATCH) {
+            let end = len.min(start + SERIALIZE_BATCH);
+            list.scoped(|| -> Result<()> {
+                let mut batch: Vec<Message<JsText>> = Vec::with_capacity(end - start);
+                for i in start..end {
+                    let message = list.at(i).within_with(|| format!("[{i}]"))?;
+                    if let Some(m) = from_agent_message_with(&message, limits)
+                        .within_with(|| format!("[{i}]"))?
+                    {
+                        batch.push(m);
+                    }
+                }
+                for m in &batch {
+                    push_message(&mut parts, m, options);
+                }
+                Ok(())
+            })
+            .within("messages")?;
+        }
         Ok(RawValue(sink.finish()?))
     })
 }
+
+/// Messages read and written per handle scope by `serializeConversation`.
+const SERIALIZE_BATCH: usize = 512;
 
 /// `serializeForSummary(messages, options?)`: the projection serialized, as
 /// one call and without building the projected messages.
