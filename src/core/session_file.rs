@@ -78,7 +78,12 @@ fn is_js_whitespace(c: char) -> bool {
 }
 
 fn decode(line: &[u8]) -> Cow<'_, str> {
-    String::from_utf8_lossy(line)
+    // The strict check is faster on valid text; only bad bytes need the
+    // lossy walk.
+    match std::str::from_utf8(line) {
+        Ok(s) => Cow::Borrowed(s),
+        Err(_) => String::from_utf8_lossy(line),
+    }
 }
 
 /// `!line.trim()`: the line holds nothing but JS whitespace.
@@ -148,11 +153,11 @@ fn parse_chunk(index: usize, chunk: &[u8], first_error: &AtomicUsize) -> ChunkOu
 }
 
 fn memchr_newline(bytes: &[u8]) -> Option<usize> {
-    bytes.iter().position(|&b| b == b'\n')
+    memchr::memchr(b'\n', bytes)
 }
 
 fn memrchr_newline(bytes: &[u8]) -> Option<usize> {
-    bytes.iter().rposition(|&b| b == b'\n')
+    memchr::memrchr(b'\n', bytes)
 }
 
 /// Names the file in an error.
