@@ -678,6 +678,16 @@ fn find_special(b: &[u8], mut i: usize) -> usize {
     i
 }
 
+/// Appends `s` as UTF-16; ASCII widens in one vectorizable pass.
+fn extend_utf16(out: &mut Vec<u16>, s: &str) {
+    if s.is_ascii() {
+        out.extend(s.bytes().map(u16::from));
+    } else {
+        out.reserve(s.len());
+        out.extend(s.encode_utf16());
+    }
+}
+
 #[inline]
 fn hex_val(c: u8) -> Option<u16> {
     match c {
@@ -1035,12 +1045,13 @@ impl Parser<'_> {
         unit: u16,
         mut i: usize,
     ) -> Result<JsStr, ParseError> {
-        let mut out: Vec<u16> = prefix.encode_utf16().collect();
+        let mut out: Vec<u16> = Vec::with_capacity(prefix.len() + 64);
+        extend_utf16(&mut out, prefix);
         out.push(unit);
         loop {
             let next = find_special(self.b, i);
             match self.src.get(i..next) {
-                Some(s) => out.extend(s.encode_utf16()),
+                Some(s) => extend_utf16(&mut out, s),
                 None => return self.err(i, "invalid string"),
             }
             i = next;
@@ -1048,7 +1059,9 @@ impl Parser<'_> {
                 None => return self.err(i, "unterminated string"),
                 Some(b'"') => {
                     self.pos = i + 1;
-                    return Ok(JsStr::from_utf16_vec(out));
+                    // Only a lone surrogate escape leads here, and it stays
+                    // lone: the result is not well-formed, so no UTF-8 try.
+                    return Ok(JsStr::lone_surrogates(out));
                 }
                 Some(b'\\') => {
                     let u = match self.b.get(i + 1) {

@@ -230,6 +230,13 @@ impl JsStr {
         }
     }
 
+    /// From code units known to hold a lone surrogate (checked in debug
+    /// builds), skipping the attempt at UTF-8.
+    pub fn lone_surrogates(units: Vec<u16>) -> JsStr {
+        debug_assert!(!is_well_formed_utf16(&units));
+        JsStr::Utf16(units.into_boxed_slice())
+    }
+
     /// The size of the stored text (UTF-8 bytes or UTF-16 units), in O(1):
     /// a capacity hint, not a JS length.
     pub fn stored_len(&self) -> usize {
