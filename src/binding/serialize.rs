@@ -80,6 +80,13 @@ fn messages_arg(cx: &Cx, messages: &Arg) -> Result<Vec<Message>> {
     from_agent_messages(&cx.wrap(messages.0)?).within("messages")
 }
 
+/// What reading texts in place needs, set up in the call's outermost scope:
+/// index.js's argument-entries helper and the string methods.
+fn use_transcript_helpers(cx: &Cx, argument_entries: &Option<Arg>) -> Result<()> {
+    cx.use_argument_entries(argument_entries)?;
+    cx.use_string_methods()
+}
+
 /// `serializeConversation(messages, options?)`.
 #[napi(js_name = "serializeConversation")]
 pub fn serialize_conversation(
@@ -89,8 +96,7 @@ pub fn serialize_conversation(
     argument_entries: Option<Arg>,
 ) -> napi::Result<RawValue> {
     run(&env, |cx| {
-        cx.use_argument_entries(&argument_entries)?;
-        cx.use_string_methods()?;
+        use_transcript_helpers(cx, &argument_entries)?;
         let reasoning = match &options {
             Some(o) => reasoning_option(&cx.wrap(o.0)?).within("options")?,
             None => true,
@@ -141,8 +147,7 @@ pub fn serialize_for_summary(
     argument_entries: Option<Arg>,
 ) -> napi::Result<RawValue> {
     run(&env, |cx| {
-        cx.use_argument_entries(&argument_entries)?;
-        cx.use_string_methods()?;
+        use_transcript_helpers(cx, &argument_entries)?;
         let options = match &options {
             Some(o) => read_project_options(&cx.wrap(o.0)?).within("options")?,
             None => ProjectOptions::default(),
