@@ -7,7 +7,7 @@
 //! branch. The same happens here; a cycle, on which the reference would loop
 //! forever, is an error.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 use super::error::{Error, Result};
 use super::json::Value;
@@ -61,7 +61,8 @@ pub fn branch_positions(
     leaf: Leaf<'_>,
     line_of: impl Fn(usize) -> String,
 ) -> Result<Vec<usize>> {
-    let mut by_id: HashMap<IdKey<'_>, usize> = HashMap::with_capacity(entries.len());
+    let mut by_id: FxHashMap<IdKey<'_>, usize> =
+        FxHashMap::with_capacity_and_hasher(entries.len(), Default::default());
     let mut last = None;
     for (i, entry) in entries.iter().enumerate() {
         if is_header(entry) {
