@@ -18,6 +18,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::fmt;
+use std::sync::OnceLock;
 
 use super::jsstr::{is_high_surrogate, is_low_surrogate, utf16_len_of_str, JsStr};
 
@@ -38,12 +39,195 @@ pub enum Value {
     Object(Object),
 }
 
+/// The property names session entries and their messages use. Parsed objects
+/// hold these without an allocation of their own: a session file has some
+/// thirty of them an entry, and allocating and freeing each one was a large
+/// part of reading a file.
+const KNOWN_NAMES: [&str; 64] = [
+    "type",
+    "timestamp",
+    "id",
+    "parentId",
+    "content",
+    "message",
+    "role",
+    "output",
+    "input",
+    "cacheRead",
+    "cacheWrite",
+    "text",
+    "provider",
+    "api",
+    "model",
+    "usage",
+    "totalTokens",
+    "cost",
+    "total",
+    "stopReason",
+    "name",
+    "arguments",
+    "toolCallId",
+    "toolName",
+    "isError",
+    "path",
+    "command",
+    "thinking",
+    "details",
+    "oldText",
+    "newText",
+    "diff",
+    "offset",
+    "limit",
+    "summary",
+    "fromId",
+    "thinkingSignature",
+    "customType",
+    "display",
+    "truncated",
+    "exitCode",
+    "cancelled",
+    "fullOutputPath",
+    "thinkingLevel",
+    "redacted",
+    "modelId",
+    "errorMessage",
+    "excludeFromContext",
+    "partialJson",
+    "responseId",
+    "firstKeptEntryId",
+    "tokensBefore",
+    "fromHook",
+    "readFiles",
+    "modifiedFiles",
+    "data",
+    "mimeType",
+    "label",
+    "targetId",
+    "version",
+    "cwd",
+    "textSignature",
+    "edits",
+    "file_path",
+];
+
+/// The known names as `JsStr`s, made once.
+fn known_names() -> &'static [JsStr] {
+    static NAMES: OnceLock<Vec<JsStr>> = OnceLock::new();
+    NAMES.get_or_init(|| KNOWN_NAMES.iter().map(|n| JsStr::from_str(n)).collect())
+}
+
+/// The index of a known name.
+fn known_index(name: &[u8]) -> Option<u8> {
+    static INDEX: OnceLock<rustc_hash::FxHashMap<&'static [u8], u8>> = OnceLock::new();
+    INDEX
+        .get_or_init(|| {
+            KNOWN_NAMES
+                .iter()
+                .enumerate()
+                .map(|(i, n)| (n.as_bytes(), i as u8))
+                .collect()
+        })
+        .get(name)
+        .copied()
+}
+
+/// A property name: a known one (no allocation) or any other. Reads as the
+/// `JsStr` it stands for.
+#[derive(Clone)]
+pub struct PropName(Name);
+
+#[derive(Clone)]
+enum Name {
+    Known(u8),
+    Other(JsStr),
+}
+
+impl PropName {
+    fn new(name: JsStr) -> PropName {
+        match name.as_str().and_then(|s| known_index(s.as_bytes())) {
+            Some(i) => PropName(Name::Known(i)),
+            None => PropName(Name::Other(name)),
+        }
+    }
+
+    /// The name as an owned `JsStr`.
+    pub fn into_js(self) -> JsStr {
+        match self.0 {
+            Name::Known(_) => (*self).clone(),
+            Name::Other(s) => s,
+        }
+    }
+
+    /// Whether the name is `key`.
+    #[inline]
+    fn is(&self, key: &str) -> bool {
+        match &self.0 {
+            Name::Known(i) => KNOWN_NAMES[usize::from(*i)] == key,
+            Name::Other(s) => s.eq_str(key),
+        }
+    }
+}
+
+impl std::ops::Deref for PropName {
+    type Target = JsStr;
+
+    fn deref(&self) -> &JsStr {
+        match &self.0 {
+            Name::Known(i) => &known_names()[usize::from(*i)],
+            Name::Other(s) => s,
+        }
+    }
+}
+
+impl Default for PropName {
+    fn default() -> PropName {
+        PropName(Name::Other(JsStr::empty()))
+    }
+}
+
+impl PartialEq for PropName {
+    fn eq(&self, other: &PropName) -> bool {
+        match (&self.0, &other.0) {
+            (Name::Known(a), Name::Known(b)) => a == b,
+            // A known name is never stored as another.
+            (Name::Known(_), Name::Other(_)) | (Name::Other(_), Name::Known(_)) => false,
+            (Name::Other(a), Name::Other(b)) => a == b,
+        }
+    }
+}
+
+impl Eq for PropName {}
+
+impl std::hash::Hash for PropName {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        (**self).hash(state)
+    }
+}
+
+impl fmt::Debug for PropName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&**self, f)
+    }
+}
+
+impl PartialEq<str> for PropName {
+    fn eq(&self, other: &str) -> bool {
+        self.is(other)
+    }
+}
+
+impl PartialEq<&str> for PropName {
+    fn eq(&self, other: &&str) -> bool {
+        self.is(other)
+    }
+}
+
 /// A JS object as `JSON.parse` builds it: own enumerable properties in JS
 /// property order, no duplicate keys. Lookup is linear, which beats hashing
 /// for the small objects this crate deals with.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Object {
-    entries: Vec<(JsStr, Value)>,
+    entries: Vec<(PropName, Value)>,
 }
 
 /// The array index a key denotes (`"0"`..=`"4294967294"`, canonical decimal
@@ -86,7 +270,16 @@ impl Object {
     /// Builds an object as if each pair were assigned in turn (`o[k] = v`):
     /// a repeated key keeps its first position and takes the last value, and
     /// array-index keys move to the front in numeric order.
-    pub fn from_entries(mut entries: Vec<(JsStr, Value)>) -> Object {
+    pub fn from_entries(entries: Vec<(JsStr, Value)>) -> Object {
+        Object::from_props(
+            entries
+                .into_iter()
+                .map(|(k, v)| (PropName::new(k), v))
+                .collect(),
+        )
+    }
+
+    fn from_props(mut entries: Vec<(PropName, Value)>) -> Object {
         if has_duplicate_keys(&entries) {
             entries = merge_duplicates(entries);
         }
@@ -98,7 +291,7 @@ impl Object {
                 _ => true,
             });
             if !in_order {
-                let mut tagged: Vec<(Option<u32>, (JsStr, Value))> =
+                let mut tagged: Vec<(Option<u32>, (PropName, Value))> =
                     keys.into_iter().zip(entries).collect();
                 // Stable: non-index keys keep their insertion order.
                 tagged.sort_by_key(|(idx, _)| match idx {
@@ -122,21 +315,21 @@ impl Object {
     /// `obj[key]` for an own property.
     #[inline]
     pub fn get(&self, key: &str) -> Option<&Value> {
-        self.entries
-            .iter()
-            .find(|(k, _)| k.eq_str(key))
-            .map(|(_, v)| v)
+        self.entries.iter().find(|(k, _)| k.is(key)).map(|(_, v)| v)
     }
 
     /// Like [`Object::get`], for a key that may hold lone surrogates.
     pub fn get_js(&self, key: &JsStr) -> Option<&Value> {
-        self.entries.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+        self.entries
+            .iter()
+            .find(|(k, _)| **k == *key)
+            .map(|(_, v)| v)
     }
 
     pub fn get_mut(&mut self, key: &str) -> Option<&mut Value> {
         self.entries
             .iter_mut()
-            .find(|(k, _)| k.eq_str(key))
+            .find(|(k, _)| k.is(key))
             .map(|(_, v)| v)
     }
 
@@ -148,7 +341,7 @@ impl Object {
     /// in place (returning the old one), else adds the key where JS would put
     /// it (array indices in numeric order at the front, others at the end).
     pub fn insert(&mut self, key: impl Into<JsStr>, value: Value) -> Option<Value> {
-        let key = key.into();
+        let key = PropName::new(key.into());
         if let Some((_, v)) = self.entries.iter_mut().find(|(k, _)| *k == key) {
             return Some(std::mem::replace(v, value));
         }
@@ -168,21 +361,21 @@ impl Object {
 
     /// JS `delete obj[key]`; the other keys keep their order.
     pub fn remove(&mut self, key: &str) -> Option<Value> {
-        let at = self.entries.iter().position(|(k, _)| k.eq_str(key))?;
+        let at = self.entries.iter().position(|(k, _)| k.is(key))?;
         Some(self.entries.remove(at).1)
     }
 
     /// The properties in JS order (`Object.keys` order).
-    pub fn entries(&self) -> &[(JsStr, Value)] {
+    pub fn entries(&self) -> &[(PropName, Value)] {
         &self.entries
     }
 
-    pub fn iter(&self) -> std::slice::Iter<'_, (JsStr, Value)> {
-        self.entries.iter()
+    pub fn iter(&self) -> Iter<'_> {
+        self.entries.iter().map(as_pair)
     }
 
     pub fn keys(&self) -> impl Iterator<Item = &JsStr> {
-        self.entries.iter().map(|(k, _)| k)
+        self.entries.iter().map(|(k, _)| &**k)
     }
 
     pub fn values(&self) -> impl Iterator<Item = &Value> {
@@ -195,15 +388,28 @@ impl Object {
 
     pub fn into_entries(self) -> Vec<(JsStr, Value)> {
         self.entries
+            .into_iter()
+            .map(|(k, v)| (k.into_js(), v))
+            .collect()
     }
 }
 
+fn as_pair((k, v): &(PropName, Value)) -> (&JsStr, &Value) {
+    (k, v)
+}
+
+/// The properties of an [`Object`], as `(name, value)` pairs.
+pub type Iter<'a> = std::iter::Map<
+    std::slice::Iter<'a, (PropName, Value)>,
+    fn(&(PropName, Value)) -> (&JsStr, &Value),
+>;
+
 impl<'a> IntoIterator for &'a Object {
-    type Item = &'a (JsStr, Value);
-    type IntoIter = std::slice::Iter<'a, (JsStr, Value)>;
+    type Item = (&'a JsStr, &'a Value);
+    type IntoIter = Iter<'a>;
 
     fn into_iter(self) -> Self::IntoIter {
-        self.entries.iter()
+        self.iter()
     }
 }
 
@@ -212,7 +418,7 @@ impl IntoIterator for Object {
     type IntoIter = std::vec::IntoIter<(JsStr, Value)>;
 
     fn into_iter(self) -> Self::IntoIter {
-        self.entries.into_iter()
+        self.into_entries().into_iter()
     }
 }
 
@@ -222,7 +428,7 @@ impl<K: Into<JsStr>> FromIterator<(K, Value)> for Object {
     }
 }
 
-fn has_duplicate_keys(entries: &[(JsStr, Value)]) -> bool {
+fn has_duplicate_keys(entries: &[(PropName, Value)]) -> bool {
     let n = entries.len();
     if n < 2 {
         return false;
@@ -236,14 +442,14 @@ fn has_duplicate_keys(entries: &[(JsStr, Value)]) -> bool {
         }
         return false;
     }
-    let mut seen: HashSet<&JsStr> = HashSet::with_capacity(n);
+    let mut seen: HashSet<&PropName> = HashSet::with_capacity(n);
     !entries.iter().all(|(k, _)| seen.insert(k))
 }
 
 /// First position, last value, for each repeated key.
-fn merge_duplicates(entries: Vec<(JsStr, Value)>) -> Vec<(JsStr, Value)> {
-    let mut out: Vec<(JsStr, Value)> = Vec::with_capacity(entries.len());
-    let mut at: HashMap<JsStr, usize> = HashMap::with_capacity(entries.len());
+fn merge_duplicates(entries: Vec<(PropName, Value)>) -> Vec<(PropName, Value)> {
+    let mut out: Vec<(PropName, Value)> = Vec::with_capacity(entries.len());
+    let mut at: HashMap<PropName, usize> = HashMap::with_capacity(entries.len());
     for (k, v) in entries {
         match at.get(&k) {
             Some(&i) => {
@@ -350,9 +556,9 @@ impl Value {
 enum CloneFrame<'a> {
     Array(std::slice::Iter<'a, Value>, Vec<Value>),
     Object(
-        std::slice::Iter<'a, (JsStr, Value)>,
-        Vec<(JsStr, Value)>,
-        JsStr,
+        std::slice::Iter<'a, (PropName, Value)>,
+        Vec<(PropName, Value)>,
+        PropName,
     ),
 }
 
@@ -450,7 +656,7 @@ impl PartialEq for Value {
 
 enum DebugFrame<'a> {
     Array(std::slice::Iter<'a, Value>),
-    Object(std::slice::Iter<'a, (JsStr, Value)>),
+    Object(std::slice::Iter<'a, (PropName, Value)>),
 }
 
 impl fmt::Debug for Value {
@@ -730,8 +936,8 @@ impl Parser<'_> {
     fn parse(mut self, max_depth: usize) -> Result<Value, ParseError> {
         let mut frames: Vec<Frame> = Vec::new();
         let mut values: Vec<Value> = Vec::new();
-        let mut members: Vec<(JsStr, Value)> = Vec::new();
-        let mut keys: Vec<JsStr> = Vec::new();
+        let mut members: Vec<(PropName, Value)> = Vec::new();
+        let mut keys: Vec<PropName> = Vec::new();
 
         'value: loop {
             self.skip_ws();
@@ -825,8 +1031,9 @@ impl Parser<'_> {
                             Some(b'}') => {
                                 self.pos += 1;
                                 frames.pop();
-                                let entries: Vec<(JsStr, Value)> = members.drain(start..).collect();
-                                val = Value::Object(Object::from_entries(entries));
+                                let entries: Vec<(PropName, Value)> =
+                                    members.drain(start..).collect();
+                                val = Value::Object(Object::from_props(entries));
                             }
                             None => return self.unexpected(),
                             Some(_) => return self.err(self.pos, "expected ',' or '}'"),
@@ -838,14 +1045,27 @@ impl Parser<'_> {
     }
 
     /// `"key"` then `:`, with whitespace around.
-    fn parse_key(&mut self) -> Result<JsStr, ParseError> {
+    fn parse_key(&mut self) -> Result<PropName, ParseError> {
         self.skip_ws();
         match self.peek() {
             Some(b'"') => self.pos += 1,
             None => return self.unexpected(),
             Some(_) => return self.err(self.pos, "expected a property name"),
         }
-        let key = self.parse_string()?;
+        // A known name without escapes is taken without allocating.
+        let start = self.pos;
+        let end = find_special(self.b, start);
+        let known = match self.b.get(end) {
+            Some(b'"') => self.b.get(start..end).and_then(known_index),
+            _ => None,
+        };
+        let key = match known {
+            Some(i) => {
+                self.pos = end + 1;
+                PropName(Name::Known(i))
+            }
+            None => PropName::new(self.parse_string()?),
+        };
         self.skip_ws();
         match self.peek() {
             Some(b':') => self.pos += 1,
@@ -1471,7 +1691,7 @@ pub fn quoted_len(s: &JsStr) -> usize {
 
 enum WalkFrame<'a> {
     Array(std::slice::Iter<'a, Value>),
-    Object(std::slice::Iter<'a, (JsStr, Value)>),
+    Object(std::slice::Iter<'a, (PropName, Value)>),
 }
 
 /// Emits `v` depth-first with an explicit stack.
@@ -1572,6 +1792,56 @@ pub fn stringify_len(v: &Value) -> usize {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn known_property_names_behave_like_any_other() {
+        // Known names, escaped spellings of them, and unknown names mix.
+        let v = parse(r#"{"type":1,"zz":2,"typ\u0065":3,"id":"a","\u0069d":"b"}"#).unwrap();
+        let Value::Object(o) = &v else { panic!() };
+        // JSON.parse: a repeated key keeps its first place and its last value.
+        assert_eq!(stringify_to_string(&v), r#"{"type":3,"zz":2,"id":"b"}"#);
+        assert_eq!(o.get("type"), Some(&Value::Number(3.0)));
+        assert_eq!(o.get_js(&JsStr::from_str("zz")), Some(&Value::Number(2.0)));
+        assert_eq!(
+            o.keys().map(|k| k.to_string()).collect::<Vec<_>>(),
+            ["type", "zz", "id"]
+        );
+        assert_eq!(
+            format!("{v:?}"),
+            r#"Object({"type": Number(3.0), "zz": Number(2.0), "id": String("a")})"#
+                .replace("\"a\"", "\"b\"")
+        );
+        // Built objects and parsed ones compare equal whatever the spelling.
+        let built: Object = [
+            ("type", Value::Number(3.0)),
+            ("zz", Value::Number(2.0)),
+            ("id", Value::String("b".into())),
+        ]
+        .into_iter()
+        .collect();
+        assert_eq!(v, Value::Object(built.clone()));
+        let mut edited = built;
+        assert_eq!(edited.insert("type", Value::Null), Some(Value::Number(3.0)));
+        assert_eq!(edited.remove("id"), Some(Value::String("b".into())));
+        assert_eq!(
+            stringify_to_string(&Value::Object(edited.clone())),
+            r#"{"type":null,"zz":2}"#
+        );
+        assert_eq!(
+            edited
+                .into_entries()
+                .into_iter()
+                .map(|(k, _)| k)
+                .collect::<Vec<_>>(),
+            [JsStr::from_str("type"), JsStr::from_str("zz")]
+        );
+        // Every known name is found as itself and only as itself.
+        for (i, name) in KNOWN_NAMES.iter().enumerate() {
+            assert_eq!(known_index(name.as_bytes()), Some(i as u8));
+            assert!(known_names()[i].eq_str(name));
+        }
+        assert_eq!(known_index(b"types"), None);
+    }
 
     fn rt(text: &str) -> String {
         match parse(text) {
