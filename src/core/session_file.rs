@@ -189,12 +189,14 @@ fn fill(reader: &mut impl Read, buf: &mut Vec<u8>, len: usize) -> std::io::Resul
 
 /// Splits the stream into chunks that end just after a newline (the last
 /// one ends at EOF) and hands each to `send`, until `send` returns false.
+/// `buffer(n)` gives an empty buffer with room for `n` bytes.
 fn for_each_chunk(
     reader: &mut impl Read,
     chunk_bytes: usize,
+    mut buffer: impl FnMut(usize) -> Vec<u8>,
     mut send: impl FnMut(Vec<u8>) -> bool,
 ) -> std::io::Result<()> {
-    let mut pending: Vec<u8> = Vec::with_capacity(chunk_bytes);
+    let mut pending: Vec<u8> = buffer(chunk_bytes);
     let mut first = true;
     loop {
         let more = fill(reader, &mut pending, chunk_bytes)?;
@@ -216,7 +218,7 @@ fn for_each_chunk(
             continue;
         };
         let tail = pending.split_off(cut + 1);
-        let mut next = Vec::with_capacity(tail.len() + chunk_bytes);
+        let mut next = buffer(tail.len() + chunk_bytes);
         next.extend_from_slice(&tail);
         if !send(std::mem::replace(&mut pending, next)) {
             return Ok(());
@@ -239,14 +241,20 @@ fn parse_with_chunk_size(
     let read_result = std::thread::scope(|scope| {
         let mut senders = Vec::with_capacity(PARSERS);
         let mut receivers = Vec::with_capacity(PARSERS);
+        // Parsed chunks' buffers come back to be read into again: a fresh
+        // buffer costs a page fault every 4 KiB.
+        let (recycle_tx, recycle_rx) = mpsc::channel::<Vec<u8>>();
         for _ in 0..PARSERS {
             let (tx, rx) = mpsc::sync_channel::<(usize, Vec<u8>)>(QUEUE_DEPTH);
             let (out_tx, out_rx) = mpsc::channel::<ChunkOut>();
             let first_error = &first_error;
+            let recycle = recycle_tx.clone();
             scope.spawn(move || {
-                for (index, chunk) in rx {
+                for (index, mut chunk) in rx {
                     let out = parse_chunk(index, &chunk, first_error);
-                    drop(chunk);
+                    chunk.clear();
+                    // The reader may be gone already; the buffer is then freed.
+                    let _ = recycle.send(chunk);
                     if out_tx.send(out).is_err() {
                         return;
                     }
@@ -255,8 +263,17 @@ fn parse_with_chunk_size(
             senders.push(tx);
             receivers.push(out_rx);
         }
+        drop(recycle_tx);
+        let buffer = |n: usize| match recycle_rx.try_recv() {
+            Ok(mut b) => {
+                b.clear();
+                b.reserve(n);
+                b
+            }
+            Err(_) => Vec::with_capacity(n),
+        };
         let mut sent = 0usize;
-        let result = for_each_chunk(reader, chunk_bytes, |chunk| {
+        let result = for_each_chunk(reader, chunk_bytes, buffer, |chunk| {
             if first_error.load(Ordering::Relaxed) != usize::MAX {
                 return false;
             }
