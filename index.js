@@ -163,20 +163,26 @@ async function prepareCompactionAsync(pathEntries, settings) {
   const n = pathEntries.length
   let batch = 32
   let i = 0
-  while (i < n) {
-    const sliceStart = performance.now()
-    do {
-      const start = performance.now()
-      const end = Math.min(n, i + batch)
-      json.push(entriesJson(pathEntries, i, end), i, end - i)
-      i = end
-      // Batches of about a millisecond: big enough to be cheap, small
-      // enough not to overrun the slice.
-      const took = performance.now() - start
-      if (took < 0.5) batch *= 2
-      else if (took > 1.5 && batch > 1) batch = Math.ceil(batch / 2)
-    } while (i < n && performance.now() - sliceStart < ASYNC_SLICE_MS)
-    if (i < n) await nextTurn()
+  try {
+    while (i < n) {
+      const sliceStart = performance.now()
+      do {
+        const start = performance.now()
+        const end = Math.min(n, i + batch)
+        json.push(entriesJson(pathEntries, i, end), i, end - i)
+        i = end
+        // Batches of about a millisecond: big enough to be cheap, small
+        // enough not to overrun the slice.
+        const took = performance.now() - start
+        if (took < 0.5) batch *= 2
+        else if (took > 1.5 && batch > 1) batch = Math.ceil(batch / 2)
+      } while (i < n && performance.now() - sliceStart < ASYNC_SLICE_MS)
+      if (i < n) await nextTurn()
+    }
+  } catch (err) {
+    // Let the parser thread finish and free what it holds now, not at GC.
+    json.cancel()
+    throw err
   }
   return preparationOf(pathEntries, await json.plan(), settings)
 }

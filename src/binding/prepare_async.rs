@@ -112,6 +112,14 @@ impl EntriesJson {
         Ok(())
     }
 
+    /// Stops early (the caller failed while reading): the parser thread
+    /// ends once it has parsed what was queued, and frees it.
+    #[napi]
+    pub fn cancel(&mut self) {
+        self.sender = None;
+        self.parser = None;
+    }
+
     /// Finishes parsing and plans on the libuv pool; resolves to the plan
     /// object (entry indices) or `undefined`.
     #[napi(ts_return_type = "Promise<unknown>")]
@@ -142,6 +150,8 @@ fn utf8_of(env: sys::napi_env, value: sys::napi_value) -> Result<Vec<u8>> {
         )
     })?;
     buf.truncate(written);
+    // Queued chunks should hold their text, not three times its room.
+    buf.shrink_to_fit();
     Ok(buf)
 }
 
