@@ -1,8 +1,10 @@
-//! An owned model of the messages a summarizer reads: what `convertToLlm`
-//! yields, copied out of the caller's values once.
+//! A model of the messages a summarizer reads: what `convertToLlm` yields.
 //!
-//! Compaction keeps these across its async model calls and retries (the JS
-//! objects cannot be held there), and session files parse straight into them.
+//! Message texts are of a type `T` (see [`super::text`]). With owned `JsStr`
+//! (the default) they are copied out of the caller's values once: compaction
+//! keeps these across its async model calls and retries (the JS objects
+//! cannot be held there), and session files parse straight into them. A
+//! transcript made within one call can instead refer to the caller's strings.
 //! Only what serialization and projection read is kept: image bytes never
 //! are, and tool-call arguments are kept as the text `JSON.stringify` gives
 //! for each value, which is all the transcript prints.
