@@ -114,6 +114,34 @@ describe('projection rules', () => {
     expect(transcript(messages)).toBe('[Assistant tool calls]: read#c(path="a", __proto__="", nested={"__proto__":[1]})')
   })
 
+  test('projected objects: key order, flags, undefined arguments and odd timestamps kept', () => {
+    const messages = [
+      user('plain string'),
+      { role: 'assistant', content: [{ type: 'thinking', thinking: 'why', redacted: true }, { type: 'text', text: 'ok' }, call('c', 'read', { path: 'a', fn: () => 1, n: -0 })], timestamp: NaN },
+      result('c', 'body', { isError: 1, timestamp: -0 }),
+      { role: 'bashExecution', command: 'ls', output: 'x', exitCode: 0, cancelled: false, truncated: false, timestamp: 4 },
+    ]
+    const [u, a, r, bash] = ours.projectForSummary(messages, { model: { id: 'gpt-5' } })
+    expect(Object.keys(u)).toEqual(['role', 'content', 'timestamp'])
+    expect(u.content).toBe('plain string')
+    expect(Object.keys(a)).toEqual(['role', 'content', 'timestamp'])
+    expect(a.timestamp).toBeNaN()
+    // Redacted reasoning is not projected; the text and the call are.
+    expect(a.content.map((b) => Object.keys(b))).toEqual([['type', 'text'], ['type', 'id', 'name', 'arguments']])
+    const args = a.content[1].arguments
+    expect(Object.keys(args)).toEqual(['path', 'fn', 'n'])
+    expect(args.fn).toBeUndefined()
+    expect(Object.is(args.n, 0)).toBe(true) // JSON.stringify(-0) is "0"
+    expect(Object.keys(r)).toEqual(['role', 'toolCallId', 'toolName', 'content', 'isError', 'timestamp'])
+    expect(r.isError).toBe(true)
+    expect(Object.is(r.timestamp, -0)).toBe(true)
+    expect(bash).toEqual({ role: 'user', content: [{ type: 'text', text: 'Ran `ls`\n```\nx\n```' }], timestamp: 4 })
+    // Reasoning kept for a compatible model shows the flag only when set.
+    const kept = ours.projectForSummary([{ role: 'assistant', content: [{ type: 'thinking', thinking: 'hm' }] }])
+    expect(kept[0]).toEqual({ role: 'assistant', content: [{ type: 'thinking', thinking: 'hm' }] })
+    expect('timestamp' in kept[0]).toBe(false)
+  })
+
   test('bad options name the field', () => {
     expect(() => ours.projectForSummary([], { toolResultBodies: 1.5 })).toThrow('options.toolResultBodies')
     expect(() => ours.projectForSummary([], { roundBound: 'x' })).toThrow('options.roundBound: expected a number')

@@ -113,6 +113,11 @@ impl Cx {
         Ok(arr)
     }
 
+    pub fn f64_array(&self, items: &[f64]) -> Result<Raw> {
+        let bytes: Vec<u8> = items.iter().flat_map(|v| v.to_ne_bytes()).collect();
+        self.typed_array(sys::TypedarrayType::float64_array, &bytes, items.len())
+    }
+
     pub fn u32_array(&self, items: &[u32]) -> Result<Raw> {
         let bytes: Vec<u8> = items.iter().flat_map(|v| v.to_ne_bytes()).collect();
         self.typed_array(sys::TypedarrayType::uint32_array, &bytes, items.len())

@@ -13,11 +13,10 @@ use super::js::{check, Cx, JsVal};
 use super::js_text::{JsText, PieceSink};
 use super::out::{Arg, Raw, RawValue};
 use crate::core::error::{Context, Error, Result};
-use crate::core::json::{parse, Value};
 use crate::core::jsstr::JsStr;
 use crate::core::llm_message::{
-    from_agent_message_with, from_agent_messages, from_agent_messages_with, opens_round, Block,
-    Message, ReadLimits, ToolCall, UserContent,
+    from_agent_message_with, from_agent_messages_with, opens_round, Block, Message, ReadLimits,
+    UserContent,
 };
 use crate::core::projection::{
     is_claude_family, project, round_ranges, ProjectOptions, DEFAULT_TOOL_RESULT_BODIES,
@@ -74,10 +73,6 @@ fn count_option(options: &JsVal<'_>, name: &CStr) -> Result<Option<usize>> {
 /// `options.reasoning !== false`.
 fn reasoning_option(options: &JsVal<'_>) -> Result<bool> {
     Ok(option(options, c"reasoning")?.boolean() != Some(false))
-}
-
-fn messages_arg(cx: &Cx, messages: &Arg) -> Result<Vec<Message>> {
-    from_agent_messages(&cx.wrap(messages.0)?).within("messages")
 }
 
 /// What reading texts in place needs, set up in the call's outermost scope:
@@ -189,142 +184,169 @@ fn read_project_options(options: &JsVal<'_>) -> Result<ProjectOptions> {
     })
 }
 
-fn set_str(cx: &Cx, o: Raw, name: &CStr, s: &JsStr) -> Result<()> {
-    cx.set(o, name, cx.js_str(s)?)
+/// The projected messages as a plan index.js builds objects from: numbers
+/// (message and block kinds, flags, timestamps, value positions) and the
+/// values they refer to (your own strings where texts were read in place).
+/// Building objects from JS is far cheaper than through N-API.
+struct PlanWriter<'c> {
+    cx: &'c Cx,
+    codes: Vec<f64>,
+    values: Raw,
+    count: u32,
 }
 
-/// Creates an own data property, as `JSON.parse` does: a key `__proto__`
-/// becomes a property, where assigning it would set the prototype.
-fn define(cx: &Cx, obj: Raw, key: Raw, value: Raw) -> Result<()> {
-    let descriptor = sys::napi_property_descriptor {
-        utf8name: ptr::null(),
-        name: key,
-        method: None,
-        getter: None,
-        setter: None,
-        value,
-        attributes: sys::PropertyAttributes::writable
-            | sys::PropertyAttributes::enumerable
-            | sys::PropertyAttributes::configurable,
-        data: ptr::null_mut(),
-    };
-    check(unsafe { sys::napi_define_properties(cx.env, obj, 1, &descriptor) })
-}
+/// Message kinds of the plan (index.js reads the same numbers).
+const PLAN_USER_TEXT: f64 = 1.0;
+const PLAN_USER: f64 = 2.0;
+const PLAN_ASSISTANT: f64 = 3.0;
+const PLAN_TOOL_RESULT: f64 = 4.0;
+/// Block kinds.
+const PLAN_TEXT: f64 = 1.0;
+const PLAN_THINKING: f64 = 2.0;
+const PLAN_TOOL_CALL: f64 = 3.0;
+const PLAN_IMAGE: f64 = 4.0;
 
-fn json_value(cx: &Cx, v: &Value) -> Result<Raw> {
-    Ok(match v {
-        Value::Null => cx.null()?,
-        Value::Bool(b) => cx.boolean(*b)?,
-        Value::Number(n) => cx.number(*n)?,
-        Value::String(s) => cx.js_str(s)?,
-        Value::Array(items) => cx.array(items.iter().map(|i| json_value(cx, i)))?,
-        Value::Object(o) => {
-            let out = cx.object()?;
-            for (k, v) in o.iter() {
-                define(cx, out, cx.js_str(k)?, json_value(cx, v)?)?;
-            }
-            out
+impl<'c> PlanWriter<'c> {
+    fn new(cx: &'c Cx) -> Result<Self> {
+        let mut values = ptr::null_mut();
+        check(unsafe { sys::napi_create_array(cx.env, &mut values) })?;
+        Ok(PlanWriter {
+            cx,
+            codes: Vec::new(),
+            values,
+            count: 0,
+        })
+    }
+
+    /// Adds a value; its position goes into the codes.
+    fn value(&mut self, v: Raw) -> Result<()> {
+        check(unsafe { sys::napi_set_element(self.cx.env, self.values, self.count, v) })?;
+        self.codes.push(f64::from(self.count));
+        self.count += 1;
+        Ok(())
+    }
+
+    fn text(&mut self, t: &JsText<'_>) -> Result<()> {
+        match t {
+            JsText::Js { raw, .. } => self.value(*raw),
+            JsText::Owned(s) => self.value(self.cx.js_str(s)?),
         }
-    })
-}
+    }
 
-/// The arguments object back from its per-entry JSON text: a deep copy, as
-/// `JSON.parse(JSON.stringify(value))` gives for each entry.
-fn arguments(cx: &Cx, call: &ToolCall) -> Result<Raw> {
-    let out = cx.object()?;
-    for (k, json) in &call.args {
-        let value = match json.as_ref().and_then(JsStr::as_str).map(parse) {
-            Some(Ok(v)) => json_value(cx, &v)?,
-            _ => cx.undefined(),
+    fn js_str(&mut self, s: &JsStr) -> Result<()> {
+        self.value(self.cx.js_str(s)?)
+    }
+
+    fn flag(&mut self, b: bool) {
+        self.codes.push(if b { 1.0 } else { 0.0 });
+    }
+
+    fn block(&mut self, b: &Block<JsText<'_>>) -> Result<()> {
+        match b {
+            Block::Text(t) => {
+                self.codes.push(PLAN_TEXT);
+                self.text(t)
+            }
+            Block::Thinking { thinking, redacted } => {
+                self.codes.push(PLAN_THINKING);
+                self.text(thinking)?;
+                self.flag(*redacted);
+                Ok(())
+            }
+            Block::ToolCall(call) => {
+                self.codes.push(PLAN_TOOL_CALL);
+                self.js_str(&call.id)?;
+                self.js_str(&call.name)?;
+                self.codes.push(call.args.len() as f64);
+                for (k, json) in &call.args {
+                    self.js_str(k)?;
+                    match json {
+                        Some(json) => self.js_str(json)?,
+                        // `JSON.stringify` gave undefined: the copy holds undefined.
+                        None => self.codes.push(-1.0),
+                    }
+                }
+                Ok(())
+            }
+            Block::Image { mime_type } => {
+                self.codes.push(PLAN_IMAGE);
+                match mime_type {
+                    Some(m) => self.js_str(m),
+                    None => {
+                        self.codes.push(-1.0);
+                        Ok(())
+                    }
+                }
+            }
+        }
+    }
+
+    fn blocks(&mut self, blocks: &[Block<JsText<'_>>]) -> Result<()> {
+        self.codes.push(blocks.len() as f64);
+        blocks.iter().try_for_each(|b| self.block(b))
+    }
+
+    fn message(&mut self, m: &Message<JsText<'_>>) -> Result<()> {
+        let kind = match m {
+            Message::User(u) => match u.content {
+                UserContent::Text(_) => PLAN_USER_TEXT,
+                UserContent::Blocks(_) => PLAN_USER,
+            },
+            Message::Assistant(_) => PLAN_ASSISTANT,
+            Message::ToolResult(_) => PLAN_TOOL_RESULT,
         };
-        define(cx, out, cx.js_str(k)?, value)?;
-    }
-    Ok(out)
-}
-
-fn block(cx: &Cx, b: &Block) -> Result<Raw> {
-    let o = cx.object()?;
-    match b {
-        Block::Text(t) => {
-            cx.set(o, c"type", cx.str("text")?)?;
-            set_str(cx, o, c"text", t)?;
-        }
-        Block::Thinking { thinking, redacted } => {
-            cx.set(o, c"type", cx.str("thinking")?)?;
-            set_str(cx, o, c"thinking", thinking)?;
-            if *redacted {
-                cx.set(o, c"redacted", cx.boolean(true)?)?;
-            }
-        }
-        Block::ToolCall(call) => {
-            cx.set(o, c"type", cx.str("toolCall")?)?;
-            set_str(cx, o, c"id", &call.id)?;
-            set_str(cx, o, c"name", &call.name)?;
-            cx.set(o, c"arguments", arguments(cx, call)?)?;
-        }
-        Block::Image { mime_type } => {
-            cx.set(o, c"type", cx.str("image")?)?;
-            if let Some(m) = mime_type {
-                set_str(cx, o, c"mimeType", m)?;
+        self.codes.push(kind);
+        self.flag(m.timestamp().is_some());
+        self.codes.push(m.timestamp().unwrap_or(0.0));
+        match m {
+            Message::User(u) => match &u.content {
+                UserContent::Text(t) => self.text(t),
+                UserContent::Blocks(b) => self.blocks(b),
+            },
+            Message::Assistant(a) => self.blocks(&a.content),
+            Message::ToolResult(r) => {
+                self.js_str(&r.tool_call_id)?;
+                self.js_str(&r.tool_name)?;
+                self.flag(r.is_error);
+                self.blocks(&r.content)
             }
         }
     }
-    Ok(o)
-}
 
-fn blocks(cx: &Cx, blocks: &[Block]) -> Result<Raw> {
-    cx.array(blocks.iter().map(|b| block(cx, b)))
-}
-
-/// A plain message object in the reference's key order.
-fn message(cx: &Cx, m: &Message) -> Result<Raw> {
-    let o = cx.object()?;
-    match m {
-        Message::User(u) => {
-            cx.set(o, c"role", cx.str("user")?)?;
-            let content = match &u.content {
-                UserContent::Text(t) => cx.js_str(t)?,
-                UserContent::Blocks(b) => blocks(cx, b)?,
-            };
-            cx.set(o, c"content", content)?;
-        }
-        Message::Assistant(a) => {
-            cx.set(o, c"role", cx.str("assistant")?)?;
-            cx.set(o, c"content", blocks(cx, &a.content)?)?;
-        }
-        Message::ToolResult(r) => {
-            cx.set(o, c"role", cx.str("toolResult")?)?;
-            set_str(cx, o, c"toolCallId", &r.tool_call_id)?;
-            set_str(cx, o, c"toolName", &r.tool_name)?;
-            cx.set(o, c"content", blocks(cx, &r.content)?)?;
-            cx.set(o, c"isError", cx.boolean(r.is_error)?)?;
-        }
+    /// `[codes, values]`.
+    fn finish(self) -> Result<Raw> {
+        let codes = self.cx.f64_array(&self.codes)?;
+        self.cx.array([Ok(codes), Ok(self.values)].into_iter())
     }
-    if let Some(t) = m.timestamp() {
-        cx.set(o, c"timestamp", cx.number(t)?)?;
-    }
-    Ok(o)
 }
 
-/// `projectForSummary(messages, options?)`: new plain message objects.
-#[napi(js_name = "projectForSummary")]
-pub fn project_for_summary(
+/// `projectForSummary(messages, options?)`'s plan; index.js builds the new
+/// plain message objects from it.
+#[napi(js_name = "projectionPlan")]
+pub fn projection_plan(
     env: Env,
     messages: Arg,
     options: Option<Arg>,
     argument_entries: Option<Arg>,
 ) -> napi::Result<RawValue> {
     run(&env, |cx| {
-        cx.use_argument_entries(&argument_entries)?;
+        use_transcript_helpers(cx, &argument_entries)?;
         let options = match &options {
             Some(o) => read_project_options(&cx.wrap(o.0)?).within("options")?,
             None => ProjectOptions::default(),
         };
-        let messages = messages_arg(cx, &messages)?;
-        let projected = project(&messages, &options);
-        Ok(RawValue(
-            cx.array(projected.iter().map(|m| message(cx, m)))?,
-        ))
+        // Whole texts, in place, with timestamps: the objects carry them.
+        let limits = ReadLimits {
+            tool_result_units: None,
+            skip_timestamps: false,
+        };
+        let messages: Vec<Message<JsText>> =
+            from_agent_messages_with(&cx.wrap(messages.0)?, limits).within("messages")?;
+        let mut plan = PlanWriter::new(cx)?;
+        for m in &project(&messages, &options) {
+            plan.message(m)?;
+        }
+        Ok(RawValue(plan.finish()?))
     })
 }
 
