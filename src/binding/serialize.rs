@@ -142,15 +142,13 @@ pub fn serialize_for_summary(
     argument_entries: Option<Arg>,
 ) -> napi::Result<RawValue> {
     run(&env, |cx| {
-        use_transcript_helpers(cx, &argument_entries)?;
-        let options = match &options {
-            Some(o) => read_project_options(&cx.wrap(o.0)?).within("options")?,
-            None => ProjectOptions::default(),
-        };
-        let messages: Vec<Message<JsText>> =
-            from_agent_messages_with(&cx.wrap(messages.0)?, ReadLimits::borrowed_transcript())
-                .within("messages")?;
-        let projected = project(&messages, &options);
+        let (projected, options) = projected(
+            cx,
+            &messages,
+            &options,
+            &argument_entries,
+            ReadLimits::borrowed_transcript(),
+        )?;
         let mut sink = PieceSink::new(cx)?;
         serialize_into(
             &projected,
@@ -161,6 +159,25 @@ pub fn serialize_for_summary(
         );
         Ok(RawValue(sink.finish()?))
     })
+}
+
+/// The projection of `messages` under `options`, texts read in place, and
+/// the options read.
+fn projected<'c>(
+    cx: &'c Cx,
+    messages: &Arg,
+    options: &Option<Arg>,
+    argument_entries: &Option<Arg>,
+    limits: ReadLimits,
+) -> Result<(Vec<Message<JsText<'c>>>, ProjectOptions)> {
+    use_transcript_helpers(cx, argument_entries)?;
+    let options = match options {
+        Some(o) => read_project_options(&cx.wrap(o.0)?).within("options")?,
+        None => ProjectOptions::default(),
+    };
+    let messages: Vec<Message<JsText>> =
+        from_agent_messages_with(&cx.wrap(messages.0)?, limits).within("messages")?;
+    Ok((project(&messages, &options), options))
 }
 
 fn read_project_options(options: &JsVal<'_>) -> Result<ProjectOptions> {
@@ -330,20 +347,16 @@ pub fn projection_plan(
     argument_entries: Option<Arg>,
 ) -> napi::Result<RawValue> {
     run(&env, |cx| {
-        use_transcript_helpers(cx, &argument_entries)?;
-        let options = match &options {
-            Some(o) => read_project_options(&cx.wrap(o.0)?).within("options")?,
-            None => ProjectOptions::default(),
-        };
-        // Whole texts, in place, with timestamps: the objects carry them.
-        let limits = ReadLimits {
-            tool_result_units: None,
-            skip_timestamps: false,
-        };
-        let messages: Vec<Message<JsText>> =
-            from_agent_messages_with(&cx.wrap(messages.0)?, limits).within("messages")?;
+        // Whole texts with timestamps: the objects carry them.
+        let (projected, _) = projected(
+            cx,
+            &messages,
+            &options,
+            &argument_entries,
+            ReadLimits::default(),
+        )?;
         let mut plan = PlanWriter::new(cx)?;
-        for m in &project(&messages, &options) {
+        for m in &projected {
             plan.message(m)?;
         }
         Ok(RawValue(plan.finish()?))
