@@ -21,6 +21,7 @@ use std::sync::mpsc;
 
 use super::error::{Error, Result};
 use super::json::{self, Value};
+use super::text::is_trim_space;
 
 /// The session format version this crate reads (the reference's `CURRENT_SESSION_VERSION`).
 pub const SESSION_VERSION: f64 = 3.0;
@@ -59,22 +60,10 @@ struct ChunkOut {
     error: Option<LineError>,
 }
 
-/// Whether `c` is whitespace to JS's `String.prototype.trim`.
+/// Whether `c` is whitespace to JS's `String.prototype.trim` (all of it
+/// lies in the BMP).
 fn is_js_whitespace(c: char) -> bool {
-    matches!(
-        c,
-        '\u{9}'..='\u{d}'
-            | ' '
-            | '\u{a0}'
-            | '\u{1680}'
-            | '\u{2000}'..='\u{200a}'
-            | '\u{2028}'
-            | '\u{2029}'
-            | '\u{202f}'
-            | '\u{205f}'
-            | '\u{3000}'
-            | '\u{feff}'
-    )
+    u16::try_from(u32::from(c)).is_ok_and(is_trim_space)
 }
 
 fn decode(line: &[u8]) -> Cow<'_, str> {
