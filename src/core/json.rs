@@ -3,7 +3,7 @@
 //! * [`parse`] accepts exactly what `JSON.parse` accepts (up to a nesting
 //!   limit, see [`DEFAULT_MAX_DEPTH`]): whitespace is only space, tab, CR and
 //!   LF; `\uD83D`-style escapes of lone surrogates are kept (as a
-//!   [`JsStr::Utf16`]); numbers round to the nearest `f64` as in JS (`1e400`
+//!   [`JsStr::Wtf8`]); numbers round to the nearest `f64` as in JS (`1e400`
 //!   is `Infinity`, `-0` is `-0`).
 //! * Objects behave like the JS objects `JSON.parse` builds: a repeated key
 //!   keeps its *first* position and its *last* value, and keys that are array
@@ -20,7 +20,10 @@ use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::sync::OnceLock;
 
-use super::jsstr::{is_high_surrogate, is_low_surrogate, utf16_len_of_str, JsStr};
+use super::jsstr::{
+    is_high_surrogate, is_low_surrogate, is_surrogate, push_surrogate_wtf8, utf16_len_of_str,
+    JsStr, Wtf8Piece,
+};
 
 /// A JSON value.
 ///
@@ -884,16 +887,6 @@ fn find_special(b: &[u8], mut i: usize) -> usize {
     i
 }
 
-/// Appends `s` as UTF-16; ASCII widens in one vectorizable pass.
-fn extend_utf16(out: &mut Vec<u16>, s: &str) {
-    if s.is_ascii() {
-        out.extend(s.bytes().map(u16::from));
-    } else {
-        out.reserve(s.len());
-        out.extend(s.encode_utf16());
-    }
-}
-
 #[inline]
 fn hex_val(c: u8) -> Option<u16> {
     match c {
@@ -1233,10 +1226,10 @@ impl Parser<'_> {
                                         out.push(char::from_u32(cp).unwrap_or('\u{FFFD}'));
                                         i += 6;
                                     }
-                                    None => return self.parse_string_utf16(&out, u, i),
+                                    None => return self.parse_string_wtf8(&out, u, i),
                                 }
                             } else if is_low_surrogate(u) {
-                                return self.parse_string_utf16(&out, u, i);
+                                return self.parse_string_wtf8(&out, u, i);
                             } else {
                                 out.push(char::from_u32(u32::from(u)).unwrap_or('\u{FFFD}'));
                             }
@@ -1258,20 +1251,23 @@ impl Parser<'_> {
     }
 
     /// The rare path: the string holds a lone surrogate `unit`; `prefix` is
-    /// the text before it and `i` the position after its escape.
-    fn parse_string_utf16(
+    /// the text before it and `i` the position after its escape. Builds
+    /// canonical WTF-8: plain runs are copied as they are, and an escaped
+    /// pair still becomes one four-byte char.
+    fn parse_string_wtf8(
         &mut self,
         prefix: &str,
         unit: u16,
         mut i: usize,
     ) -> Result<JsStr, ParseError> {
-        let mut out: Vec<u16> = Vec::with_capacity(prefix.len() + 64);
-        extend_utf16(&mut out, prefix);
-        out.push(unit);
+        let mut out: Vec<u8> = Vec::with_capacity(prefix.len() + 64);
+        out.extend_from_slice(prefix.as_bytes());
+        push_surrogate_wtf8(&mut out, unit);
+        let mut buf = [0u8; 4];
         loop {
             let next = find_special(self.b, i);
-            match self.src.get(i..next) {
-                Some(s) => extend_utf16(&mut out, s),
+            match self.b.get(i..next) {
+                Some(run) => out.extend_from_slice(run),
                 None => return self.err(i, "invalid string"),
             }
             i = next;
@@ -1281,29 +1277,50 @@ impl Parser<'_> {
                     self.pos = i + 1;
                     // Only a lone surrogate escape leads here, and it stays
                     // lone: the result is not well-formed, so no UTF-8 try.
-                    return Ok(JsStr::lone_surrogates(out));
+                    return Ok(JsStr::lone_surrogates_wtf8(out));
                 }
                 Some(b'\\') => {
-                    let u = match self.b.get(i + 1) {
-                        Some(b'"') => 0x22,
-                        Some(b'\\') => 0x5C,
-                        Some(b'/') => 0x2F,
+                    let c = match self.b.get(i + 1) {
+                        Some(b'"') => b'"',
+                        Some(b'\\') => b'\\',
+                        Some(b'/') => b'/',
                         Some(b'b') => 0x08,
                         Some(b'f') => 0x0C,
-                        Some(b'n') => 0x0A,
-                        Some(b'r') => 0x0D,
-                        Some(b't') => 0x09,
-                        Some(b'u') => match self.hex4(i + 2) {
-                            Some(u) => {
-                                i += 4;
-                                u
+                        Some(b'n') => b'\n',
+                        Some(b'r') => b'\r',
+                        Some(b't') => b'\t',
+                        Some(b'u') => {
+                            let Some(u) = self.hex4(i + 2) else {
+                                return self.err(i, "bad Unicode escape");
+                            };
+                            i += 6;
+                            let low = if is_high_surrogate(u)
+                                && self.b.get(i) == Some(&b'\\')
+                                && self.b.get(i + 1) == Some(&b'u')
+                            {
+                                self.hex4(i + 2).filter(|&l| is_low_surrogate(l))
+                            } else {
+                                None
+                            };
+                            if let Some(lo) = low {
+                                let cp = 0x10000
+                                    + ((u32::from(u) - 0xD800) << 10)
+                                    + (u32::from(lo) - 0xDC00);
+                                let ch = char::from_u32(cp).unwrap_or('\u{FFFD}');
+                                out.extend_from_slice(ch.encode_utf8(&mut buf).as_bytes());
+                                i += 6;
+                            } else if is_surrogate(u) {
+                                push_surrogate_wtf8(&mut out, u);
+                            } else {
+                                let ch = char::from_u32(u32::from(u)).unwrap_or('\u{FFFD}');
+                                out.extend_from_slice(ch.encode_utf8(&mut buf).as_bytes());
                             }
-                            None => return self.err(i, "bad Unicode escape"),
-                        },
+                            continue;
+                        }
                         None => return self.err(i + 1, "unterminated string"),
                         Some(_) => return self.err(i + 1, "bad escaped character"),
                     };
-                    out.push(u);
+                    out.push(c);
                     i += 2;
                 }
                 Some(_) => return self.err(i, "bad control character in string literal"),
@@ -1585,51 +1602,34 @@ impl Sink for StringSink {
         let out = &mut self.0;
         out.push('"');
         match s {
-            JsStr::Utf8(s) => {
-                let b = s.as_bytes();
-                let mut run = 0;
-                loop {
-                    let i = find_special(b, run);
-                    out.push_str(s.get(run..i).unwrap_or(""));
-                    let Some(&c) = b.get(i) else { break };
-                    match short_escape(c) {
-                        Some(e) => out.push_str(e),
-                        None => push_u_escape(out, u16::from(c)),
-                    }
-                    run = i + 1;
-                }
-            }
-            JsStr::Utf16(u) => {
-                let mut i = 0;
-                while let Some(&c) = u.get(i) {
-                    i += 1;
-                    if c < 0x80 {
-                        let c8 = c as u8;
-                        match short_escape(c8) {
-                            Some(e) => out.push_str(e),
-                            None if c8 < 0x20 => push_u_escape(out, c),
-                            None => out.push(char::from(c8)),
-                        }
-                    } else if is_high_surrogate(c) {
-                        match u.get(i) {
-                            Some(&lo) if is_low_surrogate(lo) => {
-                                i += 1;
-                                let cp = 0x10000
-                                    + ((u32::from(c) - 0xD800) << 10)
-                                    + (u32::from(lo) - 0xDC00);
-                                out.push(char::from_u32(cp).unwrap_or('\u{FFFD}'));
-                            }
-                            _ => push_u_escape(out, c),
-                        }
-                    } else if is_low_surrogate(c) {
-                        push_u_escape(out, c);
-                    } else {
-                        out.push(char::from_u32(u32::from(c)).unwrap_or('\u{FFFD}'));
+            JsStr::Utf8(s) => push_escaped(out, s),
+            JsStr::Wtf8(_) => {
+                for piece in s.pieces() {
+                    match piece {
+                        Wtf8Piece::Str(s) => push_escaped(out, s),
+                        // JSON.stringify escapes a lone surrogate.
+                        Wtf8Piece::Unit(u) => push_u_escape(out, u),
                     }
                 }
             }
         }
         out.push('"');
+    }
+}
+
+/// Appends well-formed `s` as JSON.stringify writes it between quotes.
+fn push_escaped(out: &mut String, s: &str) {
+    let b = s.as_bytes();
+    let mut run = 0;
+    loop {
+        let i = find_special(b, run);
+        out.push_str(s.get(run..i).unwrap_or(""));
+        let Some(&c) = b.get(i) else { break };
+        match short_escape(c) {
+            Some(e) => out.push_str(e),
+            None => push_u_escape(out, u16::from(c)),
+        }
+        run = i + 1;
     }
 }
 
@@ -1649,42 +1649,28 @@ impl Sink for LenSink {
 
 /// The UTF-16 length of `JSON.stringify(s)` for a string `s`.
 pub fn quoted_len(s: &JsStr) -> usize {
-    let mut n = 2usize;
     match s {
-        JsStr::Utf8(s) => {
-            let b = s.as_bytes();
-            n += utf16_len_of_str(s);
-            let mut i = find_special(b, 0);
-            while let Some(&c) = b.get(i) {
-                n += if short_escape(c).is_some() { 1 } else { 5 };
-                i = find_special(b, i + 1);
-            }
+        JsStr::Utf8(s) => 2 + escaped_len(s),
+        JsStr::Wtf8(_) => {
+            2 + s
+                .pieces()
+                .map(|piece| match piece {
+                    Wtf8Piece::Str(s) => escaped_len(s),
+                    Wtf8Piece::Unit(_) => 6,
+                })
+                .sum::<usize>()
         }
-        JsStr::Utf16(u) => {
-            let mut i = 0;
-            while let Some(&c) = u.get(i) {
-                i += 1;
-                n += if c < 0x80 {
-                    match short_escape(c as u8) {
-                        Some(_) => 2,
-                        None if c < 0x20 => 6,
-                        None => 1,
-                    }
-                } else if is_high_surrogate(c) {
-                    match u.get(i) {
-                        Some(&lo) if is_low_surrogate(lo) => {
-                            i += 1;
-                            2
-                        }
-                        _ => 6,
-                    }
-                } else if is_low_surrogate(c) {
-                    6
-                } else {
-                    1
-                };
-            }
-        }
+    }
+}
+
+/// The UTF-16 length of well-formed `s` as JSON.stringify escapes it.
+fn escaped_len(s: &str) -> usize {
+    let b = s.as_bytes();
+    let mut n = utf16_len_of_str(s);
+    let mut i = find_special(b, 0);
+    while let Some(&c) = b.get(i) {
+        n += if short_escape(c).is_some() { 1 } else { 5 };
+        i = find_special(b, i + 1);
     }
     n
 }
@@ -2172,7 +2158,7 @@ mod tests {
         let (k, val) = &o.entries()[0];
         assert_eq!(k.to_utf16(), vec![0x6B, 0xD83D]);
         let s = val.as_js_str().expect("string");
-        assert!(matches!(s, JsStr::Utf16(_)));
+        assert!(matches!(s, JsStr::Wtf8(_)));
         assert_eq!(s.to_utf16(), vec![0xDC00, 0x61, 0xD83D, 0xDE00]);
         assert_eq!(s.utf16_len(), 4);
         assert!(o.get_js(k).is_some());
@@ -2180,6 +2166,39 @@ mod tests {
         // Escaped pairs become plain UTF-8.
         let v = parse(r#""\ud83d\ude00\u0041""#).expect("valid");
         assert_eq!(v.as_str(), Some("😀A"));
+    }
+
+    #[test]
+    fn lone_surrogate_strings_parse_to_canonical_wtf8() {
+        // After a lone surrogate, escaped pairs still join, runs are copied,
+        // and the result equals the same units built any other way.
+        let cases: [(&str, &[u16]); 5] = [
+            (
+                r#""\ud83dx\ud83d\ude00y""#,
+                &[0xD83D, 0x78, 0xD83D, 0xDE00, 0x79],
+            ),
+            (
+                r#""é\udc00日\n\u0041\"""#,
+                &[0xE9, 0xDC00, 0x65E5, 0x0A, 0x41, 0x22],
+            ),
+            (r#""\ud83d\ud83d\ude00""#, &[0xD83D, 0xD83D, 0xDE00]),
+            (r#""\ude00\ud83d""#, &[0xDE00, 0xD83D]),
+            (r#""a😀\udbff""#, &[0x61, 0xD83D, 0xDE00, 0xDBFF]),
+        ];
+        for (text, units) in cases {
+            let v = parse(text).expect("valid");
+            let s = v.as_js_str().expect("string");
+            assert_eq!(s.to_utf16(), units, "{text}");
+            assert_eq!(*s, JsStr::from_utf16(units));
+            // Round trip through stringify, and the length it predicts.
+            let out = stringify(&v);
+            assert_eq!(parse(out.as_str().expect("well-formed")).expect("valid"), v);
+            assert_eq!(stringify_len(&v), out.utf16_len(), "{text}");
+        }
+        assert_eq!(
+            stringify(&parse(r#""\ud83dé""#).expect("valid")),
+            r#""\ud83dé""#
+        );
     }
 
     #[test]

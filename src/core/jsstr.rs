@@ -2,14 +2,19 @@
 //!
 //! A JS string is a sequence of UTF-16 code units and may hold lone
 //! surrogates, which a Rust `str` cannot. `JsStr` keeps the common,
-//! well-formed case as UTF-8 (compact, and usable as `&str`) and falls back to
-//! UTF-16 only for strings that really contain a lone surrogate.
+//! well-formed case as UTF-8 (compact, and usable as `&str`) and uses WTF-8
+//! (UTF-8 generalized to encode a lone surrogate as its own three-byte
+//! sequence, `ED A0..BF 80..BF`) only for strings that really contain one.
+//! WTF-8 keeps such strings as small as their UTF-8 twins: a session file
+//! with a lone surrogate in most texts would double in memory as UTF-16.
 //!
 //! The representation is canonical: every constructor in this module yields
-//! [`JsStr::Utf8`] for a well-formed string and [`JsStr::Utf16`] only when the
-//! code units contain a lone surrogate. Equality, ordering and hashing do not
-//! rely on that (a hand-built `Utf16` holding a well-formed string still
-//! compares and hashes like its `Utf8` twin), but it keeps them fast.
+//! [`JsStr::Utf8`] for a well-formed string and [`JsStr::Wtf8`] only when the
+//! code units contain a lone surrogate, with every surrogate pair written as
+//! the four-byte form of its character (so equal strings have equal bytes).
+//! Equality, ordering and hashing do not rely on that (a hand-built `Wtf8`
+//! holding a well-formed string still compares and hashes like its `Utf8`
+//! twin), but it keeps them fast.
 //!
 //! Semantics follow JS: `len` is `.length` (UTF-16 code units), equality is
 //! code-unit equality, and ordering is lexicographic by code unit, which is the
@@ -28,8 +33,8 @@ use std::hash::{Hash, Hasher};
 pub enum JsStr {
     /// A well-formed string (no lone surrogates).
     Utf8(Box<str>),
-    /// Code units containing at least one lone surrogate.
-    Utf16(Box<[u16]>),
+    /// Code units containing at least one lone surrogate, as WTF-8.
+    Wtf8(Box<[u8]>),
 }
 
 /// Whether `u` is a UTF-16 high (leading) surrogate.
@@ -55,7 +60,13 @@ pub fn is_surrogate(u: u16) -> bool {
 /// a continuation byte starts a char, and 4-byte leaders (0xF0..) add one more.
 #[inline]
 pub fn utf16_len_of_str(s: &str) -> usize {
-    let bytes = s.as_bytes();
+    utf16_len_of_bytes(s.as_bytes())
+}
+
+/// [`utf16_len_of_str`] for UTF-8 or WTF-8 bytes (a surrogate's three bytes
+/// start one char, so they count one unit).
+#[inline]
+fn utf16_len_of_bytes(bytes: &[u8]) -> usize {
     let mut n = 0usize;
     let mut chunks = bytes.chunks_exact(8);
     for chunk in &mut chunks {
@@ -136,11 +147,108 @@ pub fn is_well_formed_utf16(units: &[u16]) -> bool {
     true
 }
 
+/// Appends the three WTF-8 bytes of surrogate unit `u`.
+#[inline]
+pub fn push_surrogate_wtf8(out: &mut Vec<u8>, u: u16) {
+    out.extend_from_slice(&[
+        0xE0 | (u >> 12) as u8,
+        0x80 | ((u >> 6) & 0x3F) as u8,
+        0x80 | (u & 0x3F) as u8,
+    ]);
+}
+
+/// Canonical WTF-8 for code units: pairs become four-byte chars, lone
+/// surrogates three-byte sequences.
+fn units_to_wtf8(units: &[u16]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(units.len() + units.len() / 2);
+    let mut buf = [0u8; 4];
+    for r in char::decode_utf16(units.iter().copied()) {
+        match r {
+            Ok(c) => out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes()),
+            Err(e) => push_surrogate_wtf8(&mut out, e.unpaired_surrogate()),
+        }
+    }
+    out
+}
+
+/// Whether `b` starts with the WTF-8 form of a surrogate.
+#[inline]
+fn starts_with_surrogate(b: &[u8]) -> bool {
+    b.first() == Some(&0xED) && b.get(1).is_some_and(|&c| c >= 0xA0)
+}
+
+/// One piece of a WTF-8 string: a run of well-formed text, or a single code
+/// unit outside such runs (a lone surrogate; U+FFFD stands for a byte that is
+/// not WTF-8, which no constructor here produces).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wtf8Piece<'a> {
+    Str(&'a str),
+    Unit(u16),
+}
+
+/// The pieces of WTF-8 bytes, in order.
+#[derive(Clone)]
+pub struct Wtf8Pieces<'a> {
+    rest: &'a [u8],
+}
+
+impl<'a> Wtf8Pieces<'a> {
+    pub fn new(bytes: &'a [u8]) -> Wtf8Pieces<'a> {
+        Wtf8Pieces { rest: bytes }
+    }
+}
+
+impl<'a> Iterator for Wtf8Pieces<'a> {
+    type Item = Wtf8Piece<'a>;
+
+    fn next(&mut self) -> Option<Wtf8Piece<'a>> {
+        let b = self.rest;
+        if b.is_empty() {
+            return None;
+        }
+        if starts_with_surrogate(b) {
+            let u = (u16::from(b[0] & 0x0F) << 12)
+                | (u16::from(b.get(1).copied().unwrap_or(0) & 0x3F) << 6)
+                | u16::from(b.get(2).copied().unwrap_or(0) & 0x3F);
+            self.rest = b.get(3..).unwrap_or(&[]);
+            return Some(Wtf8Piece::Unit(u));
+        }
+        let mut end = b.len();
+        let mut from = 1;
+        while let Some(i) = b.get(from..).and_then(|t| memchr::memchr(0xED, t)) {
+            if starts_with_surrogate(&b[from + i..]) {
+                end = from + i;
+                break;
+            }
+            from += i + 1;
+        }
+        let run = &b[..end];
+        match std::str::from_utf8(run) {
+            Ok(s) => {
+                self.rest = &b[end..];
+                Some(Wtf8Piece::Str(s))
+            }
+            Err(e) if e.valid_up_to() > 0 => {
+                let (ok, tail) = b.split_at(e.valid_up_to());
+                self.rest = tail;
+                Some(Wtf8Piece::Str(std::str::from_utf8(ok).unwrap_or("")))
+            }
+            Err(e) => {
+                self.rest = b.get(e.error_len().unwrap_or(1).max(1)..).unwrap_or(&[]);
+                Some(Wtf8Piece::Unit(0xFFFD))
+            }
+        }
+    }
+}
+
 /// Iterator over the UTF-16 code units of a [`JsStr`].
 #[derive(Clone)]
 pub enum CodeUnits<'a> {
     Utf8(std::str::EncodeUtf16<'a>),
-    Utf16(std::iter::Copied<std::slice::Iter<'a, u16>>),
+    Wtf8 {
+        pieces: Wtf8Pieces<'a>,
+        run: std::str::EncodeUtf16<'a>,
+    },
 }
 
 impl Iterator for CodeUnits<'_> {
@@ -150,14 +258,22 @@ impl Iterator for CodeUnits<'_> {
     fn next(&mut self) -> Option<u16> {
         match self {
             CodeUnits::Utf8(it) => it.next(),
-            CodeUnits::Utf16(it) => it.next(),
+            CodeUnits::Wtf8 { pieces, run } => loop {
+                if let Some(u) = run.next() {
+                    return Some(u);
+                }
+                match pieces.next()? {
+                    Wtf8Piece::Str(s) => *run = s.encode_utf16(),
+                    Wtf8Piece::Unit(u) => return Some(u),
+                }
+            },
         }
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
         match self {
             CodeUnits::Utf8(it) => it.size_hint(),
-            CodeUnits::Utf16(it) => it.size_hint(),
+            CodeUnits::Wtf8 { pieces, .. } => (0, Some(pieces.rest.len() + 8)),
         }
     }
 }
@@ -218,31 +334,40 @@ impl JsStr {
     pub fn from_utf16(units: &[u16]) -> JsStr {
         match utf16_to_utf8(units) {
             Some(s) => JsStr::Utf8(s.into_boxed_str()),
-            None => JsStr::Utf16(Box::from(units)),
+            None => JsStr::Wtf8(units_to_wtf8(units).into_boxed_slice()),
         }
     }
 
     /// From owned UTF-16 code units; UTF-8 when they are well-formed.
     pub fn from_utf16_vec(units: Vec<u16>) -> JsStr {
-        match utf16_to_utf8(&units) {
-            Some(s) => JsStr::Utf8(s.into_boxed_str()),
-            None => JsStr::Utf16(units.into_boxed_slice()),
-        }
+        JsStr::from_utf16(&units)
     }
 
-    /// From code units known to hold a lone surrogate (checked in debug
-    /// builds), skipping the attempt at UTF-8.
-    pub fn lone_surrogates(units: Vec<u16>) -> JsStr {
-        debug_assert!(!is_well_formed_utf16(&units));
-        JsStr::Utf16(units.into_boxed_slice())
+    /// From canonical WTF-8 known to hold a lone surrogate (checked in debug
+    /// builds): the JSON parser builds these directly.
+    pub fn lone_surrogates_wtf8(bytes: Vec<u8>) -> JsStr {
+        debug_assert!(std::str::from_utf8(&bytes).is_err());
+        debug_assert_eq!(
+            units_to_wtf8(&JsStr::Wtf8(Box::from(&bytes[..])).to_utf16()),
+            bytes
+        );
+        JsStr::Wtf8(bytes.into_boxed_slice())
     }
 
-    /// The size of the stored text (UTF-8 bytes or UTF-16 units), in O(1):
-    /// a capacity hint, not a JS length.
+    /// The size of the stored text (UTF-8 or WTF-8 bytes), in O(1): a
+    /// capacity hint and an upper bound of the JS length, not the length.
     pub fn stored_len(&self) -> usize {
         match self {
             JsStr::Utf8(s) => s.len(),
-            JsStr::Utf16(u) => u.len(),
+            JsStr::Wtf8(b) => b.len(),
+        }
+    }
+
+    /// The text in pieces: runs of well-formed text and lone surrogates.
+    pub fn pieces(&self) -> Wtf8Pieces<'_> {
+        match self {
+            JsStr::Utf8(s) => Wtf8Pieces::new(s.as_bytes()),
+            JsStr::Wtf8(b) => Wtf8Pieces::new(b),
         }
     }
 
@@ -251,7 +376,7 @@ impl JsStr {
     pub fn utf16_len(&self) -> usize {
         match self {
             JsStr::Utf8(s) => utf16_len_of_str(s),
-            JsStr::Utf16(u) => u.len(),
+            JsStr::Wtf8(b) => utf16_len_of_bytes(b),
         }
     }
 
@@ -265,7 +390,7 @@ impl JsStr {
     pub fn is_empty(&self) -> bool {
         match self {
             JsStr::Utf8(s) => s.is_empty(),
-            JsStr::Utf16(u) => u.is_empty(),
+            JsStr::Wtf8(b) => b.is_empty(),
         }
     }
 
@@ -275,7 +400,7 @@ impl JsStr {
     pub fn as_str(&self) -> Option<&str> {
         match self {
             JsStr::Utf8(s) => Some(s),
-            JsStr::Utf16(_) => None,
+            JsStr::Wtf8(_) => None,
         }
     }
 
@@ -284,7 +409,7 @@ impl JsStr {
     pub fn eq_str(&self, s: &str) -> bool {
         match self {
             JsStr::Utf8(a) => &**a == s,
-            JsStr::Utf16(u) => u.iter().copied().eq(s.encode_utf16()),
+            JsStr::Wtf8(_) => self.code_units().eq(s.encode_utf16()),
         }
     }
 
@@ -292,16 +417,16 @@ impl JsStr {
     pub fn code_units(&self) -> CodeUnits<'_> {
         match self {
             JsStr::Utf8(s) => CodeUnits::Utf8(s.encode_utf16()),
-            JsStr::Utf16(u) => CodeUnits::Utf16(u.iter().copied()),
+            JsStr::Wtf8(b) => CodeUnits::Wtf8 {
+                pieces: Wtf8Pieces::new(b),
+                run: "".encode_utf16(),
+            },
         }
     }
 
     /// JS `charCodeAt(index)`, or `None` past the end. O(index) for UTF-8.
     pub fn code_unit_at(&self, index: usize) -> Option<u16> {
-        match self {
-            JsStr::Utf8(s) => s.encode_utf16().nth(index),
-            JsStr::Utf16(u) => u.get(index).copied(),
-        }
+        self.code_units().nth(index)
     }
 
     /// The code units as a new vector.
@@ -315,7 +440,7 @@ impl JsStr {
     pub fn push_utf16_into(&self, out: &mut Vec<u16>) {
         match self {
             JsStr::Utf8(s) => out.extend(s.encode_utf16()),
-            JsStr::Utf16(u) => out.extend_from_slice(u),
+            JsStr::Wtf8(_) => out.extend(self.code_units()),
         }
     }
 
@@ -323,7 +448,16 @@ impl JsStr {
     pub fn to_string_lossy(&self) -> Cow<'_, str> {
         match self {
             JsStr::Utf8(s) => Cow::Borrowed(s),
-            JsStr::Utf16(u) => Cow::Owned(String::from_utf16_lossy(u)),
+            JsStr::Wtf8(b) => {
+                let mut out = String::with_capacity(b.len());
+                for piece in Wtf8Pieces::new(b) {
+                    match piece {
+                        Wtf8Piece::Str(s) => out.push_str(s),
+                        Wtf8Piece::Unit(_) => out.push('\u{FFFD}'),
+                    }
+                }
+                Cow::Owned(out)
+            }
         }
     }
 
@@ -347,7 +481,8 @@ impl JsStr {
                 }
                 self.clone()
             }
-            JsStr::Utf16(u) => {
+            JsStr::Wtf8(_) => {
+                let u: Vec<u16> = self.code_units().take(n.saturating_add(1)).collect();
                 if n >= u.len() {
                     return self.clone();
                 }
@@ -407,7 +542,10 @@ impl JsStr {
                 }
                 b.finish()
             }
-            JsStr::Utf16(u) => JsStr::from_utf16(&u[from..to]),
+            JsStr::Wtf8(_) => {
+                let u: Vec<u16> = self.code_units().take(to).collect();
+                JsStr::from_utf16(u.get(from..).unwrap_or(&[]))
+            }
         }
     }
 
@@ -459,10 +597,8 @@ impl PartialEq for JsStr {
     fn eq(&self, other: &JsStr) -> bool {
         match (self, other) {
             (JsStr::Utf8(a), JsStr::Utf8(b)) => a == b,
-            (JsStr::Utf16(a), JsStr::Utf16(b)) => a == b,
-            (JsStr::Utf8(a), JsStr::Utf16(b)) | (JsStr::Utf16(b), JsStr::Utf8(a)) => {
-                b.iter().copied().eq(a.encode_utf16())
-            }
+            (JsStr::Wtf8(a), JsStr::Wtf8(b)) => a == b,
+            _ => self.code_units().eq(other.code_units()),
         }
     }
 }
@@ -485,7 +621,6 @@ impl Ord for JsStr {
     fn cmp(&self, other: &JsStr) -> Ordering {
         match (self, other) {
             (JsStr::Utf8(a), JsStr::Utf8(b)) => cmp_str_utf16(a, b),
-            (JsStr::Utf16(a), JsStr::Utf16(b)) => a.cmp(b),
             _ => self.code_units().cmp(other.code_units()),
         }
     }
@@ -501,16 +636,16 @@ impl Hash for JsStr {
     fn hash<H: Hasher>(&self, state: &mut H) {
         match self {
             JsStr::Utf8(s) => s.hash(state),
-            JsStr::Utf16(u) => {
-                if is_well_formed_utf16(u) {
-                    // Non-canonical value: hash like its UTF-8 twin.
-                    String::from_utf16_lossy(u).as_str().hash(state);
-                } else {
-                    // Cannot equal any Utf8 value; any consistent hash works.
+            JsStr::Wtf8(b) => match std::str::from_utf8(b) {
+                // Non-canonical value: hash like its UTF-8 twin.
+                Ok(s) => s.hash(state),
+                Err(_) => {
+                    // Cannot equal any Utf8 value, and canonical WTF-8 is
+                    // unique: hashing the bytes is consistent with `eq`.
                     state.write_u8(0xFE);
-                    u.hash(state);
+                    b.hash(state);
                 }
-            }
+            },
         }
     }
 }
@@ -526,9 +661,9 @@ impl fmt::Debug for JsStr {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             JsStr::Utf8(s) => fmt::Debug::fmt(&**s, f),
-            JsStr::Utf16(u) => {
+            JsStr::Wtf8(_) => {
                 f.write_str("\"")?;
-                for r in char::decode_utf16(u.iter().copied()) {
+                for r in char::decode_utf16(self.code_units()) {
                     match r {
                         Ok(c) => write!(f, "{}", c.escape_debug())?,
                         Err(e) => write!(f, "\\u{{{:x}}}", e.unpaired_surrogate())?,
@@ -644,7 +779,14 @@ impl Utf16Builder {
     pub fn push_js(&mut self, s: &JsStr) {
         match s {
             JsStr::Utf8(s) => self.push_str(s),
-            JsStr::Utf16(u) => self.push_units(u),
+            JsStr::Wtf8(b) => {
+                for piece in Wtf8Pieces::new(b) {
+                    match piece {
+                        Wtf8Piece::Str(s) => self.push_str(s),
+                        Wtf8Piece::Unit(u) => self.push_unit(u),
+                    }
+                }
+            }
         }
     }
 
@@ -690,7 +832,7 @@ mod tests {
         assert_eq!(a.as_str(), Some("a😀"));
         assert_eq!(a.utf16_len(), 3);
         let lone = JsStr::from_utf16(&[0x61, 0xD83D]);
-        assert!(matches!(lone, JsStr::Utf16(_)));
+        assert!(matches!(lone, JsStr::Wtf8(_)));
         assert_eq!(lone.utf16_len(), 2);
         assert_eq!(lone.as_str(), None);
         assert_eq!(lone.to_string_lossy(), "a\u{FFFD}");
@@ -713,7 +855,7 @@ mod tests {
     #[test]
     fn equality_and_hash_across_representations() {
         let canonical = JsStr::from("a😀");
-        let odd = JsStr::Utf16(Box::from(&[0x61u16, 0xD83D, 0xDE00][..]));
+        let odd = JsStr::Wtf8(Box::from("a😀".as_bytes()));
         assert_eq!(canonical, odd);
         assert_eq!(h(&canonical), h(&odd));
         assert!(canonical.eq_str("a😀"));
@@ -815,6 +957,104 @@ mod tests {
         let lo = JsStr::from_utf16(&[0xDE00]);
         assert_eq!(hi.concat(&lo), "😀");
         assert_eq!(JsStr::from("a").concat(&JsStr::from("b")), "ab");
+    }
+
+    /// Code-unit sequences from an alphabet with every kind of unit: ASCII,
+    /// two- and three-byte chars, pairs, lone highs and lows (adjacent ones
+    /// included, which must pair up).
+    fn unit_strings() -> Vec<Vec<u16>> {
+        const ALPHABET: [u16; 9] = [
+            0x61, 0x22, 0xE9, 0x65E5, 0xD83D, 0xDE00, 0xDBFF, 0xDC00, 0xFFFD,
+        ];
+        let mut seed = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        (0..3000)
+            .map(|_| {
+                let len = (next() % 9) as usize;
+                (0..len).map(|_| ALPHABET[(next() % 9) as usize]).collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn wtf8_agrees_with_utf16_semantics() {
+        let all = unit_strings();
+        for u in &all {
+            let s = JsStr::from_utf16(u);
+            assert_eq!(s.to_utf16(), *u, "{u:x?}");
+            assert_eq!(s.utf16_len(), u.len());
+            assert_eq!(s.code_units().collect::<Vec<_>>(), *u);
+            assert_eq!(matches!(s, JsStr::Wtf8(_)), !is_well_formed_utf16(u));
+            assert_eq!(s.to_string_lossy(), String::from_utf16_lossy(u));
+            for n in 0..=u.len() + 1 {
+                let want = {
+                    let mut end = n.min(u.len());
+                    if end > 0
+                        && end < u.len()
+                        && is_high_surrogate(u[end - 1])
+                        && is_low_surrogate(u[end])
+                    {
+                        end -= 1;
+                    }
+                    u[..end].to_vec()
+                };
+                assert_eq!(s.truncate_utf16(n).to_utf16(), want, "{u:x?} cut at {n}");
+                assert_eq!(s.code_unit_at(n), u.get(n).copied());
+            }
+            for from in 0..=u.len() {
+                for to in from..=u.len() {
+                    let got = s.slice_utf16(from as i64, Some(to as i64));
+                    assert_eq!(got.to_utf16(), u[from..to].to_vec());
+                }
+            }
+            // Two halves joined equal the whole, with the same hash, even
+            // when the cut separates a pair.
+            let mid = u.len() / 2;
+            let joined = JsStr::from_utf16(&u[..mid]).concat(&JsStr::from_utf16(&u[mid..]));
+            assert_eq!(joined, s);
+            assert_eq!(h(&joined), h(&s));
+            let mut b = Utf16Builder::new();
+            b.push_js(&JsStr::from_utf16(&u[..mid]));
+            b.push_js(&JsStr::from_utf16(&u[mid..]));
+            assert_eq!(b.finish(), s);
+        }
+        for pair in all.windows(2) {
+            let (a, b) = (JsStr::from_utf16(&pair[0]), JsStr::from_utf16(&pair[1]));
+            assert_eq!(
+                a.cmp(&b),
+                pair[0].cmp(&pair[1]),
+                "{:x?} vs {:x?}",
+                pair[0],
+                pair[1]
+            );
+            assert_eq!(a == b, pair[0] == pair[1]);
+        }
+    }
+
+    #[test]
+    fn wtf8_pieces() {
+        let s = JsStr::from_utf16(&[0x61, 0xD83D, 0xD83D, 0xDE00, 0xDC00, 0x62]);
+        let pieces: Vec<Wtf8Piece<'_>> = s.pieces().collect();
+        assert_eq!(
+            pieces,
+            [
+                Wtf8Piece::Str("a"),
+                Wtf8Piece::Unit(0xD83D),
+                Wtf8Piece::Str("😀"),
+                Wtf8Piece::Unit(0xDC00),
+                Wtf8Piece::Str("b"),
+            ]
+        );
+        // A lone surrogate costs three bytes, as U+FFFD would in UTF-8.
+        assert_eq!(s.stored_len(), 1 + 3 + 4 + 3 + 1);
+        // Bytes no constructor makes still decode without a panic.
+        let odd = JsStr::Wtf8(Box::from(&[0x61, 0xFF, 0xED][..]));
+        assert_eq!(odd.to_utf16(), vec![0x61, 0xFFFD, 0xFFFD]);
     }
 
     #[test]
