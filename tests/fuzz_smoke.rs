@@ -411,6 +411,25 @@ fn session_file() {
 }
 
 #[test]
+fn plan_parse() {
+    run(
+        "plan_parse",
+        0x91a4,
+        |g| {
+            // A file's line, or prepareCompactionAsync's array of entries.
+            let v = if g.rng.chance(50) {
+                let i = g.rng.below(50);
+                g.entry(i)
+            } else {
+                g.entries()
+            };
+            g.json(&v)
+        },
+        bodies::plan_parse,
+    );
+}
+
+#[test]
 fn js_format() {
     run("js_format", 0xf0f0, |g| g.number_input(), bodies::js_format);
 }

@@ -55,6 +55,43 @@ pub fn json_roundtrip(data: &[u8]) {
 
 /// The session-file reader over arbitrary bytes: never panics; what it
 /// accepts is one object per non-blank line, the header first.
+/// The planning parse accepts and rejects exactly what `JSON.parse` does,
+/// with the same error, and builds the same tree but for long message texts:
+/// where it holds `Measured(n)`, the full parse holds a string of `n` units,
+/// and `n` is at least `MEASURED_MIN_UNITS`.
+pub fn plan_parse(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    match (json::parse(text), json::parse_for_plan(text)) {
+        (Ok(full), Ok(lean)) => {
+            let mut todo = vec![(&full, &lean)];
+            while let Some(pair) = todo.pop() {
+                match pair {
+                    (Value::String(s), Value::Measured(n)) => {
+                        assert_eq!(s.utf16_len(), *n, "measured length");
+                        assert!(*n >= json::MEASURED_MIN_UNITS, "measured a short text");
+                    }
+                    (Value::Array(a), Value::Array(b)) => {
+                        assert_eq!(a.len(), b.len());
+                        todo.extend(a.iter().zip(b));
+                    }
+                    (Value::Object(a), Value::Object(b)) => {
+                        assert_eq!(a.len(), b.len());
+                        for ((ka, va), (kb, vb)) in a.iter().zip(b.iter()) {
+                            assert_eq!(ka, kb);
+                            todo.push((va, vb));
+                        }
+                    }
+                    (a, b) => assert_eq!(a, b),
+                }
+            }
+        }
+        (Err(a), Err(b)) => assert_eq!(a, b, "errors differ"),
+        (a, b) => panic!("parse and parse_for_plan disagree: {a:?} vs {b:?}"),
+    }
+}
+
 pub fn session_file(data: &[u8]) {
     let Ok(file) = parse_session_stream(&mut Cursor::new(data), "fuzz.jsonl") else {
         return;

@@ -22,9 +22,10 @@ use super::js::check;
 use super::out::{Arg, RawValue};
 use crate::core::entries::Entries;
 use crate::core::error::{Context, Error, Result};
-use crate::core::json::{parse_bytes, Value};
+use crate::core::json::{parse, parse_for_plan, ParseError, Value};
 use crate::core::prepare::{prepare_compaction, Preparation};
 use crate::core::settings::{read_settings, Settings};
+use crate::core::tokens::Counter;
 use crate::core::value_view::Val;
 
 /// A slice of the entries as JSON: `JSON.stringify(pathEntries.slice(first,
@@ -39,8 +40,14 @@ struct Chunk {
 /// which bounds the memory held.
 const QUEUE: usize = 8;
 
-/// Parses chunks as they come, in order, into the entries.
-fn parse_chunks(chunks: impl Iterator<Item = Chunk>) -> Result<Vec<Value>> {
+/// Parses chunks as they come, in order, into the entries. With the chars/4
+/// estimate a plan reads only the length of message texts, so long ones are
+/// measured instead of kept (see `parse_for_plan`).
+fn parse_chunks(chunks: impl Iterator<Item = Chunk>, counter: Counter) -> Result<Vec<Value>> {
+    let parse: fn(&str) -> std::result::Result<Value, ParseError> = match counter {
+        Counter::Estimate => parse_for_plan,
+        Counter::Exact(_) => parse,
+    };
     let mut entries = Vec::new();
     for chunk in chunks {
         let range = || {
@@ -50,7 +57,11 @@ fn parse_chunks(chunks: impl Iterator<Item = Chunk>) -> Result<Vec<Value>> {
                 chunk.first + chunk.count
             )
         };
-        let values = match parse_bytes(&chunk.text) {
+        let text = std::str::from_utf8(&chunk.text).map_err(|e| ParseError {
+            offset: e.valid_up_to(),
+            message: "invalid UTF-8",
+        });
+        let values = match text.and_then(parse) {
             Ok(Value::Array(values)) => values,
             Ok(_) => return Err(Error::invalid(format!("{}: not a JSON array", range()))),
             Err(e) => return Err(Error::invalid(format!("{}: {e}", range()))),
@@ -84,10 +95,11 @@ impl EntriesJson {
         let settings = run(&env, |cx| {
             read_settings(&cx.wrap(settings.0)?).within("settings")
         })?;
+        let counter = settings.counter;
         let (sender, receiver) = sync_channel::<Chunk>(QUEUE);
         let parser = thread::Builder::new()
             .name("prime-compaction-entries".into())
-            .spawn(move || guarded(|| parse_chunks(receiver.into_iter())))
+            .spawn(move || guarded(|| parse_chunks(receiver.into_iter(), counter)))
             .map_err(|e| napi::Error::from_reason(format!("cannot start a thread: {e}")))?;
         Ok(EntriesJson {
             settings,

@@ -6,12 +6,14 @@ use std::path::Path;
 use super::entries::Entries;
 use super::error::{Error, Result};
 use super::file_ops::{seeded_file_ops, FileOps};
+use super::json;
 use super::json::Value;
 use super::jsstr::JsStr;
 use super::prepare::{prepare_compaction, Preparation};
-use super::session_file::read_session_file;
+use super::session_file::{read_session_file_with, LineParser};
 use super::session_tree::{branch_positions, Leaf};
 use super::settings::Budget;
+use super::tokens::Counter;
 use super::value_view::Val;
 
 /// The entries of one branch, root first, moved out of the parsed file.
@@ -74,8 +76,13 @@ const BRANCH: &str = "branch";
 /// Reads the file at `path` and takes the branch ending at `leaf` (the last
 /// entry when `None`). The other entries are dropped before this returns.
 pub fn load_branch(path: &Path, leaf: Option<&JsStr>) -> Result<Branch> {
+    load_branch_with(path, leaf, json::parse)
+}
+
+/// [`load_branch`], each line parsed by `parse_line`.
+fn load_branch_with(path: &Path, leaf: Option<&JsStr>, parse_line: LineParser) -> Result<Branch> {
     let name = path.display().to_string();
-    let mut file = read_session_file(path)?;
+    let mut file = read_session_file_with(path, parse_line)?;
     let leaf = leaf.map_or(Leaf::Last, Leaf::Id);
     let positions = branch_positions(&file.values, leaf, |i| {
         format!("{name}: line {}", file.lines[i])
@@ -165,7 +172,15 @@ pub fn prepare_compaction_from_file(
     leaf: Option<&JsStr>,
     budget: impl Into<Budget>,
 ) -> Result<Option<FilePlan>> {
-    let branch = load_branch(path, leaf)?;
+    let budget = budget.into();
+    // With the chars/4 estimate a plan reads only the length of message
+    // texts, so the parse measures long ones instead of keeping them; a
+    // tokenizer needs the text.
+    let parse_line: LineParser = match budget.counter {
+        Counter::Estimate => json::parse_for_plan,
+        Counter::Exact(_) => json::parse,
+    };
+    let branch = load_branch_with(path, leaf, parse_line)?;
     Ok(plan_branch(&branch, budget)?.map(|(_, plan)| plan))
 }
 

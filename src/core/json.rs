@@ -22,7 +22,7 @@ use std::sync::OnceLock;
 
 use super::jsstr::{
     is_high_surrogate, is_low_surrogate, is_surrogate, push_surrogate_wtf8, utf16_len_of_str,
-    JsStr, Wtf8Piece,
+    utf16_len_of_utf8, JsStr, Wtf8Piece,
 };
 
 /// A JSON value.
@@ -38,6 +38,10 @@ pub enum Value {
     Bool(bool),
     Number(f64),
     String(JsStr),
+    /// A string the planning parse measured but did not keep: its UTF-16
+    /// length, never below [`MEASURED_MIN_UNITS`]. Only [`parse_for_plan`]
+    /// makes these, for texts whose length is all a plan reads.
+    Measured(usize),
     Array(Vec<Value>),
     Object(Object),
 }
@@ -575,6 +579,7 @@ impl Clone for Value {
                 Value::Bool(b) => Value::Bool(*b),
                 Value::Number(n) => Value::Number(*n),
                 Value::String(s) => Value::String(s.clone()),
+                Value::Measured(n) => Value::Measured(*n),
                 Value::Array(items) => {
                     let mut it = items.iter();
                     match it.next() {
@@ -674,6 +679,7 @@ impl fmt::Debug for Value {
                 Value::Bool(b) => write!(f, "Bool({b})")?,
                 Value::Number(n) => write!(f, "Number({n:?})")?,
                 Value::String(s) => write!(f, "String({s:?})")?,
+                Value::Measured(n) => write!(f, "Measured({n})")?,
                 Value::Array(items) => {
                     f.write_str("Array([")?;
                     let mut it = items.iter();
@@ -828,13 +834,24 @@ pub fn parse_bytes(bytes: &[u8]) -> Result<Value, ParseError> {
 
 /// `JSON.parse(text)` with a custom nesting limit.
 pub fn parse_with_max_depth(text: &str, max_depth: usize) -> Result<Value, ParseError> {
-    Parser {
-        src: text,
-        b: text.as_bytes(),
-        pos: 0,
-        scratch: String::new(),
-    }
-    .parse(max_depth)
+    Parser::new(text, false).parse(max_depth)
+}
+
+/// The shortest text, in UTF-16 units, that [`parse_for_plan`] measures
+/// instead of keeping. Shorter ones cost little to keep, and every literal
+/// the algorithms compare a string with is shorter.
+pub const MEASURED_MIN_UNITS: usize = 256;
+
+/// `JSON.parse` of one session entry (or an array of them) for planning:
+/// accepts and rejects
+/// exactly what [`parse`] does, with the same errors, but message texts (the
+/// `text` and `thinking` of content blocks, string `content`, bash `command`
+/// and `output`, block signatures and partial JSON, anything under a
+/// message's `details`) of [`MEASURED_MIN_UNITS`] or more are kept as
+/// [`Value::Measured`]: a plan counts their length and reads nothing else of
+/// them. Tool-call arguments, ids, summaries and entry `details` are kept.
+pub fn parse_for_plan(text: &str) -> Result<Value, ParseError> {
+    Parser::new(text, true).parse(DEFAULT_MAX_DEPTH)
 }
 
 struct Parser<'a> {
@@ -842,14 +859,82 @@ struct Parser<'a> {
     b: &'a [u8],
     pos: usize,
     scratch: String,
+    /// Measure long message texts (see [`parse_for_plan`]).
+    plan: bool,
+}
+
+/// Where a container sits in a session entry, as far as [`parse_for_plan`]
+/// cares.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Place {
+    /// A top-level array: entries, as prepareCompactionAsync sends them.
+    Entries,
+    /// An entry: the top-level object, or an element of `Entries`.
+    Entry,
+    /// `entry.message`.
+    Message,
+    /// A `content` array of the entry or its message.
+    Blocks,
+    /// One content block.
+    Block,
+    /// A message's `details`, which no plan reads, at any depth.
+    Unread,
+    /// Anything else (tool-call arguments, usage, entry details, ...).
+    Other,
 }
 
 #[derive(Clone, Copy)]
 enum Frame {
     /// Elements so far are `values[start..]`.
-    Array { start: usize },
+    Array { start: usize, place: Place },
     /// Members so far are `members[start..]`; the current key is on `keys`.
-    Object { start: usize },
+    Object { start: usize, place: Place },
+}
+
+/// The place of a container opened inside `parent` (under `key` when the
+/// parent is an object).
+fn place_of(parent: Option<&Frame>, key: Option<&PropName>, object: bool) -> Place {
+    let is = |name: &str| key.is_some_and(|k| k.is(name));
+    match parent {
+        None if object => Place::Entry,
+        None => Place::Entries,
+        Some(Frame::Object { place, .. }) => match place {
+            Place::Entry if object && is("message") => Place::Message,
+            Place::Entry | Place::Message if !object && is("content") => Place::Blocks,
+            Place::Message if is("details") => Place::Unread,
+            Place::Unread => Place::Unread,
+            _ => Place::Other,
+        },
+        Some(Frame::Array { place, .. }) => match place {
+            Place::Entries if object => Place::Entry,
+            Place::Blocks if object => Place::Block,
+            Place::Unread => Place::Unread,
+            _ => Place::Other,
+        },
+    }
+}
+
+/// Whether a string value inside `parent` (under `key`) is a text a plan
+/// only measures.
+fn measurable(parent: Option<&Frame>, key: Option<&PropName>) -> bool {
+    let is_one_of = |names: &[&str]| key.is_some_and(|k| names.iter().any(|n| k.is(n)));
+    match parent {
+        Some(Frame::Object { place, .. }) => match place {
+            Place::Entry => is_one_of(&["content"]),
+            Place::Message => is_one_of(&["content", "output", "command"]),
+            Place::Block => is_one_of(&[
+                "text",
+                "thinking",
+                "thinkingSignature",
+                "textSignature",
+                "partialJson",
+            ]),
+            Place::Unread => true,
+            _ => false,
+        },
+        Some(Frame::Array { place, .. }) => *place == Place::Unread,
+        None => false,
+    }
 }
 
 const LO: u64 = 0x0101_0101_0101_0101;
@@ -897,7 +982,17 @@ fn hex_val(c: u8) -> Option<u16> {
     }
 }
 
-impl Parser<'_> {
+impl<'a> Parser<'a> {
+    fn new(text: &'a str, plan: bool) -> Parser<'a> {
+        Parser {
+            src: text,
+            b: text.as_bytes(),
+            pos: 0,
+            scratch: String::new(),
+            plan,
+        }
+    }
+
     #[inline]
     fn err<T>(&self, offset: usize, message: &'static str) -> Result<T, ParseError> {
         Err(ParseError { offset, message })
@@ -940,7 +1035,11 @@ impl Parser<'_> {
             let mut val = match c {
                 b'"' => {
                     self.pos += 1;
-                    Value::String(self.parse_string()?)
+                    if self.plan && measurable(frames.last(), keys.last()) {
+                        self.parse_or_measure_string()?
+                    } else {
+                        Value::String(self.parse_string()?)
+                    }
                 }
                 b'-' | b'0'..=b'9' => Value::Number(self.parse_number()?),
                 b'{' => {
@@ -953,9 +1052,15 @@ impl Parser<'_> {
                         self.pos += 1;
                         Value::Object(Object::new())
                     } else {
+                        let place = if self.plan {
+                            place_of(frames.last(), keys.last(), true)
+                        } else {
+                            Place::Other
+                        };
                         keys.push(self.parse_key()?);
                         frames.push(Frame::Object {
                             start: members.len(),
+                            place,
                         });
                         continue 'value;
                     }
@@ -970,8 +1075,14 @@ impl Parser<'_> {
                         self.pos += 1;
                         Value::Array(Vec::new())
                     } else {
+                        let place = if self.plan {
+                            place_of(frames.last(), keys.last(), false)
+                        } else {
+                            Place::Other
+                        };
                         frames.push(Frame::Array {
                             start: values.len(),
+                            place,
                         });
                         continue 'value;
                     }
@@ -994,7 +1105,7 @@ impl Parser<'_> {
                     return Ok(val);
                 };
                 match frame {
-                    Frame::Array { start } => {
+                    Frame::Array { start, .. } => {
                         values.push(val);
                         self.skip_ws();
                         match self.peek() {
@@ -1011,7 +1122,7 @@ impl Parser<'_> {
                             Some(_) => return self.err(self.pos, "expected ',' or ']'"),
                         }
                     }
-                    Frame::Object { start } => {
+                    Frame::Object { start, .. } => {
                         let key = keys.pop().unwrap_or_default();
                         members.push((key, val));
                         self.skip_ws();
@@ -1159,6 +1270,55 @@ impl Parser<'_> {
             v = (v << 4) | hex_val(c)?;
         }
         Some(v)
+    }
+
+    /// A string value the plan only measures, after its opening quote:
+    /// [`Value::Measured`] when it is long, else the string itself.
+    fn parse_or_measure_string(&mut self) -> Result<Value, ParseError> {
+        let start = self.pos;
+        let units = self.measure_string()?;
+        if units >= MEASURED_MIN_UNITS {
+            return Ok(Value::Measured(units));
+        }
+        self.pos = start;
+        Ok(Value::String(self.parse_string()?))
+    }
+
+    /// The UTF-16 length of a string body, after its opening quote, checked
+    /// as [`Parser::parse_string`] checks it (same errors) without building
+    /// it. The units of the raw span are counted in one pass at the end; each
+    /// escape is one unit, so it counts its length in bytes less one (an
+    /// escaped pair is two escapes).
+    fn measure_string(&mut self) -> Result<usize, ParseError> {
+        let start = self.pos;
+        let mut escape_extra = 0usize;
+        let mut i = find_special(self.b, start);
+        loop {
+            match self.b.get(i) {
+                None => return self.err(i, "unterminated string"),
+                Some(b'"') => break,
+                Some(b'\\') => match self.b.get(i + 1) {
+                    Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => {
+                        escape_extra += 1;
+                        i += 2;
+                    }
+                    Some(b'u') => {
+                        if self.hex4(i + 2).is_none() {
+                            return self.err(i, "bad Unicode escape");
+                        }
+                        escape_extra += 5;
+                        i += 6;
+                    }
+                    None => return self.err(i + 1, "unterminated string"),
+                    Some(_) => return self.err(i + 1, "bad escaped character"),
+                },
+                Some(_) => return self.err(i, "bad control character in string literal"),
+            }
+            i = find_special(self.b, i);
+        }
+        self.pos = i + 1;
+        let span = self.b.get(start..i).unwrap_or(&[]);
+        Ok(utf16_len_of_utf8(span) - escape_extra)
     }
 
     /// The body of a string, after its opening quote.
@@ -1691,6 +1851,12 @@ fn walk<S: Sink>(v: &Value, sink: &mut S) {
             Value::Bool(false) => sink.raw("false"),
             Value::Number(n) => sink.number(*n),
             Value::String(s) => sink.string(s),
+            Value::Measured(_) => {
+                // Only texts of planning trees are measured, and a plan
+                // stringifies tool-call arguments alone (tested).
+                debug_assert!(false, "JSON.stringify of a measured text");
+                sink.raw("null");
+            }
             Value::Array(items) => {
                 sink.raw("[");
                 let mut it = items.iter();
@@ -2199,6 +2365,100 @@ mod tests {
             stringify(&parse(r#""\ud83dé""#).expect("valid")),
             r#""\ud83dé""#
         );
+    }
+
+    #[test]
+    fn the_planning_parse_measures_long_message_texts_only() {
+        let long = "é".repeat(300);
+        let short = "x".repeat(MEASURED_MIN_UNITS - 1);
+        let line = format!(
+            r#"{{"type":"message","id":"{long}","content":"{long}","summary":"{long}",
+            "details":{{"diff":"{long}"}},
+            "message":{{"role":"user","content":"{long}","output":"{long}","command":"{short}",
+              "errorMessage":"{long}","details":{{"diff":["{long}"],"n":{{"x":"{long}"}}}},
+              "blocks":[{{"text":"{long}"}}]}},
+            "more":{{"content":[{{"text":"{long}"}}]}}}}"#
+        );
+        let v = parse_for_plan(&line).expect("valid");
+        let at = |path: &[&str]| -> &Value {
+            path.iter().fold(&v, |v, k| match k.parse::<usize>() {
+                Ok(i) => v.at(i).expect("element"),
+                Err(_) => v.get(k).expect("member"),
+            })
+        };
+        // Two measured texts are never equal (their content is unknown).
+        let measured = |v: &Value| matches!(v, Value::Measured(300));
+        assert!(measured(at(&["content"])));
+        assert!(measured(at(&["message", "content"])));
+        assert!(measured(at(&["message", "output"])));
+        assert!(measured(at(&["message", "details", "diff", "0"])));
+        assert!(measured(at(&["message", "details", "n", "x"])));
+        // Kept: ids, summaries, entry details, short texts, error messages,
+        // and anything outside the known places.
+        let kept = Value::String(JsStr::from_str(&long));
+        for path in [
+            &["id"][..],
+            &["summary"],
+            &["details", "diff"],
+            &["message", "errorMessage"],
+            &["message", "blocks", "0", "text"],
+            &["more", "content", "0", "text"],
+        ] {
+            assert_eq!(at(path), &kept, "{path:?}");
+        }
+        assert_eq!(
+            at(&["message", "command"]),
+            &Value::String(JsStr::from_str(&short))
+        );
+        // Content blocks, and tool-call arguments kept whole.
+        let blocks = format!(
+            r#"{{"message":{{"content":[{{"type":"thinking","thinking":"{long}","thinkingSignature":"{long}"}},
+            {{"type":"toolCall","arguments":{{"content":"{long}","text":"{long}"}},"partialJson":"{long}"}}]}}}}"#
+        );
+        let v = parse_for_plan(&blocks).expect("valid");
+        let block = |i: usize, k: &str| {
+            v.get("message")
+                .and_then(|m| m.get("content"))
+                .and_then(|c| c.at(i))
+                .and_then(|b| b.get(k))
+                .cloned()
+        };
+        assert!(block(0, "thinking").is_some_and(|v| measured(&v)));
+        assert!(block(0, "thinkingSignature").is_some_and(|v| measured(&v)));
+        assert!(block(1, "partialJson").is_some_and(|v| measured(&v)));
+        let args = block(1, "arguments").expect("arguments");
+        assert_eq!(args.get("content"), Some(&kept));
+        assert_eq!(args.get("text"), Some(&kept));
+        // prepareCompactionAsync's slices: arrays of entries.
+        let array = format!(r#"[{{"content":"{long}"}},{{"message":{{"output":"{long}"}}}}]"#);
+        let v = parse_for_plan(&array).expect("valid");
+        assert!(v.at(0).and_then(|e| e.get("content")).is_some_and(measured));
+        assert!(v
+            .at(1)
+            .and_then(|e| e.get("message"))
+            .and_then(|m| m.get("output"))
+            .is_some_and(measured));
+        // Escapes are one unit each, a pair two; the length is the JS length.
+        let escaped = format!(
+            r#"{{"content":"{}\n\u0041\ud83d\ude00\ud83d"}}"#,
+            "a".repeat(300)
+        );
+        let v = parse_for_plan(&escaped).expect("valid");
+        assert!(matches!(v.get("content"), Some(Value::Measured(305))));
+        // The same errors as the full parse, at the same offsets.
+        for bad in [
+            r#"{"content":"abc\x"}"#,
+            r#"{"content":"ab\u12G4"}"#,
+            "{\"content\":\"a\u{1}\"}",
+            r#"{"content":"abc"#,
+        ] {
+            let bad = bad.replace("abc", &"abc".repeat(100));
+            assert_eq!(
+                parse_for_plan(&bad).unwrap_err(),
+                parse(&bad).unwrap_err(),
+                "{bad}"
+            );
+        }
     }
 
     #[test]

@@ -97,7 +97,12 @@ fn describe_parse_error(line: &[u8], err: &json::ParseError) -> String {
 /// Parses chunk number `index`. `first_error` holds the lowest index of a
 /// chunk that failed so far: chunks after it are skipped, since only the
 /// first error in file order is reported.
-fn parse_chunk(index: usize, chunk: &[u8], first_error: &AtomicUsize) -> ChunkOut {
+fn parse_chunk(
+    index: usize,
+    chunk: &[u8],
+    first_error: &AtomicUsize,
+    parse_line: LineParser,
+) -> ChunkOut {
     let mut out = ChunkOut {
         newlines: 0,
         values: Vec::new(),
@@ -115,7 +120,7 @@ fn parse_chunk(index: usize, chunk: &[u8], first_error: &AtomicUsize) -> ChunkOu
             None => (rest, None),
         };
         if !is_blank(line) {
-            match json::parse(&decode(line)) {
+            match parse_line(&decode(line)) {
                 Ok(value) => {
                     out.values.push(value);
                     out.local_lines.push(local_line);
@@ -218,13 +223,18 @@ fn for_each_chunk(
 
 /// Reads and parses every line of `reader`, named `path` in errors.
 pub fn parse_session_stream(reader: &mut (impl Read + Send), path: &str) -> Result<SessionFile> {
-    parse_with_chunk_size(reader, path, CHUNK_BYTES)
+    parse_with_chunk_size(reader, path, CHUNK_BYTES, json::parse)
 }
+
+/// How each line becomes a value: [`json::parse`], or
+/// [`json::parse_for_plan`] when only a plan will read the entries.
+pub type LineParser = fn(&str) -> std::result::Result<Value, json::ParseError>;
 
 fn parse_with_chunk_size(
     reader: &mut (impl Read + Send),
     path: &str,
     chunk_bytes: usize,
+    parse_line: LineParser,
 ) -> Result<SessionFile> {
     let first_error = AtomicUsize::new(usize::MAX);
     let mut chunks: Vec<ChunkOut> = Vec::new();
@@ -241,7 +251,7 @@ fn parse_with_chunk_size(
             let recycle = recycle_tx.clone();
             scope.spawn(move || {
                 for (index, mut chunk) in rx {
-                    let out = parse_chunk(index, &chunk, first_error);
+                    let out = parse_chunk(index, &chunk, first_error, parse_line);
                     chunk.clear();
                     // The reader may be gone already; the buffer is then freed.
                     let _ = recycle.send(chunk);
@@ -310,7 +320,7 @@ fn type_of(value: &Value) -> &'static str {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",
         Value::Number(_) => "a number",
-        Value::String(_) => "a string",
+        Value::String(_) | Value::Measured(_) => "a string",
         Value::Array(_) => "an array",
         Value::Object(_) => "an object",
     }
@@ -373,9 +383,14 @@ fn check_header(file: &SessionFile, path: &str) -> Result<()> {
 
 /// Opens and parses the session file at `path`.
 pub fn read_session_file(path: &Path) -> Result<SessionFile> {
+    read_session_file_with(path, json::parse)
+}
+
+/// [`read_session_file`], each line parsed by `parse_line`.
+pub fn read_session_file_with(path: &Path, parse_line: LineParser) -> Result<SessionFile> {
     let name = path.display().to_string();
     let mut file = File::open(path).map_err(|e| file_error(&name, format!("cannot open: {e}")))?;
-    parse_session_stream(&mut file, &name)
+    parse_with_chunk_size(&mut file, &name, CHUNK_BYTES, parse_line)
 }
 
 #[cfg(test)]

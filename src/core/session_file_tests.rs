@@ -5,7 +5,7 @@ use super::*;
 const HEADER: &str = r#"{"type":"session","version":3,"id":"s1","timestamp":"t","cwd":"/"}"#;
 
 fn parse_text(text: &str, chunk: usize) -> Result<SessionFile> {
-    parse_with_chunk_size(&mut text.as_bytes(), "test.jsonl", chunk)
+    parse_with_chunk_size(&mut text.as_bytes(), "test.jsonl", chunk, json::parse)
 }
 
 fn parse_ok(text: &str) -> SessionFile {
@@ -155,7 +155,7 @@ fn invalid_utf8_decodes_to_replacement_characters() {
     let mut bytes = format!("{HEADER}\n{{\"text\":\"").into_bytes();
     bytes.extend_from_slice(b"\xed\xa0\xbd\xff");
     bytes.extend_from_slice(b"\"}\n");
-    let file = parse_with_chunk_size(&mut bytes.as_slice(), "t", CHUNK_BYTES).unwrap();
+    let file = parse_with_chunk_size(&mut bytes.as_slice(), "t", CHUNK_BYTES, json::parse).unwrap();
     let t = file.values[1].get("text").and_then(Value::as_str).unwrap();
     assert_eq!(t, "\u{fffd}\u{fffd}\u{fffd}\u{fffd}");
 }

@@ -2,7 +2,7 @@
 //! core's own tests.
 
 use super::error::{Error, Result};
-use super::json::{number_to_js_string, stringify, stringify_len, Value};
+use super::json::{number_to_js_string, stringify, stringify_len, Value, MEASURED_MIN_UNITS};
 use super::jsstr::{JsStr, Utf16Builder};
 use super::view::{Key, Kind, View};
 
@@ -19,12 +19,21 @@ impl<'a> Val<'a> {
     }
 }
 
+/// A read of a measured text's content: a planning tree was used for more
+/// than planning.
+fn measured_text() -> Error {
+    Error::invalid("internal error: a measured text was read for its content")
+}
+
 fn js_string_of(value: &Value, out: &mut Utf16Builder) {
     match value {
         Value::Null => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
         Value::Number(n) => out.push_str(&number_to_js_string(*n)),
         Value::String(s) => out.push_js(s),
+        // Reached only through arrays of planning trees, which hold no
+        // measured texts; a measured text itself is an error in to_js_string.
+        Value::Measured(_) => debug_assert!(false, "String() of a measured text"),
         Value::Array(items) => {
             for (i, item) in items.iter().enumerate() {
                 if i > 0 {
@@ -46,7 +55,7 @@ impl<'a> View for Val<'a> {
             Val::Of(Value::Null) => Kind::Null,
             Val::Of(Value::Bool(_)) => Kind::Bool,
             Val::Of(Value::Number(_)) => Kind::Number,
-            Val::Of(Value::String(_)) => Kind::String,
+            Val::Of(Value::String(_) | Value::Measured(_)) => Kind::String,
             Val::Of(Value::Array(_)) => Kind::Array,
             Val::Of(Value::Object(_)) => Kind::Object,
         }
@@ -80,12 +89,22 @@ impl<'a> View for Val<'a> {
     fn str_len(&self) -> Option<usize> {
         match self {
             Val::Of(Value::String(s)) => Some(s.utf16_len()),
+            Val::Of(Value::Measured(n)) => Some(*n),
             _ => None,
         }
     }
 
     fn str_is(&self, lit: &str) -> bool {
-        matches!(self, Val::Of(Value::String(s)) if s.eq_str(lit))
+        match self {
+            Val::Of(Value::String(s)) => s.eq_str(lit),
+            // The algorithms compare with short literals (roles, types), and
+            // a measured text is longer than any of them.
+            Val::Of(Value::Measured(_)) => {
+                debug_assert!(lit.len() < MEASURED_MIN_UNITS);
+                false
+            }
+            _ => false,
+        }
     }
 
     fn string(&self) -> Option<JsStr> {
@@ -112,6 +131,7 @@ impl<'a> View for Val<'a> {
     fn json_len(&self) -> Result<Option<usize>> {
         Ok(match self {
             Val::Undefined => None,
+            Val::Of(Value::Measured(_)) => return Err(measured_text()),
             Val::Of(v) => Some(stringify_len(v)),
         })
     }
@@ -119,6 +139,9 @@ impl<'a> View for Val<'a> {
     fn strict_equals(&self, other: &Self) -> Result<bool> {
         Ok(match (self, other) {
             (Val::Undefined, Val::Undefined) => true,
+            (Val::Of(Value::Measured(_)), _) | (_, Val::Of(Value::Measured(_))) => {
+                return Err(measured_text())
+            }
             (Val::Of(a), Val::Of(b)) => match (a, b) {
                 (Value::Object(_) | Value::Array(_), _) => std::ptr::eq(*a, *b),
                 (Value::Number(x), Value::Number(y)) => x == y,
@@ -131,6 +154,7 @@ impl<'a> View for Val<'a> {
     fn json_stringify(&self) -> Result<Option<JsStr>> {
         Ok(match self {
             Val::Undefined => None,
+            Val::Of(Value::Measured(_)) => return Err(measured_text()),
             Val::Of(v) => Some(stringify(v)),
         })
     }
@@ -148,6 +172,9 @@ impl<'a> View for Val<'a> {
                 .enumerate()
                 .map(|(i, _)| (JsStr::from_string(i.to_string()), Val::Undefined))
                 .collect(),
+            Val::Of(Value::Measured(n)) => (0..*n)
+                .map(|i| (JsStr::from_string(i.to_string()), Val::Undefined))
+                .collect(),
             _ => Vec::new(),
         })
     }
@@ -155,6 +182,7 @@ impl<'a> View for Val<'a> {
     fn to_js_string(&self) -> Result<JsStr> {
         Ok(match self {
             Val::Undefined => JsStr::from_str("undefined"),
+            Val::Of(Value::Measured(_)) => return Err(measured_text()),
             Val::Of(v) => {
                 let mut out = Utf16Builder::new();
                 js_string_of(v, &mut out);
