@@ -121,6 +121,8 @@ pub fn serialize_conversation(
                 for m in &batch {
                     push_message(&mut parts, m, options);
                 }
+                // The batch's pieces are handles of this scope.
+                parts.sink().flush();
                 Ok(())
             })
             .within("messages")?;

@@ -36,6 +36,11 @@ impl<'a, S> Parts<'a, S> {
         Parts { out, any: false }
     }
 
+    /// The sink written to.
+    pub(crate) fn sink(&mut self) -> &mut S {
+        self.out
+    }
+
     fn start<T: Text>(&mut self, label: &str) -> &mut S
     where
         S: Sink<T>,
