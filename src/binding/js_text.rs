@@ -258,7 +258,12 @@ impl<'c> PieceSink<'c> {
 
 impl<'c> Sink<JsText<'c>> for PieceSink<'c> {
     fn push_str(&mut self, s: &str) {
-        self.run.extend(s.encode_utf16());
+        // Labels, ids and names are ASCII as a rule: widen the bytes.
+        if s.is_ascii() {
+            self.run.extend(s.bytes().map(u16::from));
+        } else {
+            self.run.extend(s.encode_utf16());
+        }
     }
 
     fn push_text(&mut self, text: &JsText<'c>) {
