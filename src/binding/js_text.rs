@@ -132,10 +132,20 @@ impl<'c> TextOf<JsVal<'c>> for JsText<'c> {
 /// kept as pieces of their own: the same one N-API call, one element fewer.
 const COPY_BELOW: usize = 48;
 
+/// Pieces handed to `pieces.push` per call: one call instead of one
+/// `napi_set_element` per piece (each a trip through V8's runtime), and few
+/// enough arguments for any stack.
+const PUSH_BATCH: usize = 4096;
+
 /// A transcript being built as JS string pieces.
 pub struct PieceSink<'c> {
     cx: &'c Cx,
     pieces: Raw,
+    /// `pieces.push`.
+    push: Raw,
+    /// Pieces not yet in `pieces`: handles of the current handle scope, so
+    /// [`PieceSink::flush`] must run before that scope closes.
+    pending: Vec<Raw>,
     count: u32,
     /// Labels and copied text since the last borrowed piece.
     run: Vec<u16>,
@@ -147,9 +157,15 @@ impl<'c> PieceSink<'c> {
     pub fn new(cx: &'c Cx) -> Result<Self> {
         let mut pieces = ptr::null_mut();
         check(unsafe { sys::napi_create_array(cx.env, &mut pieces) })?;
+        let mut push = ptr::null_mut();
+        check(unsafe {
+            sys::napi_get_named_property(cx.env, pieces, c"push".as_ptr(), &mut push)
+        })?;
         Ok(PieceSink {
             cx,
             pieces,
+            push,
+            pending: Vec::new(),
             count: 0,
             run: Vec::new(),
             error: None,
@@ -160,10 +176,41 @@ impl<'c> PieceSink<'c> {
         if self.error.is_some() {
             return;
         }
-        match check(unsafe { sys::napi_set_element(self.cx.env, self.pieces, self.count, piece) }) {
-            Ok(()) => self.count += 1,
-            Err(e) => self.error = Some(e),
+        self.pending.push(piece);
+        self.count += 1;
+        if self.pending.len() >= PUSH_BATCH {
+            self.push_pending();
         }
+    }
+
+    /// Moves the pending pieces into `pieces`.
+    fn push_pending(&mut self) {
+        if self.pending.is_empty() || self.error.is_some() {
+            self.pending.clear();
+            return;
+        }
+        let mut out = ptr::null_mut();
+        let status = unsafe {
+            sys::napi_call_function(
+                self.cx.env,
+                self.pieces,
+                self.push,
+                self.pending.len(),
+                self.pending.as_ptr(),
+                &mut out,
+            )
+        };
+        if let Err(e) = check(status) {
+            self.error = Some(e);
+        }
+        self.pending.clear();
+    }
+
+    /// Hands every piece made so far to the pieces array, so the handle
+    /// scope they were made in may close. Text not yet made into a piece
+    /// stays here.
+    pub fn flush(&mut self) {
+        self.push_pending();
     }
 
     fn flush_run(&mut self) {
@@ -180,6 +227,12 @@ impl<'c> PieceSink<'c> {
     /// The transcript as one JS string.
     pub fn finish(mut self) -> Result<Raw> {
         self.flush_run();
+        if self.count == 1 && self.error.is_none() {
+            if let Some(&only) = self.pending.first() {
+                return Ok(only);
+            }
+        }
+        self.push_pending();
         if let Some(e) = self.error {
             return Err(e);
         }
@@ -205,7 +258,12 @@ impl<'c> PieceSink<'c> {
 
 impl<'c> Sink<JsText<'c>> for PieceSink<'c> {
     fn push_str(&mut self, s: &str) {
-        self.run.extend(s.encode_utf16());
+        // Labels, ids and names are ASCII as a rule: widen the bytes.
+        if s.is_ascii() {
+            self.run.extend(s.bytes().map(u16::from));
+        } else {
+            self.run.extend(s.encode_utf16());
+        }
     }
 
     fn push_text(&mut self, text: &JsText<'c>) {

@@ -19,9 +19,10 @@ use crate::core::llm_message::{
     UserContent,
 };
 use crate::core::projection::{
-    is_claude_family, project, round_ranges, ProjectOptions, DEFAULT_TOOL_RESULT_BODIES,
+    is_claude_family, project, round_ranges, serialize_projection, ProjectOptions,
+    DEFAULT_TOOL_RESULT_BODIES,
 };
-use crate::core::serialize::{push_message, serialize_into, Parts, SerializeOptions};
+use crate::core::serialize::{push_message, Parts, SerializeOptions};
 use crate::core::view::{Key, Kind, View};
 
 /// `options[name]`, with `options` itself optional.
@@ -121,6 +122,8 @@ pub fn serialize_conversation(
                 for m in &batch {
                     push_message(&mut parts, m, options);
                 }
+                // The batch's pieces are handles of this scope.
+                parts.sink().flush();
                 Ok(())
             })
             .within("messages")?;
@@ -142,7 +145,7 @@ pub fn serialize_for_summary(
     argument_entries: Option<Arg>,
 ) -> napi::Result<RawValue> {
     run(&env, |cx| {
-        let (projected, options) = projected(
+        let (messages, options) = read_for_projection(
             cx,
             &messages,
             &options,
@@ -150,20 +153,13 @@ pub fn serialize_for_summary(
             ReadLimits::borrowed_transcript(),
         )?;
         let mut sink = PieceSink::new(cx)?;
-        serialize_into(
-            &projected,
-            SerializeOptions {
-                reasoning: options.reasoning,
-            },
-            &mut sink,
-        );
+        serialize_projection(&messages, &options, &mut sink);
         Ok(RawValue(sink.finish()?))
     })
 }
 
-/// The projection of `messages` under `options`, texts read in place, and
-/// the options read.
-fn projected<'c>(
+/// `messages`, texts read in place, and the projection options read.
+fn read_for_projection<'c>(
     cx: &'c Cx,
     messages: &Arg,
     options: &Option<Arg>,
@@ -175,9 +171,8 @@ fn projected<'c>(
         Some(o) => read_project_options(&cx.wrap(o.0)?).within("options")?,
         None => ProjectOptions::default(),
     };
-    let messages: Vec<Message<JsText>> =
-        from_agent_messages_with(&cx.wrap(messages.0)?, limits).within("messages")?;
-    Ok((project(&messages, &options), options))
+    let messages = from_agent_messages_with(&cx.wrap(messages.0)?, limits).within("messages")?;
+    Ok((messages, options))
 }
 
 fn read_project_options(options: &JsVal<'_>) -> Result<ProjectOptions> {
@@ -348,13 +343,14 @@ pub fn projection_plan(
 ) -> napi::Result<RawValue> {
     run(&env, |cx| {
         // Whole texts with timestamps: the objects carry them.
-        let (projected, _) = projected(
+        let (messages, options) = read_for_projection(
             cx,
             &messages,
             &options,
             &argument_entries,
             ReadLimits::default(),
         )?;
+        let projected = project(&messages, &options);
         let mut plan = PlanWriter::new(cx)?;
         for m in &projected {
             plan.message(m)?;

@@ -11,13 +11,13 @@
 //! compaction split) form a leading round of their own, the oldest one, and
 //! so the first one a retry drops.
 
-use std::collections::HashSet;
 use std::ops::Range;
 
 use super::jsstr::{is_high_surrogate, is_low_surrogate, JsStr, Utf16Builder};
 use super::llm_message::{Block, Message, ToolResultMessage, UserContent, UserMessage};
-use super::serialize::{push_message, Parts, SerializeOptions};
-use super::text::Text;
+use super::serialize::{push_message, push_tool_result, serialize_into, Parts, SerializeOptions};
+use super::text::{Sink, Text};
+use rustc_hash::FxHashSet;
 
 /// How many of the newest valid tool-result bodies stay verbatim by default.
 pub const DEFAULT_TOOL_RESULT_BODIES: usize = 3;
@@ -121,20 +121,36 @@ fn project_blocks<T: Text>(blocks: &[Block<T>]) -> Vec<Block<T>> {
         .collect()
 }
 
-/// Builds the projection of `messages`. The input is only read.
-pub fn project<T: Text>(messages: &[Message<T>], options: &ProjectOptions) -> Vec<Message<T>> {
+/// What the projection keeps of a tool result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ResultFate {
+    /// Empty, useless or orphaned: left out.
+    Dropped,
+    /// Kept, its body replaced by [`TOOL_RESULT_PLACEHOLDER`].
+    Placeholder,
+    /// Kept with its body (images as [`IMAGE_PLACEHOLDER`]).
+    Body,
+}
+
+/// The decisions behind a projection: the first message kept (older rounds
+/// are dropped) and the fate of each tool result from there, in order.
+struct Plan {
+    start: usize,
+    results: Vec<ResultFate>,
+}
+
+fn plan<T: Text>(messages: &[Message<T>], options: &ProjectOptions) -> Plan {
     let rounds = split_user_rounds(messages);
     let dropped = options
         .drop_oldest_rounds
         .min(rounds.len().saturating_sub(1));
     let start = rounds.get(dropped).map_or(0, |r| r.start);
-    let messages = &messages[start..];
 
     // Validity of each tool result: it must have substance and answer a call
     // made earlier in the projected messages.
-    let mut calls: HashSet<&JsStr> = HashSet::new();
-    let mut valid = vec![false; messages.len()];
-    for (i, m) in messages.iter().enumerate() {
+    let mut calls: FxHashSet<&JsStr> = FxHashSet::default();
+    let mut results = Vec::new();
+    for m in &messages[start..] {
         match m {
             Message::Assistant(a) => {
                 for b in &a.content {
@@ -144,17 +160,51 @@ pub fn project<T: Text>(messages: &[Message<T>], options: &ProjectOptions) -> Ve
                 }
             }
             Message::ToolResult(r) => {
-                valid[i] = has_substance(r) && calls.contains(&r.tool_call_id);
+                results.push(if has_substance(r) && calls.contains(&r.tool_call_id) {
+                    ResultFate::Body
+                } else {
+                    ResultFate::Dropped
+                });
             }
             Message::User(_) => {}
         }
     }
-    let total_valid = valid.iter().filter(|v| **v).count();
-    let first_body = total_valid.saturating_sub(options.tool_result_bodies);
+    let total_valid = results.iter().filter(|&&f| f == ResultFate::Body).count();
+    let mut older = total_valid.saturating_sub(options.tool_result_bodies);
+    for fate in &mut results {
+        if older == 0 {
+            break;
+        }
+        if *fate == ResultFate::Body {
+            *fate = ResultFate::Placeholder;
+            older -= 1;
+        }
+    }
+    Plan { start, results }
+}
 
+/// An assistant message's blocks that the projection keeps.
+fn keeps_assistant_block<T: Text>(b: &Block<T>, options: &ProjectOptions) -> bool {
+    match b {
+        Block::Thinking { thinking, redacted } => {
+            options.reasoning && !redacted && !thinking.is_empty()
+        }
+        Block::Image { .. } => false,
+        _ => true,
+    }
+}
+
+fn has_image<T>(blocks: &[Block<T>]) -> bool {
+    blocks.iter().any(|b| matches!(b, Block::Image { .. }))
+}
+
+/// Builds the projection of `messages`. The input is only read.
+pub fn project<T: Text>(messages: &[Message<T>], options: &ProjectOptions) -> Vec<Message<T>> {
+    let Plan { start, results } = plan(messages, options);
+    let messages = &messages[start..];
+    let mut fates = results.into_iter();
     let mut out = Vec::with_capacity(messages.len());
-    let mut seen_valid = 0usize;
-    for (i, m) in messages.iter().enumerate() {
+    for m in messages {
         match m {
             Message::User(u) => out.push(Message::User(UserMessage {
                 content: match &u.content {
@@ -167,13 +217,7 @@ pub fn project<T: Text>(messages: &[Message<T>], options: &ProjectOptions) -> Ve
                 let content: Vec<Block<T>> = a
                     .content
                     .iter()
-                    .filter(|b| match b {
-                        Block::Thinking { thinking, redacted } => {
-                            options.reasoning && !redacted && !thinking.is_empty()
-                        }
-                        Block::Image { .. } => false,
-                        _ => true,
-                    })
+                    .filter(|b| keeps_assistant_block(b, options))
                     .cloned()
                     .collect();
                 if !content.is_empty() {
@@ -184,11 +228,11 @@ pub fn project<T: Text>(messages: &[Message<T>], options: &ProjectOptions) -> Ve
                 }
             }
             Message::ToolResult(r) => {
-                if !valid[i] {
-                    continue;
-                }
-                let keep_body = seen_valid >= first_body;
-                seen_valid += 1;
+                let keep_body = match fates.next() {
+                    Some(ResultFate::Body) => true,
+                    Some(ResultFate::Placeholder) => false,
+                    _ => continue,
+                };
                 out.push(Message::ToolResult(ToolResultMessage {
                     tool_call_id: r.tool_call_id.clone(),
                     tool_name: r.tool_name.clone(),
@@ -208,6 +252,62 @@ pub fn project<T: Text>(messages: &[Message<T>], options: &ProjectOptions) -> Ve
     match options.round_bound {
         Some(bound) => bound_rounds(out, bound),
         None => out,
+    }
+}
+
+/// Writes the transcript of `project(messages, options)` serialized with
+/// `reasoning: options.reasoning` to `out`, building no projected messages
+/// where it can: what the projection leaves out, the serializer would not
+/// write either, except images (shown as `[image]`) and older tool-result
+/// bodies (`[tool result]`).
+pub fn serialize_projection<T: Text, S: Sink<T>>(
+    messages: &[Message<T>],
+    options: &ProjectOptions,
+    out: &mut S,
+) {
+    let serialize_options = SerializeOptions {
+        reasoning: options.reasoning,
+    };
+    if options.round_bound.is_some() {
+        // Bounding reads the projected rounds back as text.
+        return serialize_into(&project(messages, options), serialize_options, out);
+    }
+    let Plan { start, results } = plan(messages, options);
+    let placeholder = T::owned(JsStr::from_str(TOOL_RESULT_PLACEHOLDER));
+    let mut fates = results.into_iter();
+    let mut parts = Parts::new(out);
+    for m in &messages[start..] {
+        match m {
+            Message::User(UserMessage {
+                content: UserContent::Blocks(blocks),
+                timestamp,
+            }) if has_image(blocks) => {
+                let projected = Message::User(UserMessage {
+                    content: UserContent::Blocks(project_blocks(blocks)),
+                    timestamp: *timestamp,
+                });
+                push_message(&mut parts, &projected, serialize_options);
+            }
+            // An assistant message's parts show only the blocks the
+            // projection keeps, and one it leaves out writes nothing.
+            Message::User(_) | Message::Assistant(_) => {
+                push_message(&mut parts, m, serialize_options)
+            }
+            Message::ToolResult(r) => match fates.next() {
+                Some(ResultFate::Body) if has_image(&r.content) => {
+                    let projected = Message::ToolResult(ToolResultMessage {
+                        content: project_blocks(&r.content),
+                        ..r.clone()
+                    });
+                    push_message(&mut parts, &projected, serialize_options);
+                }
+                Some(ResultFate::Body) => push_message(&mut parts, m, serialize_options),
+                Some(ResultFate::Placeholder) => {
+                    push_tool_result(&mut parts, r, &[&placeholder], 0);
+                }
+                _ => {}
+            },
+        }
     }
 }
 
@@ -577,6 +677,51 @@ mod tests {
         let text = transcript(&out);
         assert!(text.starts_with("[User]: [Assistant]: zzz"));
         assert!(text.len() <= 8 + 40 + omission_marker(1000).len());
+    }
+
+    #[test]
+    fn serialize_projection_writes_the_projection_transcript() {
+        let input = msgs(&format!(
+            r#"[{},{},
+            {{"role":"user","content":[{{"type":"text","text":"see "}},{{"type":"image","data":"B","mimeType":"image/png"}}]}},
+            {{"role":"assistant","content":[{{"type":"thinking","thinking":"why"}},{{"type":"thinking","thinking":""}},{{"type":"thinking","thinking":"x","redacted":true}},{{"type":"text","text":"what"}},{{"type":"toolCall","id":"b","name":"read","arguments":{{"path":"p","n":1}}}}]}},
+            {{"role":"assistant","content":[{{"type":"thinking","thinking":"only"}}]}},
+            {{"role":"assistant","content":[{{"type":"thinking","thinking":"gone","redacted":true}}]}},
+            {},{},{},
+            {{"role":"toolResult","toolCallId":"b","toolName":"read","content":[{{"type":"image","data":"B"}},{{"type":"text","text":"{}"}}],"isError":true}},
+            {{"role":"user","content":"next"}},{},{},{}]"#,
+            call("a"),
+            result("a", "first"),
+            result("b", " \\n "),
+            result("nobody", "orphan"),
+            result("b", "second"),
+            "z".repeat(2500),
+            call("c"),
+            result("c", "third"),
+            result("a", "answers a call in an older round"),
+        ));
+        for bodies in [0, 1, 2, 3, 9] {
+            for drop_oldest_rounds in [0, 1, 2] {
+                for reasoning in [true, false] {
+                    for round_bound in [None, Some(60)] {
+                        let options = ProjectOptions {
+                            tool_result_bodies: bodies,
+                            drop_oldest_rounds,
+                            round_bound,
+                            reasoning,
+                        };
+                        let mut out = Utf16Builder::new();
+                        serialize_projection(&input, &options, &mut out);
+                        assert_eq!(
+                            out.finish().to_string(),
+                            serialize(&project(&input, &options), SerializeOptions { reasoning })
+                                .to_string(),
+                            "{options:?}"
+                        );
+                    }
+                }
+            }
+        }
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //! follow the reference, except that a cut never splits a surrogate pair.
 
 use super::jsstr::{is_high_surrogate, is_low_surrogate, JsStr, Utf16Builder};
-use super::llm_message::{Block, Message, ToolCall, UserContent};
+use super::llm_message::{Block, Message, ToolCall, ToolResultMessage, UserContent};
 use super::text::{Sink, Text};
 
 /// Longest tool-result text kept verbatim, in UTF-16 units.
@@ -34,6 +34,11 @@ pub(crate) struct Parts<'a, S> {
 impl<'a, S> Parts<'a, S> {
     pub(crate) fn new(out: &'a mut S) -> Self {
         Parts { out, any: false }
+    }
+
+    /// The sink written to.
+    pub(crate) fn sink(&mut self) -> &mut S {
+        self.out
     }
 
     fn start<T: Text>(&mut self, label: &str) -> &mut S
@@ -204,24 +209,36 @@ pub(crate) fn push_message<T: Text, S: Sink<T>>(
         }
         Message::ToolResult(m) => {
             let content: Vec<&T> = texts(&m.content).filter(|t| !t.is_empty()).collect();
-            if content.is_empty() && m.elided_units == 0 {
-                return;
-            }
-            let out = parts.start("[Tool result ");
-            push_js(out, &m.tool_name);
-            out.push_str("#");
-            push_js(out, &m.tool_call_id);
-            out.push_str(if m.is_error {
-                " error=true]: "
-            } else {
-                " error=false]: "
-            });
-            // Text never copied (see ReadLimits) lies past the cut as well.
-            let cut = push_truncated(out, &content, TOOL_RESULT_MAX_CHARS) + m.elided_units;
-            if cut > 0 {
-                out.push_str(&format!("\n\n[... {cut} more characters truncated]"));
-            }
+            push_tool_result(parts, m, &content, m.elided_units);
         }
+    }
+}
+
+/// Appends a tool result's part: `m`'s name, id and flag, with `content` (its
+/// non-empty texts, or what stands for them) as the body, and
+/// `elided_units` more units (see `ReadLimits`) past its end.
+pub(crate) fn push_tool_result<T: Text, S: Sink<T>>(
+    parts: &mut Parts<'_, S>,
+    m: &ToolResultMessage<T>,
+    content: &[&T],
+    elided_units: usize,
+) {
+    if content.is_empty() && elided_units == 0 {
+        return;
+    }
+    let out = parts.start("[Tool result ");
+    push_js(out, &m.tool_name);
+    out.push_str("#");
+    push_js(out, &m.tool_call_id);
+    out.push_str(if m.is_error {
+        " error=true]: "
+    } else {
+        " error=false]: "
+    });
+    // Text never copied (see ReadLimits) lies past the cut as well.
+    let cut = push_truncated(out, content, TOOL_RESULT_MAX_CHARS) + elided_units;
+    if cut > 0 {
+        out.push_str(&format!("\n\n[... {cut} more characters truncated]"));
     }
 }
 
