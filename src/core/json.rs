@@ -843,13 +843,13 @@ pub fn parse_with_max_depth(text: &str, max_depth: usize) -> Result<Value, Parse
 pub const MEASURED_MIN_UNITS: usize = 256;
 
 /// `JSON.parse` of one session entry (or an array of them) for planning:
-/// accepts and rejects
-/// exactly what [`parse`] does, with the same errors, but message texts (the
-/// `text` and `thinking` of content blocks, string `content`, bash `command`
-/// and `output`, block signatures and partial JSON, anything under a
-/// message's `details`) of [`MEASURED_MIN_UNITS`] or more are kept as
-/// [`Value::Measured`]: a plan counts their length and reads nothing else of
-/// them. Tool-call arguments, ids, summaries and entry `details` are kept.
+/// accepts and rejects exactly what [`parse`] does, with the same errors,
+/// but message texts (the `text` and `thinking` of content blocks, string
+/// `content`, bash `command` and `output`, block signatures and partial
+/// JSON, anything under a message's `details`) of [`MEASURED_MIN_UNITS`] or
+/// more are kept as [`Value::Measured`]: a plan counts their length and
+/// reads nothing else of them. Tool-call arguments, ids, summaries and entry
+/// `details` are kept.
 pub fn parse_for_plan(text: &str) -> Result<Value, ParseError> {
     Parser::new(text, true).parse(DEFAULT_MAX_DEPTH)
 }
