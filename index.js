@@ -4,6 +4,7 @@
 // itself happens in Rust.
 
 const { platformSuffix, binaryName } = require('./platform.js')
+const { flatMessages } = require('./flat-messages.js')
 
 function loadBinding() {
   const suffix = platformSuffix()
@@ -493,9 +494,11 @@ module.exports = {
   computeFileLists,
   formatFileOperations: native.formatFileOperations,
   convertToLlm: native.convertToLlm,
-  serializeConversation: (messages, options) => native.serializeConversation(messages, options, argumentEntries),
+  serializeConversation: (messages, options) =>
+    native.serializeConversation(messages, options, argumentEntries, flatMessages(messages)),
   projectForSummary,
-  serializeForSummary: (messages, options) => native.serializeForSummary(messages, options, argumentEntries),
+  serializeForSummary: (messages, options) =>
+    native.serializeForSummary(messages, options, argumentEntries, flatMessages(messages)),
   splitUserRounds,
   bashExecutionToText: native.bashExecutionToText,
   createBranchSummaryMessage,

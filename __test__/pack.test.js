@@ -45,7 +45,7 @@ describe('npm pack', () => {
 
   test('the tarball holds the package files and nothing else', () => {
     const files = packed.files.map((f) => f.path).sort()
-    for (const f of ['package.json', 'index.js', 'index.mjs', 'index.d.ts', 'platform.js', 'scripts/install.js', 'cli/prime-compaction.js', 'cli/openai.js', 'cli/session-file.js', 'Cargo.toml', 'Cargo.lock', 'build.rs', 'src/lib.rs']) {
+    for (const f of ['package.json', 'index.js', 'index.mjs', 'index.d.ts', 'platform.js', 'flat-messages.js', 'scripts/install.js', 'cli/prime-compaction.js', 'cli/openai.js', 'cli/session-file.js', 'Cargo.toml', 'Cargo.lock', 'build.rs', 'src/lib.rs']) {
       expect(files).toContain(f)
     }
     expect(files.filter((f) => f.startsWith('src/')).length).toBeGreaterThan(10)

@@ -12,6 +12,7 @@ pub mod compaction;
 pub mod debug;
 pub mod errors;
 pub mod file;
+pub mod flat;
 pub mod js;
 pub mod js_text;
 pub mod messages;

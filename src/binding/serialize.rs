@@ -9,6 +9,7 @@ use napi::{sys, Env};
 use napi_derive::napi;
 
 use super::errors::run;
+use super::flat::Flat;
 use super::js::{check, Cx, JsVal};
 use super::js_text::{JsText, PieceSink};
 use super::out::{Arg, Raw, RawValue};
@@ -90,6 +91,7 @@ pub fn serialize_conversation(
     messages: Arg,
     options: Option<Arg>,
     argument_entries: Option<Arg>,
+    flat: Option<Arg>,
 ) -> napi::Result<RawValue> {
     run(&env, |cx| {
         use_transcript_helpers(cx, &argument_entries)?;
@@ -103,6 +105,26 @@ pub fn serialize_conversation(
         let limits = ReadLimits::borrowed_transcript();
         let mut sink = PieceSink::new(cx)?;
         let mut parts = Parts::new(&mut sink);
+        if let Some(flat) = &flat {
+            let mut flat = Flat::new(cx, flat.0)?;
+            while !flat.is_done() {
+                list.scoped(|| -> Result<()> {
+                    let mut batch: Vec<Message<JsText>> = Vec::with_capacity(SERIALIZE_BATCH);
+                    while batch.len() < SERIALIZE_BATCH && !flat.is_done() {
+                        if let Some(m) = flat.message(&list, limits)? {
+                            batch.push(m);
+                        }
+                    }
+                    for m in &batch {
+                        push_message(&mut parts, m, options);
+                    }
+                    parts.sink().flush();
+                    Ok(())
+                })
+                .within("messages")?;
+            }
+            return Ok(RawValue(sink.finish()?));
+        }
         // A batch of messages at a time, each in a handle scope of its own:
         // the texts are only borrowed until their batch is written (the
         // pieces array keeps what it was given), so the handles of a long
@@ -143,15 +165,25 @@ pub fn serialize_for_summary(
     messages: Arg,
     options: Option<Arg>,
     argument_entries: Option<Arg>,
+    flat: Option<Arg>,
 ) -> napi::Result<RawValue> {
     run(&env, |cx| {
-        let (messages, options) = read_for_projection(
-            cx,
-            &messages,
-            &options,
-            &argument_entries,
-            ReadLimits::borrowed_transcript(),
-        )?;
+        let limits = ReadLimits::borrowed_transcript();
+        let (messages, options) = match &flat {
+            Some(flat) => {
+                use_transcript_helpers(cx, &argument_entries)?;
+                let options = match &options {
+                    Some(o) => read_project_options(&cx.wrap(o.0)?).within("options")?,
+                    None => ProjectOptions::default(),
+                };
+                let list = cx.wrap(messages.0)?;
+                let messages = Flat::new(cx, flat.0)?
+                    .messages(&list, limits)
+                    .within("messages")?;
+                (messages, options)
+            }
+            None => read_for_projection(cx, &messages, &options, &argument_entries, limits)?,
+        };
         let mut sink = PieceSink::new(cx)?;
         serialize_projection(&messages, &options, &mut sink);
         Ok(RawValue(sink.finish()?))

@@ -1,0 +1,170 @@
+'use strict'
+// The transcript builders read plain messages through flat-messages.js (one
+// JS pass, codes and strings) and everything else natively. Both readers
+// must give the same transcripts and the same errors: the public functions
+// are checked against the native binding called without the flat form.
+
+const path = require('node:path')
+const fc = require('fast-check')
+const gen = require('./helpers/generator')
+const { platformSuffix, binaryName } = require('../platform.js')
+const { flatMessages, FLAT_MAX_MESSAGES } = require('../flat-messages.js')
+const ours = require('..')
+
+const native = require(path.join(__dirname, '..', `${binaryName}.${platformSuffix()}.node`))
+
+jest.setTimeout(60_000)
+
+const RUNS = Number(process.env.SERIALIZE_RUNS) || 300
+
+// What index.js passes for tool-call arguments.
+function argumentEntries(args) {
+  const out = []
+  for (const [k, v] of Object.entries(args)) out.push(k, JSON.stringify(v))
+  return out
+}
+
+/** The result of `fn`, or the error it throws, as comparable data. */
+function outcome(fn) {
+  try {
+    return { value: fn() }
+  } catch (e) {
+    return { error: e?.constructor?.name, message: e?.message }
+  }
+}
+
+const codesOf = (messages) => Array.from(flatMessages(messages)[0])
+
+describe('the flat form', () => {
+  test('plain messages are read in JS, with their lengths and flags', () => {
+    const messages = [
+      { role: 'user', content: 'hi😀' },
+      { role: 'user', content: [{ type: 'text', text: 'a' }, { type: 'thinking', thinking: 'not shown' }] },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'thinking', thinking: 'why', redacted: 1 },
+          { type: 'image', data: 'x' },
+          { type: 'toolCall', id: 'c1', name: 'read', arguments: { path: 'a', f: () => 1 } },
+        ],
+      },
+      { role: 'toolResult', toolCallId: 'c1', toolName: 'read', isError: 'yes', content: [{ type: 'text', text: 'out' }] },
+    ]
+    const [codes, strings] = flatMessages(messages)
+    expect(Array.from(codes)).toEqual([
+      1, 0, 4, // user text "hi😀" (4 units)
+      2, 1, 5, 1, 1, // user blocks: one text
+      3, 2, 6, 2, 3, 1, 7, 3, 4, 2, 5, 6, 7, -1, // assistant: thinking (redacted), tool call (path="a", f undefined)
+      4, 8, 9, 1, 1, 5, 10, 3, // tool result, error, one text
+    ])
+    expect(strings).toEqual(['hi😀', 'a', 'why', 'c1', 'read', 'path', '"a"', 'f', 'c1', 'read', 'out'])
+  })
+
+  test('what the native reader must see goes native, by index', () => {
+    const odd = [
+      { role: 'user', content: [{ type: 'image', data: 'x', mimeType: 'image/png' }] },
+      { role: 'user', content: [{ type: 'text', text: 5 }] },
+      { role: 'user', content: 7 },
+      { role: 'assistant', content: [{ type: 'toolCall', id: 'c', name: 'n', arguments: 'str' }] },
+      { role: 'assistant', content: [{ type: 'toolCall', id: 1, name: 'n', arguments: {} }] },
+      { role: 'assistant', content: [{ type: 'text', text: 'a' }, null] },
+      { role: 'toolResult', toolCallId: 'c', toolName: 'n', content: 'not an array' },
+      { role: 'bashExecution', command: 'ls', output: '', exitCode: 0 },
+      { role: 'custom', content: 'x' },
+      { role: 'nobody' },
+    ]
+    expect(codesOf(odd)).toEqual(odd.flatMap((_, i) => [0, i]))
+    // Not objects, a hole, too many, a throwing getter: the whole call.
+    expect(flatMessages([null])).toBeUndefined()
+    expect(flatMessages([{ role: 'user', content: 'a' }, , { role: 'user', content: 'b' }])).toBeUndefined() // eslint-disable-line no-sparse-arrays
+    expect(flatMessages('x')).toBeUndefined()
+    const huge = []
+    huge.length = FLAT_MAX_MESSAGES + 1
+    expect(flatMessages(huge)).toBeUndefined()
+    const throwing = {
+      role: 'user',
+      get content() {
+        throw new Error('boom')
+      },
+    }
+    expect(flatMessages([throwing])).toBeUndefined()
+    expect(() => ours.serializeConversation([throwing])).toThrow('boom')
+  })
+
+  test('a plain generated conversation goes through without native reads', () => {
+    const messages = []
+    for (let i = 0; i < 200; i++) {
+      messages.push({ role: 'user', content: [{ type: 'text', text: `ask ${i}` }] })
+      messages.push({
+        role: 'assistant',
+        content: [
+          { type: 'thinking', thinking: 'hmm' },
+          { type: 'toolCall', id: `t${i}`, name: 'bash', arguments: { command: 'ls', n: i } },
+        ],
+      })
+      messages.push({ role: 'toolResult', toolCallId: `t${i}`, toolName: 'bash', content: [{ type: 'text', text: 'x'.repeat(i * 20) }], isError: false })
+    }
+    const codes = codesOf(messages)
+    // Message codes sit where each message starts; none is NATIVE.
+    let natives = 0
+    for (let p = 0; p < codes.length; ) {
+      const code = codes[p]
+      if (code === 0) natives++
+      p += code === 1 ? 3 : code === 0 ? 2 : skipMessage(codes, p)
+    }
+    expect(natives).toBe(0)
+    expect(ours.serializeConversation(messages)).toBe(native.serializeConversation(messages, undefined, argumentEntries))
+    expect(ours.serializeForSummary(messages)).toBe(native.serializeForSummary(messages, undefined, argumentEntries))
+  })
+})
+
+/** The length in codes of the message starting at `p` (codes 2-4). */
+function skipMessage(codes, p) {
+  let q = p + (codes[p] === 4 ? 4 : 1)
+  let count = codes[q++]
+  while (count-- > 0) {
+    const block = codes[q]
+    if (block === 5) q += 3
+    else if (block === 6) q += 4
+    else q += 4 + 2 * codes[q + 3]
+  }
+  return q - p
+}
+
+describe('both readers agree', () => {
+  const messagesArb = fc.array(fc.oneof({ weight: 6, arbitrary: gen.agentMessageArb }, { weight: 1, arbitrary: fc.anything() }), {
+    maxLength: 14,
+  })
+  const projectionArb = fc.record(
+    {
+      toolResultBodies: fc.nat(4),
+      dropOldestRounds: fc.nat(2),
+      roundBound: fc.oneof(fc.constant(undefined), fc.integer({ min: 1, max: 400 })),
+      model: fc.constantFrom(undefined, { api: 'anthropic-messages', provider: 'anthropic', id: 'claude-x' }, { api: 'openai', provider: 'openai', id: 'gpt' }),
+      reasoning: fc.constantFrom(undefined, true, false),
+    },
+    { requiredKeys: [] },
+  )
+
+  test('serializeConversation: same transcripts, same errors', () => {
+    fc.assert(
+      fc.property(messagesArb, fc.constantFrom(undefined, { reasoning: false }, { reasoning: 'x' }), (messages, options) => {
+        expect(outcome(() => ours.serializeConversation(messages, options))).toEqual(
+          outcome(() => native.serializeConversation(messages, options, argumentEntries)),
+        )
+      }),
+      { numRuns: RUNS },
+    )
+  })
+
+  test('serializeForSummary: same transcripts, same errors', () => {
+    fc.assert(
+      fc.property(messagesArb, projectionArb, (messages, options) => {
+        expect(outcome(() => ours.serializeForSummary(messages, options))).toEqual(
+          outcome(() => native.serializeForSummary(messages, options, argumentEntries)),
+        )
+      }),
+      { numRuns: RUNS },
+    )
+  })
+})

@@ -1,0 +1,161 @@
+'use strict'
+// Messages for the transcript builders, read in one pass here, where a
+// property read is JIT-compiled (about a nanosecond; from native code every
+// read is an N-API call of 50 to 100 ns). Plain user, assistant and
+// tool-result messages become codes in an Int32Array plus the strings met
+// (texts, ids, names, argument keys and JSON), in order; the native side
+// formats them (src/binding/flat.rs). Nothing is decided here: a message
+// this pass does not recognise, down to a text that is not a string or an
+// image block, is left to the native reader ([NATIVE, i]), which converts it
+// and reports errors as it always has. If reading throws (a getter, a
+// revoked Proxy) or meets a message that is not an object, the whole call
+// goes native, which throws the same way at the same point.
+
+// Message codes.
+const NATIVE = 0 // [NATIVE, index]
+const USER_TEXT = 1 // [USER_TEXT, string, length]
+const USER_BLOCKS = 2 // [USER_BLOCKS, count, ...blocks]
+const ASSISTANT = 3 // [ASSISTANT, count, ...blocks]
+const TOOL_RESULT = 4 // [TOOL_RESULT, id, name, isError, count, ...blocks]
+// Block codes.
+const TEXT = 5 // [TEXT, string, length]
+const THINKING = 6 // [THINKING, string, length, redacted]
+const TOOL_CALL = 7 // [TOOL_CALL, id, name, n, (key, json or -1) x n]
+
+// Past this many messages the native reader takes the whole call: it stops
+// at the first bad message, where this pass would walk them all.
+const FLAT_MAX_MESSAGES = 2 ** 24
+
+/** `[codes, strings]` for `messages`, or undefined to read them natively. */
+function flatMessages(messages) {
+  if (!Array.isArray(messages) || messages.length > FLAT_MAX_MESSAGES) return undefined
+  try {
+    return flatten(messages)
+  } catch {
+    return undefined
+  }
+}
+
+function flatten(messages) {
+  let codes = new Int32Array(64 + messages.length * 8)
+  let n = 0
+  const strings = []
+  const room = (k) => {
+    if (n + k > codes.length) {
+      const grown = new Int32Array(codes.length * 2 + k)
+      grown.set(codes)
+      codes = grown
+    }
+  }
+  const string = (s) => strings.push(s) - 1
+  const text = (code, s) => {
+    room(3)
+    codes[n++] = code
+    codes[n++] = string(s)
+    codes[n++] = s.length
+  }
+  // The blocks of a content array; false where the native reader must look.
+  // User and tool-result content keeps text blocks (images go native),
+  // assistant content text, thinking and tool calls; other types are not
+  // shown, as in the native reader.
+  const blocks = (content, userLike) => {
+    room(1)
+    const head = n++
+    let count = 0
+    for (let j = 0; j < content.length; j++) {
+      const b = content[j]
+      if (b === null || typeof b !== 'object') return false
+      const type = b.type
+      if (type === 'text') {
+        const t = b.text
+        if (typeof t !== 'string') return false
+        text(TEXT, t)
+      } else if (type === 'image') {
+        if (userLike) return false
+        continue
+      } else if (userLike) {
+        continue
+      } else if (type === 'thinking') {
+        const t = b.thinking
+        if (typeof t !== 'string') return false
+        text(THINKING, t)
+        room(1)
+        codes[n++] = b.redacted ? 1 : 0
+      } else if (type === 'toolCall') {
+        const id = b.id
+        const name = b.name
+        const args = b.arguments
+        if (typeof id !== 'string' || typeof name !== 'string') return false
+        if (args === null || args === undefined || typeof args === 'string') return false
+        const entries = Object.entries(args)
+        room(4 + 2 * entries.length)
+        codes[n++] = TOOL_CALL
+        codes[n++] = string(id)
+        codes[n++] = string(name)
+        codes[n++] = entries.length
+        for (const [k, v] of entries) {
+          const json = JSON.stringify(v)
+          codes[n++] = string(k)
+          codes[n++] = json === undefined ? -1 : string(json)
+        }
+      } else {
+        continue
+      }
+      count++
+    }
+    codes[head] = count
+    return true
+  }
+  const message = (m) => {
+    const role = m.role
+    const content = m.content
+    if (role === 'user') {
+      if (typeof content === 'string') {
+        text(USER_TEXT, content)
+        return true
+      }
+      if (!Array.isArray(content)) return false
+      room(1)
+      codes[n++] = USER_BLOCKS
+      return blocks(content, true)
+    }
+    if (role === 'assistant') {
+      room(2)
+      codes[n++] = ASSISTANT
+      if (typeof content === 'string') {
+        // `for...of` over a string yields no blocks.
+        codes[n++] = 0
+        return true
+      }
+      return Array.isArray(content) && blocks(content, false)
+    }
+    if (role === 'toolResult') {
+      const id = m.toolCallId
+      const name = m.toolName
+      if (typeof id !== 'string' || typeof name !== 'string' || !Array.isArray(content)) return false
+      room(4)
+      codes[n++] = TOOL_RESULT
+      codes[n++] = string(id)
+      codes[n++] = string(name)
+      codes[n++] = m.isError ? 1 : 0
+      return blocks(content, true)
+    }
+    return false
+  }
+  for (let i = 0; i < messages.length; i++) {
+    const m = messages[i]
+    if (m === null || typeof m !== 'object') return undefined
+    const start = n
+    const held = strings.length
+    if (!message(m)) {
+      n = start
+      strings.length = held
+      room(2)
+      codes[n++] = NATIVE
+      codes[n++] = i
+    }
+  }
+  return [codes.subarray(0, n), strings]
+}
+
+module.exports = { flatMessages, FLAT_MAX_MESSAGES }

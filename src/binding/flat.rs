@@ -1,0 +1,215 @@
+//! Transcript messages from `flat-messages.js`: one JIT-compiled pass in JS
+//! reads the message objects (a property read there costs about a
+//! nanosecond, an N-API read from here 50 to 100) and hands over an
+//! `Int32Array` of codes plus an array of the strings it met. Reading that
+//! costs one element read per string; the texts stay the caller's strings
+//! ([`JsText`]). A message the pass does not recognise as a plain user,
+//! assistant or tool-result message comes as "read it yourself", and is read
+//! from the caller's object here as before, so conversions and errors are
+//! this crate's own. The codes are documented in `flat-messages.js`.
+
+use std::ptr;
+
+use napi::sys;
+
+use super::js::{check, Cx, JsVal};
+use super::js_text::JsText;
+use super::out::Raw;
+use crate::core::error::{Context, Error, Result};
+use crate::core::llm_message::{
+    from_agent_message_with, AssistantMessage, Block, Message, ReadLimits, ToolCall,
+    ToolResultMessage, UserContent, UserMessage,
+};
+use crate::core::view::View;
+
+const NATIVE: i32 = 0;
+const USER_TEXT: i32 = 1;
+const USER_BLOCKS: i32 = 2;
+const ASSISTANT: i32 = 3;
+const TOOL_RESULT: i32 = 4;
+const TEXT: i32 = 5;
+const THINKING: i32 = 6;
+const TOOL_CALL: i32 = 7;
+
+/// The flat form of a message list, as index.js made it.
+pub struct Flat<'c> {
+    cx: &'c Cx,
+    codes: Vec<i32>,
+    strings: Raw,
+    /// Position of the next code.
+    at: usize,
+}
+
+/// Index.js and this reader disagree: a bug, never the caller's input.
+fn malformed() -> Error {
+    Error::invalid("prime-compaction internal error (a bug, please report it): bad flat messages")
+}
+
+impl<'c> Flat<'c> {
+    /// Reads `[codes, strings]`; the codes are copied (a few hundred KB
+    /// for 10k messages), so nothing JS does later can pull them away.
+    pub fn new(cx: &'c Cx, pair: Raw) -> Result<Flat<'c>> {
+        let element = |i: u32| -> Result<Raw> {
+            let mut out = ptr::null_mut();
+            check(unsafe { sys::napi_get_element(cx.env, pair, i, &mut out) })?;
+            Ok(out)
+        };
+        let codes = element(0)?;
+        let strings = element(1)?;
+        let mut kind = 0;
+        let mut length = 0usize;
+        let mut data = ptr::null_mut();
+        let mut buffer = ptr::null_mut();
+        let mut offset = 0usize;
+        check(unsafe {
+            sys::napi_get_typedarray_info(
+                cx.env,
+                codes,
+                &mut kind,
+                &mut length,
+                &mut data,
+                &mut buffer,
+                &mut offset,
+            )
+        })?;
+        if kind != sys::TypedarrayType::int32_array || (data.is_null() && length > 0) {
+            return Err(malformed());
+        }
+        let codes = if length == 0 {
+            Vec::new()
+        } else {
+            // An Int32Array's data is aligned and `length` elements long, and
+            // nothing runs between reading its address and this copy.
+            unsafe { std::slice::from_raw_parts(data.cast::<i32>(), length) }.to_vec()
+        };
+        Ok(Flat {
+            cx,
+            codes,
+            strings,
+            at: 0,
+        })
+    }
+
+    pub fn is_done(&self) -> bool {
+        self.at >= self.codes.len()
+    }
+
+    fn next(&mut self) -> Result<i32> {
+        let c = self.codes.get(self.at).copied().ok_or_else(malformed)?;
+        self.at += 1;
+        Ok(c)
+    }
+
+    fn count(&mut self) -> Result<usize> {
+        usize::try_from(self.next()?).map_err(|_| malformed())
+    }
+
+    fn raw_string(&mut self) -> Result<Raw> {
+        let index = u32::try_from(self.next()?).map_err(|_| malformed())?;
+        let mut out = ptr::null_mut();
+        check(unsafe { sys::napi_get_element(self.cx.env, self.strings, index, &mut out) })?;
+        Ok(out)
+    }
+
+    /// A text read in place, with the length the pass measured.
+    fn text(&mut self) -> Result<JsText<'c>> {
+        let raw = self.raw_string()?;
+        let len = self.count()?;
+        Ok(JsText::Js {
+            cx: self.cx,
+            raw,
+            len,
+        })
+    }
+
+    fn owned(&mut self) -> Result<crate::core::jsstr::JsStr> {
+        let raw = self.raw_string()?;
+        self.cx.read_string(raw)
+    }
+
+    fn blocks(&mut self) -> Result<Vec<Block<JsText<'c>>>> {
+        let count = self.count()?;
+        let mut out = Vec::with_capacity(count.min(1024));
+        for _ in 0..count {
+            out.push(match self.next()? {
+                TEXT => Block::Text(self.text()?),
+                THINKING => Block::Thinking {
+                    thinking: self.text()?,
+                    redacted: self.next()? != 0,
+                },
+                TOOL_CALL => {
+                    let id = self.owned()?;
+                    let name = self.owned()?;
+                    let n = self.count()?;
+                    let mut args = Vec::with_capacity(n.min(1024));
+                    for _ in 0..n {
+                        let key = self.owned()?;
+                        let json = match self.codes.get(self.at) {
+                            Some(-1) => {
+                                self.at += 1;
+                                None
+                            }
+                            _ => Some(self.owned()?),
+                        };
+                        args.push((key, json));
+                    }
+                    Block::ToolCall(ToolCall { id, name, args })
+                }
+                _ => return Err(malformed()),
+            });
+        }
+        Ok(out)
+    }
+
+    /// The next message, or `None` when it converts to nothing. `list` is
+    /// the caller's array, for messages to be read natively.
+    pub fn message(
+        &mut self,
+        list: &JsVal<'c>,
+        limits: ReadLimits,
+    ) -> Result<Option<Message<JsText<'c>>>> {
+        Ok(Some(match self.next()? {
+            NATIVE => {
+                let i = self.count()?;
+                let message = list.at(i).within_with(|| format!("[{i}]"))?;
+                return from_agent_message_with(&message, limits).within_with(|| format!("[{i}]"));
+            }
+            USER_TEXT => Message::User(UserMessage {
+                content: UserContent::Text(self.text()?),
+                timestamp: None,
+            }),
+            USER_BLOCKS => Message::User(UserMessage {
+                content: UserContent::Blocks(self.blocks()?),
+                timestamp: None,
+            }),
+            ASSISTANT => Message::Assistant(AssistantMessage {
+                content: self.blocks()?,
+                timestamp: None,
+            }),
+            TOOL_RESULT => Message::ToolResult(ToolResultMessage {
+                tool_call_id: self.owned()?,
+                tool_name: self.owned()?,
+                is_error: self.next()? != 0,
+                content: self.blocks()?,
+                elided_units: 0,
+                timestamp: None,
+            }),
+            _ => return Err(malformed()),
+        }))
+    }
+
+    /// Every message, for callers that keep them all.
+    pub fn messages(
+        &mut self,
+        list: &JsVal<'c>,
+        limits: ReadLimits,
+    ) -> Result<Vec<Message<JsText<'c>>>> {
+        let mut out = Vec::new();
+        while !self.is_done() {
+            if let Some(m) = self.message(list, limits)? {
+                out.push(m);
+            }
+        }
+        Ok(out)
+    }
+}
