@@ -37,30 +37,17 @@ function flatMessages(messages) {
 }
 
 function flatten(messages) {
-  let codes = new Int32Array(64 + messages.length * 8)
-  let n = 0
+  // A plain array while reading (pushes are what V8 optimizes best), an
+  // Int32Array for the native side at the end.
+  const codes = []
   const strings = []
-  const room = (k) => {
-    if (n + k > codes.length) {
-      const grown = new Int32Array(codes.length * 2 + k)
-      grown.set(codes)
-      codes = grown
-    }
-  }
-  const string = (s) => strings.push(s) - 1
-  const text = (code, s) => {
-    room(3)
-    codes[n++] = code
-    codes[n++] = string(s)
-    codes[n++] = s.length
-  }
   // The blocks of a content array; false where the native reader must look.
   // User and tool-result content keeps text blocks (images go native),
   // assistant content text, thinking and tool calls; other types are not
   // shown, as in the native reader.
   const blocks = (content, userLike) => {
-    room(1)
-    const head = n++
+    const head = codes.length
+    codes.push(0)
     let count = 0
     for (let j = 0; j < content.length; j++) {
       const b = content[j]
@@ -69,7 +56,7 @@ function flatten(messages) {
       if (type === 'text') {
         const t = b.text
         if (typeof t !== 'string') return false
-        text(TEXT, t)
+        codes.push(TEXT, strings.push(t) - 1, t.length)
       } else if (type === 'image') {
         if (userLike) return false
         continue
@@ -78,9 +65,7 @@ function flatten(messages) {
       } else if (type === 'thinking') {
         const t = b.thinking
         if (typeof t !== 'string') return false
-        text(THINKING, t)
-        room(1)
-        codes[n++] = b.redacted ? 1 : 0
+        codes.push(THINKING, strings.push(t) - 1, t.length, b.redacted ? 1 : 0)
       } else if (type === 'toolCall') {
         const id = b.id
         const name = b.name
@@ -88,15 +73,10 @@ function flatten(messages) {
         if (typeof id !== 'string' || typeof name !== 'string') return false
         if (args === null || args === undefined || typeof args === 'string') return false
         const entries = Object.entries(args)
-        room(4 + 2 * entries.length)
-        codes[n++] = TOOL_CALL
-        codes[n++] = string(id)
-        codes[n++] = string(name)
-        codes[n++] = entries.length
-        for (const [k, v] of entries) {
-          const json = JSON.stringify(v)
-          codes[n++] = string(k)
-          codes[n++] = json === undefined ? -1 : string(json)
+        codes.push(TOOL_CALL, strings.push(id) - 1, strings.push(name) - 1, entries.length)
+        for (let e = 0; e < entries.length; e++) {
+          const json = JSON.stringify(entries[e][1])
+          codes.push(strings.push(entries[e][0]) - 1, json === undefined ? -1 : strings.push(json) - 1)
         }
       } else {
         continue
@@ -111,20 +91,18 @@ function flatten(messages) {
     const content = m.content
     if (role === 'user') {
       if (typeof content === 'string') {
-        text(USER_TEXT, content)
+        codes.push(USER_TEXT, strings.push(content) - 1, content.length)
         return true
       }
       if (!Array.isArray(content)) return false
-      room(1)
-      codes[n++] = USER_BLOCKS
+      codes.push(USER_BLOCKS)
       return blocks(content, true)
     }
     if (role === 'assistant') {
-      room(2)
-      codes[n++] = ASSISTANT
+      codes.push(ASSISTANT)
       if (typeof content === 'string') {
         // `for...of` over a string yields no blocks.
-        codes[n++] = 0
+        codes.push(0)
         return true
       }
       return Array.isArray(content) && blocks(content, false)
@@ -133,11 +111,7 @@ function flatten(messages) {
       const id = m.toolCallId
       const name = m.toolName
       if (typeof id !== 'string' || typeof name !== 'string' || !Array.isArray(content)) return false
-      room(4)
-      codes[n++] = TOOL_RESULT
-      codes[n++] = string(id)
-      codes[n++] = string(name)
-      codes[n++] = m.isError ? 1 : 0
+      codes.push(TOOL_RESULT, strings.push(id) - 1, strings.push(name) - 1, m.isError ? 1 : 0)
       return blocks(content, true)
     }
     return false
@@ -145,17 +119,15 @@ function flatten(messages) {
   for (let i = 0; i < messages.length; i++) {
     const m = messages[i]
     if (m === null || typeof m !== 'object') return undefined
-    const start = n
+    const start = codes.length
     const held = strings.length
     if (!message(m)) {
-      n = start
+      codes.length = start
       strings.length = held
-      room(2)
-      codes[n++] = NATIVE
-      codes[n++] = i
+      codes.push(NATIVE, i)
     }
   }
-  return [codes.subarray(0, n), strings]
+  return [Int32Array.from(codes), strings]
 }
 
 module.exports = { flatMessages, FLAT_MAX_MESSAGES }
