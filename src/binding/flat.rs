@@ -31,7 +31,7 @@ const TEXT: i32 = 5;
 const THINKING: i32 = 6;
 const TOOL_CALL: i32 = 7;
 
-/// The flat form of a message list, as index.js made it.
+/// The flat form of a message list, as flat-messages.js made it.
 pub struct Flat<'c> {
     cx: &'c Cx,
     codes: Vec<i32>,
@@ -40,7 +40,7 @@ pub struct Flat<'c> {
     at: usize,
 }
 
-/// Index.js and this reader disagree: a bug, never the caller's input.
+/// flat-messages.js and this reader disagree: a bug, never the caller's input.
 fn malformed() -> Error {
     Error::invalid("prime-compaction internal error (a bug, please report it): bad flat messages")
 }
@@ -171,8 +171,7 @@ impl<'c> Flat<'c> {
         Ok(Some(match self.next()? {
             NATIVE => {
                 let i = self.count()?;
-                let message = list.at(i).within_with(|| format!("[{i}]"))?;
-                return from_agent_message_with(&message, limits).within_with(|| format!("[{i}]"));
+                return native_message(list, i, limits);
             }
             USER_TEXT => Message::User(UserMessage {
                 content: UserContent::Text(self.text()?),
@@ -212,4 +211,46 @@ impl<'c> Flat<'c> {
         }
         Ok(out)
     }
+}
+
+/// Where a transcript's messages come from: the flat form, or the caller's
+/// array read natively, one message after another.
+pub enum MessageSource<'c> {
+    Flat(Flat<'c>),
+    Native { next: usize, len: usize },
+}
+
+impl<'c> MessageSource<'c> {
+    pub fn is_done(&self) -> bool {
+        match self {
+            MessageSource::Flat(flat) => flat.is_done(),
+            MessageSource::Native { next, len } => next >= len,
+        }
+    }
+
+    /// The next message, or `None` when it converts to nothing.
+    pub fn next(
+        &mut self,
+        list: &JsVal<'c>,
+        limits: ReadLimits,
+    ) -> Result<Option<Message<JsText<'c>>>> {
+        match self {
+            MessageSource::Flat(flat) => flat.message(list, limits),
+            MessageSource::Native { next, .. } => {
+                let i = *next;
+                *next += 1;
+                native_message(list, i, limits)
+            }
+        }
+    }
+}
+
+/// Message `i` of the caller's array, read natively.
+fn native_message<'c>(
+    list: &JsVal<'c>,
+    i: usize,
+    limits: ReadLimits,
+) -> Result<Option<Message<JsText<'c>>>> {
+    let message = list.at(i).within_with(|| format!("[{i}]"))?;
+    from_agent_message_with(&message, limits).within_with(|| format!("[{i}]"))
 }

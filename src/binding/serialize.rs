@@ -9,15 +9,14 @@ use napi::{sys, Env};
 use napi_derive::napi;
 
 use super::errors::run;
-use super::flat::Flat;
+use super::flat::{Flat, MessageSource};
 use super::js::{check, Cx, JsVal};
 use super::js_text::{JsText, PieceSink};
 use super::out::{Arg, Raw, RawValue};
 use crate::core::error::{Context, Error, Result};
 use crate::core::jsstr::JsStr;
 use crate::core::llm_message::{
-    from_agent_message_with, from_agent_messages_with, opens_round, Block, Message, ReadLimits,
-    UserContent,
+    from_agent_messages_with, opens_round, Block, Message, ReadLimits, UserContent,
 };
 use crate::core::projection::{
     is_claude_family, project, round_ranges, serialize_projection, ProjectOptions,
@@ -103,41 +102,24 @@ pub fn serialize_conversation(
         let len = list.expect_array("messages")?;
         let options = SerializeOptions { reasoning };
         let limits = ReadLimits::borrowed_transcript();
+        let mut source = match &flat {
+            Some(flat) => MessageSource::Flat(Flat::new(cx, flat.0)?),
+            None => MessageSource::Native { next: 0, len },
+        };
         let mut sink = PieceSink::new(cx)?;
         let mut parts = Parts::new(&mut sink);
-        if let Some(flat) = &flat {
-            let mut flat = Flat::new(cx, flat.0)?;
-            while !flat.is_done() {
-                list.scoped(|| -> Result<()> {
-                    let mut batch: Vec<Message<JsText>> = Vec::with_capacity(SERIALIZE_BATCH);
-                    while batch.len() < SERIALIZE_BATCH && !flat.is_done() {
-                        if let Some(m) = flat.message(&list, limits)? {
-                            batch.push(m);
-                        }
-                    }
-                    for m in &batch {
-                        push_message(&mut parts, m, options);
-                    }
-                    parts.sink().flush();
-                    Ok(())
-                })
-                .within("messages")?;
-            }
-            return Ok(RawValue(sink.finish()?));
-        }
         // A batch of messages at a time, each in a handle scope of its own:
         // the texts are only borrowed until their batch is written (the
         // pieces array keeps what it was given), so the handles of a long
         // conversation never pile up.
-        for start in (0..len).step_by(SERIALIZE_BATCH) {
-            let end = len.min(start + SERIALIZE_BATCH);
+        while !source.is_done() {
             list.scoped(|| -> Result<()> {
-                let mut batch: Vec<Message<JsText>> = Vec::with_capacity(end - start);
-                for i in start..end {
-                    let message = list.at(i).within_with(|| format!("[{i}]"))?;
-                    if let Some(m) = from_agent_message_with(&message, limits)
-                        .within_with(|| format!("[{i}]"))?
-                    {
+                let mut batch: Vec<Message<JsText>> = Vec::with_capacity(SERIALIZE_BATCH);
+                for _ in 0..SERIALIZE_BATCH {
+                    if source.is_done() {
+                        break;
+                    }
+                    if let Some(m) = source.next(&list, limits)? {
                         batch.push(m);
                     }
                 }
