@@ -150,34 +150,28 @@ pub fn serialize_for_summary(
     flat: Option<Arg>,
 ) -> napi::Result<RawValue> {
     run(&env, |cx| {
-        let limits = ReadLimits::borrowed_transcript();
-        let (messages, options) = match &flat {
-            Some(flat) => {
-                use_transcript_helpers(cx, &argument_entries)?;
-                let options = match &options {
-                    Some(o) => read_project_options(&cx.wrap(o.0)?).within("options")?,
-                    None => ProjectOptions::default(),
-                };
-                let list = cx.wrap(messages.0)?;
-                let messages = Flat::new(cx, flat.0)?
-                    .messages(&list, limits)
-                    .within("messages")?;
-                (messages, options)
-            }
-            None => read_for_projection(cx, &messages, &options, &argument_entries, limits)?,
-        };
+        let (messages, options) = read_for_projection(
+            cx,
+            &messages,
+            &options,
+            &argument_entries,
+            flat.as_ref(),
+            ReadLimits::borrowed_transcript(),
+        )?;
         let mut sink = PieceSink::new(cx)?;
         serialize_projection(&messages, &options, &mut sink);
         Ok(RawValue(sink.finish()?))
     })
 }
 
-/// `messages`, texts read in place, and the projection options read.
+/// `messages`, texts read in place (from their flat form when index.js
+/// made one), and the projection options read.
 fn read_for_projection<'c>(
     cx: &'c Cx,
     messages: &Arg,
     options: &Option<Arg>,
     argument_entries: &Option<Arg>,
+    flat: Option<&Arg>,
     limits: ReadLimits,
 ) -> Result<(Vec<Message<JsText<'c>>>, ProjectOptions)> {
     use_transcript_helpers(cx, argument_entries)?;
@@ -185,7 +179,12 @@ fn read_for_projection<'c>(
         Some(o) => read_project_options(&cx.wrap(o.0)?).within("options")?,
         None => ProjectOptions::default(),
     };
-    let messages = from_agent_messages_with(&cx.wrap(messages.0)?, limits).within("messages")?;
+    let list = cx.wrap(messages.0)?;
+    let messages = match flat {
+        Some(flat) => Flat::new(cx, flat.0)?.messages(&list, limits),
+        None => from_agent_messages_with(&list, limits),
+    }
+    .within("messages")?;
     Ok((messages, options))
 }
 
@@ -356,12 +355,14 @@ pub fn projection_plan(
     argument_entries: Option<Arg>,
 ) -> napi::Result<RawValue> {
     run(&env, |cx| {
-        // Whole texts with timestamps: the objects carry them.
+        // Whole texts with timestamps: the objects carry them, so no flat
+        // form (it has none).
         let (messages, options) = read_for_projection(
             cx,
             &messages,
             &options,
             &argument_entries,
+            None,
             ReadLimits::default(),
         )?;
         let projected = project(&messages, &options);
