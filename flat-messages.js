@@ -1,4 +1,8 @@
 'use strict'
+// The JS half of the transcript builders: messages read into a flat form
+// (flatMessages), and the transcript put together from the recipe the
+// native side returns (assembleTranscript). Neither decides anything.
+//
 // Messages for the transcript builders, read in one pass here, where a
 // property read is JIT-compiled (about a nanosecond; from native code every
 // read is an N-API call of 50 to 100 ns). Plain user, assistant and
@@ -6,7 +10,7 @@
 // (texts, ids, names, argument keys and JSON), in order; the native side
 // formats them (src/binding/flat.rs). Nothing is decided here: a message
 // this pass does not recognise, down to a text that is not a string or an
-// image block, is left to the native reader ([NATIVE, i]), which converts it
+// image with an odd mimeType, is left to the native reader ([NATIVE, i]), which converts it
 // and reports errors as it always has. If reading throws (a getter, a
 // revoked Proxy) or meets a message that is not an object, the whole call
 // goes native, which throws the same way at the same point.
@@ -21,10 +25,13 @@ const TOOL_RESULT = 4 // [TOOL_RESULT, id, name, isError, count, ...blocks]
 const TEXT = 5 // [TEXT, string, length]
 const THINKING = 6 // [THINKING, string, length, redacted]
 const TOOL_CALL = 7 // [TOOL_CALL, id, name, n, (key, json or -1) x n]
+const IMAGE = 8 // [IMAGE, mimeType string or -1]
 
 // Past this many messages the native reader takes the whole call: it stops
 // at the first bad message, where this pass would walk them all.
 const FLAT_MAX_MESSAGES = 2 ** 24
+
+const isEnumerable = Object.prototype.propertyIsEnumerable
 
 /** `[codes, strings]` for `messages`, or undefined to read them natively. */
 function flatMessages(messages) {
@@ -42,9 +49,9 @@ function flatten(messages) {
   const codes = []
   const strings = []
   // The blocks of a content array; false where the native reader must look.
-  // User and tool-result content keeps text blocks (images go native),
-  // assistant content text, thinking and tool calls; other types are not
-  // shown, as in the native reader.
+  // User and tool-result content keeps text and image blocks, assistant
+  // content text, thinking and tool calls; other types are not shown, as in
+  // the native reader.
   const blocks = (content, userLike) => {
     const head = codes.length
     codes.push(0)
@@ -58,8 +65,16 @@ function flatten(messages) {
         if (typeof t !== 'string') return false
         codes.push(TEXT, strings.push(t) - 1, t.length)
       } else if (type === 'image') {
-        if (userLike) return false
-        continue
+        if (!userLike) continue
+        // The native reader takes an own enumerable string mimeType.
+        const mimeType = b.mimeType
+        if (typeof mimeType === 'string' && isEnumerable.call(b, 'mimeType')) {
+          codes.push(IMAGE, strings.push(mimeType) - 1)
+        } else if (mimeType === undefined && !('mimeType' in b)) {
+          codes.push(IMAGE, -1)
+        } else {
+          return false
+        }
       } else if (userLike) {
         continue
       } else if (type === 'thinking') {
@@ -130,4 +145,29 @@ function flatten(messages) {
   return [Int32Array.from(codes), strings]
 }
 
-module.exports = { flatMessages, FLAT_MAX_MESSAGES }
+/**
+ * A transcript from the recipe the binding returns (src/binding/js_text.rs):
+ * `[ops, bounds, labels, strings]`, where an op `i >= 0` is `strings[i]`,
+ * `-1, i, n` is `strings[i].slice(0, n)` and `-2 - k` is label `k`, cut from
+ * `labels` at the `k`-th pair of `bounds`. The pieces are joined once, so
+ * every character is copied a single time.
+ */
+function assembleTranscript([ops, bounds, labels, strings]) {
+  const shared = new Array(bounds.length >> 1)
+  for (let k = 0; k < shared.length; k++) shared[k] = labels.slice(bounds[2 * k], bounds[2 * k + 1])
+  const pieces = []
+  for (let k = 0; k < ops.length; ) {
+    const op = ops[k++]
+    if (op >= 0) {
+      pieces.push(strings[op])
+    } else if (op === -1) {
+      pieces.push(strings[ops[k]].slice(0, ops[k + 1]))
+      k += 2
+    } else {
+      pieces.push(shared[-2 - op])
+    }
+  }
+  return pieces.join('')
+}
+
+module.exports = { flatMessages, assembleTranscript, FLAT_MAX_MESSAGES }

@@ -4,7 +4,7 @@
 // itself happens in Rust.
 
 const { platformSuffix, binaryName } = require('./platform.js')
-const { flatMessages } = require('./flat-messages.js')
+const { flatMessages, assembleTranscript } = require('./flat-messages.js')
 
 function loadBinding() {
   const suffix = platformSuffix()
@@ -495,10 +495,10 @@ module.exports = {
   formatFileOperations: native.formatFileOperations,
   convertToLlm: native.convertToLlm,
   serializeConversation: (messages, options) =>
-    native.serializeConversation(messages, options, argumentEntries, flatMessages(messages)),
+    assembleTranscript(native.serializeConversation(messages, options, argumentEntries, flatMessages(messages))),
   projectForSummary,
   serializeForSummary: (messages, options) =>
-    native.serializeForSummary(messages, options, argumentEntries, flatMessages(messages)),
+    assembleTranscript(native.serializeForSummary(messages, options, argumentEntries, flatMessages(messages))),
   splitUserRounds,
   bashExecutionToText: native.bashExecutionToText,
   createBranchSummaryMessage,

@@ -8,10 +8,16 @@ const path = require('node:path')
 const fc = require('fast-check')
 const gen = require('./helpers/generator')
 const { platformSuffix, binaryName } = require('../platform.js')
-const { flatMessages, FLAT_MAX_MESSAGES } = require('../flat-messages.js')
+const { flatMessages, assembleTranscript, FLAT_MAX_MESSAGES } = require('../flat-messages.js')
 const ours = require('..')
 
-const native = require(path.join(__dirname, '..', `${binaryName}.${platformSuffix()}.node`))
+const binding = require(path.join(__dirname, '..', `${binaryName}.${platformSuffix()}.node`))
+// The binding's transcript functions without the flat form: every message
+// read natively; their recipes assembled as index.js does.
+const native = {
+  serializeConversation: (...args) => assembleTranscript(binding.serializeConversation(...args)),
+  serializeForSummary: (...args) => assembleTranscript(binding.serializeForSummary(...args)),
+}
 
 jest.setTimeout(60_000)
 
@@ -49,6 +55,7 @@ describe('the flat form', () => {
         ],
       },
       { role: 'toolResult', toolCallId: 'c1', toolName: 'read', isError: 'yes', content: [{ type: 'text', text: 'out' }] },
+      { role: 'user', content: [{ type: 'image', data: 'x', mimeType: 'image/png' }, { type: 'image', data: 'y' }] },
     ]
     const [codes, strings] = flatMessages(messages)
     expect(Array.from(codes)).toEqual([
@@ -56,13 +63,20 @@ describe('the flat form', () => {
       2, 1, 5, 1, 1, // user blocks: one text
       3, 2, 6, 2, 3, 1, 7, 3, 4, 2, 5, 6, 7, -1, // assistant: thinking (redacted), tool call (path="a", f undefined)
       4, 8, 9, 1, 1, 5, 10, 3, // tool result, error, one text
+      2, 2, 8, 11, 8, -1, // user blocks: an image with a mimeType, one without
     ])
-    expect(strings).toEqual(['hi😀', 'a', 'why', 'c1', 'read', 'path', '"a"', 'f', 'c1', 'read', 'out'])
+    expect(strings).toEqual(['hi😀', 'a', 'why', 'c1', 'read', 'path', '"a"', 'f', 'c1', 'read', 'out', 'image/png'])
   })
 
   test('what the native reader must see goes native, by index', () => {
+    const inherited = Object.create({ mimeType: 'image/png' })
+    inherited.type = 'image'
+    const hidden = { type: 'image' }
+    Object.defineProperty(hidden, 'mimeType', { value: 'image/png', enumerable: false })
     const odd = [
-      { role: 'user', content: [{ type: 'image', data: 'x', mimeType: 'image/png' }] },
+      { role: 'user', content: [{ type: 'image', data: 'x', mimeType: 5 }] },
+      { role: 'toolResult', toolCallId: 'c', toolName: 'n', content: [inherited] },
+      { role: 'user', content: [hidden] },
       { role: 'user', content: [{ type: 'text', text: 5 }] },
       { role: 'user', content: 7 },
       { role: 'assistant', content: [{ type: 'toolCall', id: 'c', name: 'n', arguments: 'str' }] },
@@ -94,7 +108,8 @@ describe('the flat form', () => {
   test('a plain generated conversation goes through without native reads', () => {
     const messages = []
     for (let i = 0; i < 200; i++) {
-      messages.push({ role: 'user', content: [{ type: 'text', text: `ask ${i}` }] })
+      const image = i % 7 === 0 ? [{ type: 'image', data: 'AAAA', mimeType: 'image/png' }] : []
+      messages.push({ role: 'user', content: [{ type: 'text', text: `ask ${i}` }, ...image] })
       messages.push({
         role: 'assistant',
         content: [
@@ -126,6 +141,7 @@ function skipMessage(codes, p) {
     const block = codes[q]
     if (block === 5) q += 3
     else if (block === 6) q += 4
+    else if (block === 8) q += 2
     else q += 4 + 2 * codes[q + 3]
   }
   return q - p

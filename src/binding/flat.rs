@@ -30,6 +30,7 @@ const TOOL_RESULT: i32 = 4;
 const TEXT: i32 = 5;
 const THINKING: i32 = 6;
 const TOOL_CALL: i32 = 7;
+const IMAGE: i32 = 8;
 
 /// The flat form of a message list, as flat-messages.js made it.
 pub struct Flat<'c> {
@@ -104,22 +105,33 @@ impl<'c> Flat<'c> {
         usize::try_from(self.next()?).map_err(|_| malformed())
     }
 
+    fn string_index(&mut self) -> Result<u32> {
+        u32::try_from(self.next()?).map_err(|_| malformed())
+    }
+
     fn raw_string(&mut self) -> Result<Raw> {
-        let index = u32::try_from(self.next()?).map_err(|_| malformed())?;
+        let index = self.string_index()?;
         let mut out = ptr::null_mut();
         check(unsafe { sys::napi_get_element(self.cx.env, self.strings, index, &mut out) })?;
         Ok(out)
     }
 
-    /// A text read in place, with the length the pass measured.
+    /// A text named by its place in the strings array, with the length the
+    /// pass measured; its characters are read only if needed.
     fn text(&mut self) -> Result<JsText<'c>> {
-        let raw = self.raw_string()?;
+        let index = self.string_index()?;
         let len = self.count()?;
-        Ok(JsText::Js {
+        Ok(JsText::Indexed {
             cx: self.cx,
-            raw,
+            strings: self.strings,
+            index,
             len,
         })
+    }
+
+    /// The strings array, which a transcript's recipe names.
+    pub fn strings(&self) -> Raw {
+        self.strings
     }
 
     fn owned(&mut self) -> Result<crate::core::jsstr::JsStr> {
@@ -155,6 +167,15 @@ impl<'c> Flat<'c> {
                     }
                     Block::ToolCall(ToolCall { id, name, args })
                 }
+                IMAGE => Block::Image {
+                    mime_type: match self.codes.get(self.at) {
+                        Some(-1) => {
+                            self.at += 1;
+                            None
+                        }
+                        _ => Some(self.owned()?),
+                    },
+                },
                 _ => return Err(malformed()),
             });
         }

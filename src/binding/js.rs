@@ -27,9 +27,8 @@ pub struct Cx {
     argument_entries: Cell<sys::napi_value>,
     /// `Array.isArray`.
     array_is_array: sys::napi_value,
-    /// `String.prototype.slice` and `.codePointAt`, when the call asked for
-    /// them ([`Cx::use_string_methods`]).
-    string_slice: Cell<sys::napi_value>,
+    /// `String.prototype.codePointAt`, when the call asked for it
+    /// ([`Cx::use_string_methods`]).
     string_code_point_at: Cell<sys::napi_value>,
 }
 
@@ -103,7 +102,6 @@ impl Cx {
             undefined,
             argument_entries: Cell::new(ptr::null_mut()),
             array_is_array,
-            string_slice: Cell::new(ptr::null_mut()),
             string_code_point_at: Cell::new(ptr::null_mut()),
         })
     }
@@ -142,14 +140,14 @@ impl Cx {
         Ok(())
     }
 
-    /// Looks up `String.prototype.slice` and `.codePointAt` for this call,
-    /// so long texts can be cut and probed in place instead of copied out.
+    /// Looks up `String.prototype.codePointAt` for this call, so long texts
+    /// can be probed in place instead of copied out.
     /// Call it in the outermost scope, before any value is read.
     pub fn use_string_methods(&self) -> Result<()> {
         let mut global = ptr::null_mut();
         let mut string = ptr::null_mut();
         let mut proto = ptr::null_mut();
-        let (mut slice, mut code_point_at) = (ptr::null_mut(), ptr::null_mut());
+        let mut code_point_at = ptr::null_mut();
         unsafe {
             check(sys::napi_get_global(self.env, &mut global))?;
             check(sys::napi_get_named_property(
@@ -167,30 +165,12 @@ impl Cx {
             check(sys::napi_get_named_property(
                 self.env,
                 proto,
-                c"slice".as_ptr(),
-                &mut slice,
-            ))?;
-            check(sys::napi_get_named_property(
-                self.env,
-                proto,
                 c"codePointAt".as_ptr(),
                 &mut code_point_at,
             ))?;
         }
-        self.string_slice.set(slice);
         self.string_code_point_at.set(code_point_at);
         Ok(())
-    }
-
-    /// `s.slice(0, end)`, when [`Cx::use_string_methods`] was called.
-    pub fn string_head(&self, s: sys::napi_value, end: usize) -> Option<sys::napi_value> {
-        let slice = self.string_slice.get();
-        if slice.is_null() {
-            return None;
-        }
-        let start = self.number(0.0).ok()?;
-        let end = self.number(end as f64).ok()?;
-        self.call_with(s, slice, &[start, end]).ok()
     }
 
     /// `s.codePointAt(index)`, when [`Cx::use_string_methods`] was called.

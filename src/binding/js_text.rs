@@ -1,7 +1,9 @@
-//! Transcripts without copying the caller's text: [`JsText`] refers to a JS
-//! string in place, and [`PieceSink`] collects the transcript as pieces (the
-//! caller's strings themselves, plus the labels between them) that V8 joins
-//! once with `Array.prototype.join`, copying each character a single time.
+//! Texts of the caller's messages read in place ([`JsText`]), and
+//! [`RecipeSink`], which writes a transcript as a recipe: which of the
+//! caller's strings go where, and the labels between them. index.js follows
+//! the recipe and joins the pieces once with `Array.prototype.join`, so each
+//! character is copied a single time and none of the caller's texts is read
+//! through N-API just to be placed.
 //!
 //! Borrowed texts are handles in the current call's handle scope: they are
 //! read with no temporary scopes ([`TextOf::BORROWS`]) and must not outlive
@@ -10,6 +12,7 @@
 use std::ptr;
 
 use napi::sys;
+use rustc_hash::FxHashMap;
 
 use super::js::{check, Cx, JsVal};
 use super::out::Raw;
@@ -27,7 +30,40 @@ pub enum JsText<'c> {
         /// UTF-16 length.
         len: usize,
     },
+    /// Element `index` of a strings array of this call (flat-messages.js
+    /// made it), fetched only if its characters are needed: placing it in a
+    /// transcript needs only the index.
+    Indexed {
+        cx: &'c Cx,
+        strings: Raw,
+        index: u32,
+        /// UTF-16 length, as the JS pass measured it.
+        len: usize,
+    },
     Owned(JsStr),
+}
+
+impl<'c> JsText<'c> {
+    /// The JS string and its length; `None` for text made here.
+    fn js(&self) -> Option<(&'c Cx, Raw, usize)> {
+        match *self {
+            JsText::Js { cx, raw, len } => Some((cx, raw, len)),
+            JsText::Indexed {
+                cx,
+                strings,
+                index,
+                len,
+            } => {
+                let mut raw = ptr::null_mut();
+                // The array is this call's own and holds a string there; a
+                // failed read leaves `raw` null, which every reader below
+                // treats as an empty string.
+                let status = unsafe { sys::napi_get_element(cx.env, strings, index, &mut raw) };
+                (status == sys::Status::napi_ok && !raw.is_null()).then_some((cx, raw, len))
+            }
+            JsText::Owned(_) => None,
+        }
+    }
 }
 
 /// Appends the first `n` units of a JS string (fewer if it is shorter).
@@ -56,61 +92,64 @@ impl Text for JsText<'_> {
 
     fn utf16_len(&self) -> usize {
         match self {
-            JsText::Js { len, .. } => *len,
+            JsText::Js { len, .. } | JsText::Indexed { len, .. } => *len,
             JsText::Owned(s) => s.utf16_len(),
         }
     }
 
     fn is_blank(&self) -> bool {
-        match self {
-            JsText::Js { cx, raw, len } => {
-                let probe = read_prefix(cx, *raw, BLANK_PROBE.min(*len));
-                if !probe.iter().copied().all(is_trim_space) {
-                    return false;
-                }
-                *len <= probe.len() || read_prefix(cx, *raw, *len).into_iter().all(is_trim_space)
-            }
-            JsText::Owned(s) => Text::is_blank(s),
+        if let JsText::Owned(s) = self {
+            return Text::is_blank(s);
         }
+        let Some((cx, raw, len)) = self.js() else {
+            return self.utf16_len() == 0;
+        };
+        let probe = read_prefix(cx, raw, BLANK_PROBE.min(len));
+        if !probe.iter().copied().all(is_trim_space) {
+            return false;
+        }
+        len <= probe.len() || read_prefix(cx, raw, len).into_iter().all(is_trim_space)
     }
 
     fn code_unit_at(&self, index: usize) -> Option<u16> {
-        match self {
-            JsText::Js { cx, raw, len } => {
-                if index >= *len {
-                    return None;
-                }
-                read_prefix(cx, *raw, index + 1).get(index).copied()
-            }
-            JsText::Owned(s) => s.code_unit_at(index),
+        if let JsText::Owned(s) = self {
+            return s.code_unit_at(index);
         }
+        let (cx, raw, len) = self.js()?;
+        if index >= len {
+            return None;
+        }
+        read_prefix(cx, raw, index + 1).get(index).copied()
     }
 
     fn splits_pair_at(&self, index: usize) -> bool {
-        match self {
-            JsText::Js { cx, raw, len } => {
-                if index == 0 || index >= *len {
-                    return false;
-                }
-                match cx.code_point_at(*raw, index - 1) {
-                    // A code point above the BMP starts there: a pair.
-                    Some(cp) => cp > 65535.0,
-                    None => {
-                        let units = read_prefix(cx, *raw, index + 1);
-                        units.len() == index + 1
-                            && is_high_surrogate(units[index - 1])
-                            && is_low_surrogate(units[index])
-                    }
-                }
+        if let JsText::Owned(s) = self {
+            return s.splits_pair_at(index);
+        }
+        let Some((cx, raw, len)) = self.js() else {
+            return false;
+        };
+        if index == 0 || index >= len {
+            return false;
+        }
+        match cx.code_point_at(raw, index - 1) {
+            // A code point above the BMP starts there: a pair.
+            Some(cp) => cp > 65535.0,
+            None => {
+                let units = read_prefix(cx, raw, index + 1);
+                units.len() == index + 1
+                    && is_high_surrogate(units[index - 1])
+                    && is_low_surrogate(units[index])
             }
-            JsText::Owned(s) => s.splits_pair_at(index),
         }
     }
 
     fn push_prefix_into(&self, units: usize, out: &mut Utf16Builder) {
-        match self {
-            JsText::Js { cx, raw, len } => out.push_units(&read_prefix(cx, *raw, units.min(*len))),
-            JsText::Owned(s) => s.push_prefix_into(units, out),
+        if let JsText::Owned(s) = self {
+            return s.push_prefix_into(units, out);
+        }
+        if let Some((cx, raw, len)) = self.js() {
+            out.push_units(&read_prefix(cx, raw, units.min(len)));
         }
     }
 }
@@ -128,62 +167,101 @@ impl<'c> TextOf<JsVal<'c>> for JsText<'c> {
     }
 }
 
-/// Texts this short are copied into the label run around them rather than
-/// kept as pieces of their own: the same one N-API call, one element fewer.
-const COPY_BELOW: usize = 48;
-
-/// Pieces handed to `pieces.push` per call: one call instead of one
-/// `napi_set_element` per piece (each a trip through V8's runtime), and few
-/// enough arguments for any stack.
+/// Strings handed to `strings.push` per call: one call instead of one
+/// `napi_set_element` per string (each a trip through V8's runtime), and
+/// few enough arguments for any stack.
 const PUSH_BATCH: usize = 4096;
 
-/// A transcript being built as JS string pieces.
-pub struct PieceSink<'c> {
+/// Labels up to this long are shared: a transcript repeats a few dozen of
+/// them ("\n\n[Assistant]: ") thousands of times.
+const SHARED_LABEL_MAX: usize = 256;
+
+/// More strings than a recipe can name (2^31).
+fn too_many_strings() -> Error {
+    Error::range("messages", "too many strings for one transcript")
+}
+
+/// Recipe codes (index.js reads the same numbers): `i >= 0` is
+/// `strings[i]`; [`OP_HEAD`] `i, n` is `strings[i].slice(0, n)`; `-2 - k` is
+/// label `k`, the `k`-th pair of `bounds` sliced out of the labels string.
+const OP_HEAD: i32 = -1;
+const OP_LABEL_BASE: i32 = -2;
+
+/// A transcript being built as a recipe over the call's strings array.
+pub struct RecipeSink<'c> {
     cx: &'c Cx,
-    pieces: Raw,
-    /// `pieces.push`.
+    /// The strings the recipe names: flat-messages.js's array, or one made
+    /// here; texts read natively are appended to it.
+    strings: Raw,
+    /// `strings.push`.
     push: Raw,
-    /// Pieces not yet in `pieces`: handles of the current handle scope, so
-    /// [`PieceSink::flush`] must run before that scope closes.
+    /// Index the next appended string gets.
+    next_index: u32,
+    /// Strings not yet in `strings`: handles of the current handle scope,
+    /// so [`RecipeSink::flush`] must run before that scope closes.
     pending: Vec<Raw>,
-    count: u32,
-    /// Labels and copied text since the last borrowed piece.
+    ops: Vec<i32>,
+    /// Every label's units, one after another, and where each one lies.
+    labels: Vec<u16>,
+    bounds: Vec<u32>,
+    shared: FxHashMap<Box<[u16]>, i32>,
+    /// Labels and copied text since the last string piece.
     run: Vec<u16>,
     /// The first failure; later writes are skipped and `finish` reports it.
     error: Option<Error>,
 }
 
-impl<'c> PieceSink<'c> {
-    pub fn new(cx: &'c Cx) -> Result<Self> {
-        let mut pieces = ptr::null_mut();
-        check(unsafe { sys::napi_create_array(cx.env, &mut pieces) })?;
+impl<'c> RecipeSink<'c> {
+    /// A sink naming `strings` (an array of this call's own making), or a
+    /// new array when there is none.
+    pub fn new(cx: &'c Cx, strings: Option<Raw>) -> Result<Self> {
+        let strings = match strings {
+            Some(s) => s,
+            None => {
+                let mut a = ptr::null_mut();
+                check(unsafe { sys::napi_create_array(cx.env, &mut a) })?;
+                a
+            }
+        };
+        let mut next_index = 0u32;
+        check(unsafe { sys::napi_get_array_length(cx.env, strings, &mut next_index) })?;
         let mut push = ptr::null_mut();
         check(unsafe {
-            sys::napi_get_named_property(cx.env, pieces, c"push".as_ptr(), &mut push)
+            sys::napi_get_named_property(cx.env, strings, c"push".as_ptr(), &mut push)
         })?;
-        Ok(PieceSink {
+        Ok(RecipeSink {
             cx,
-            pieces,
+            strings,
             push,
+            next_index,
             pending: Vec::new(),
-            count: 0,
+            ops: Vec::new(),
+            labels: Vec::new(),
+            bounds: Vec::new(),
+            shared: FxHashMap::default(),
             run: Vec::new(),
             error: None,
         })
     }
 
-    fn append(&mut self, piece: Raw) {
+    /// The recipe index of a JS string handle: appended to `strings`.
+    fn append(&mut self, s: Raw) -> Option<i32> {
         if self.error.is_some() {
-            return;
+            return None;
         }
-        self.pending.push(piece);
-        self.count += 1;
+        let Ok(index) = i32::try_from(self.next_index) else {
+            self.error = Some(too_many_strings());
+            return None;
+        };
+        self.pending.push(s);
+        self.next_index += 1;
         if self.pending.len() >= PUSH_BATCH {
             self.push_pending();
         }
+        Some(index)
     }
 
-    /// Moves the pending pieces into `pieces`.
+    /// Moves the pending strings into `strings`.
     fn push_pending(&mut self) {
         if self.pending.is_empty() || self.error.is_some() {
             self.pending.clear();
@@ -193,7 +271,7 @@ impl<'c> PieceSink<'c> {
         let status = unsafe {
             sys::napi_call_function(
                 self.cx.env,
-                self.pieces,
+                self.strings,
                 self.push,
                 self.pending.len(),
                 self.pending.as_ptr(),
@@ -206,57 +284,62 @@ impl<'c> PieceSink<'c> {
         self.pending.clear();
     }
 
-    /// Hands every piece made so far to the pieces array, so the handle
-    /// scope they were made in may close. Text not yet made into a piece
-    /// stays here.
+    /// Hands every string appended so far to the strings array, so the
+    /// handle scope they were read in may close.
     pub fn flush(&mut self) {
         self.push_pending();
     }
 
-    fn flush_run(&mut self) {
-        if self.run.is_empty() || self.error.is_some() {
+    /// Ends the current label, if any.
+    fn close_run(&mut self) {
+        if self.run.is_empty() {
             return;
         }
-        match self.cx.utf16(&self.run) {
-            Ok(s) => self.append(s),
-            Err(e) => self.error = Some(e),
+        let shared = self.run.len() <= SHARED_LABEL_MAX;
+        if shared {
+            if let Some(&op) = self.shared.get(&self.run[..]) {
+                self.ops.push(op);
+                self.run.clear();
+                return;
+            }
         }
+        let k = (self.bounds.len() / 2) as i32;
+        let op = OP_LABEL_BASE - k;
+        self.bounds.push(self.labels.len() as u32);
+        self.labels.extend_from_slice(&self.run);
+        self.bounds.push(self.labels.len() as u32);
+        if shared {
+            self.shared.insert(self.run.as_slice().into(), op);
+        }
+        self.ops.push(op);
         self.run.clear();
     }
 
-    /// The transcript as one JS string.
+    /// A piece naming string `index`.
+    fn piece(&mut self, index: i32) {
+        self.close_run();
+        self.ops.push(index);
+    }
+
+    /// `[ops, bounds, labels, strings]`, the recipe index.js follows.
     pub fn finish(mut self) -> Result<Raw> {
-        self.flush_run();
-        if self.count == 1 && self.error.is_none() {
-            if let Some(&only) = self.pending.first() {
-                return Ok(only);
-            }
-        }
+        self.close_run();
         self.push_pending();
         if let Some(e) = self.error {
             return Err(e);
         }
         let cx = self.cx;
-        let mut out = ptr::null_mut();
-        match self.count {
-            0 => return cx.utf16(&[]),
-            1 => check(unsafe { sys::napi_get_element(cx.env, self.pieces, 0, &mut out) })?,
-            _ => {
-                let mut join = ptr::null_mut();
-                check(unsafe {
-                    sys::napi_get_named_property(cx.env, self.pieces, c"join".as_ptr(), &mut join)
-                })?;
-                let argv = [cx.utf16(&[])?];
-                check(unsafe {
-                    sys::napi_call_function(cx.env, self.pieces, join, 1, argv.as_ptr(), &mut out)
-                })?;
-            }
+        if self.labels.len() > u32::MAX as usize {
+            return Err(Error::range("messages", "transcript labels too long"));
         }
-        Ok(out)
+        let ops = cx.i32_array(&self.ops)?;
+        let bounds = cx.u32_array(&self.bounds)?;
+        let labels = cx.utf16(&self.labels)?;
+        cx.array([Ok(ops), Ok(bounds), Ok(labels), Ok(self.strings)].into_iter())
     }
 }
 
-impl<'c> Sink<JsText<'c>> for PieceSink<'c> {
+impl<'c> Sink<JsText<'c>> for RecipeSink<'c> {
     fn push_str(&mut self, s: &str) {
         // Labels, ids and names are ASCII as a rule: widen the bytes.
         if s.is_ascii() {
@@ -268,31 +351,40 @@ impl<'c> Sink<JsText<'c>> for PieceSink<'c> {
 
     fn push_text(&mut self, text: &JsText<'c>) {
         match text {
-            JsText::Js { raw, len, .. } if *len >= COPY_BELOW => {
-                self.flush_run();
-                self.append(*raw);
+            JsText::Indexed { index, .. } => match i32::try_from(*index) {
+                Ok(i) => self.piece(i),
+                Err(_) => self.error = Some(too_many_strings()),
+            },
+            JsText::Js { raw, .. } => {
+                if let Some(i) = self.append(*raw) {
+                    self.piece(i);
+                }
             }
-            JsText::Js { cx, raw, len } => copy_prefix(cx, *raw, *len, &mut self.run),
             JsText::Owned(s) => s.push_utf16_into(&mut self.run),
         }
     }
 
     fn push_text_prefix(&mut self, text: &JsText<'c>, units: usize) {
-        match text {
-            JsText::Js { len, .. } if units >= *len => self.push_text(text),
-            JsText::Js { cx, raw, .. } => match cx.string_head(*raw, units) {
-                // A slice shares the caller's characters: nothing copied.
-                Some(head) if units >= COPY_BELOW => {
-                    self.flush_run();
-                    self.append(head);
-                }
-                _ => copy_prefix(cx, *raw, units, &mut self.run),
-            },
+        let index = match text {
             JsText::Owned(s) => {
                 let mut b = Utf16Builder::new();
                 s.push_prefix_into(units, &mut b);
                 b.finish().push_utf16_into(&mut self.run);
+                return;
             }
+            JsText::Js { len, .. } | JsText::Indexed { len, .. } if units >= *len => {
+                return self.push_text(text);
+            }
+            JsText::Indexed { index, .. } => i32::try_from(*index).ok(),
+            JsText::Js { raw, .. } => self.append(*raw),
+        };
+        match (index, i32::try_from(units)) {
+            (Some(i), Ok(n)) => {
+                self.close_run();
+                self.ops.extend([OP_HEAD, i, n]);
+            }
+            _ if self.error.is_some() => {}
+            _ => self.error = Some(too_many_strings()),
         }
     }
 }

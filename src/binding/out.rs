@@ -118,6 +118,11 @@ impl Cx {
         self.typed_array(sys::TypedarrayType::float64_array, &bytes, items.len())
     }
 
+    pub fn i32_array(&self, items: &[i32]) -> Result<Raw> {
+        let bytes: Vec<u8> = items.iter().flat_map(|v| v.to_ne_bytes()).collect();
+        self.typed_array(sys::TypedarrayType::int32_array, &bytes, items.len())
+    }
+
     pub fn u32_array(&self, items: &[u32]) -> Result<Raw> {
         let bytes: Vec<u8> = items.iter().flat_map(|v| v.to_ne_bytes()).collect();
         self.typed_array(sys::TypedarrayType::uint32_array, &bytes, items.len())

@@ -11,7 +11,7 @@ use napi_derive::napi;
 use super::errors::run;
 use super::flat::{Flat, MessageSource};
 use super::js::{check, Cx, JsVal};
-use super::js_text::{JsText, PieceSink};
+use super::js_text::{JsText, RecipeSink};
 use super::out::{Arg, Raw, RawValue};
 use crate::core::error::{Context, Error, Result};
 use crate::core::jsstr::JsStr;
@@ -106,7 +106,11 @@ pub fn serialize_conversation(
             Some(flat) => MessageSource::Flat(Flat::new(cx, flat.0)?),
             None => MessageSource::Native { next: 0, len },
         };
-        let mut sink = PieceSink::new(cx)?;
+        let strings = match &source {
+            MessageSource::Flat(flat) => Some(flat.strings()),
+            MessageSource::Native { .. } => None,
+        };
+        let mut sink = RecipeSink::new(cx, strings)?;
         let mut parts = Parts::new(&mut sink);
         // A batch of messages at a time, each in a handle scope of its own:
         // the texts are only borrowed until their batch is written (the
@@ -126,7 +130,7 @@ pub fn serialize_conversation(
                 for m in &batch {
                     push_message(&mut parts, m, options);
                 }
-                // The batch's pieces are handles of this scope.
+                // The batch's native texts are handles of this scope.
                 parts.sink().flush();
                 Ok(())
             })
@@ -150,7 +154,7 @@ pub fn serialize_for_summary(
     flat: Option<Arg>,
 ) -> napi::Result<RawValue> {
     run(&env, |cx| {
-        let (messages, options) = read_for_projection(
+        let (messages, options, strings) = read_for_projection(
             cx,
             &messages,
             &options,
@@ -158,14 +162,15 @@ pub fn serialize_for_summary(
             flat.as_ref(),
             ReadLimits::borrowed_transcript(),
         )?;
-        let mut sink = PieceSink::new(cx)?;
+        let mut sink = RecipeSink::new(cx, strings)?;
         serialize_projection(&messages, &options, &mut sink);
         Ok(RawValue(sink.finish()?))
     })
 }
 
 /// `messages`, texts read in place (from their flat form when index.js
-/// made one), and the projection options read.
+/// made one, whose strings array comes back too), and the projection
+/// options read.
 fn read_for_projection<'c>(
     cx: &'c Cx,
     messages: &Arg,
@@ -173,19 +178,22 @@ fn read_for_projection<'c>(
     argument_entries: &Option<Arg>,
     flat: Option<&Arg>,
     limits: ReadLimits,
-) -> Result<(Vec<Message<JsText<'c>>>, ProjectOptions)> {
+) -> Result<(Vec<Message<JsText<'c>>>, ProjectOptions, Option<Raw>)> {
     use_transcript_helpers(cx, argument_entries)?;
     let options = match options {
         Some(o) => read_project_options(&cx.wrap(o.0)?).within("options")?,
         None => ProjectOptions::default(),
     };
     let list = cx.wrap(messages.0)?;
-    let messages = match flat {
-        Some(flat) => Flat::new(cx, flat.0)?.messages(&list, limits),
-        None => from_agent_messages_with(&list, limits),
-    }
-    .within("messages")?;
-    Ok((messages, options))
+    let (messages, strings) = match flat {
+        Some(flat) => {
+            let mut flat = Flat::new(cx, flat.0)?;
+            let strings = flat.strings();
+            (flat.messages(&list, limits), Some(strings))
+        }
+        None => (from_agent_messages_with(&list, limits), None),
+    };
+    Ok((messages.within("messages")?, options, strings))
 }
 
 fn read_project_options(options: &JsVal<'_>) -> Result<ProjectOptions> {
@@ -254,6 +262,11 @@ impl<'c> PlanWriter<'c> {
     fn text(&mut self, t: &JsText<'_>) -> Result<()> {
         match t {
             JsText::Js { raw, .. } => self.value(*raw),
+            JsText::Indexed { strings, index, .. } => {
+                let mut raw = ptr::null_mut();
+                check(unsafe { sys::napi_get_element(self.cx.env, *strings, *index, &mut raw) })?;
+                self.value(raw)
+            }
             JsText::Owned(s) => self.value(self.cx.js_str(s)?),
         }
     }
@@ -357,7 +370,7 @@ pub fn projection_plan(
     run(&env, |cx| {
         // Whole texts with timestamps: the objects carry them, so no flat
         // form (it has none).
-        let (messages, options) = read_for_projection(
+        let (messages, options, _) = read_for_projection(
             cx,
             &messages,
             &options,
