@@ -6,8 +6,9 @@
 // Messages for the transcript builders, read in one pass here, where a
 // property read is JIT-compiled (about a nanosecond; from native code every
 // read is an N-API call of 50 to 100 ns). Plain user, assistant and
-// tool-result messages become codes in an Int32Array plus the strings met
-// (texts, ids, names, argument keys and JSON), in order; the native side
+// tool-result messages become codes in an Int32Array, the texts met (in
+// order) and one string of the short ones (ids, names, argument keys and
+// JSON, mime types) joined, each named in the codes by its length; the native side
 // formats them (src/binding/flat.rs). Nothing is decided here: a message
 // this pass does not recognise, down to a text that is not a string or an
 // image with an odd mimeType, is left to the native reader ([NATIVE, i]), which converts it
@@ -15,7 +16,9 @@
 // revoked Proxy) or meets a message that is not an object, the whole call
 // goes native, which throws the same way at the same point.
 
-// Message codes.
+// Message codes. `string` is a text's index in the texts array; `id`,
+// `name`, `key`, `json` and `mimeType` are lengths of short strings, taken
+// in order from the joined string.
 const NATIVE = 0 // [NATIVE, index]
 const USER_TEXT = 1 // [USER_TEXT, string, length]
 const USER_BLOCKS = 2 // [USER_BLOCKS, count, ...blocks]
@@ -25,7 +28,7 @@ const TOOL_RESULT = 4 // [TOOL_RESULT, id, name, isError, count, ...blocks]
 const TEXT = 5 // [TEXT, string, length]
 const THINKING = 6 // [THINKING, string, length, redacted]
 const TOOL_CALL = 7 // [TOOL_CALL, id, name, n, (key, json or -1) x n]
-const IMAGE = 8 // [IMAGE, mimeType string or -1]
+const IMAGE = 8 // [IMAGE, mimeType or -1]
 
 // Past this many messages the native reader takes the whole call: it stops
 // at the first bad message, where this pass would walk them all.
@@ -33,7 +36,7 @@ const FLAT_MAX_MESSAGES = 2 ** 24
 
 const isEnumerable = Object.prototype.propertyIsEnumerable
 
-/** `[codes, strings]` for `messages`, or undefined to read them natively. */
+/** `[codes, texts, shorts]` for `messages`, or undefined to read them natively. */
 function flatMessages(messages) {
   if (!Array.isArray(messages) || messages.length > FLAT_MAX_MESSAGES) return undefined
   try {
@@ -48,6 +51,16 @@ function flatten(messages) {
   // Int32Array for the native side at the end.
   const codes = []
   const strings = []
+  // Ids, names, argument keys and JSON, mime types: short strings the
+  // native side copies, so they travel joined, each as its length. Joined
+  // by `+` (a rope, flattened once when read): a message's own, then onto
+  // the whole once the message is known to be flat.
+  let shorts = ''
+  let messageShorts = ''
+  const short = (s) => {
+    messageShorts += s
+    return s.length
+  }
   // The blocks of a content array; false where the native reader must look.
   // User and tool-result content keeps text and image blocks, assistant
   // content text, thinking and tool calls; other types are not shown, as in
@@ -69,7 +82,7 @@ function flatten(messages) {
         // The native reader takes an own enumerable string mimeType.
         const mimeType = b.mimeType
         if (typeof mimeType === 'string' && isEnumerable.call(b, 'mimeType')) {
-          codes.push(IMAGE, strings.push(mimeType) - 1)
+          codes.push(IMAGE, short(mimeType))
         } else if (mimeType === undefined && !('mimeType' in b)) {
           codes.push(IMAGE, -1)
         } else {
@@ -88,10 +101,10 @@ function flatten(messages) {
         if (typeof id !== 'string' || typeof name !== 'string') return false
         if (args === null || args === undefined || typeof args === 'string') return false
         const entries = Object.entries(args)
-        codes.push(TOOL_CALL, strings.push(id) - 1, strings.push(name) - 1, entries.length)
+        codes.push(TOOL_CALL, short(id), short(name), entries.length)
         for (let e = 0; e < entries.length; e++) {
           const json = JSON.stringify(entries[e][1])
-          codes.push(strings.push(entries[e][0]) - 1, json === undefined ? -1 : strings.push(json) - 1)
+          codes.push(short(entries[e][0]), json === undefined ? -1 : short(json))
         }
       } else {
         continue
@@ -126,7 +139,7 @@ function flatten(messages) {
       const id = m.toolCallId
       const name = m.toolName
       if (typeof id !== 'string' || typeof name !== 'string' || !Array.isArray(content)) return false
-      codes.push(TOOL_RESULT, strings.push(id) - 1, strings.push(name) - 1, m.isError ? 1 : 0)
+      codes.push(TOOL_RESULT, short(id), short(name), m.isError ? 1 : 0)
       return blocks(content, true)
     }
     return false
@@ -136,13 +149,16 @@ function flatten(messages) {
     if (m === null || typeof m !== 'object') return undefined
     const start = codes.length
     const held = strings.length
-    if (!message(m)) {
+    messageShorts = ''
+    if (message(m)) {
+      shorts += messageShorts
+    } else {
       codes.length = start
       strings.length = held
       codes.push(NATIVE, i)
     }
   }
-  return [Int32Array.from(codes), strings]
+  return [Int32Array.from(codes), strings, shorts]
 }
 
 /**

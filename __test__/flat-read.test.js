@@ -57,15 +57,16 @@ describe('the flat form', () => {
       { role: 'toolResult', toolCallId: 'c1', toolName: 'read', isError: 'yes', content: [{ type: 'text', text: 'out' }] },
       { role: 'user', content: [{ type: 'image', data: 'x', mimeType: 'image/png' }, { type: 'image', data: 'y' }] },
     ]
-    const [codes, strings] = flatMessages(messages)
+    const [codes, texts, shorts] = flatMessages(messages)
     expect(Array.from(codes)).toEqual([
       1, 0, 4, // user text "hi😀" (4 units)
       2, 1, 5, 1, 1, // user blocks: one text
-      3, 2, 6, 2, 3, 1, 7, 3, 4, 2, 5, 6, 7, -1, // assistant: thinking (redacted), tool call (path="a", f undefined)
-      4, 8, 9, 1, 1, 5, 10, 3, // tool result, error, one text
-      2, 2, 8, 11, 8, -1, // user blocks: an image with a mimeType, one without
+      3, 2, 6, 2, 3, 1, 7, 2, 4, 2, 4, 3, 1, -1, // assistant: thinking (redacted), tool call c1 read (path="a", f undefined)
+      4, 2, 4, 1, 1, 5, 3, 3, // tool result c1 read, error, one text
+      2, 2, 8, 9, 8, -1, // user blocks: an image with a mimeType, one without
     ])
-    expect(strings).toEqual(['hi😀', 'a', 'why', 'c1', 'read', 'path', '"a"', 'f', 'c1', 'read', 'out', 'image/png'])
+    expect(texts).toEqual(['hi😀', 'a', 'why', 'out'])
+    expect(shorts).toBe('c1readpath"a"fc1readimage/png')
   })
 
   test('what the native reader must see goes native, by index', () => {

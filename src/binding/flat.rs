@@ -1,9 +1,10 @@
 //! Transcript messages from `flat-messages.js`: one JIT-compiled pass in JS
 //! reads the message objects (a property read there costs about a
 //! nanosecond, an N-API read from here 50 to 100) and hands over an
-//! `Int32Array` of codes plus an array of the strings it met. Reading that
-//! costs one element read per string; the texts stay the caller's strings
-//! ([`JsText`]). A message the pass does not recognise as a plain user,
+//! `Int32Array` of codes, an array of the texts it met and one string of
+//! the short strings (ids, names, arguments) joined. Reading that costs one
+//! string copy in all: texts are named by index and stay the caller's
+//! strings ([`JsText::Indexed`]). A message the pass does not recognise as a plain user,
 //! assistant or tool-result message comes as "read it yourself", and is read
 //! from the caller's object here as before, so conversions and errors are
 //! this crate's own. The codes are documented in `flat-messages.js`.
@@ -37,8 +38,12 @@ pub struct Flat<'c> {
     cx: &'c Cx,
     codes: Vec<i32>,
     strings: Raw,
-    /// Position of the next code.
+    /// The short strings (ids, names, argument keys and JSON, mime types),
+    /// joined in the order the codes name them.
+    shorts: Vec<u16>,
+    /// Position of the next code, and of the next short string.
     at: usize,
+    short_at: usize,
 }
 
 /// flat-messages.js and this reader disagree: a bug, never the caller's input.
@@ -57,6 +62,13 @@ impl<'c> Flat<'c> {
         };
         let codes = element(0)?;
         let strings = element(1)?;
+        let shorts = {
+            let raw = element(2)?;
+            let mut units = vec![0u16; cx.string_len(raw).map_err(|_| malformed())? + 1];
+            let written = cx.copy_utf16(raw, &mut units)?;
+            units.truncate(written);
+            units
+        };
         let mut kind = 0;
         let mut length = 0usize;
         let mut data = ptr::null_mut();
@@ -87,7 +99,9 @@ impl<'c> Flat<'c> {
             cx,
             codes,
             strings,
+            shorts,
             at: 0,
+            short_at: 0,
         })
     }
 
@@ -109,13 +123,6 @@ impl<'c> Flat<'c> {
         u32::try_from(self.next()?).map_err(|_| malformed())
     }
 
-    fn raw_string(&mut self) -> Result<Raw> {
-        let index = self.string_index()?;
-        let mut out = ptr::null_mut();
-        check(unsafe { sys::napi_get_element(self.cx.env, self.strings, index, &mut out) })?;
-        Ok(out)
-    }
-
     /// A text named by its place in the strings array, with the length the
     /// pass measured; its characters are read only if needed.
     fn text(&mut self) -> Result<JsText<'c>> {
@@ -134,9 +141,13 @@ impl<'c> Flat<'c> {
         self.strings
     }
 
+    /// The next short string.
     fn owned(&mut self) -> Result<crate::core::jsstr::JsStr> {
-        let raw = self.raw_string()?;
-        self.cx.read_string(raw)
+        let len = self.count()?;
+        let end = self.short_at.checked_add(len).ok_or_else(malformed)?;
+        let units = self.shorts.get(self.short_at..end).ok_or_else(malformed)?;
+        self.short_at = end;
+        Ok(crate::core::jsstr::JsStr::from_utf16(units))
     }
 
     fn blocks(&mut self) -> Result<Vec<Block<JsText<'c>>>> {

@@ -85,6 +85,10 @@ fn read_prefix(cx: &Cx, raw: Raw, n: usize) -> Vec<u16> {
 /// Units read to decide blankness before reading the whole string.
 const BLANK_PROBE: usize = 256;
 
+/// Below this index a pair is probed by copying the string's head (onto
+/// the stack) rather than by calling `codePointAt`.
+const PAIR_PROBE_COPY: usize = 4096;
+
 impl Text for JsText<'_> {
     fn owned(s: JsStr) -> Self {
         JsText::Owned(s)
@@ -132,6 +136,14 @@ impl Text for JsText<'_> {
         if index == 0 || index >= len {
             return false;
         }
+        if index < PAIR_PROBE_COPY {
+            // Copying the head is cheaper than a call into JS.
+            let mut head = [0u16; PAIR_PROBE_COPY + 1];
+            let written = cx.copy_utf16(raw, &mut head[..index + 2]).unwrap_or(0);
+            return written == index + 1
+                && is_high_surrogate(head[index - 1])
+                && is_low_surrogate(head[index]);
+        }
         match cx.code_point_at(raw, index - 1) {
             // A code point above the BMP starts there: a pair.
             Some(cp) => cp > 65535.0,
@@ -173,8 +185,9 @@ impl<'c> TextOf<JsVal<'c>> for JsText<'c> {
 const PUSH_BATCH: usize = 4096;
 
 /// Labels up to this long are shared: a transcript repeats a few dozen of
-/// them ("\n\n[Assistant]: ") thousands of times.
-const SHARED_LABEL_MAX: usize = 256;
+/// them ("\n\n[Assistant]: ") thousands of times. Longer ones hold ids
+/// and arguments, and are rarely met twice.
+const SHARED_LABEL_MAX: usize = 32;
 
 /// More strings than a recipe can name (2^31).
 fn too_many_strings() -> Error {
