@@ -7,18 +7,19 @@
 // property read is JIT-compiled (about a nanosecond; from native code every
 // read is an N-API call of 50 to 100 ns). Plain user, assistant and
 // tool-result messages become codes in an Int32Array, the texts met (in
-// order) and one string of the short ones (ids, names, argument keys and
-// JSON, mime types) joined, each named in the codes by its length; the native side
-// formats them (src/binding/flat.rs). Nothing is decided here: a message
-// this pass does not recognise, down to a text that is not a string or an
-// image with an odd mimeType, is left to the native reader ([NATIVE, i]), which converts it
-// and reports errors as it always has. If reading throws (a getter, a
+// order), and the UTF-16 units of the short strings (ids, names, argument
+// keys and JSON, mime types) one after another in a Uint16Array, each named
+// in the codes by its length; the native side formats them
+// (src/binding/flat.rs). Nothing is decided here: a message this pass does
+// not recognise, down to a text that is not a string or an image with an
+// odd mimeType, is left to the native reader ([NATIVE, i]), which converts
+// it and reports errors as it always has. If reading throws (a getter, a
 // revoked Proxy) or meets a message that is not an object, the whole call
 // goes native, which throws the same way at the same point.
 
 // Message codes. `string` is a text's index in the texts array; `id`,
 // `name`, `key`, `json` and `mimeType` are lengths of short strings, taken
-// in order from the joined string.
+// in order from the units.
 const NATIVE = 0 // [NATIVE, index]
 const USER_TEXT = 1 // [USER_TEXT, string, length]
 const USER_BLOCKS = 2 // [USER_BLOCKS, count, ...blocks]
@@ -36,7 +37,21 @@ const FLAT_MAX_MESSAGES = 2 ** 24
 
 const isEnumerable = Object.prototype.propertyIsEnumerable
 
-/** `[codes, texts, shorts]` for `messages`, or undefined to read them natively. */
+// The code and unit buffers of the last call, kept for the next: a warm
+// call allocates nothing for them. A call takes them and gives them back
+// (releaseFlat) once the native side has copied them; a call made in the
+// meantime (from a getter, say) makes its own. Buffers past KEEP_MAX
+// elements are left to the garbage collector.
+let spareCodes = null
+let spareUnits = null
+const KEEP_MAX = 2 ** 21
+
+/**
+ * `[codes, texts, shortUnits, ...]` for `messages`, or undefined to read them
+ * natively. `codes` is an Int32Array, `shortUnits` a Uint16Array holding the
+ * short strings' UTF-16 units one after another. Pass the result to
+ * releaseFlat when the native side is done with it.
+ */
 function flatMessages(messages) {
   if (!Array.isArray(messages) || messages.length > FLAT_MAX_MESSAGES) return undefined
   try {
@@ -46,28 +61,53 @@ function flatMessages(messages) {
   }
 }
 
-function flatten(messages) {
-  // A plain array while reading (pushes are what V8 optimizes best), an
-  // Int32Array for the native side at the end.
-  const codes = []
-  const strings = []
-  // Ids, names, argument keys and JSON, mime types: short strings the
-  // native side copies, so they travel joined, each as its length. Joined
-  // by `+` (a rope, flattened once when read): a message's own, then onto
-  // the whole once the message is known to be flat.
-  let shorts = ''
-  let messageShorts = ''
-  const short = (s) => {
-    messageShorts += s
-    return s.length
+/** Gives a flat form's buffers back for the next call. */
+function releaseFlat(flat) {
+  if (flat === undefined) return
+  const [, , , codes, units] = flat
+  if (codes.length <= KEEP_MAX && units.length <= KEEP_MAX) {
+    spareCodes = codes
+    spareUnits = units
   }
+}
+
+function flatten(messages) {
+  let codes = spareCodes ?? new Int32Array(4096)
+  let units = spareUnits ?? new Uint16Array(16384)
+  spareCodes = spareUnits = null
+  let n = 0 // codes written
+  let u = 0 // units written
+  // Makes room for `k` more codes.
+  const room = (k) => {
+    if (n + k > codes.length) {
+      const bigger = new Int32Array(Math.max(codes.length * 2, n + k))
+      bigger.set(codes.subarray(0, n))
+      codes = bigger
+    }
+  }
+  const texts = []
+  // Ids, names, argument keys and JSON, mime types: short strings the
+  // native side copies, so their units are copied here, one after another,
+  // and each is named in the codes by its length.
+  const short = (s) => {
+    const len = s.length
+    if (u + len > units.length) {
+      const bigger = new Uint16Array(Math.max(units.length * 2, u + len))
+      bigger.set(units.subarray(0, u))
+      units = bigger
+    }
+    for (let i = 0; i < len; i++) units[u + i] = s.charCodeAt(i)
+    u += len
+    return len
+  }
+  const text = (t) => texts.push(t) - 1
   // The blocks of a content array; false where the native reader must look.
   // User and tool-result content keeps text and image blocks, assistant
   // content text, thinking and tool calls; other types are not shown, as in
   // the native reader.
   const blocks = (content, userLike) => {
-    const head = codes.length
-    codes.push(0)
+    room(1)
+    const head = n++
     let count = 0
     for (let j = 0; j < content.length; j++) {
       const b = content[j]
@@ -76,24 +116,35 @@ function flatten(messages) {
       if (type === 'text') {
         const t = b.text
         if (typeof t !== 'string') return false
-        codes.push(TEXT, strings.push(t) - 1, t.length)
+        room(3)
+        codes[n++] = TEXT
+        codes[n++] = text(t)
+        codes[n++] = t.length
       } else if (type === 'image') {
         if (!userLike) continue
         // The native reader takes an own enumerable string mimeType.
         const mimeType = b.mimeType
+        let len
         if (typeof mimeType === 'string' && isEnumerable.call(b, 'mimeType')) {
-          codes.push(IMAGE, short(mimeType))
+          len = short(mimeType)
         } else if (mimeType === undefined && !('mimeType' in b)) {
-          codes.push(IMAGE, -1)
+          len = -1
         } else {
           return false
         }
+        room(2)
+        codes[n++] = IMAGE
+        codes[n++] = len
       } else if (userLike) {
         continue
       } else if (type === 'thinking') {
         const t = b.thinking
         if (typeof t !== 'string') return false
-        codes.push(THINKING, strings.push(t) - 1, t.length, b.redacted ? 1 : 0)
+        room(4)
+        codes[n++] = THINKING
+        codes[n++] = text(t)
+        codes[n++] = t.length
+        codes[n++] = b.redacted ? 1 : 0
       } else if (type === 'toolCall') {
         const id = b.id
         const name = b.name
@@ -101,10 +152,15 @@ function flatten(messages) {
         if (typeof id !== 'string' || typeof name !== 'string') return false
         if (args === null || args === undefined || typeof args === 'string') return false
         const entries = Object.entries(args)
-        codes.push(TOOL_CALL, short(id), short(name), entries.length)
+        room(4 + 2 * entries.length)
+        codes[n++] = TOOL_CALL
+        codes[n++] = short(id)
+        codes[n++] = short(name)
+        codes[n++] = entries.length
         for (let e = 0; e < entries.length; e++) {
           const json = JSON.stringify(entries[e][1])
-          codes.push(short(entries[e][0]), json === undefined ? -1 : short(json))
+          codes[n++] = short(entries[e][0])
+          codes[n++] = json === undefined ? -1 : short(json)
         }
       } else {
         continue
@@ -119,18 +175,23 @@ function flatten(messages) {
     const content = m.content
     if (role === 'user') {
       if (typeof content === 'string') {
-        codes.push(USER_TEXT, strings.push(content) - 1, content.length)
+        room(3)
+        codes[n++] = USER_TEXT
+        codes[n++] = text(content)
+        codes[n++] = content.length
         return true
       }
       if (!Array.isArray(content)) return false
-      codes.push(USER_BLOCKS)
+      room(1)
+      codes[n++] = USER_BLOCKS
       return blocks(content, true)
     }
     if (role === 'assistant') {
-      codes.push(ASSISTANT)
+      room(2)
+      codes[n++] = ASSISTANT
       if (typeof content === 'string') {
         // `for...of` over a string yields no blocks.
-        codes.push(0)
+        codes[n++] = 0
         return true
       }
       return Array.isArray(content) && blocks(content, false)
@@ -139,7 +200,11 @@ function flatten(messages) {
       const id = m.toolCallId
       const name = m.toolName
       if (typeof id !== 'string' || typeof name !== 'string' || !Array.isArray(content)) return false
-      codes.push(TOOL_RESULT, short(id), short(name), m.isError ? 1 : 0)
+      room(4)
+      codes[n++] = TOOL_RESULT
+      codes[n++] = short(id)
+      codes[n++] = short(name)
+      codes[n++] = m.isError ? 1 : 0
       return blocks(content, true)
     }
     return false
@@ -147,18 +212,19 @@ function flatten(messages) {
   for (let i = 0; i < messages.length; i++) {
     const m = messages[i]
     if (m === null || typeof m !== 'object') return undefined
-    const start = codes.length
-    const held = strings.length
-    messageShorts = ''
-    if (message(m)) {
-      shorts += messageShorts
-    } else {
-      codes.length = start
-      strings.length = held
-      codes.push(NATIVE, i)
+    const start = n
+    const heldTexts = texts.length
+    const heldUnits = u
+    if (!message(m)) {
+      n = start
+      u = heldUnits
+      texts.length = heldTexts
+      room(2)
+      codes[n++] = NATIVE
+      codes[n++] = i
     }
   }
-  return [Int32Array.from(codes), strings, shorts]
+  return [codes.subarray(0, n), texts, units.subarray(0, u), codes, units]
 }
 
 /**
@@ -186,4 +252,4 @@ function assembleTranscript([ops, bounds, labels, strings]) {
   return pieces.join('')
 }
 
-module.exports = { flatMessages, assembleTranscript, FLAT_MAX_MESSAGES }
+module.exports = { flatMessages, releaseFlat, assembleTranscript, FLAT_MAX_MESSAGES }

@@ -4,7 +4,7 @@
 // itself happens in Rust.
 
 const { platformSuffix, binaryName } = require('./platform.js')
-const { flatMessages, assembleTranscript } = require('./flat-messages.js')
+const { flatMessages, releaseFlat, assembleTranscript } = require('./flat-messages.js')
 
 function loadBinding() {
   const suffix = platformSuffix()
@@ -46,6 +46,18 @@ function argumentEntries(args) {
   const out = []
   for (const [k, v] of Object.entries(args)) out.push(k, JSON.stringify(v))
   return out
+}
+
+/** A transcript builder's result: messages read flat where they can be. */
+function transcript(build, messages, options) {
+  const flat = flatMessages(messages)
+  let recipe
+  try {
+    recipe = build(messages, options, argumentEntries, flat)
+  } finally {
+    releaseFlat(flat)
+  }
+  return assembleTranscript(recipe)
 }
 
 function createCustomMessage(customType, content, display, details, timestamp) {
@@ -494,11 +506,9 @@ module.exports = {
   computeFileLists,
   formatFileOperations: native.formatFileOperations,
   convertToLlm: native.convertToLlm,
-  serializeConversation: (messages, options) =>
-    assembleTranscript(native.serializeConversation(messages, options, argumentEntries, flatMessages(messages))),
+  serializeConversation: (messages, options) => transcript(native.serializeConversation, messages, options),
   projectForSummary,
-  serializeForSummary: (messages, options) =>
-    assembleTranscript(native.serializeForSummary(messages, options, argumentEntries, flatMessages(messages))),
+  serializeForSummary: (messages, options) => transcript(native.serializeForSummary, messages, options),
   splitUserRounds,
   bashExecutionToText: native.bashExecutionToText,
   createBranchSummaryMessage,

@@ -57,7 +57,7 @@ describe('the flat form', () => {
       { role: 'toolResult', toolCallId: 'c1', toolName: 'read', isError: 'yes', content: [{ type: 'text', text: 'out' }] },
       { role: 'user', content: [{ type: 'image', data: 'x', mimeType: 'image/png' }, { type: 'image', data: 'y' }] },
     ]
-    const [codes, texts, shorts] = flatMessages(messages)
+    const [codes, texts, units] = flatMessages(messages)
     expect(Array.from(codes)).toEqual([
       1, 0, 4, // user text "hi😀" (4 units)
       2, 1, 5, 1, 1, // user blocks: one text
@@ -66,7 +66,7 @@ describe('the flat form', () => {
       2, 2, 8, 9, 8, -1, // user blocks: an image with a mimeType, one without
     ])
     expect(texts).toEqual(['hi😀', 'a', 'why', 'out'])
-    expect(shorts).toBe('c1readpath"a"fc1readimage/png')
+    expect(String.fromCharCode(...units)).toBe('c1readpath"a"fc1readimage/png')
   })
 
   test('what the native reader must see goes native, by index', () => {
@@ -104,6 +104,22 @@ describe('the flat form', () => {
     }
     expect(flatMessages([throwing])).toBeUndefined()
     expect(() => ours.serializeConversation([throwing])).toThrow('boom')
+  })
+
+  test('a call made while another holds the buffers gets its own', () => {
+    const inner = [{ role: 'assistant', content: [{ type: 'toolCall', id: 'in1', name: 'bash', arguments: { command: 'pwd' } }] }]
+    let innerOut
+    const options = {
+      get reasoning() {
+        innerOut = ours.serializeConversation(inner)
+        return true
+      },
+    }
+    const outer = [{ role: 'assistant', content: [{ type: 'toolCall', id: 'out1', name: 'read', arguments: { path: 'x' } }] }]
+    expect(ours.serializeConversation(outer, options)).toBe('[Assistant tool calls]: read#out1(path="x")')
+    expect(innerOut).toBe('[Assistant tool calls]: bash#in1(command="pwd")')
+    // Warm buffers from a longer call leave nothing behind in a shorter one.
+    expect(ours.serializeConversation(inner)).toBe(innerOut)
   })
 
   test('a plain generated conversation goes through without native reads', () => {

@@ -46,14 +46,50 @@ pub struct Flat<'c> {
     short_at: usize,
 }
 
+/// A copy of a typed array's elements (`T` must match `kind`); nothing
+/// JS does later can pull them away.
+fn typed_array_copy<T: Copy>(
+    cx: &Cx,
+    array: Raw,
+    kind: sys::napi_typedarray_type,
+) -> Result<Vec<T>> {
+    let mut found = 0;
+    let mut length = 0usize;
+    let mut data = ptr::null_mut();
+    let mut buffer = ptr::null_mut();
+    let mut offset = 0usize;
+    check(unsafe {
+        sys::napi_get_typedarray_info(
+            cx.env,
+            array,
+            &mut found,
+            &mut length,
+            &mut data,
+            &mut buffer,
+            &mut offset,
+        )
+    })
+    .map_err(|_| malformed())?;
+    if found != kind || (data.is_null() && length > 0) {
+        return Err(malformed());
+    }
+    if length == 0 {
+        return Ok(Vec::new());
+    }
+    // A typed array of this kind holds `length` aligned elements of `T` at
+    // `data`, and nothing runs between reading its address and this copy.
+    Ok(unsafe { std::slice::from_raw_parts(data.cast::<T>(), length) }.to_vec())
+}
+
 /// flat-messages.js and this reader disagree: a bug, never the caller's input.
 fn malformed() -> Error {
     Error::invalid("prime-compaction internal error (a bug, please report it): bad flat messages")
 }
 
 impl<'c> Flat<'c> {
-    /// Reads `[codes, strings]`; the codes are copied (a few hundred KB
-    /// for 10k messages), so nothing JS does later can pull them away.
+    /// Reads `[codes, texts, shortUnits, ...]`; codes and units are copied
+    /// (a few hundred KB for 10k messages): flat-messages.js reuses its
+    /// buffers once the call is over.
     pub fn new(cx: &'c Cx, pair: Raw) -> Result<Flat<'c>> {
         let element = |i: u32| -> Result<Raw> {
             let mut out = ptr::null_mut();
@@ -62,39 +98,8 @@ impl<'c> Flat<'c> {
         };
         let codes = element(0)?;
         let strings = element(1)?;
-        let shorts = {
-            let raw = element(2)?;
-            let mut units = vec![0u16; cx.string_len(raw).map_err(|_| malformed())? + 1];
-            let written = cx.copy_utf16(raw, &mut units)?;
-            units.truncate(written);
-            units
-        };
-        let mut kind = 0;
-        let mut length = 0usize;
-        let mut data = ptr::null_mut();
-        let mut buffer = ptr::null_mut();
-        let mut offset = 0usize;
-        check(unsafe {
-            sys::napi_get_typedarray_info(
-                cx.env,
-                codes,
-                &mut kind,
-                &mut length,
-                &mut data,
-                &mut buffer,
-                &mut offset,
-            )
-        })?;
-        if kind != sys::TypedarrayType::int32_array || (data.is_null() && length > 0) {
-            return Err(malformed());
-        }
-        let codes = if length == 0 {
-            Vec::new()
-        } else {
-            // An Int32Array's data is aligned and `length` elements long, and
-            // nothing runs between reading its address and this copy.
-            unsafe { std::slice::from_raw_parts(data.cast::<i32>(), length) }.to_vec()
-        };
+        let shorts = typed_array_copy::<u16>(cx, element(2)?, sys::TypedarrayType::uint16_array)?;
+        let codes = typed_array_copy::<i32>(cx, codes, sys::TypedarrayType::int32_array)?;
         Ok(Flat {
             cx,
             codes,
