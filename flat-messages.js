@@ -26,7 +26,7 @@ const USER_BLOCKS = 2 // [USER_BLOCKS, count, ...blocks]
 const ASSISTANT = 3 // [ASSISTANT, count, ...blocks]
 const TOOL_RESULT = 4 // [TOOL_RESULT, id, name, isError, count, ...blocks]
 // Block codes.
-const TEXT = 5 // [TEXT, string, length]
+const TEXT = 5 // [TEXT, string, length, blank]
 const THINKING = 6 // [THINKING, string, length, redacted]
 const TOOL_CALL = 7 // [TOOL_CALL, id, name, n, (key, json or -1) x n]
 const IMAGE = 8 // [IMAGE, mimeType or -1]
@@ -36,6 +36,14 @@ const IMAGE = 8 // [IMAGE, mimeType or -1]
 const FLAT_MAX_MESSAGES = 2 ** 24
 
 const isEnumerable = Object.prototype.propertyIsEnumerable
+
+/** 1 when `t.trim() === ''`, else 0 (only a string that starts with white space needs trimming to tell). */
+function isBlank(t) {
+  if (t.length === 0) return 1
+  const c = t.charCodeAt(0)
+  // Every character trim() removes is below 0x21 or at 0xA0 and above.
+  return (c < 0x21 || c >= 0xa0) && t.trim() === '' ? 1 : 0
+}
 
 // The code and unit buffers of the last call, kept for the next: a warm
 // call allocates nothing for them. A call takes them and gives them back
@@ -116,10 +124,11 @@ function flatten(messages) {
       if (type === 'text') {
         const t = b.text
         if (typeof t !== 'string') return false
-        room(3)
+        room(4)
         codes[n++] = TEXT
         codes[n++] = text(t)
         codes[n++] = t.length
+        codes[n++] = isBlank(t)
       } else if (type === 'image') {
         if (!userLike) continue
         // The native reader takes an own enumerable string mimeType.

@@ -54,18 +54,18 @@ describe('the flat form', () => {
           { type: 'toolCall', id: 'c1', name: 'read', arguments: { path: 'a', f: () => 1 } },
         ],
       },
-      { role: 'toolResult', toolCallId: 'c1', toolName: 'read', isError: 'yes', content: [{ type: 'text', text: 'out' }] },
+      { role: 'toolResult', toolCallId: 'c1', toolName: 'read', isError: 'yes', content: [{ type: 'text', text: 'out' }, { type: 'text', text: ' \n\u3000' }] },
       { role: 'user', content: [{ type: 'image', data: 'x', mimeType: 'image/png' }, { type: 'image', data: 'y' }] },
     ]
     const [codes, texts, units] = flatMessages(messages)
     expect(Array.from(codes)).toEqual([
       1, 0, 4, // user text "hi😀" (4 units)
-      2, 1, 5, 1, 1, // user blocks: one text
+      2, 1, 5, 1, 1, 0, // user blocks: one text, not blank
       3, 2, 6, 2, 3, 1, 7, 2, 4, 2, 4, 3, 1, -1, // assistant: thinking (redacted), tool call c1 read (path="a", f undefined)
-      4, 2, 4, 1, 1, 5, 3, 3, // tool result c1 read, error, one text
+      4, 2, 4, 1, 2, 5, 3, 3, 0, 5, 4, 3, 1, // tool result c1 read, error, a text and a blank one
       2, 2, 8, 9, 8, -1, // user blocks: an image with a mimeType, one without
     ])
-    expect(texts).toEqual(['hi😀', 'a', 'why', 'out'])
+    expect(texts).toEqual(['hi😀', 'a', 'why', 'out', ' \n\u3000'])
     expect(String.fromCharCode(...units)).toBe('c1readpath"a"fc1readimage/png')
   })
 
@@ -104,6 +104,19 @@ describe('the flat form', () => {
     }
     expect(flatMessages([throwing])).toBeUndefined()
     expect(() => ours.serializeConversation([throwing])).toThrow('boom')
+  })
+
+  test('blankness told by the pass is what the native reader finds', () => {
+    const texts = ['', ' ', '\t\n\v\f\r', '\u00a0', '\ufeff', '\u2028\u2029', '\u180e', '\u3000\u205f', ' x', '\u3000a', 'x ', '\ud800 ']
+    for (const t of texts) {
+      const messages = [
+        { role: 'assistant', content: [{ type: 'toolCall', id: 'c', name: 'bash', arguments: {} }] },
+        { role: 'toolResult', toolCallId: 'c', toolName: 'bash', content: [{ type: 'text', text: t }], isError: false },
+      ]
+      expect(ours.serializeForSummary(messages)).toBe(native.serializeForSummary(messages, undefined, argumentEntries))
+      // A useless (blank) result is dropped from the projection.
+      expect(ours.serializeForSummary(messages).includes('[Tool result')).toBe(t.trim() !== '')
+    }
   })
 
   test('a call made while another holds the buffers gets its own', () => {
@@ -156,7 +169,7 @@ function skipMessage(codes, p) {
   let count = codes[q++]
   while (count-- > 0) {
     const block = codes[q]
-    if (block === 5) q += 3
+    if (block === 5) q += 4
     else if (block === 6) q += 4
     else if (block === 8) q += 2
     else q += 4 + 2 * codes[q + 3]

@@ -131,14 +131,25 @@ impl<'c> Flat<'c> {
     /// A text named by its place in the strings array, with the length the
     /// pass measured; its characters are read only if needed.
     fn text(&mut self) -> Result<JsText<'c>> {
-        let index = self.string_index()?;
-        let len = self.count()?;
-        Ok(JsText::Indexed {
+        let (index, len) = (self.string_index()?, self.count()?);
+        Ok(self.indexed(index, len, None))
+    }
+
+    /// A text block's text: the pass also tells whether it is blank.
+    fn block_text(&mut self) -> Result<JsText<'c>> {
+        let (index, len) = (self.string_index()?, self.count()?);
+        let blank = self.next()? != 0;
+        Ok(self.indexed(index, len, Some(blank)))
+    }
+
+    fn indexed(&self, index: u32, len: usize, blank: Option<bool>) -> JsText<'c> {
+        JsText::Indexed {
             cx: self.cx,
             strings: self.strings,
             index,
             len,
-        })
+            blank,
+        }
     }
 
     /// The strings array, which a transcript's recipe names.
@@ -160,7 +171,7 @@ impl<'c> Flat<'c> {
         let mut out = Vec::with_capacity(count.min(1024));
         for _ in 0..count {
             out.push(match self.next()? {
-                TEXT => Block::Text(self.text()?),
+                TEXT => Block::Text(self.block_text()?),
                 THINKING => Block::Thinking {
                     thinking: self.text()?,
                     redacted: self.next()? != 0,

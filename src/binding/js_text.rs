@@ -39,6 +39,8 @@ pub enum JsText<'c> {
         index: u32,
         /// UTF-16 length, as the JS pass measured it.
         len: usize,
+        /// `s.trim() === ""`, when the JS pass told.
+        blank: Option<bool>,
     },
     Owned(JsStr),
 }
@@ -53,6 +55,7 @@ impl<'c> JsText<'c> {
                 strings,
                 index,
                 len,
+                ..
             } => {
                 let mut raw = ptr::null_mut();
                 // The array is this call's own and holds a string there; a
@@ -102,8 +105,12 @@ impl Text for JsText<'_> {
     }
 
     fn is_blank(&self) -> bool {
-        if let JsText::Owned(s) = self {
-            return Text::is_blank(s);
+        match self {
+            JsText::Owned(s) => return Text::is_blank(s),
+            JsText::Indexed {
+                blank: Some(blank), ..
+            } => return *blank,
+            _ => {}
         }
         let Some((cx, raw, len)) = self.js() else {
             return self.utf16_len() == 0;
