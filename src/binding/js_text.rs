@@ -90,7 +90,7 @@ const BLANK_PROBE: usize = 256;
 
 /// Below this index a pair is probed by copying the string's head (onto
 /// the stack) rather than by calling `codePointAt`.
-const PAIR_PROBE_COPY: usize = 4096;
+const PAIR_PROBE_COPY: usize = 64;
 
 impl Text for JsText<'_> {
     fn owned(s: JsStr) -> Self {
@@ -354,7 +354,7 @@ impl<'c> RecipeSink<'c> {
         }
         let ops = cx.i32_array(&self.ops)?;
         let bounds = cx.u32_array(&self.bounds)?;
-        let labels = cx.utf16(&self.labels)?;
+        let labels = cx.utf16_or_latin1(&self.labels)?;
         cx.array([Ok(ops), Ok(bounds), Ok(labels), Ok(self.strings)].into_iter())
     }
 }

@@ -66,6 +66,25 @@ impl Cx {
         Ok(v)
     }
 
+    /// A string of UTF-16 units, made from bytes when every unit fits in
+    /// one (V8 then copies them as they are instead of checking each).
+    pub fn utf16_or_latin1(&self, units: &[u16]) -> Result<Raw> {
+        if !units.iter().all(|&u| u < 0x100) {
+            return self.utf16(units);
+        }
+        let bytes: Vec<u8> = units.iter().map(|&u| u as u8).collect();
+        let mut v = ptr::null_mut();
+        check(unsafe {
+            sys::napi_create_string_latin1(
+                self.env,
+                bytes.as_ptr().cast(),
+                bytes.len() as isize,
+                &mut v,
+            )
+        })?;
+        Ok(v)
+    }
+
     pub fn str(&self, s: &str) -> Result<Raw> {
         let mut v = ptr::null_mut();
         check(unsafe {
