@@ -11,6 +11,7 @@ pub mod compaction;
 #[cfg(debug_assertions)]
 pub mod debug;
 pub mod errors;
+pub mod external;
 pub mod file;
 pub mod flat;
 pub mod js;
