@@ -118,17 +118,15 @@ pub fn serialize_conversation(
         // conversation never pile up.
         while !source.is_done() {
             list.scoped(|| -> Result<()> {
-                let mut batch: Vec<Message<JsText>> = Vec::with_capacity(SERIALIZE_BATCH);
                 for _ in 0..SERIALIZE_BATCH {
                     if source.is_done() {
                         break;
                     }
+                    // Written as soon as read, and dropped: the next
+                    // message reuses the memory this one freed.
                     if let Some(m) = source.next(&list, limits)? {
-                        batch.push(m);
+                        push_message(&mut parts, &m, options);
                     }
-                }
-                for m in &batch {
-                    push_message(&mut parts, m, options);
                 }
                 // The batch's native texts are handles of this scope.
                 parts.sink().flush();
