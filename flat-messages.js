@@ -36,7 +36,6 @@ const IMAGE = 8 // [IMAGE, mimeType or -1]
 const FLAT_MAX_MESSAGES = 2 ** 24
 
 const isEnumerable = Object.prototype.propertyIsEnumerable
-const NOT_LATIN1 = /[^\x00-\xff]/
 
 /** 1 when `t.trim() === ''`, else 0 (only a string that starts with white space needs trimming to tell). */
 function isBlank(t) {
@@ -56,11 +55,10 @@ let spareUnits = null
 const KEEP_MAX = 2 ** 21
 
 /**
- * `[codes, texts, shortUnits, latin1, ...]` for `messages`, or undefined to
- * read them natively. `codes` is an Int32Array, `shortUnits` a Uint16Array
- * holding the short strings' UTF-16 units one after another, `latin1`
- * whether every text is Latin-1. Pass the result to releaseFlat when the
- * native side is done with it.
+ * `[codes, texts, shortUnits, ...]` for `messages`, or undefined to read them
+ * natively. `codes` is an Int32Array, `shortUnits` a Uint16Array holding the
+ * short strings' UTF-16 units one after another. Pass the result to
+ * releaseFlat when the native side is done with it.
  */
 function flatMessages(messages) {
   if (!Array.isArray(messages) || messages.length > FLAT_MAX_MESSAGES) return undefined
@@ -74,7 +72,7 @@ function flatMessages(messages) {
 /** Gives a flat form's buffers back for the next call. */
 function releaseFlat(flat) {
   if (flat === undefined) return
-  const [, , , , codes, units] = flat
+  const [, , , codes, units] = flat
   if (codes.length <= KEEP_MAX && units.length <= KEEP_MAX) {
     spareCodes = codes
     spareUnits = units
@@ -110,13 +108,7 @@ function flatten(messages) {
     u += len
     return len
   }
-  // Whether every text is Latin-1 (then the native side can write the
-  // transcript itself). For a one-byte string the test costs no scan.
-  let latin1 = true
-  const text = (t) => {
-    if (latin1 && NOT_LATIN1.test(t)) latin1 = false
-    return texts.push(t) - 1
-  }
+  const text = (t) => texts.push(t) - 1
   // The blocks of a content array; false where the native reader must look.
   // User and tool-result content keeps text and image blocks, assistant
   // content text, thinking and tool calls; other types are not shown, as in
@@ -241,21 +233,17 @@ function flatten(messages) {
       codes[n++] = i
     }
   }
-  return [codes.subarray(0, n), texts, units.subarray(0, u), latin1, codes, units]
+  return [codes.subarray(0, n), texts, units.subarray(0, u), codes, units]
 }
 
 /**
- * A transcript from what the binding returns (src/binding/js_text.rs): the
- * transcript itself, or a recipe:
+ * A transcript from the recipe the binding returns (src/binding/js_text.rs):
  * `[ops, bounds, labels, strings]`, where an op `i >= 0` is `strings[i]`,
  * `-1, i, n` is `strings[i].slice(0, n)` and `-2 - k` is label `k`, cut from
  * `labels` at the `k`-th pair of `bounds`. The pieces are joined once, so
  * every character is copied a single time.
  */
-function assembleTranscript(recipe) {
-  // Written whole by the native side.
-  if (typeof recipe === 'string') return recipe
-  const [ops, bounds, labels, strings] = recipe
+function assembleTranscript([ops, bounds, labels, strings]) {
   const shared = new Array(bounds.length >> 1)
   for (let k = 0; k < shared.length; k++) shared[k] = labels.slice(bounds[2 * k], bounds[2 * k + 1])
   const pieces = []

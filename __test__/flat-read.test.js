@@ -119,25 +119,6 @@ describe('the flat form', () => {
     }
   })
 
-  test('a Latin-1 transcript written whole equals the one joined from pieces', () => {
-    const long = `${'é'.repeat(1500)}${'x'.repeat(1000)}`
-    const latin1 = [
-      { role: 'user', content: 'Grüße, naïve café' },
-      { role: 'assistant', content: [{ type: 'thinking', thinking: 'ÿ' }, { type: 'text', text: '' }, { type: 'toolCall', id: 'ç1', name: 'lëse', arguments: { p: 'ü', n: 1 } }] },
-      { role: 'toolResult', toolCallId: 'ç1', toolName: 'lëse', content: [{ type: 'text', text: long }, { type: 'text', text: 'tail' }], isError: true },
-    ]
-    expect(flatMessages(latin1)[3]).toBe(true)
-    const whole = ours.serializeConversation(latin1)
-    expect(whole).toBe(native.serializeConversation(latin1, undefined, argumentEntries))
-    expect(whole).toContain('[... 504 more characters truncated]')
-    expect(ours.serializeForSummary(latin1)).toBe(native.serializeForSummary(latin1, undefined, argumentEntries))
-    // One text beyond Latin-1 and the pieces are joined instead; same text.
-    const wider = [...latin1, { role: 'user', content: 'done 😀' }]
-    expect(flatMessages(wider)[3]).toBe(false)
-    expect(ours.serializeConversation(wider)).toBe(native.serializeConversation(wider, undefined, argumentEntries))
-    expect(ours.serializeConversation([])).toBe('')
-  })
-
   test('a call made while another holds the buffers gets its own', () => {
     const inner = [{ role: 'assistant', content: [{ type: 'toolCall', id: 'in1', name: 'bash', arguments: { command: 'pwd' } }] }]
     let innerOut

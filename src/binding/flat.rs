@@ -44,8 +44,6 @@ pub struct Flat<'c> {
     /// Position of the next code, and of the next short string.
     at: usize,
     short_at: usize,
-    /// Whether every text holds only Latin-1 characters.
-    latin1: bool,
 }
 
 /// A copy of a typed array's elements (`T` must match `kind`); nothing
@@ -89,7 +87,7 @@ fn malformed() -> Error {
 }
 
 impl<'c> Flat<'c> {
-    /// Reads `[codes, texts, shortUnits, latin1, ...]`; codes and units are copied
+    /// Reads `[codes, texts, shortUnits, ...]`; codes and units are copied
     /// (a few hundred KB for 10k messages): flat-messages.js reuses its
     /// buffers once the call is over.
     pub fn new(cx: &'c Cx, pair: Raw) -> Result<Flat<'c>> {
@@ -102,9 +100,6 @@ impl<'c> Flat<'c> {
         let strings = element(1)?;
         let shorts = typed_array_copy::<u16>(cx, element(2)?, sys::TypedarrayType::uint16_array)?;
         let codes = typed_array_copy::<i32>(cx, codes, sys::TypedarrayType::int32_array)?;
-        let mut latin1 = false;
-        check(unsafe { sys::napi_get_value_bool(cx.env, element(3)?, &mut latin1) })
-            .map_err(|_| malformed())?;
         Ok(Flat {
             cx,
             codes,
@@ -112,7 +107,6 @@ impl<'c> Flat<'c> {
             shorts,
             at: 0,
             short_at: 0,
-            latin1,
         })
     }
 
@@ -161,11 +155,6 @@ impl<'c> Flat<'c> {
     /// The strings array, which a transcript's recipe names.
     pub fn strings(&self) -> Raw {
         self.strings
-    }
-
-    /// Whether every text in the strings array is Latin-1.
-    pub fn latin1(&self) -> bool {
-        self.latin1
     }
 
     /// The next short string.

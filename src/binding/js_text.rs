@@ -14,7 +14,6 @@ use std::ptr;
 use napi::sys;
 use rustc_hash::FxHashMap;
 
-use super::external;
 use super::js::{check, Cx, JsVal};
 use super::out::Raw;
 use crate::core::error::{Error, Result};
@@ -228,22 +227,14 @@ pub struct RecipeSink<'c> {
     shared: FxHashMap<Box<[u16]>, i32>,
     /// Labels and copied text since the last string piece.
     run: Vec<u16>,
-    /// The UTF-16 length of each string piece (whole or head), in order.
-    piece_lens: Vec<u32>,
-    /// Whether every string the recipe names is known to hold only
-    /// Latin-1 characters (flat-messages.js tells for its texts; texts read
-    /// natively are not known).
-    latin1: bool,
     /// The first failure; later writes are skipped and `finish` reports it.
     error: Option<Error>,
 }
 
 impl<'c> RecipeSink<'c> {
-    /// A sink naming `strings` (an array of this call's own making, whose
-    /// strings are all Latin-1 when `latin1`), or a new array when there is
-    /// none.
-    pub fn new(cx: &'c Cx, strings: Option<Raw>, latin1: bool) -> Result<Self> {
-        let strings_given = strings.is_some();
+    /// A sink naming `strings` (an array of this call's own making), or a
+    /// new array when there is none.
+    pub fn new(cx: &'c Cx, strings: Option<Raw>) -> Result<Self> {
         let strings = match strings {
             Some(s) => s,
             None => {
@@ -269,8 +260,6 @@ impl<'c> RecipeSink<'c> {
             bounds: Vec::new(),
             shared: FxHashMap::default(),
             run: Vec::new(),
-            piece_lens: Vec::new(),
-            latin1: latin1 && strings_given,
             error: None,
         })
     }
@@ -346,24 +335,18 @@ impl<'c> RecipeSink<'c> {
         self.run.clear();
     }
 
-    /// A piece naming string `index`, `len` units long.
-    fn piece(&mut self, index: i32, len: usize) {
+    /// A piece naming string `index`.
+    fn piece(&mut self, index: i32) {
         self.close_run();
         self.ops.push(index);
-        self.piece_lens.push(u32::try_from(len).unwrap_or(u32::MAX));
     }
 
-    /// The transcript as one string when it can be written here without
-    /// reading anything but Latin-1 strings, else `[ops, bounds, labels,
-    /// strings]`, the recipe index.js follows.
+    /// `[ops, bounds, labels, strings]`, the recipe index.js follows.
     pub fn finish(mut self) -> Result<Raw> {
         self.close_run();
         self.push_pending();
         if let Some(e) = self.error {
             return Err(e);
-        }
-        if let Some(whole) = self.write_latin1() {
-            return Ok(whole);
         }
         let cx = self.cx;
         if self.labels.len() > u32::MAX as usize {
@@ -373,75 +356,6 @@ impl<'c> RecipeSink<'c> {
         let bounds = cx.u32_array(&self.bounds)?;
         let labels = cx.utf16_or_latin1(&self.labels)?;
         cx.array([Ok(ops), Ok(bounds), Ok(labels), Ok(self.strings)].into_iter())
-    }
-}
-
-impl RecipeSink<'_> {
-    /// Follows the recipe here, into one buffer V8 keeps as the string's
-    /// characters (no join, no second copy): possible when every piece is
-    /// Latin-1 and the host has external strings. `None` to fall back to
-    /// the recipe.
-    fn write_latin1(&self) -> Option<Raw> {
-        if !self.latin1 || !external::available() || self.labels.iter().any(|&u| u > 0xFF) {
-            return None;
-        }
-        let label = |op: i32| {
-            let k = usize::try_from(OP_LABEL_BASE - op).ok()?;
-            let (a, b) = (*self.bounds.get(2 * k)?, *self.bounds.get(2 * k + 1)?);
-            self.labels.get(a as usize..b as usize)
-        };
-        // The length first, so the buffer is allocated once.
-        let mut total = 0usize;
-        let mut lens = self.piece_lens.iter();
-        let mut i = 0;
-        while i < self.ops.len() {
-            let op = self.ops[i];
-            total += if op >= 0 || op == OP_HEAD {
-                *lens.next()? as usize
-            } else {
-                label(op)?.len()
-            };
-            i += if op == OP_HEAD { 3 } else { 1 };
-        }
-        // One spare byte: N-API ends what it writes with a NUL.
-        let mut out: Vec<u8> = Vec::with_capacity(total.checked_add(1)?);
-        let mut lens = self.piece_lens.iter();
-        let mut i = 0;
-        while i < self.ops.len() {
-            let op = self.ops[i];
-            if op >= 0 || op == OP_HEAD {
-                let index = if op >= 0 { op } else { *self.ops.get(i + 1)? };
-                let len = *lens.next()? as usize;
-                let mut raw = ptr::null_mut();
-                let status = unsafe {
-                    sys::napi_get_element(self.cx.env, self.strings, index as u32, &mut raw)
-                };
-                if status != sys::Status::napi_ok || out.capacity() - out.len() < len + 1 {
-                    return None;
-                }
-                let spare = out.spare_capacity_mut();
-                let mut written = 0usize;
-                let status = unsafe {
-                    sys::napi_get_value_string_latin1(
-                        self.cx.env,
-                        raw,
-                        spare.as_mut_ptr().cast(),
-                        len + 1,
-                        &mut written,
-                    )
-                };
-                if status != sys::Status::napi_ok || written != len {
-                    return None;
-                }
-                // N-API wrote `written` bytes (and a NUL after them) into
-                // the spare capacity, which holds `len + 1`.
-                unsafe { out.set_len(out.len() + written) };
-            } else {
-                out.extend(label(op)?.iter().map(|&u| u as u8));
-            }
-            i += if op == OP_HEAD { 3 } else { 1 };
-        }
-        external::external_latin1(self.cx.env, out)
     }
 }
 
@@ -457,15 +371,13 @@ impl<'c> Sink<JsText<'c>> for RecipeSink<'c> {
 
     fn push_text(&mut self, text: &JsText<'c>) {
         match text {
-            JsText::Indexed { index, len, .. } => match i32::try_from(*index) {
-                Ok(i) => self.piece(i, *len),
+            JsText::Indexed { index, .. } => match i32::try_from(*index) {
+                Ok(i) => self.piece(i),
                 Err(_) => self.error = Some(too_many_strings()),
             },
-            JsText::Js { raw, len, .. } => {
-                // Not known to be Latin-1.
-                self.latin1 = false;
+            JsText::Js { raw, .. } => {
                 if let Some(i) = self.append(*raw) {
-                    self.piece(i, *len);
+                    self.piece(i);
                 }
             }
             JsText::Owned(s) => s.push_utf16_into(&mut self.run),
@@ -484,16 +396,12 @@ impl<'c> Sink<JsText<'c>> for RecipeSink<'c> {
                 return self.push_text(text);
             }
             JsText::Indexed { index, .. } => i32::try_from(*index).ok(),
-            JsText::Js { raw, .. } => {
-                self.latin1 = false;
-                self.append(*raw)
-            }
+            JsText::Js { raw, .. } => self.append(*raw),
         };
         match (index, i32::try_from(units)) {
             (Some(i), Ok(n)) => {
                 self.close_run();
                 self.ops.extend([OP_HEAD, i, n]);
-                self.piece_lens.push(n as u32);
             }
             _ if self.error.is_some() => {}
             _ => self.error = Some(too_many_strings()),

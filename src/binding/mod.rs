@@ -11,7 +11,6 @@ pub mod compaction;
 #[cfg(debug_assertions)]
 pub mod debug;
 pub mod errors;
-pub mod external;
 pub mod file;
 pub mod flat;
 pub mod js;

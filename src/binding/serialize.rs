@@ -106,11 +106,11 @@ pub fn serialize_conversation(
             Some(flat) => MessageSource::Flat(Flat::new(cx, flat.0)?),
             None => MessageSource::Native { next: 0, len },
         };
-        let (strings, latin1) = match &source {
-            MessageSource::Flat(flat) => (Some(flat.strings()), flat.latin1()),
-            MessageSource::Native { .. } => (None, false),
+        let strings = match &source {
+            MessageSource::Flat(flat) => Some(flat.strings()),
+            MessageSource::Native { .. } => None,
         };
-        let mut sink = RecipeSink::new(cx, strings, latin1)?;
+        let mut sink = RecipeSink::new(cx, strings)?;
         let mut parts = Parts::new(&mut sink);
         // A batch of messages at a time, each in a handle scope of its own:
         // the texts are only borrowed until their batch is written (the
@@ -160,27 +160,15 @@ pub fn serialize_for_summary(
             flat.as_ref(),
             ReadLimits::borrowed_transcript(),
         )?;
-        let (strings, latin1) = match strings {
-            Some((strings, latin1)) => (Some(strings), latin1),
-            None => (None, false),
-        };
-        let mut sink = RecipeSink::new(cx, strings, latin1)?;
+        let mut sink = RecipeSink::new(cx, strings)?;
         serialize_projection(&messages, &options, &mut sink);
         Ok(RawValue(sink.finish()?))
     })
 }
 
-/// What [`read_for_projection`] gives: the messages, the options, and the
-/// flat form's strings array with whether its texts are all Latin-1.
-type ReadForProjection<'c> = (
-    Vec<Message<JsText<'c>>>,
-    ProjectOptions,
-    Option<(Raw, bool)>,
-);
-
 /// `messages`, texts read in place (from their flat form when index.js
-/// made one, whose strings array comes back too, with whether its texts
-/// are all Latin-1), and the projection options read.
+/// made one, whose strings array comes back too), and the projection
+/// options read.
 fn read_for_projection<'c>(
     cx: &'c Cx,
     messages: &Arg,
@@ -188,7 +176,7 @@ fn read_for_projection<'c>(
     argument_entries: &Option<Arg>,
     flat: Option<&Arg>,
     limits: ReadLimits,
-) -> Result<ReadForProjection<'c>> {
+) -> Result<(Vec<Message<JsText<'c>>>, ProjectOptions, Option<Raw>)> {
     use_transcript_helpers(cx, argument_entries)?;
     let options = match options {
         Some(o) => read_project_options(&cx.wrap(o.0)?).within("options")?,
@@ -198,7 +186,7 @@ fn read_for_projection<'c>(
     let (messages, strings) = match flat {
         Some(flat) => {
             let mut flat = Flat::new(cx, flat.0)?;
-            let strings = (flat.strings(), flat.latin1());
+            let strings = flat.strings();
             (flat.messages(&list, limits), Some(strings))
         }
         None => (from_agent_messages_with(&list, limits), None),
