@@ -58,9 +58,9 @@ impl<'c> JsText<'c> {
                 ..
             } => {
                 let mut raw = ptr::null_mut();
-                // The array is this call's own and holds a string there; a
-                // failed read leaves `raw` null, which every reader below
-                // treats as an empty string.
+                // The array is this call's own and holds a string there; the
+                // read fails only with an exception pending, which fails the
+                // whole call when it returns.
                 let status = unsafe { sys::napi_get_element(cx.env, strings, index, &mut raw) };
                 (status == sys::Status::napi_ok && !raw.is_null()).then_some((cx, raw, len))
             }
@@ -87,10 +87,6 @@ fn read_prefix(cx: &Cx, raw: Raw, n: usize) -> Vec<u16> {
 
 /// Units read to decide blankness before reading the whole string.
 const BLANK_PROBE: usize = 256;
-
-/// Below this index a pair is probed by copying the string's head (onto
-/// the stack) rather than by calling `codePointAt`.
-const PAIR_PROBE_COPY: usize = 64;
 
 impl Text for JsText<'_> {
     fn owned(s: JsStr) -> Self {
@@ -142,14 +138,6 @@ impl Text for JsText<'_> {
         };
         if index == 0 || index >= len {
             return false;
-        }
-        if index < PAIR_PROBE_COPY {
-            // Copying the head is cheaper than a call into JS.
-            let mut head = [0u16; PAIR_PROBE_COPY + 1];
-            let written = cx.copy_utf16(raw, &mut head[..index + 2]).unwrap_or(0);
-            return written == index + 1
-                && is_high_surrogate(head[index - 1])
-                && is_low_surrogate(head[index]);
         }
         match cx.code_point_at(raw, index - 1) {
             // A code point above the BMP starts there: a pair.
