@@ -109,6 +109,14 @@ function flatten(messages) {
     return len
   }
   const text = (t) => texts.push(t) - 1
+  // [code, text, length, flag], the shape of TEXT and THINKING.
+  const textCode = (code, t, flag) => {
+    room(4)
+    codes[n++] = code
+    codes[n++] = text(t)
+    codes[n++] = t.length
+    codes[n++] = flag
+  }
   // The blocks of a content array; false where the native reader must look.
   // User and tool-result content keeps text and image blocks, assistant
   // content text, thinking and tool calls; other types are not shown, as in
@@ -124,11 +132,7 @@ function flatten(messages) {
       if (type === 'text') {
         const t = b.text
         if (typeof t !== 'string') return false
-        room(4)
-        codes[n++] = TEXT
-        codes[n++] = text(t)
-        codes[n++] = t.length
-        codes[n++] = isBlank(t)
+        textCode(TEXT, t, isBlank(t))
       } else if (type === 'image') {
         if (!userLike) continue
         // The native reader takes an own enumerable string mimeType.
@@ -149,11 +153,7 @@ function flatten(messages) {
       } else if (type === 'thinking') {
         const t = b.thinking
         if (typeof t !== 'string') return false
-        room(4)
-        codes[n++] = THINKING
-        codes[n++] = text(t)
-        codes[n++] = t.length
-        codes[n++] = b.redacted ? 1 : 0
+        textCode(THINKING, t, b.redacted ? 1 : 0)
       } else if (type === 'toolCall') {
         const id = b.id
         const name = b.name

@@ -17,6 +17,7 @@ use super::js::{check, Cx, JsVal};
 use super::js_text::JsText;
 use super::out::Raw;
 use crate::core::error::{Context, Error, Result};
+use crate::core::jsstr::JsStr;
 use crate::core::llm_message::{
     from_agent_message_with, AssistantMessage, Block, Message, ReadLimits, ToolCall,
     ToolResultMessage, UserContent, UserMessage,
@@ -158,12 +159,21 @@ impl<'c> Flat<'c> {
     }
 
     /// The next short string.
-    fn owned(&mut self) -> Result<crate::core::jsstr::JsStr> {
+    fn short(&mut self) -> Result<JsStr> {
         let len = self.count()?;
         let end = self.short_at.checked_add(len).ok_or_else(malformed)?;
         let units = self.shorts.get(self.short_at..end).ok_or_else(malformed)?;
         self.short_at = end;
-        Ok(crate::core::jsstr::JsStr::from_utf16(units))
+        Ok(JsStr::from_utf16(units))
+    }
+
+    /// The next short string, or `None` where the codes hold -1.
+    fn optional_short(&mut self) -> Result<Option<JsStr>> {
+        if self.codes.get(self.at) == Some(&-1) {
+            self.at += 1;
+            return Ok(None);
+        }
+        self.short().map(Some)
     }
 
     fn blocks(&mut self) -> Result<Vec<Block<JsText<'c>>>> {
@@ -177,31 +187,17 @@ impl<'c> Flat<'c> {
                     redacted: self.next()? != 0,
                 },
                 TOOL_CALL => {
-                    let id = self.owned()?;
-                    let name = self.owned()?;
+                    let id = self.short()?;
+                    let name = self.short()?;
                     let n = self.count()?;
                     let mut args = Vec::with_capacity(n.min(1024));
                     for _ in 0..n {
-                        let key = self.owned()?;
-                        let json = match self.codes.get(self.at) {
-                            Some(-1) => {
-                                self.at += 1;
-                                None
-                            }
-                            _ => Some(self.owned()?),
-                        };
-                        args.push((key, json));
+                        args.push((self.short()?, self.optional_short()?));
                     }
                     Block::ToolCall(ToolCall { id, name, args })
                 }
                 IMAGE => Block::Image {
-                    mime_type: match self.codes.get(self.at) {
-                        Some(-1) => {
-                            self.at += 1;
-                            None
-                        }
-                        _ => Some(self.owned()?),
-                    },
+                    mime_type: self.optional_short()?,
                 },
                 _ => return Err(malformed()),
             });
@@ -234,8 +230,8 @@ impl<'c> Flat<'c> {
                 timestamp: None,
             }),
             TOOL_RESULT => Message::ToolResult(ToolResultMessage {
-                tool_call_id: self.owned()?,
-                tool_name: self.owned()?,
+                tool_call_id: self.short()?,
+                tool_name: self.short()?,
                 is_error: self.next()? != 0,
                 content: self.blocks()?,
                 elided_units: 0,

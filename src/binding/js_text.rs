@@ -323,6 +323,22 @@ impl<'c> RecipeSink<'c> {
         self.run.clear();
     }
 
+    /// The recipe index of a JS text (appended to `strings` when read
+    /// natively); `None` for text made here, or after a failure.
+    fn index_of(&mut self, text: &JsText<'_>) -> Option<i32> {
+        match text {
+            JsText::Indexed { index, .. } => {
+                let i = i32::try_from(*index).ok();
+                if i.is_none() {
+                    self.error = Some(too_many_strings());
+                }
+                i
+            }
+            JsText::Js { raw, .. } => self.append(*raw),
+            JsText::Owned(_) => None,
+        }
+    }
+
     /// A piece naming string `index`.
     fn piece(&mut self, index: i32) {
         self.close_run();
@@ -358,41 +374,28 @@ impl<'c> Sink<JsText<'c>> for RecipeSink<'c> {
     }
 
     fn push_text(&mut self, text: &JsText<'c>) {
-        match text {
-            JsText::Indexed { index, .. } => match i32::try_from(*index) {
-                Ok(i) => self.piece(i),
-                Err(_) => self.error = Some(too_many_strings()),
-            },
-            JsText::Js { raw, .. } => {
-                if let Some(i) = self.append(*raw) {
-                    self.piece(i);
-                }
-            }
-            JsText::Owned(s) => s.push_utf16_into(&mut self.run),
+        if let JsText::Owned(s) = text {
+            return s.push_utf16_into(&mut self.run);
+        }
+        if let Some(i) = self.index_of(text) {
+            self.piece(i);
         }
     }
 
     fn push_text_prefix(&mut self, text: &JsText<'c>, units: usize) {
-        let index = match text {
-            JsText::Owned(s) => {
-                let mut b = Utf16Builder::new();
-                s.push_prefix_into(units, &mut b);
-                b.finish().push_utf16_into(&mut self.run);
-                return;
-            }
-            JsText::Js { len, .. } | JsText::Indexed { len, .. } if units >= *len => {
-                return self.push_text(text);
-            }
-            JsText::Indexed { index, .. } => i32::try_from(*index).ok(),
-            JsText::Js { raw, .. } => self.append(*raw),
-        };
-        match (index, i32::try_from(units)) {
-            (Some(i), Ok(n)) => {
-                self.close_run();
-                self.ops.extend([OP_HEAD, i, n]);
-            }
-            _ if self.error.is_some() => {}
-            _ => self.error = Some(too_many_strings()),
+        if let JsText::Owned(s) = text {
+            let mut b = Utf16Builder::new();
+            s.push_prefix_into(units, &mut b);
+            return b.finish().push_utf16_into(&mut self.run);
+        }
+        if units >= text.utf16_len() {
+            return self.push_text(text);
+        }
+        // Shorter than the text, so within a JS string's length.
+        let n = units as i32;
+        if let Some(i) = self.index_of(text) {
+            self.close_run();
+            self.ops.extend([OP_HEAD, i, n]);
         }
     }
 }
