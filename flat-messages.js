@@ -26,10 +26,19 @@ const USER_BLOCKS = 2 // [USER_BLOCKS, count, ...blocks]
 const ASSISTANT = 3 // [ASSISTANT, count, ...blocks]
 const TOOL_RESULT = 4 // [TOOL_RESULT, id, name, isError, count, ...blocks]
 // Block codes.
-const TEXT = 5 // [TEXT, string, length, blank]
+const TEXT = 5 // [TEXT, string, length, flags]: BLANK | SPLITS_PAIR_AT_CUT
 const THINKING = 6 // [THINKING, string, length, redacted]
 const TOOL_CALL = 7 // [TOOL_CALL, id, name, n, (key, json or -1) x n]
 const IMAGE = 8 // [IMAGE, mimeType or -1]
+
+// Text flags. A tool result is cut at CUT units (TOOL_RESULT_MAX_CHARS in
+// src/core/serialize.rs), one fewer where that would split a surrogate
+// pair: telling that here saves the native side a call into JS for every
+// long tool result. (Were the two numbers to differ, the hint would go
+// unused, not wrong: it names the unit it was taken at.)
+const BLANK = 1 // t.trim() === ''
+const SPLITS_PAIR_AT_CUT = 2 // units CUT - 1 and CUT are a surrogate pair
+const CUT = 2000
 
 // Past this many messages the native reader takes the whole call: it stops
 // at the first bad message, where this pass would walk them all.
@@ -37,12 +46,18 @@ const FLAT_MAX_MESSAGES = 2 ** 24
 
 const isEnumerable = Object.prototype.propertyIsEnumerable
 
-/** 1 when `t.trim() === ''`, else 0 (only a string that starts with white space needs trimming to tell). */
-function isBlank(t) {
-  if (t.length === 0) return 1
+/** A text block's flags (BLANK, SPLITS_PAIR_AT_CUT). */
+function textFlags(t) {
+  const len = t.length
+  if (len === 0) return BLANK
   const c = t.charCodeAt(0)
-  // Every character trim() removes is below 0x21 or at 0xA0 and above.
-  return (c < 0x21 || c >= 0xa0) && t.trim() === '' ? 1 : 0
+  // Every character trim() removes is below 0x21 or at 0xA0 and above, so
+  // only a string that starts with one needs trimming to tell.
+  let flags = (c < 0x21 || c >= 0xa0) && t.trim() === '' ? BLANK : 0
+  if (len > CUT && (t.charCodeAt(CUT - 1) & 0xfc00) === 0xd800 && (t.charCodeAt(CUT) & 0xfc00) === 0xdc00) {
+    flags |= SPLITS_PAIR_AT_CUT
+  }
+  return flags
 }
 
 // The code and unit buffers of the last call, kept for the next: a warm
@@ -132,7 +147,7 @@ function flatten(messages) {
       if (type === 'text') {
         const t = b.text
         if (typeof t !== 'string') return false
-        textCode(TEXT, t, isBlank(t))
+        textCode(TEXT, t, textFlags(t))
       } else if (type === 'image') {
         if (!userLike) continue
         // The native reader takes an own enumerable string mimeType.
@@ -261,4 +276,4 @@ function assembleTranscript([ops, bounds, labels, strings]) {
   return pieces.join('')
 }
 
-module.exports = { flatMessages, releaseFlat, assembleTranscript, FLAT_MAX_MESSAGES }
+module.exports = { flatMessages, releaseFlat, assembleTranscript, FLAT_MAX_MESSAGES, CUT }

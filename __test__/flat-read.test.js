@@ -8,7 +8,7 @@ const path = require('node:path')
 const fc = require('fast-check')
 const gen = require('./helpers/generator')
 const { platformSuffix, binaryName } = require('../platform.js')
-const { flatMessages, assembleTranscript, FLAT_MAX_MESSAGES } = require('../flat-messages.js')
+const { flatMessages, assembleTranscript, FLAT_MAX_MESSAGES, CUT } = require('../flat-messages.js')
 const ours = require('..')
 
 const binding = require(path.join(__dirname, '..', `${binaryName}.${platformSuffix()}.node`))
@@ -62,7 +62,7 @@ describe('the flat form', () => {
       1, 0, 4, // user text "hi😀" (4 units)
       2, 1, 5, 1, 1, 0, // user blocks: one text, not blank
       3, 2, 6, 2, 3, 1, 7, 2, 4, 2, 4, 3, 1, -1, // assistant: thinking (redacted), tool call c1 read (path="a", f undefined)
-      4, 2, 4, 1, 2, 5, 3, 3, 0, 5, 4, 3, 1, // tool result c1 read, error, a text and a blank one
+      4, 2, 4, 1, 2, 5, 3, 3, 0, 5, 4, 3, 1, // tool result c1 read, error, a text and a blank one (flag 1)
       2, 2, 8, 9, 8, -1, // user blocks: an image with a mimeType, one without
     ])
     expect(texts).toEqual(['hi😀', 'a', 'why', 'out', ' \n\u3000'])
@@ -117,6 +117,37 @@ describe('the flat form', () => {
       // A useless (blank) result is dropped from the projection.
       expect(ours.serializeForSummary(messages).includes('[Tool result')).toBe(t.trim() !== '')
     }
+  })
+
+  test('the pass tells where a tool result cut would split a surrogate pair', () => {
+    const result = (text) => [
+      { role: 'assistant', content: [{ type: 'toolCall', id: 'c', name: 'read', arguments: {} }] },
+      { role: 'toolResult', toolCallId: 'c', toolName: 'read', content: [{ type: 'text', text }], isError: false },
+    ]
+    const textFlag = (messages) => {
+      const codes = codesOf(messages)
+      return codes[codes.length - 1]
+    }
+    // 😀 at units CUT - 1 and CUT, at CUT - 2 and CUT - 1, at CUT and CUT + 1.
+    const straddling = 'a'.repeat(CUT - 1) + '😀' + 'b'.repeat(50)
+    const before = 'a'.repeat(CUT - 2) + '😀' + 'b'.repeat(50)
+    const after = 'a'.repeat(CUT) + '😀' + 'b'.repeat(50)
+    expect([straddling, before, after, '😀'].map((t) => textFlag(result(t)))).toEqual([2, 0, 0, 0])
+    expect(textFlag(result(' '.repeat(CUT - 1) + '😀'))).toBe(2) // not blank: flags add up
+    for (const text of [straddling, before, after]) {
+      const messages = result(text)
+      expect(ours.serializeConversation(messages)).toBe(native.serializeConversation(messages, undefined, argumentEntries))
+    }
+    // Cut one unit early rather than through the pair.
+    expect(ours.serializeConversation(result(straddling))).toContain(`]: ${'a'.repeat(CUT - 1)}\n\n[... 52 more characters truncated]`)
+    // The native side takes the flag as told, for the same cut: a flag that
+    // lies shows (so CUT here is the native side's cut too).
+    const plain = result('x'.repeat(CUT + 10))
+    const flat = flatMessages(plain)
+    flat[0][flat[0].length - 1] = 2
+    const told = assembleTranscript(binding.serializeConversation(plain, undefined, argumentEntries, flat))
+    expect(told).toContain(`]: ${'x'.repeat(CUT - 1)}\n\n[... 11 more characters truncated]`)
+    expect(ours.serializeConversation(plain)).toContain(`]: ${'x'.repeat(CUT)}\n\n[... 10 more characters truncated]`)
   })
 
   test('a call made while another holds the buffers gets its own', () => {

@@ -14,7 +14,7 @@ use std::ptr;
 use napi::sys;
 
 use super::js::{check, Cx, JsVal};
-use super::js_text::JsText;
+use super::js_text::{JsText, TextHints};
 use super::out::Raw;
 use crate::core::error::{Context, Error, Result};
 use crate::core::jsstr::JsStr;
@@ -22,6 +22,7 @@ use crate::core::llm_message::{
     from_agent_message_with, AssistantMessage, Block, Message, ReadLimits, ToolCall,
     ToolResultMessage, UserContent, UserMessage,
 };
+use crate::core::serialize::TOOL_RESULT_MAX_CHARS;
 use crate::core::view::View;
 
 const NATIVE: i32 = 0;
@@ -33,6 +34,12 @@ const TEXT: i32 = 5;
 const THINKING: i32 = 6;
 const TOOL_CALL: i32 = 7;
 const IMAGE: i32 = 8;
+
+/// Text-block flags, and the cut `SPLITS_PAIR_AT_CUT` is taken at (the
+/// same numbers as in flat-messages.js).
+const BLANK: i32 = 1;
+const SPLITS_PAIR_AT_CUT: i32 = 2;
+const CUT: usize = TOOL_RESULT_MAX_CHARS;
 
 /// The flat form of a message list, as flat-messages.js made it.
 pub struct Flat<'c> {
@@ -133,23 +140,28 @@ impl<'c> Flat<'c> {
     /// pass measured; its characters are read only if needed.
     fn text(&mut self) -> Result<JsText<'c>> {
         let (index, len) = (self.string_index()?, self.count()?);
-        Ok(self.indexed(index, len, None))
+        Ok(self.indexed(index, len, TextHints::default()))
     }
 
-    /// A text block's text: the pass also tells whether it is blank.
+    /// A text block's text: the pass also tells whether it is blank and
+    /// whether a cut at [`CUT`] would split a surrogate pair.
     fn block_text(&mut self) -> Result<JsText<'c>> {
         let (index, len) = (self.string_index()?, self.count()?);
-        let blank = self.next()? != 0;
-        Ok(self.indexed(index, len, Some(blank)))
+        let flags = self.next()?;
+        let hints = TextHints {
+            blank: Some(flags & BLANK != 0),
+            pair_at: Some((CUT, flags & SPLITS_PAIR_AT_CUT != 0)),
+        };
+        Ok(self.indexed(index, len, hints))
     }
 
-    fn indexed(&self, index: u32, len: usize, blank: Option<bool>) -> JsText<'c> {
+    fn indexed(&self, index: u32, len: usize, hints: TextHints) -> JsText<'c> {
         JsText::Indexed {
             cx: self.cx,
             strings: self.strings,
             index,
             len,
-            blank,
+            hints,
         }
     }
 

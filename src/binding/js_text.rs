@@ -21,6 +21,15 @@ use crate::core::jsstr::{is_high_surrogate, is_low_surrogate, JsStr, Utf16Builde
 use crate::core::text::{is_trim_space, Sink, Text, TextOf};
 use crate::core::view::View;
 
+/// What the JS pass told of a text, so that its characters need not be read.
+#[derive(Clone, Copy, Default)]
+pub struct TextHints {
+    /// `s.trim() === ""`.
+    pub blank: Option<bool>,
+    /// `(i, b)`: a cut at unit `i` splits a surrogate pair exactly when `b`.
+    pub pair_at: Option<(usize, bool)>,
+}
+
 /// A JS string read in place, or text made here.
 #[derive(Clone)]
 pub enum JsText<'c> {
@@ -39,8 +48,7 @@ pub enum JsText<'c> {
         index: u32,
         /// UTF-16 length, as the JS pass measured it.
         len: usize,
-        /// `s.trim() === ""`, when the JS pass told.
-        blank: Option<bool>,
+        hints: TextHints,
     },
     Owned(JsStr),
 }
@@ -104,7 +112,10 @@ impl Text for JsText<'_> {
         match self {
             JsText::Owned(s) => return Text::is_blank(s),
             JsText::Indexed {
-                blank: Some(blank), ..
+                hints: TextHints {
+                    blank: Some(blank), ..
+                },
+                ..
             } => return *blank,
             _ => {}
         }
@@ -130,8 +141,17 @@ impl Text for JsText<'_> {
     }
 
     fn splits_pair_at(&self, index: usize) -> bool {
-        if let JsText::Owned(s) = self {
-            return s.splits_pair_at(index);
+        match self {
+            JsText::Owned(s) => return s.splits_pair_at(index),
+            JsText::Indexed {
+                hints:
+                    TextHints {
+                        pair_at: Some((at, splits)),
+                        ..
+                    },
+                ..
+            } if *at == index => return *splits,
+            _ => {}
         }
         let Some((cx, raw, len)) = self.js() else {
             return false;
