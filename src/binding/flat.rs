@@ -10,6 +10,7 @@
 //! this crate's own. The codes are documented in `flat-messages.js`.
 
 use std::ptr;
+use std::rc::Rc;
 
 use napi::sys;
 
@@ -47,8 +48,9 @@ pub struct Flat<'c> {
     codes: Vec<i32>,
     strings: Raw,
     /// The short strings (ids, names, argument keys and JSON, mime types),
-    /// joined in the order the codes name them.
-    shorts: Vec<u16>,
+    /// joined in the order the codes name them; the texts cut from them
+    /// share it.
+    shorts: Rc<[u16]>,
     /// Position of the next code, and of the next short string.
     at: usize,
     short_at: usize,
@@ -112,7 +114,7 @@ impl<'c> Flat<'c> {
             cx,
             codes,
             strings,
-            shorts,
+            shorts: shorts.into(),
             at: 0,
             short_at: 0,
         })
@@ -170,22 +172,51 @@ impl<'c> Flat<'c> {
         self.strings
     }
 
-    /// The next short string.
-    fn short(&mut self) -> Result<JsStr> {
-        let len = self.count()?;
-        let end = self.short_at.checked_add(len).ok_or_else(malformed)?;
-        let units = self.shorts.get(self.short_at..end).ok_or_else(malformed)?;
+    /// Where the next short string lies in `shorts`.
+    fn short_range(&mut self) -> Result<(usize, usize)> {
+        let (start, len) = (self.short_at, self.count()?);
+        let end = start.checked_add(len).ok_or_else(malformed)?;
+        if end > self.shorts.len() {
+            return Err(malformed());
+        }
         self.short_at = end;
-        Ok(JsStr::from_utf16(units))
+        Ok((start, len))
     }
 
-    /// The next short string, or `None` where the codes hold -1.
-    fn optional_short(&mut self) -> Result<Option<JsStr>> {
-        if self.codes.get(self.at) == Some(&-1) {
+    /// The next short string, as a text that shares the units.
+    fn short(&mut self) -> Result<JsText<'c>> {
+        let (start, len) = self.short_range()?;
+        Ok(JsText::Short {
+            units: Rc::clone(&self.shorts),
+            start,
+            len,
+        })
+    }
+
+    /// Whether the next code is -1 (no short string there), which it skips.
+    fn absent(&mut self) -> bool {
+        let absent = self.codes.get(self.at) == Some(&-1);
+        if absent {
             self.at += 1;
+        }
+        absent
+    }
+
+    /// The next short string or none, as a text.
+    fn optional_short(&mut self) -> Result<Option<JsText<'c>>> {
+        if self.absent() {
             return Ok(None);
         }
         self.short().map(Some)
+    }
+
+    /// The next short string or none, as an owned string (mime types).
+    fn optional_js_str(&mut self) -> Result<Option<JsStr>> {
+        if self.absent() {
+            return Ok(None);
+        }
+        let (start, len) = self.short_range()?;
+        Ok(Some(JsStr::from_utf16(&self.shorts[start..start + len])))
     }
 
     fn blocks(&mut self) -> Result<Vec<Block<JsText<'c>>>> {
@@ -209,7 +240,7 @@ impl<'c> Flat<'c> {
                     Block::ToolCall(ToolCall { id, name, args })
                 }
                 IMAGE => Block::Image {
-                    mime_type: self.optional_short()?,
+                    mime_type: self.optional_js_str()?,
                 },
                 _ => return Err(malformed()),
             });

@@ -9,7 +9,9 @@
 //! read with no temporary scopes ([`TextOf::BORROWS`]) and must not outlive
 //! the call.
 
+use std::borrow::Cow;
 use std::ptr;
+use std::rc::Rc;
 
 use napi::sys;
 use rustc_hash::FxHashMap;
@@ -50,10 +52,25 @@ pub enum JsText<'c> {
         len: usize,
         hints: TextHints,
     },
+    /// A short string of the flat form (an id, a name, an argument): units
+    /// `start..start + len` of the call's copy of them, shared by all.
+    Short {
+        units: Rc<[u16]>,
+        start: usize,
+        len: usize,
+    },
     Owned(JsStr),
 }
 
 impl<'c> JsText<'c> {
+    /// The units of a short string; `None` for any other text.
+    fn short_units(&self) -> Option<&[u16]> {
+        match self {
+            JsText::Short { units, start, len } => units.get(*start..start + len),
+            _ => None,
+        }
+    }
+
     /// The JS string and its length; `None` for text made here.
     fn js(&self) -> Option<(&'c Cx, Raw, usize)> {
         match *self {
@@ -72,7 +89,7 @@ impl<'c> JsText<'c> {
                 let status = unsafe { sys::napi_get_element(cx.env, strings, index, &mut raw) };
                 (status == sys::Status::napi_ok && !raw.is_null()).then_some((cx, raw, len))
             }
-            JsText::Owned(_) => None,
+            JsText::Short { .. } | JsText::Owned(_) => None,
         }
     }
 }
@@ -103,12 +120,17 @@ impl Text for JsText<'_> {
 
     fn utf16_len(&self) -> usize {
         match self {
-            JsText::Js { len, .. } | JsText::Indexed { len, .. } => *len,
+            JsText::Js { len, .. } | JsText::Indexed { len, .. } | JsText::Short { len, .. } => {
+                *len
+            }
             JsText::Owned(s) => s.utf16_len(),
         }
     }
 
     fn is_blank(&self) -> bool {
+        if let Some(units) = self.short_units() {
+            return units.iter().copied().all(is_trim_space);
+        }
         match self {
             JsText::Owned(s) => return Text::is_blank(s),
             JsText::Indexed {
@@ -133,6 +155,9 @@ impl Text for JsText<'_> {
         if let JsText::Owned(s) = self {
             return s.code_unit_at(index);
         }
+        if let Some(units) = self.short_units() {
+            return units.get(index).copied();
+        }
         let (cx, raw, len) = self.js()?;
         if index >= len {
             return None;
@@ -151,6 +176,11 @@ impl Text for JsText<'_> {
                     },
                 ..
             } if *at == index => return *splits,
+            JsText::Short { .. } => {
+                return index > 0
+                    && self.code_unit_at(index - 1).is_some_and(is_high_surrogate)
+                    && self.code_unit_at(index).is_some_and(is_low_surrogate)
+            }
             _ => {}
         }
         let Some((cx, raw, len)) = self.js() else {
@@ -175,8 +205,18 @@ impl Text for JsText<'_> {
         if let JsText::Owned(s) = self {
             return s.push_prefix_into(units, out);
         }
+        if let Some(short) = self.short_units() {
+            return out.push_units(&short[..units.min(short.len())]);
+        }
         if let Some((cx, raw, len)) = self.js() {
             out.push_units(&read_prefix(cx, raw, units.min(len)));
+        }
+    }
+
+    fn as_key(&self) -> Cow<'_, JsStr> {
+        match self {
+            JsText::Owned(s) => Cow::Borrowed(s),
+            _ => Cow::Owned(self.to_js_str()),
         }
     }
 }
@@ -355,7 +395,7 @@ impl<'c> RecipeSink<'c> {
                 i
             }
             JsText::Js { raw, .. } => self.append(*raw),
-            JsText::Owned(_) => None,
+            JsText::Short { .. } | JsText::Owned(_) => None,
         }
     }
 
@@ -397,6 +437,9 @@ impl<'c> Sink<JsText<'c>> for RecipeSink<'c> {
         if let JsText::Owned(s) = text {
             return s.push_utf16_into(&mut self.run);
         }
+        if let Some(units) = text.short_units() {
+            return self.run.extend_from_slice(units);
+        }
         if let Some(i) = self.index_of(text) {
             self.piece(i);
         }
@@ -407,6 +450,9 @@ impl<'c> Sink<JsText<'c>> for RecipeSink<'c> {
             let mut b = Utf16Builder::new();
             s.push_prefix_into(units, &mut b);
             return b.finish().push_utf16_into(&mut self.run);
+        }
+        if let Some(short) = text.short_units() {
+            return self.run.extend_from_slice(&short[..units.min(short.len())]);
         }
         if units >= text.utf16_len() {
             return self.push_text(text);

@@ -23,6 +23,7 @@ use crate::core::projection::{
     DEFAULT_TOOL_RESULT_BODIES,
 };
 use crate::core::serialize::{push_message, Parts, SerializeOptions};
+use crate::core::text::Text;
 use crate::core::view::{Key, Kind, View};
 
 /// `options[name]`, with `options` itself optional.
@@ -265,6 +266,7 @@ impl<'c> PlanWriter<'c> {
                 check(unsafe { sys::napi_get_element(self.cx.env, *strings, *index, &mut raw) })?;
                 self.value(raw)
             }
+            JsText::Short { .. } => self.value(self.cx.js_str(&t.to_js_str())?),
             JsText::Owned(s) => self.value(self.cx.js_str(s)?),
         }
     }
@@ -291,13 +293,13 @@ impl<'c> PlanWriter<'c> {
             }
             Block::ToolCall(call) => {
                 self.codes.push(PLAN_TOOL_CALL);
-                self.js_str(&call.id)?;
-                self.js_str(&call.name)?;
+                self.text(&call.id)?;
+                self.text(&call.name)?;
                 self.codes.push(call.args.len() as f64);
                 for (k, json) in &call.args {
-                    self.js_str(k)?;
+                    self.text(k)?;
                     match json {
-                        Some(json) => self.js_str(json)?,
+                        Some(json) => self.text(json)?,
                         // `JSON.stringify` gave undefined: the copy holds undefined.
                         None => self.codes.push(-1.0),
                     }
@@ -341,8 +343,8 @@ impl<'c> PlanWriter<'c> {
             },
             Message::Assistant(a) => self.blocks(&a.content),
             Message::ToolResult(r) => {
-                self.js_str(&r.tool_call_id)?;
-                self.js_str(&r.tool_name)?;
+                self.text(&r.tool_call_id)?;
+                self.text(&r.tool_name)?;
                 self.flag(r.is_error);
                 self.blocks(&r.content)
             }

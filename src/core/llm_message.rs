@@ -48,9 +48,9 @@ pub struct AssistantMessage<T = JsStr> {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolResultMessage<T = JsStr> {
     /// `String(toolCallId)`.
-    pub tool_call_id: JsStr,
+    pub tool_call_id: T,
     /// `String(toolName)`.
-    pub tool_name: JsStr,
+    pub tool_name: T,
     /// `Boolean(isError)`.
     pub is_error: bool,
     pub content: Vec<Block<T>>,
@@ -102,22 +102,24 @@ pub enum Block<T = JsStr> {
         thinking: T,
         redacted: bool,
     },
-    ToolCall(ToolCall),
+    ToolCall(ToolCall<T>),
     /// An image; its bytes are never copied.
     Image {
         mime_type: Option<JsStr>,
     },
 }
 
+/// A tool call. Its strings are of the model's text type too, so a reader
+/// that holds them already (the binding's flat form) need not copy them.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ToolCall {
+pub struct ToolCall<T = JsStr> {
     /// `String(id)`.
-    pub id: JsStr,
+    pub id: T,
     /// `String(name)`.
-    pub name: JsStr,
+    pub name: T,
     /// `Object.entries(arguments)`, each value as `JSON.stringify(value)`;
     /// `None` where that is `undefined` (functions, symbols, `undefined`).
-    pub args: Vec<(JsStr, Option<JsStr>)>,
+    pub args: Vec<(T, Option<T>)>,
 }
 
 impl<T> Message<T> {
@@ -233,9 +235,13 @@ fn assistant_block<V: View, T: TextOf<V>>(block: &V) -> Result<Option<Block<T>>>
             redacted: block.get(Key::Redacted)?.truthy(),
         }),
         Some(2) => Some(Block::ToolCall(ToolCall {
-            id: to_text(&block.get(Key::Id)?).within("id")?,
-            name: to_text(&block.get(Key::Name)?).within("name")?,
-            args: arguments(&block.get(Key::Arguments)?).within("arguments")?,
+            id: T::owned(to_text(&block.get(Key::Id)?).within("id")?),
+            name: T::owned(to_text(&block.get(Key::Name)?).within("name")?),
+            args: arguments(&block.get(Key::Arguments)?)
+                .within("arguments")?
+                .into_iter()
+                .map(|(k, v)| (T::owned(k), v.map(T::owned)))
+                .collect(),
         })),
         _ => None,
     })
@@ -403,8 +409,10 @@ pub fn from_agent_message_with<V: View, T: TextOf<V>>(
                 timestamp,
             })),
             _ => Some(Message::ToolResult(ToolResultMessage {
-                tool_call_id: to_text(&message.get(Key::ToolCallId)?).within("toolCallId")?,
-                tool_name: to_text(&message.get(Key::ToolName)?).within("toolName")?,
+                tool_call_id: T::owned(
+                    to_text(&message.get(Key::ToolCallId)?).within("toolCallId")?,
+                ),
+                tool_name: T::owned(to_text(&message.get(Key::ToolName)?).within("toolName")?),
                 is_error: message.get(Key::IsError)?.truthy(),
                 content: Vec::new(),
                 elided_units: 0,

@@ -11,6 +11,7 @@
 //! compaction split) form a leading round of their own, the oldest one, and
 //! so the first one a retry drops.
 
+use std::borrow::Cow;
 use std::ops::Range;
 
 use super::jsstr::{is_high_surrogate, is_low_surrogate, JsStr, Utf16Builder};
@@ -148,23 +149,25 @@ fn plan<T: Text>(messages: &[Message<T>], options: &ProjectOptions) -> Plan {
 
     // Validity of each tool result: it must have substance and answer a call
     // made earlier in the projected messages.
-    let mut calls: FxHashSet<&JsStr> = FxHashSet::default();
+    let mut calls: FxHashSet<Cow<'_, JsStr>> = FxHashSet::default();
     let mut results = Vec::new();
     for m in &messages[start..] {
         match m {
             Message::Assistant(a) => {
                 for b in &a.content {
                     if let Block::ToolCall(c) = b {
-                        calls.insert(&c.id);
+                        calls.insert(c.id.as_key());
                     }
                 }
             }
             Message::ToolResult(r) => {
-                results.push(if has_substance(r) && calls.contains(&r.tool_call_id) {
-                    ResultFate::Body
-                } else {
-                    ResultFate::Dropped
-                });
+                results.push(
+                    if has_substance(r) && calls.contains(&r.tool_call_id.as_key()) {
+                        ResultFate::Body
+                    } else {
+                        ResultFate::Dropped
+                    },
+                );
             }
             Message::User(_) => {}
         }

@@ -54,27 +54,19 @@ impl<'a, S> Parts<'a, S> {
     }
 }
 
-/// An owned string written to a sink of any text type.
-fn push_js<T: Text, S: Sink<T>>(out: &mut S, s: &JsStr) {
-    match s.as_str() {
-        Some(s) => out.push_str(s),
-        None => out.push_text(&T::owned(s.clone())),
-    }
-}
-
-fn push_tool_call<T: Text, S: Sink<T>>(out: &mut S, call: &ToolCall) {
-    push_js(out, &call.name);
+fn push_tool_call<T: Text, S: Sink<T>>(out: &mut S, call: &ToolCall<T>) {
+    out.push_text(&call.name);
     out.push_str("#");
-    push_js(out, &call.id);
+    out.push_text(&call.id);
     out.push_str("(");
     for (i, (key, json)) in call.args.iter().enumerate() {
         if i > 0 {
             out.push_str(", ");
         }
-        push_js(out, key);
+        out.push_text(key);
         out.push_str("=");
         match json {
-            Some(json) => push_js(out, json),
+            Some(json) => out.push_text(json),
             // `${JSON.stringify(undefined)}`
             None => out.push_str("undefined"),
         }
@@ -227,9 +219,9 @@ pub(crate) fn push_tool_result<T: Text, S: Sink<T>>(
         return;
     }
     let out = parts.start("[Tool result ");
-    push_js(out, &m.tool_name);
+    out.push_text(&m.tool_name);
     out.push_str("#");
-    push_js(out, &m.tool_call_id);
+    out.push_text(&m.tool_call_id);
     out.push_str(if m.is_error {
         " error=true]: "
     } else {

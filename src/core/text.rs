@@ -6,6 +6,8 @@
 //! those strings to V8 to join. Owned [`JsStr`] is the default everywhere
 //! (files, `cargo test`, the compaction job that outlives the call).
 
+use std::borrow::Cow;
+
 use super::jsstr::{is_high_surrogate, is_low_surrogate, JsStr, Utf16Builder};
 use super::view::View;
 
@@ -40,6 +42,11 @@ pub trait Text: Clone {
         let mut out = Utf16Builder::new();
         self.push_into(&mut out);
         out.finish()
+    }
+    /// The text as a string to compare and hash (tool-call ids), borrowed
+    /// where it is one already.
+    fn as_key(&self) -> Cow<'_, JsStr> {
+        Cow::Owned(self.to_js_str())
     }
 }
 
@@ -87,6 +94,9 @@ impl Text for JsStr {
     }
     fn to_js_str(&self) -> JsStr {
         self.clone()
+    }
+    fn as_key(&self) -> Cow<'_, JsStr> {
+        Cow::Borrowed(self)
     }
 }
 
