@@ -65,18 +65,32 @@ function session(n, seed) {
   return messages.slice(0, n)
 }
 
-function time(fn) {
-  fn() // warm up
-  const runs = []
-  let out
-  const deadline = performance.now() + 1500
+/**
+ * Median times of each function, run in turn round after round (as the
+ * other benchmarks do), so every one meets the same machine load; 5 to 200
+ * rounds within about 6 s.
+ */
+function timeAlternating(fns) {
+  const outs = fns.map((fn) => fn()) // warm up
+  const runs = fns.map(() => [])
+  const deadline = performance.now() + 6000
+  let round = 0
   do {
-    const t0 = performance.now()
-    out = fn()
-    runs.push(performance.now() - t0)
-  } while (performance.now() < deadline && runs.length < 20)
-  runs.sort((a, b) => a - b)
-  return { ms: runs[Math.floor(runs.length / 2)], out }
+    // Each round starts one further along, so each function follows each
+    // other one equally often: a collection the previous one's garbage
+    // brings on falls to whichever runs next.
+    for (let k = 0; k < fns.length; k++) {
+      const i = (round + k) % fns.length
+      const t0 = performance.now()
+      fns[i]()
+      runs[i].push(performance.now() - t0)
+    }
+    round++
+  } while ((performance.now() < deadline || runs[0].length < 5) && runs[0].length < 200)
+  return runs.map((r, i) => {
+    r.sort((x, y) => x - y)
+    return { ms: r[Math.floor(r.length / 2)], out: outs[i] }
+  })
 }
 
 const sizes = process.argv.slice(2).map(Number).filter(Boolean)
@@ -93,10 +107,12 @@ for (const n of sizes.length ? sizes : [1000, 10000, 100000]) {
   if (ours.serializeConversation(textOnly) !== refSerialize(convertToLlm(textOnly))) {
     throw new Error(`outputs differ on the shared subset (n=${n})`)
   }
-  const ref = time(() => refSerialize(convertToLlm(messages)))
-  const ser = time(() => ours.serializeConversation(messages))
-  const fused = time(() => ours.serializeForSummary(messages))
-  const proj = time(() => ours.serializeConversation(ours.projectForSummary(messages)))
+  const [ref, ser, fused, proj] = timeAlternating([
+    () => refSerialize(convertToLlm(messages)),
+    () => ours.serializeConversation(messages),
+    () => ours.serializeForSummary(messages),
+    () => ours.serializeConversation(ours.projectForSummary(messages)),
+  ])
   if (fused.out !== proj.out) throw new Error(`serializeForSummary differs from serializeConversation(projectForSummary()) (n=${n})`)
   rows.push({ n, ref, ser, fused, proj })
 }
