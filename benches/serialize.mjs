@@ -1,7 +1,10 @@
 // Side-by-side timing of the summarizer transcript: ours
 // (projectForSummary + serializeConversation, and serializeConversation
 // alone) against the reference's serializeConversation(convertToLlm(messages)).
-// Usage: node benches/serialize.mjs [sizes...]   (default 1000 10000 100000)
+// Usage: node benches/serialize.mjs [--phases] [sizes...]   (default 1000 10000 100000)
+// --phases also times serializeConversation without its native part (the
+// JS pass, and the assembly of a recipe made once beforehand): how fast the
+// rest would be if the native part cost nothing.
 // Prints a markdown table. The formats differ on purpose (see
 // docs/serialization.md), so equality is asserted where they agree: the
 // user/assistant-text subset of each session must serialize identically.
@@ -67,7 +70,7 @@ function session(n, seed) {
 
 /**
  * Median times of each function, run in turn round after round (as the
- * other benchmarks do), so every one meets the same machine load; 5 to 200
+ * other benchmarks do), so every one meets the same machine load; 9 to 200
  * rounds within about 6 s.
  */
 function timeAlternating(fns) {
@@ -86,12 +89,17 @@ function timeAlternating(fns) {
       runs[i].push(performance.now() - t0)
     }
     round++
-  } while ((performance.now() < deadline || runs[0].length < 5) && runs[0].length < 200)
+  } while ((performance.now() < deadline || runs[0].length < 9) && runs[0].length < 200)
   return runs.map((r, i) => {
     r.sort((x, y) => x - y)
     return { ms: r[Math.floor(r.length / 2)], out: outs[i] }
   })
 }
+
+const phases = process.argv.includes('--phases')
+const { flatMessages, releaseFlat, assembleTranscript } = require('../flat-messages.js')
+const { platformSuffix, binaryName } = require('../platform.js')
+const binding = phases ? require(`../${binaryName}.${platformSuffix()}.node`) : null
 
 const sizes = process.argv.slice(2).map(Number).filter(Boolean)
 const rows = []
@@ -107,14 +115,25 @@ for (const n of sizes.length ? sizes : [1000, 10000, 100000]) {
   if (ours.serializeConversation(textOnly) !== refSerialize(convertToLlm(textOnly))) {
     throw new Error(`outputs differ on the shared subset (n=${n})`)
   }
-  const [ref, ser, fused, proj] = timeAlternating([
+  const fns = [
     () => refSerialize(convertToLlm(messages)),
     () => ours.serializeConversation(messages),
     () => ours.serializeForSummary(messages),
     () => ours.serializeConversation(ours.projectForSummary(messages)),
-  ])
+  ]
+  if (phases) {
+    const flat = flatMessages(messages)
+    const recipe = binding.serializeConversation(messages, undefined, undefined, flat)
+    releaseFlat(flat)
+    fns.push(() => {
+      releaseFlat(flatMessages(messages))
+      return assembleTranscript(recipe)
+    })
+  }
+  const [ref, ser, fused, proj, noNative] = timeAlternating(fns)
   if (fused.out !== proj.out) throw new Error(`serializeForSummary differs from serializeConversation(projectForSummary()) (n=${n})`)
-  rows.push({ n, ref, ser, fused, proj })
+  if (phases && noNative.out !== ser.out) throw new Error(`the recipe made beforehand gives another transcript (n=${n})`)
+  rows.push({ n, ref, ser, fused, proj, noNative })
 }
 
 const f = (ms) => ms.toFixed(1)
@@ -126,4 +145,9 @@ for (const { n, ref, ser, fused, proj } of rows) {
   console.log(
     `| ${n} | ${f(ref.ms)} ms (${kb(ref.out)}) | ${f(ser.ms)} ms (${kb(ser.out)}) | ${f(fused.ms)} ms (${kb(fused.out)}) | ${f(proj.ms)} ms | ${ratio(ser, ref)}, ${ratio(fused, ref)}, ${ratio(proj, ref)} |`,
   )
+}
+if (phases) {
+  console.log('\n| messages | serializeConversation without its native part | time ours/reference |')
+  console.log('|---:|---:|---:|')
+  for (const { n, ref, noNative } of rows) console.log(`| ${n} | ${f(noNative.ms)} ms | ${ratio(noNative, ref)} |`)
 }
