@@ -150,6 +150,30 @@ describe('the flat form', () => {
     expect(ours.serializeConversation(plain)).toContain(`]: ${'x'.repeat(CUT)}\n\n[... 10 more characters truncated]`)
   })
 
+  test('labels past Latin-1 after Latin-1 ones, and lone surrogates in ids, come out as given', () => {
+    const call = (id, name, args) => ({ role: 'assistant', content: [{ type: 'toolCall', id, name, arguments: args }] })
+    const result = (id, name) => ({ role: 'toolResult', toolCallId: id, toolName: name, content: [{ type: 'text', text: 'ok' }], isError: false })
+    const messages = [
+      call('c1', 'read', { path: 'é' }),
+      result('c1', 'read'),
+      call('c€', 'wr😀te', { x: 1 }),
+      result('c€', 'wr😀te'),
+      call('c\ud800', 'edit', { s: 'ÿ' }),
+      result('c\ud800', 'edit'),
+    ]
+    const expected = [
+      '[Assistant tool calls]: read#c1(path="é")',
+      '[Tool result read#c1 error=false]: ok',
+      '[Assistant tool calls]: wr😀te#c€(x=1)',
+      '[Tool result wr😀te#c€ error=false]: ok',
+      '[Assistant tool calls]: edit#c\ud800(s="ÿ")',
+      '[Tool result edit#c\ud800 error=false]: ok',
+    ].join('\n\n')
+    expect(ours.serializeConversation(messages)).toBe(expected)
+    expect(ours.serializeConversation(messages.slice(0, 2))).toBe(expected.split('\n\n').slice(0, 2).join('\n\n'))
+    expect(ours.serializeForSummary(messages)).toBe(expected)
+  })
+
   test('a call made while another holds the buffers gets its own', () => {
     const inner = [{ role: 'assistant', content: [{ type: 'toolCall', id: 'in1', name: 'bash', arguments: { command: 'pwd' } }] }]
     let innerOut

@@ -255,6 +255,37 @@ fn too_many_strings() -> Error {
 const OP_HEAD: i32 = -1;
 const OP_LABEL_BASE: i32 = -2;
 
+/// The labels' units, one byte each while they all fit in one: V8 then
+/// copies them as they are, and nothing is narrowed at the end.
+enum Labels {
+    Latin1(Vec<u8>),
+    Utf16(Vec<u16>),
+}
+
+impl Labels {
+    fn len(&self) -> usize {
+        match self {
+            Labels::Latin1(bytes) => bytes.len(),
+            Labels::Utf16(units) => units.len(),
+        }
+    }
+
+    fn extend(&mut self, units: &[u16]) {
+        match self {
+            // An OR over the run (vector code) tells whether it fits.
+            Labels::Latin1(bytes) if units.iter().fold(0u16, |acc, &u| acc | u) < 0x100 => {
+                bytes.extend(units.iter().map(|&u| u as u8));
+            }
+            Labels::Latin1(bytes) => {
+                let mut wide: Vec<u16> = bytes.iter().map(|&b| u16::from(b)).collect();
+                wide.extend_from_slice(units);
+                *self = Labels::Utf16(wide);
+            }
+            Labels::Utf16(wide) => wide.extend_from_slice(units),
+        }
+    }
+}
+
 /// A transcript being built as a recipe over the call's strings array.
 pub struct RecipeSink<'c> {
     cx: &'c Cx,
@@ -270,7 +301,7 @@ pub struct RecipeSink<'c> {
     pending: Vec<Raw>,
     ops: Vec<i32>,
     /// Every label's units, one after another, and where each one lies.
-    labels: Vec<u16>,
+    labels: Labels,
     bounds: Vec<u32>,
     shared: FxHashMap<Box<[u16]>, i32>,
     /// Labels and copied text since the last string piece.
@@ -304,7 +335,7 @@ impl<'c> RecipeSink<'c> {
             next_index,
             pending: Vec::new(),
             ops: Vec::new(),
-            labels: Vec::new(),
+            labels: Labels::Latin1(Vec::new()),
             bounds: Vec::new(),
             shared: FxHashMap::default(),
             run: Vec::new(),
@@ -374,7 +405,7 @@ impl<'c> RecipeSink<'c> {
         let k = (self.bounds.len() / 2) as i32;
         let op = OP_LABEL_BASE - k;
         self.bounds.push(self.labels.len() as u32);
-        self.labels.extend_from_slice(&self.run);
+        self.labels.extend(&self.run);
         self.bounds.push(self.labels.len() as u32);
         if shared {
             self.shared.insert(self.run.as_slice().into(), op);
@@ -418,7 +449,10 @@ impl<'c> RecipeSink<'c> {
         }
         let ops = cx.i32_array(&self.ops)?;
         let bounds = cx.u32_array(&self.bounds)?;
-        let labels = cx.utf16_or_latin1(&self.labels)?;
+        let labels = match &self.labels {
+            Labels::Latin1(bytes) => cx.latin1(bytes)?,
+            Labels::Utf16(units) => cx.utf16(units)?,
+        };
         cx.array([Ok(ops), Ok(bounds), Ok(labels), Ok(self.strings)].into_iter())
     }
 }

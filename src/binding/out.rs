@@ -66,14 +66,8 @@ impl Cx {
         Ok(v)
     }
 
-    /// A string of UTF-16 units, made from bytes when every unit fits in
-    /// one (V8 then copies them as they are instead of checking each).
-    pub fn utf16_or_latin1(&self, units: &[u16]) -> Result<Raw> {
-        // OR of all units, without an early exit, so it runs as vector code.
-        if units.iter().fold(0u16, |acc, &u| acc | u) >= 0x100 {
-            return self.utf16(units);
-        }
-        let bytes: Vec<u8> = units.iter().map(|&u| u as u8).collect();
+    /// A string of Latin-1 bytes, one code unit each.
+    pub fn latin1(&self, bytes: &[u8]) -> Result<Raw> {
         let mut v = ptr::null_mut();
         check(unsafe {
             sys::napi_create_string_latin1(
