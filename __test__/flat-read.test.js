@@ -190,6 +190,39 @@ describe('the flat form', () => {
     expect(ours.serializeConversation(inner)).toBe(innerOut)
   })
 
+  test('a call made in the middle of the native reading leaves the outer one its buffers', () => {
+    // The native side reads the flat form's typed arrays in place: a call
+    // made from a getter while it reads (here, of a message only the native
+    // reader takes) must neither reuse nor disturb them.
+    const call = (id, name, args) => ({ role: 'assistant', content: [{ type: 'toolCall', id, name, arguments: args }] })
+    const inner = [call('inner1', 'bash', { command: 'ls -la' }), { role: 'user', content: 'inner text' }]
+    const innerOuts = []
+    let reads = 0
+    const custom = {
+      role: 'custom',
+      customType: 'note',
+      display: true,
+      get content() {
+        // Read once by the JS pass, then by the native reader.
+        if (++reads === 2) {
+          for (let i = 0; i < 3; i++) innerOuts.push(ours.serializeConversation(inner))
+        }
+        return 'from a getter'
+      },
+    }
+    const outer = [call('out1', 'read', { path: 'a.ts' }), custom, call('out2', 'edit', { path: 'b.ts', old: 'x', new: 'y' }), { role: 'user', content: 'after' }]
+    const expected = [
+      '[Assistant tool calls]: read#out1(path="a.ts")',
+      '[User]: from a getter',
+      '[Assistant tool calls]: edit#out2(path="b.ts", old="x", new="y")',
+      '[User]: after',
+    ].join('\n\n')
+    expect(ours.serializeConversation(outer)).toBe(expected)
+    expect(reads).toBeGreaterThanOrEqual(2)
+    expect(innerOuts).toEqual(Array(3).fill('[Assistant tool calls]: bash#inner1(command="ls -la")\n\n[User]: inner text'))
+    expect(ours.serializeForSummary(outer)).toContain('edit#out2(path="b.ts", old="x", new="y")')
+  })
+
   test('a plain generated conversation goes through without native reads', () => {
     const messages = []
     for (let i = 0; i < 200; i++) {

@@ -10,7 +10,6 @@
 //! this crate's own. The codes are documented in `flat-messages.js`.
 
 use std::ptr;
-use std::rc::Rc;
 
 use napi::sys;
 
@@ -45,24 +44,31 @@ const CUT: usize = TOOL_RESULT_MAX_CHARS;
 /// The flat form of a message list, as flat-messages.js made it.
 pub struct Flat<'c> {
     cx: &'c Cx,
-    codes: Vec<i32>,
+    codes: &'c [i32],
     strings: Raw,
     /// The short strings (ids, names, argument keys and JSON, mime types),
     /// joined in the order the codes name them; the texts cut from them
-    /// share it.
-    shorts: Rc<[u16]>,
+    /// refer to it.
+    shorts: &'c [u16],
     /// Position of the next code, and of the next short string.
     at: usize,
     short_at: usize,
 }
 
-/// A copy of a typed array's elements (`T` must match `kind`); nothing
-/// JS does later can pull them away.
-fn typed_array_copy<T: Copy>(
+/// The elements of one of flat-messages.js's typed arrays (`T` must match
+/// `kind`), read in place for the rest of the call.
+///
+/// They stay valid that long: the arrays are that module's own and never
+/// handed to anyone, so no code but the module's can detach or resize
+/// their buffers, and it touches them only in the JS pass before this call
+/// and in `releaseFlat` after it (a call made meanwhile, from a getter,
+/// makes arrays of its own); the caller's arguments keep them alive, and
+/// V8 never moves an array buffer's memory.
+fn typed_array_slice<T: Copy>(
     cx: &Cx,
     array: Raw,
     kind: sys::napi_typedarray_type,
-) -> Result<Vec<T>> {
+) -> Result<&[T]> {
     let mut found = 0;
     let mut length = 0usize;
     let mut data = ptr::null_mut();
@@ -84,11 +90,11 @@ fn typed_array_copy<T: Copy>(
         return Err(malformed());
     }
     if length == 0 {
-        return Ok(Vec::new());
+        return Ok(&[]);
     }
     // A typed array of this kind holds `length` aligned elements of `T` at
-    // `data`, and nothing runs between reading its address and this copy.
-    Ok(unsafe { std::slice::from_raw_parts(data.cast::<T>(), length) }.to_vec())
+    // `data`, valid for the call (see above).
+    Ok(unsafe { std::slice::from_raw_parts(data.cast::<T>(), length) })
 }
 
 /// flat-messages.js and this reader disagree: a bug, never the caller's input.
@@ -97,9 +103,8 @@ fn malformed() -> Error {
 }
 
 impl<'c> Flat<'c> {
-    /// Reads `[codes, texts, shortUnits, ...]`; codes and units are copied
-    /// (a few hundred KB for 10k messages): flat-messages.js reuses its
-    /// buffers once the call is over.
+    /// Reads `[codes, texts, shortUnits, ...]`; codes and units are read
+    /// in place ([`typed_array_slice`]).
     pub fn new(cx: &'c Cx, pair: Raw) -> Result<Flat<'c>> {
         let element = |i: u32| -> Result<Raw> {
             let mut out = ptr::null_mut();
@@ -108,13 +113,13 @@ impl<'c> Flat<'c> {
         };
         let codes = element(0)?;
         let strings = element(1)?;
-        let shorts = typed_array_copy::<u16>(cx, element(2)?, sys::TypedarrayType::uint16_array)?;
-        let codes = typed_array_copy::<i32>(cx, codes, sys::TypedarrayType::int32_array)?;
+        let shorts = typed_array_slice::<u16>(cx, element(2)?, sys::TypedarrayType::uint16_array)?;
+        let codes = typed_array_slice::<i32>(cx, codes, sys::TypedarrayType::int32_array)?;
         Ok(Flat {
             cx,
             codes,
             strings,
-            shorts: shorts.into(),
+            shorts,
             at: 0,
             short_at: 0,
         })
@@ -187,7 +192,7 @@ impl<'c> Flat<'c> {
     fn short(&mut self) -> Result<JsText<'c>> {
         let (start, len) = self.short_range()?;
         Ok(JsText::Short {
-            units: Rc::clone(&self.shorts),
+            units: self.shorts,
             start,
             len,
         })

@@ -11,7 +11,6 @@
 
 use std::borrow::Cow;
 use std::ptr;
-use std::rc::Rc;
 
 use napi::sys;
 use rustc_hash::FxHashMap;
@@ -53,9 +52,9 @@ pub enum JsText<'c> {
         hints: TextHints,
     },
     /// A short string of the flat form (an id, a name, an argument): units
-    /// `start..start + len` of the call's copy of them, shared by all.
+    /// `start..start + len` of the flat form's short-string units.
     Short {
-        units: Rc<[u16]>,
+        units: &'c [u16],
         start: usize,
         len: usize,
     },
