@@ -258,13 +258,14 @@ function flatten(messages) {
 /**
  * A transcript from the recipe the binding returns (src/binding/js_text.rs):
  * `[ops, bounds, labels, strings]`, where an op `i >= 0` is `strings[i]`,
- * `-1, i, n` is `strings[i].slice(0, n)` and `-2 - k` is label `k`, cut from
- * `labels` at the `k`-th pair of `bounds`. The pieces are joined once, so
- * every character is copied a single time.
+ * `-1, i, n` is `strings[i].slice(0, n)` and `-2 - k` is label `k`: with
+ * `j, start, end` the `k`-th triple of `bounds`, `labels[j].slice(start,
+ * end)`. The pieces are joined once, so every character is copied a single
+ * time.
  */
 function assembleTranscript([ops, bounds, labels, strings]) {
-  const shared = new Array(bounds.length >> 1)
-  for (let k = 0; k < shared.length; k++) shared[k] = labels.slice(bounds[2 * k], bounds[2 * k + 1])
+  const shared = new Array(bounds.length / 3)
+  for (let k = 0; k < shared.length; k++) shared[k] = labels[bounds[3 * k]].slice(bounds[3 * k + 1], bounds[3 * k + 2])
   // One piece per op (a head op takes three numbers). The pieces array is
   // made at its size rather than grown, which at 100k messages (270k
   // pieces) saved a third of this loop; past the length V8 keeps as a fast

@@ -174,6 +174,25 @@ describe('the flat form', () => {
     expect(ours.serializeForSummary(messages)).toBe(expected)
   })
 
+  test('labels spread over several labels strings, and one label longer than a string', () => {
+    // The native side makes its labels strings in pieces of 32k units.
+    const messages = []
+    const lines = []
+    for (let i = 0; i < 1500; i++) {
+      const id = `call_${i}_${'x'.repeat(i % 40)}`
+      const args = i === 700 ? { content: 'y'.repeat(50_000) } : { path: `src/file${i}.ts` }
+      messages.push({ role: 'assistant', content: [{ type: 'toolCall', id, name: 'write', arguments: args }] })
+      lines.push(`[Assistant tool calls]: write#${id}(${Object.entries(args).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(', ')})`)
+      messages.push({ role: 'toolResult', toolCallId: id, toolName: 'write', content: [{ type: 'text', text: `done ${i}` }], isError: i % 3 === 0 })
+      lines.push(`[Tool result write#${id} error=${i % 3 === 0}]: done ${i}`)
+    }
+    const recipe = binding.serializeConversation(messages, undefined, argumentEntries)
+    expect(recipe[2].length).toBeGreaterThan(3) // several labels strings
+    expect(Math.max(...recipe[2].map((l) => l.length))).toBeGreaterThan(50_000)
+    expect(assembleTranscript(recipe)).toBe(lines.join('\n\n'))
+    expect(ours.serializeConversation(messages)).toBe(lines.join('\n\n'))
+  })
+
   test('a call made while another holds the buffers gets its own', () => {
     const inner = [{ role: 'assistant', content: [{ type: 'toolCall', id: 'in1', name: 'bash', arguments: { command: 'pwd' } }] }]
     let innerOut
