@@ -66,9 +66,11 @@ function textFlags(t) {
 
 // The code and unit buffers of the last call, kept for the next: a warm
 // call allocates nothing for them. A call takes them and gives them back
-// (releaseFlat) once the native side has copied them; a call made in the
-// meantime (from a getter, say) makes its own. Buffers past KEEP_MAX
-// elements are left to the garbage collector.
+// (releaseFlat) once the native side is done reading them, in place; a
+// call made in the meantime (from a getter, say) makes its own. They are
+// never handed to anyone else, so nothing but this module can detach or
+// resize them while the native side reads (src/binding/flat.rs relies on
+// that). Buffers past KEEP_MAX elements are left to the garbage collector.
 let spareCodes = null
 let spareUnits = null
 const KEEP_MAX = 2 ** 21
@@ -114,8 +116,8 @@ function flatten(messages) {
   }
   const texts = []
   // Ids, names, argument keys and JSON, mime types: short strings the
-  // native side copies, so their units are copied here, one after another,
-  // and each is named in the codes by its length.
+  // native side writes into its labels, so their units are copied here, one
+  // after another, and each is named in the codes by its length.
   const short = (s) => {
     const len = s.length
     if (u + len > units.length) {

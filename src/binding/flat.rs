@@ -1,13 +1,14 @@
 //! Transcript messages from `flat-messages.js`: one JIT-compiled pass in JS
 //! reads the message objects (a property read there costs about a
 //! nanosecond, an N-API read from here 50 to 100) and hands over an
-//! `Int32Array` of codes, an array of the texts it met and one string of
-//! the short strings (ids, names, arguments) joined. Reading that costs one
-//! string copy in all: texts are named by index and stay the caller's
-//! strings ([`JsText::Indexed`]). A message the pass does not recognise as a plain user,
-//! assistant or tool-result message comes as "read it yourself", and is read
-//! from the caller's object here as before, so conversions and errors are
-//! this crate's own. The codes are documented in `flat-messages.js`.
+//! `Int32Array` of codes, an array of the texts it met and a `Uint16Array`
+//! of the short strings' units (ids, names, arguments) one after another.
+//! Both typed arrays are read in place, and texts are named by index and
+//! stay the caller's strings ([`JsText::Indexed`]). A message the pass does
+//! not recognise as a plain user, assistant or tool-result message comes as
+//! "read it yourself", and is read from the caller's object here as before,
+//! so conversions and errors are this crate's own. The codes are documented
+//! in `flat-messages.js`.
 
 use std::ptr;
 
