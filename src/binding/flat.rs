@@ -24,6 +24,7 @@ use crate::core::llm_message::{
     ToolResultMessage, UserContent, UserMessage,
 };
 use crate::core::serialize::TOOL_RESULT_MAX_CHARS;
+use crate::core::text::Text;
 use crate::core::view::View;
 
 const NATIVE: i32 = 0;
@@ -178,20 +179,14 @@ impl<'c> Flat<'c> {
         self.strings
     }
 
-    /// Where the next short string lies in `shorts`.
-    fn short_range(&mut self) -> Result<(usize, usize)> {
+    /// The next short string, as a text that refers to its units.
+    fn short(&mut self) -> Result<JsText<'c>> {
         let (start, len) = (self.short_at, self.count()?);
         let end = start.checked_add(len).ok_or_else(malformed)?;
         if end > self.shorts.len() {
             return Err(malformed());
         }
         self.short_at = end;
-        Ok((start, len))
-    }
-
-    /// The next short string, as a text that shares the units.
-    fn short(&mut self) -> Result<JsText<'c>> {
-        let (start, len) = self.short_range()?;
         Ok(JsText::Short {
             units: self.shorts,
             start,
@@ -218,11 +213,7 @@ impl<'c> Flat<'c> {
 
     /// The next short string or none, as an owned string (mime types).
     fn optional_js_str(&mut self) -> Result<Option<JsStr>> {
-        if self.absent() {
-            return Ok(None);
-        }
-        let (start, len) = self.short_range()?;
-        Ok(Some(JsStr::from_utf16(&self.shorts[start..start + len])))
+        Ok(self.optional_short()?.map(|t| t.to_js_str()))
     }
 
     fn blocks(&mut self) -> Result<Vec<Block<JsText<'c>>>> {

@@ -19,7 +19,7 @@ use super::js::{check, Cx, JsVal};
 use super::out::Raw;
 use crate::core::error::{Error, Result};
 use crate::core::jsstr::{is_high_surrogate, is_low_surrogate, JsStr, Utf16Builder};
-use crate::core::text::{is_trim_space, Sink, Text, TextOf};
+use crate::core::text::{is_trim_space, splits_pair_by_units, Sink, Text, TextOf};
 use crate::core::view::View;
 
 /// What the JS pass told of a text, so that its characters need not be read.
@@ -81,16 +81,37 @@ impl<'c> JsText<'c> {
                 len,
                 ..
             } => {
-                let mut raw = ptr::null_mut();
-                // The array is this call's own and holds a string there; the
-                // read fails only with an exception pending, which fails the
-                // whole call when it returns.
-                let status = unsafe { sys::napi_get_element(cx.env, strings, index, &mut raw) };
-                (status == sys::Status::napi_ok && !raw.is_null()).then_some((cx, raw, len))
+                // The read fails only with an exception pending, which fails
+                // the whole call when it returns.
+                let raw = string_at(cx, strings, index).ok()?;
+                Some((cx, raw, len))
             }
             JsText::Short { .. } | JsText::Owned(_) => None,
         }
     }
+
+    /// The text as a JS string: the caller's own where it is one.
+    pub fn to_js_value(&self, cx: &Cx) -> Result<Raw> {
+        match self {
+            JsText::Js { raw, .. } => Ok(*raw),
+            JsText::Indexed { strings, index, .. } => string_at(cx, *strings, *index),
+            JsText::Short { .. } => cx.utf16(self.short_units().unwrap_or_default()),
+            JsText::Owned(s) => cx.js_str(s),
+        }
+    }
+}
+
+/// Element `index` of a strings array of this call (one flat-messages.js
+/// made, holding a string there).
+fn string_at(cx: &Cx, strings: Raw, index: u32) -> Result<Raw> {
+    let mut raw = ptr::null_mut();
+    check(unsafe { sys::napi_get_element(cx.env, strings, index, &mut raw) })?;
+    if raw.is_null() {
+        return Err(Error::invalid(
+            "prime-compaction internal error: no string in the strings array",
+        ));
+    }
+    Ok(raw)
 }
 
 /// Appends the first `n` units of a JS string (fewer if it is shorter).
@@ -175,11 +196,7 @@ impl Text for JsText<'_> {
                     },
                 ..
             } if *at == index => return *splits,
-            JsText::Short { .. } => {
-                return index > 0
-                    && self.code_unit_at(index - 1).is_some_and(is_high_surrogate)
-                    && self.code_unit_at(index).is_some_and(is_low_surrogate)
-            }
+            JsText::Short { .. } => return splits_pair_by_units(self, index),
             _ => {}
         }
         let Some((cx, raw, len)) = self.js() else {

@@ -23,7 +23,6 @@ use crate::core::projection::{
     DEFAULT_TOOL_RESULT_BODIES,
 };
 use crate::core::serialize::{push_message, Parts, SerializeOptions};
-use crate::core::text::Text;
 use crate::core::view::{Key, Kind, View};
 
 /// `options[name]`, with `options` itself optional.
@@ -259,16 +258,7 @@ impl<'c> PlanWriter<'c> {
     }
 
     fn text(&mut self, t: &JsText<'_>) -> Result<()> {
-        match t {
-            JsText::Js { raw, .. } => self.value(*raw),
-            JsText::Indexed { strings, index, .. } => {
-                let mut raw = ptr::null_mut();
-                check(unsafe { sys::napi_get_element(self.cx.env, *strings, *index, &mut raw) })?;
-                self.value(raw)
-            }
-            JsText::Short { .. } => self.value(self.cx.js_str(&t.to_js_str())?),
-            JsText::Owned(s) => self.value(self.cx.js_str(s)?),
-        }
+        self.value(t.to_js_value(self.cx)?)
     }
 
     fn js_str(&mut self, s: &JsStr) -> Result<()> {

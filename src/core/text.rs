@@ -27,9 +27,7 @@ pub trait Text: Clone {
     /// Whether the units at `index - 1` and `index` form a surrogate pair
     /// (so a cut at `index` would split it).
     fn splits_pair_at(&self, index: usize) -> bool {
-        index > 0
-            && self.code_unit_at(index - 1).is_some_and(is_high_surrogate)
-            && self.code_unit_at(index).is_some_and(is_low_surrogate)
+        splits_pair_by_units(self, index)
     }
     /// Appends the first `units` code units (all of it when shorter).
     fn push_prefix_into(&self, units: usize, out: &mut Utf16Builder);
@@ -48,6 +46,14 @@ pub trait Text: Clone {
     fn as_key(&self) -> Cow<'_, JsStr> {
         Cow::Owned(self.to_js_str())
     }
+}
+
+/// [`Text::splits_pair_at`] from [`Text::code_unit_at`], for texts whose
+/// units are at hand.
+pub fn splits_pair_by_units<T: Text>(text: &T, index: usize) -> bool {
+    index > 0
+        && text.code_unit_at(index - 1).is_some_and(is_high_surrogate)
+        && text.code_unit_at(index).is_some_and(is_low_surrogate)
 }
 
 /// Whether a UTF-16 unit is whitespace to `String.prototype.trim`.
