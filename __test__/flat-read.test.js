@@ -242,6 +242,71 @@ describe('the flat form', () => {
     expect(ours.serializeForSummary(outer)).toContain('edit#out2(path="b.ts", old="x", new="y")')
   })
 
+  test('argument JSON written by the pass is what JSON.stringify prints', () => {
+    const values = [
+      'plain', '', 'say "hi"', 'back\\slash', 'line\nbreak\ttab\u0001\u001f', '\u007f\u2028\u2029', 'pair 😀', 'lone \ud83d', 'lone \ude00 end',
+      0, -0, 1.5, -42, 1e21, 5e-7, 2 ** 53 + 2, NaN, Infinity, -Infinity, true, false, null, undefined,
+      () => 1, Symbol('s'), [1, 'a', undefined], { nested: { toJSON: (k) => `key:${k}` } }, { toJSON: (k) => `top:${k}` }, new Date(0), new Number(3), // eslint-disable-line no-new-wrappers
+    ]
+    const args = Object.fromEntries(values.map((v, i) => [`k${i}`, v]))
+    const arrayArgs = values.slice(0, 5)
+    const messages = [
+      { role: 'assistant', content: [{ type: 'toolCall', id: 'c', name: 'n', arguments: args }] },
+      { role: 'assistant', content: [{ type: 'toolCall', id: 'd', name: 'n', arguments: arrayArgs }] },
+    ]
+    expect(codesOf(messages)[0]).not.toBe(0)
+    const printed = (a) => Object.entries(a).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(', ')
+    const expected = `[Assistant tool calls]: n#c(${printed(args)})\n\n[Assistant tool calls]: n#d(${printed(arrayArgs)})`
+    expect(ours.serializeConversation(messages)).toBe(expected)
+    expect(native.serializeConversation(messages, undefined, argumentEntries)).toBe(expected)
+  })
+
+  test('arguments whose getters change later keys are read as Object.entries reads them', () => {
+    const call = (args) => [{ role: 'assistant', content: [{ type: 'toolCall', id: 'c', name: 'n', arguments: args }] }]
+    const deleting = {
+      get a() {
+        delete this.b
+        return 1
+      },
+      b: 2,
+      c: 3,
+    }
+    const hiding = {
+      get a() {
+        Object.defineProperty(this, 'b', { enumerable: false })
+        return 1
+      },
+      b: 2,
+    }
+    const adding = {
+      get a() {
+        this.z = 9
+        return 1
+      },
+      b: 2,
+    }
+    const changing = {
+      get a() {
+        this.b = 'changed'
+        return 1
+      },
+      b: 2,
+    }
+    const cases = [
+      [() => deleting, 'a=1, c=3', true],
+      [() => hiding, 'a=1', true],
+      [() => adding, 'a=1, b=2', false],
+      [() => changing, 'a=1, b="changed"', false],
+    ]
+    for (const [make, shown, goesNative] of cases) {
+      // Fresh objects each time: the getters change them.
+      const copy = () => Object.defineProperties({}, Object.getOwnPropertyDescriptors(make()))
+      expect(codesOf(call(copy()))[0] === 0).toBe(goesNative)
+      expect(ours.serializeConversation(call(copy()))).toBe(`[Assistant tool calls]: n#c(${shown})`)
+      expect(native.serializeConversation(call(copy()), undefined, argumentEntries)).toBe(`[Assistant tool calls]: n#c(${shown})`)
+    }
+  })
+
   test('a plain generated conversation goes through without native reads', () => {
     const messages = []
     for (let i = 0; i < 200; i++) {
