@@ -307,6 +307,38 @@ describe('the flat form', () => {
     }
   })
 
+  test('a flat form the reader cannot follow is an internal error, never a crash or a guess', () => {
+    const messages = [
+      { role: 'assistant', content: [{ type: 'text', text: 'a' }, { type: 'toolCall', id: 'c', name: 'n', arguments: { k: 1 } }] },
+      { role: 'toolResult', toolCallId: 'c', toolName: 'n', content: [{ type: 'text', text: 'out' }], isError: false },
+    ]
+    const [codes, texts, units] = flatMessages(messages)
+    const good = Array.from(codes)
+    // [ASSISTANT, 2, TEXT, 0, 1, 0, TOOL_CALL, 1, 1, 1, 1, 1, TOOL_RESULT, 1, 1, 0, 1, TEXT, 1, 3, 0]
+    expect(good).toEqual([3, 2, 5, 0, 1, 0, 7, 1, 1, 1, 1, 1, 4, 1, 1, 0, 1, 5, 1, 3, 0])
+    const flatOf = (c, u = units) => [Int32Array.from(c), texts, u]
+    // As made, it reads.
+    for (const fn of ['serializeConversation', 'serializeForSummary']) {
+      expect(assembleTranscript(binding[fn](messages, undefined, argumentEntries, flatOf(good)))).toBe(ours[fn](messages))
+    }
+    const bad = [
+      flatOf(good.slice(0, 7)), // cut inside the tool call
+      flatOf(good.map((c, i) => (i === 1 ? 5 : c))), // more blocks than there are
+      flatOf(good.map((c, i) => (i === 7 ? 99 : c))), // an id longer than the units
+      flatOf(good.map((c, i) => (i === 9 ? 99 : c))), // more arguments than codes
+      flatOf(good.map((c, i) => (i === 11 ? 40 : c))), // argument JSON past the units
+      flatOf(good.map((c, i) => (i === 2 ? 42 : c))), // an unknown block code
+      flatOf(good.map((c, i) => (i === 12 ? 42 : c))), // an unknown message code
+      flatOf(good.map((c, i) => (i === 3 ? -7 : c))), // a negative string index
+      flatOf(good, new Uint8Array(4)), // units of the wrong type
+    ]
+    for (const flat of bad) {
+      for (const fn of ['serializeConversation', 'serializeForSummary']) {
+        expect(() => binding[fn](messages, undefined, argumentEntries, flat)).toThrow(/internal error.*bad flat messages/)
+      }
+    }
+  })
+
   test('a plain generated conversation goes through without native reads', () => {
     const messages = []
     for (let i = 0; i < 200; i++) {

@@ -18,13 +18,15 @@ use super::js::{check, Cx, JsVal};
 use super::js_text::{JsText, TextHints};
 use super::out::Raw;
 use crate::core::error::{Context, Error, Result};
-use crate::core::jsstr::JsStr;
 use crate::core::llm_message::{
     from_agent_message_with, AssistantMessage, Block, Message, ReadLimits, ToolCall,
     ToolResultMessage, UserContent, UserMessage,
 };
-use crate::core::serialize::TOOL_RESULT_MAX_CHARS;
-use crate::core::text::Text;
+use crate::core::serialize::{
+    push_assistant, push_message, push_tool_result_of, push_user, BlockRef, Parts,
+    SerializeOptions, TOOL_RESULT_MAX_CHARS,
+};
+use crate::core::text::{Sink, Text};
 use crate::core::view::View;
 
 const NATIVE: i32 = 0;
@@ -45,13 +47,11 @@ const CUT: usize = TOOL_RESULT_MAX_CHARS;
 
 /// The flat form of a message list, as flat-messages.js made it.
 pub struct Flat<'c> {
-    cx: &'c Cx,
+    /// The strings array, and the short strings (ids, names, argument keys
+    /// and JSON, mime types) joined in the order the codes name them; the
+    /// texts cut from them refer to it.
+    texts: Texts<'c>,
     codes: &'c [i32],
-    strings: Raw,
-    /// The short strings (ids, names, argument keys and JSON, mime types),
-    /// joined in the order the codes name them; the texts cut from them
-    /// refer to it.
-    shorts: &'c [u16],
     /// Position of the next code, and of the next short string.
     at: usize,
     short_at: usize,
@@ -104,6 +104,189 @@ fn malformed() -> Error {
     Error::invalid("prime-compaction internal error (a bug, please report it): bad flat messages")
 }
 
+/// What the flat form's texts are made from: the strings array and the
+/// short-string units.
+#[derive(Clone, Copy)]
+struct Texts<'c> {
+    cx: &'c Cx,
+    strings: Raw,
+    shorts: &'c [u16],
+}
+
+impl<'c> Texts<'c> {
+    /// A text named by its place in the strings array, with the length the
+    /// pass measured; its characters are read only if needed.
+    fn indexed(&self, index: i32, len: i32, hints: TextHints) -> Option<JsText<'c>> {
+        Some(JsText::Indexed {
+            cx: self.cx,
+            strings: self.strings,
+            index: u32::try_from(index).ok()?,
+            len: usize::try_from(len).ok()?,
+            hints,
+        })
+    }
+
+    /// Short string units `start..start + len`, as a text that refers to them.
+    fn short(&self, start: usize, len: i32) -> Option<JsText<'c>> {
+        let len = usize::try_from(len).ok()?;
+        if start.checked_add(len)? > self.shorts.len() {
+            return None;
+        }
+        Some(JsText::Short {
+            units: self.shorts,
+            start,
+            len,
+        })
+    }
+}
+
+/// A block of the flat form: as the transcript writer reads it, or an image
+/// (which a transcript does not show, but a projection keeps).
+enum FlatBlock<'c> {
+    Shown(BlockRef<JsText<'c>, FlatArgs<'c>>),
+    Image { mime_type: Option<JsText<'c>> },
+}
+
+/// A message's blocks in the flat form, decoded as they are read, so a
+/// transcript can be written without building the message; a clone reads
+/// them again. A malformed code ends the blocks early, which [`FlatBlocks::end`]
+/// reports.
+#[derive(Clone)]
+struct FlatBlocks<'c> {
+    texts: Texts<'c>,
+    codes: &'c [i32],
+    /// Position of the next block's code, and of its first short string.
+    at: usize,
+    short_at: usize,
+    /// Blocks not yet read.
+    left: usize,
+}
+
+impl<'c> FlatBlocks<'c> {
+    fn code(&self, offset: usize) -> Option<i32> {
+        self.codes.get(self.at + offset).copied()
+    }
+
+    /// The next short string of length `len`.
+    fn short(&mut self, len: i32) -> Option<JsText<'c>> {
+        let text = self.texts.short(self.short_at, len)?;
+        self.short_at += usize::try_from(len).ok()?;
+        Some(text)
+    }
+
+    fn next_block(&mut self) -> Option<FlatBlock<'c>> {
+        if self.left == 0 {
+            return None;
+        }
+        let block = match self.code(0)? {
+            TEXT => {
+                let flags = self.code(3)?;
+                let hints = TextHints {
+                    blank: Some(flags & BLANK != 0),
+                    pair_at: Some((CUT, flags & SPLITS_PAIR_AT_CUT != 0)),
+                };
+                let text = self.texts.indexed(self.code(1)?, self.code(2)?, hints)?;
+                self.at += 4;
+                FlatBlock::Shown(BlockRef::Text(text))
+            }
+            THINKING => {
+                let thinking =
+                    (self.texts).indexed(self.code(1)?, self.code(2)?, TextHints::default())?;
+                let redacted = self.code(3)? != 0;
+                self.at += 4;
+                FlatBlock::Shown(BlockRef::Thinking { thinking, redacted })
+            }
+            TOOL_CALL => {
+                let (id_len, name_len) = (self.code(1)?, self.code(2)?);
+                let n = usize::try_from(self.code(3)?).ok()?;
+                let id = self.short(id_len)?;
+                let name = self.short(name_len)?;
+                let start = self.at + 4;
+                let codes = self
+                    .codes
+                    .get(start..start.checked_add(n.checked_mul(2)?)?)?;
+                let args = FlatArgs {
+                    texts: self.texts,
+                    codes,
+                    short_at: self.short_at,
+                };
+                // Past the arguments' short strings, checking them once here.
+                for pair in codes.chunks_exact(2) {
+                    self.short(pair[0])?;
+                    if pair[1] != -1 {
+                        self.short(pair[1])?;
+                    }
+                }
+                self.at = start + codes.len();
+                FlatBlock::Shown(BlockRef::ToolCall { id, name, args })
+            }
+            IMAGE => {
+                let len = self.code(1)?;
+                let mime_type = if len == -1 {
+                    None
+                } else {
+                    Some(self.short(len)?)
+                };
+                self.at += 2;
+                FlatBlock::Image { mime_type }
+            }
+            _ => return None,
+        };
+        self.left -= 1;
+        Some(block)
+    }
+
+    /// Where the next message's codes and short strings start, once every
+    /// block was read; an error if the blocks were malformed.
+    fn end(mut self) -> Result<(usize, usize)> {
+        while self.next_block().is_some() {}
+        if self.left > 0 {
+            return Err(malformed());
+        }
+        Ok((self.at, self.short_at))
+    }
+}
+
+impl<'c> Iterator for FlatBlocks<'c> {
+    type Item = BlockRef<JsText<'c>, FlatArgs<'c>>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        Some(match self.next_block()? {
+            FlatBlock::Shown(block) => block,
+            FlatBlock::Image { .. } => BlockRef::Other,
+        })
+    }
+}
+
+/// A tool call's arguments in the flat form (checked by [`FlatBlocks`]):
+/// `(key, JSON or none)`.
+#[derive(Clone)]
+pub struct FlatArgs<'c> {
+    texts: Texts<'c>,
+    /// Pairs of lengths: the key's, and the JSON's or -1.
+    codes: &'c [i32],
+    short_at: usize,
+}
+
+impl<'c> Iterator for FlatArgs<'c> {
+    type Item = (JsText<'c>, Option<JsText<'c>>);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let (&[key_len, json_len], rest) = self.codes.split_first_chunk::<2>()?;
+        self.codes = rest;
+        let key = self.texts.short(self.short_at, key_len)?;
+        self.short_at += key.utf16_len();
+        let json = if json_len == -1 {
+            None
+        } else {
+            let json = self.texts.short(self.short_at, json_len)?;
+            self.short_at += json.utf16_len();
+            Some(json)
+        };
+        Some((key, json))
+    }
+}
+
 impl<'c> Flat<'c> {
     /// Reads `[codes, texts, shortUnits, ...]`; codes and units are read
     /// in place ([`typed_array_slice`]).
@@ -118,10 +301,12 @@ impl<'c> Flat<'c> {
         let shorts = typed_array_slice::<u16>(cx, element(2)?, sys::TypedarrayType::uint16_array)?;
         let codes = typed_array_slice::<i32>(cx, codes, sys::TypedarrayType::int32_array)?;
         Ok(Flat {
-            cx,
+            texts: Texts {
+                cx,
+                strings,
+                shorts,
+            },
             codes,
-            strings,
-            shorts,
             at: 0,
             short_at: 0,
         })
@@ -141,107 +326,70 @@ impl<'c> Flat<'c> {
         usize::try_from(self.next()?).map_err(|_| malformed())
     }
 
-    fn string_index(&mut self) -> Result<u32> {
-        u32::try_from(self.next()?).map_err(|_| malformed())
-    }
-
-    /// A text named by its place in the strings array, with the length the
-    /// pass measured; its characters are read only if needed.
-    fn text(&mut self) -> Result<JsText<'c>> {
-        let (index, len) = (self.string_index()?, self.count()?);
-        Ok(self.indexed(index, len, TextHints::default()))
-    }
-
-    /// A text block's text: the pass also tells whether it is blank and
-    /// whether a cut at [`CUT`] would split a surrogate pair.
-    fn block_text(&mut self) -> Result<JsText<'c>> {
-        let (index, len) = (self.string_index()?, self.count()?);
-        let flags = self.next()?;
-        let hints = TextHints {
-            blank: Some(flags & BLANK != 0),
-            pair_at: Some((CUT, flags & SPLITS_PAIR_AT_CUT != 0)),
-        };
-        Ok(self.indexed(index, len, hints))
-    }
-
-    fn indexed(&self, index: u32, len: usize, hints: TextHints) -> JsText<'c> {
-        JsText::Indexed {
-            cx: self.cx,
-            strings: self.strings,
-            index,
-            len,
-            hints,
-        }
-    }
-
     /// The strings array, which a transcript's recipe names.
     pub fn strings(&self) -> Raw {
-        self.strings
+        self.texts.strings
     }
 
-    /// The next short string, as a text that refers to its units.
+    /// The next short string.
     fn short(&mut self) -> Result<JsText<'c>> {
-        let (start, len) = (self.short_at, self.count()?);
-        let end = start.checked_add(len).ok_or_else(malformed)?;
-        if end > self.shorts.len() {
-            return Err(malformed());
-        }
-        self.short_at = end;
-        Ok(JsText::Short {
-            units: self.shorts,
-            start,
-            len,
+        let len = self.next()?;
+        let text = self.texts.short(self.short_at, len).ok_or_else(malformed)?;
+        self.short_at += text.utf16_len();
+        Ok(text)
+    }
+
+    /// The next `[string, length]` text.
+    fn text(&mut self) -> Result<JsText<'c>> {
+        let (index, len) = (self.next()?, self.next()?);
+        (self.texts)
+            .indexed(index, len, TextHints::default())
+            .ok_or_else(malformed)
+    }
+
+    /// The blocks that follow (a count, then the blocks), to be read by the
+    /// caller, who then moves past them with [`Flat::skip`].
+    fn blocks(&mut self) -> Result<FlatBlocks<'c>> {
+        let left = self.count()?;
+        Ok(FlatBlocks {
+            texts: self.texts,
+            codes: self.codes,
+            at: self.at,
+            short_at: self.short_at,
+            left,
         })
     }
 
-    /// Whether the next code is -1 (no short string there), which it skips.
-    fn absent(&mut self) -> bool {
-        let absent = self.codes.get(self.at) == Some(&-1);
-        if absent {
-            self.at += 1;
-        }
-        absent
+    /// Moves past blocks read with [`Flat::blocks`].
+    fn skip(&mut self, blocks: FlatBlocks<'c>) -> Result<()> {
+        (self.at, self.short_at) = blocks.end()?;
+        Ok(())
     }
 
-    /// The next short string or none, as a text.
-    fn optional_short(&mut self) -> Result<Option<JsText<'c>>> {
-        if self.absent() {
-            return Ok(None);
-        }
-        self.short().map(Some)
-    }
-
-    /// The next short string or none, as an owned string (mime types).
-    fn optional_js_str(&mut self) -> Result<Option<JsStr>> {
-        Ok(self.optional_short()?.map(|t| t.to_js_str()))
-    }
-
-    fn blocks(&mut self) -> Result<Vec<Block<JsText<'c>>>> {
-        let count = self.count()?;
-        let mut out = Vec::with_capacity(count.min(1024));
-        for _ in 0..count {
-            out.push(match self.next()? {
-                TEXT => Block::Text(self.block_text()?),
-                THINKING => Block::Thinking {
-                    thinking: self.text()?,
-                    redacted: self.next()? != 0,
-                },
-                TOOL_CALL => {
-                    let id = self.short()?;
-                    let name = self.short()?;
-                    let n = self.count()?;
-                    let mut args = Vec::with_capacity(n.min(1024));
-                    for _ in 0..n {
-                        args.push((self.short()?, self.optional_short()?));
-                    }
-                    Block::ToolCall(ToolCall { id, name, args })
+    /// The blocks that follow, as the model's blocks.
+    fn model_blocks(&mut self) -> Result<Vec<Block<JsText<'c>>>> {
+        let mut blocks = self.blocks()?;
+        let mut out = Vec::with_capacity(blocks.left.min(1024));
+        while let Some(block) = blocks.next_block() {
+            out.push(match block {
+                FlatBlock::Shown(BlockRef::Text(t)) => Block::Text(t),
+                FlatBlock::Shown(BlockRef::Thinking { thinking, redacted }) => {
+                    Block::Thinking { thinking, redacted }
                 }
-                IMAGE => Block::Image {
-                    mime_type: self.optional_js_str()?,
+                FlatBlock::Shown(BlockRef::ToolCall { id, name, args }) => {
+                    Block::ToolCall(ToolCall {
+                        id,
+                        name,
+                        args: args.collect(),
+                    })
+                }
+                FlatBlock::Shown(BlockRef::Other) => continue,
+                FlatBlock::Image { mime_type } => Block::Image {
+                    mime_type: mime_type.map(|t| t.to_js_str()),
                 },
-                _ => return Err(malformed()),
             });
         }
+        self.skip(blocks)?;
         Ok(out)
     }
 
@@ -262,23 +410,78 @@ impl<'c> Flat<'c> {
                 timestamp: None,
             }),
             USER_BLOCKS => Message::User(UserMessage {
-                content: UserContent::Blocks(self.blocks()?),
+                content: UserContent::Blocks(self.model_blocks()?),
                 timestamp: None,
             }),
             ASSISTANT => Message::Assistant(AssistantMessage {
-                content: self.blocks()?,
+                content: self.model_blocks()?,
                 timestamp: None,
             }),
             TOOL_RESULT => Message::ToolResult(ToolResultMessage {
                 tool_call_id: self.short()?,
                 tool_name: self.short()?,
                 is_error: self.next()? != 0,
-                content: self.blocks()?,
+                content: self.model_blocks()?,
                 elided_units: 0,
                 timestamp: None,
             }),
             _ => return Err(malformed()),
         }))
+    }
+
+    /// Writes the next message's parts straight from the codes, building no
+    /// message; one the pass left to the native reader is read and written
+    /// as before. `scratch` holds a tool result's texts; it is left empty.
+    pub(crate) fn write_message<S: Sink<JsText<'c>>>(
+        &mut self,
+        list: &JsVal<'c>,
+        limits: ReadLimits,
+        parts: &mut Parts<'_, S>,
+        options: SerializeOptions,
+        scratch: &mut Vec<JsText<'c>>,
+    ) -> Result<()> {
+        match self.next()? {
+            NATIVE => {
+                let i = self.count()?;
+                if let Some(m) = native_message(list, i, limits)? {
+                    push_message(parts, &m, options);
+                }
+            }
+            USER_TEXT => {
+                let text = self.text()?;
+                push_user::<JsText<'c>, _, _>(parts, std::iter::once(&text));
+            }
+            USER_BLOCKS => {
+                let blocks = self.blocks()?;
+                let texts = blocks.clone().filter_map(|b| match b {
+                    BlockRef::Text(t) => Some(t),
+                    _ => None,
+                });
+                push_user::<JsText<'c>, _, _>(parts, texts);
+                self.skip(blocks)?;
+            }
+            ASSISTANT => {
+                let blocks = self.blocks()?;
+                push_assistant::<JsText<'c>, _, _, _>(parts, blocks.clone(), options);
+                self.skip(blocks)?;
+            }
+            TOOL_RESULT => {
+                let id = self.short()?;
+                let name = self.short()?;
+                let is_error = self.next()? != 0;
+                let blocks = self.blocks()?;
+                scratch.clear();
+                scratch.extend(blocks.clone().filter_map(|b| match b {
+                    BlockRef::Text(t) if !t.is_empty() => Some(t),
+                    _ => None,
+                }));
+                push_tool_result_of(parts, &name, &id, is_error, scratch.as_slice(), 0);
+                scratch.clear();
+                self.skip(blocks)?;
+            }
+            _ => return Err(malformed()),
+        }
+        Ok(())
     }
 
     /// Every message, for callers that keep them all.
@@ -312,18 +515,24 @@ impl<'c> MessageSource<'c> {
         }
     }
 
-    /// The next message, or `None` when it converts to nothing.
-    pub fn next(
+    /// Writes the next message's parts (see [`Flat::write_message`]).
+    pub(crate) fn write<S: Sink<JsText<'c>>>(
         &mut self,
         list: &JsVal<'c>,
         limits: ReadLimits,
-    ) -> Result<Option<Message<JsText<'c>>>> {
+        parts: &mut Parts<'_, S>,
+        options: SerializeOptions,
+        scratch: &mut Vec<JsText<'c>>,
+    ) -> Result<()> {
         match self {
-            MessageSource::Flat(flat) => flat.message(list, limits),
+            MessageSource::Flat(flat) => flat.write_message(list, limits, parts, options, scratch),
             MessageSource::Native { next, .. } => {
                 let i = *next;
                 *next += 1;
-                native_message(list, i, limits)
+                if let Some(m) = native_message(list, i, limits)? {
+                    push_message(parts, &m, options);
+                }
+                Ok(())
             }
         }
     }

@@ -22,7 +22,7 @@ use crate::core::projection::{
     is_claude_family, project, round_ranges, serialize_projection, ProjectOptions,
     DEFAULT_TOOL_RESULT_BODIES,
 };
-use crate::core::serialize::{push_message, Parts, SerializeOptions};
+use crate::core::serialize::{Parts, SerializeOptions};
 use crate::core::view::{Key, Kind, View};
 
 /// `options[name]`, with `options` itself optional.
@@ -112,6 +112,7 @@ pub fn serialize_conversation(
         };
         let mut sink = RecipeSink::new(cx, strings)?;
         let mut parts = Parts::new(&mut sink);
+        let mut scratch = Vec::new();
         // A batch of messages at a time, each in a handle scope of its own:
         // the texts are only borrowed until their batch is written (the
         // pieces array keeps what it was given), so the handles of a long
@@ -122,11 +123,10 @@ pub fn serialize_conversation(
                     if source.is_done() {
                         break;
                     }
-                    // Written as soon as read, and dropped: the next
-                    // message reuses the memory this one freed.
-                    if let Some(m) = source.next(&list, limits)? {
-                        push_message(&mut parts, &m, options);
-                    }
+                    // Written as soon as read: flat messages straight
+                    // from their codes, others read and dropped, so the
+                    // next message reuses the memory this one freed.
+                    source.write(&list, limits, &mut parts, options, &mut scratch)?;
                 }
                 // The batch's native texts are handles of this scope.
                 parts.sink().flush();

@@ -5,8 +5,10 @@
 //! to its call. Joining, empty-content handling and tool-result truncation
 //! follow the reference, except that a cut never splits a surrogate pair.
 
+use std::borrow::Borrow;
+
 use super::jsstr::{is_high_surrogate, is_low_surrogate, JsStr, Utf16Builder};
-use super::llm_message::{Block, Message, ToolCall, ToolResultMessage, UserContent};
+use super::llm_message::{Block, Message, ToolResultMessage, UserContent};
 use super::text::{Sink, Text};
 
 /// Longest tool-result text kept verbatim, in UTF-16 units.
@@ -54,19 +56,73 @@ impl<'a, S> Parts<'a, S> {
     }
 }
 
-fn push_tool_call<T: Text, S: Sink<T>>(out: &mut S, call: &ToolCall<T>) {
-    out.push_text(&call.name);
+/// A content block as the transcript writer reads it: texts as `H` (a text
+/// or a reference to one) and a tool call's arguments, `(key, JSON or
+/// none)`, as the iterator `A`. The model's blocks are read this way, and
+/// so are the binding's flat codes, without building a model.
+pub(crate) enum BlockRef<H, A> {
+    Text(H),
+    Thinking {
+        thinking: H,
+        redacted: bool,
+    },
+    ToolCall {
+        id: H,
+        name: H,
+        args: A,
+    },
+    /// Blocks a transcript does not show (images).
+    Other,
+}
+
+/// The model's arguments as [`BlockRef`] pairs.
+type ArgRefs<'a, T> = std::iter::Map<
+    std::slice::Iter<'a, (T, Option<T>)>,
+    fn(&'a (T, Option<T>)) -> (&'a T, Option<&'a T>),
+>;
+
+fn arg_ref<T>(arg: &(T, Option<T>)) -> (&T, Option<&T>) {
+    (&arg.0, arg.1.as_ref())
+}
+
+/// A model block as a [`BlockRef`].
+pub(crate) fn block_ref<T>(block: &Block<T>) -> BlockRef<&T, ArgRefs<'_, T>> {
+    match block {
+        Block::Text(t) => BlockRef::Text(t),
+        Block::Thinking { thinking, redacted } => BlockRef::Thinking {
+            thinking,
+            redacted: *redacted,
+        },
+        Block::ToolCall(c) => BlockRef::ToolCall {
+            id: &c.id,
+            name: &c.name,
+            args: c
+                .args
+                .iter()
+                .map(arg_ref as fn(&(T, Option<T>)) -> (&T, Option<&T>)),
+        },
+        Block::Image { .. } => BlockRef::Other,
+    }
+}
+
+fn push_tool_call<T: Text, S: Sink<T>, H: Borrow<T>>(
+    out: &mut S,
+    id: &T,
+    name: &T,
+    args: impl Iterator<Item = (H, Option<H>)>,
+) {
+    out.push_text(name);
     out.push_str("#");
-    out.push_text(&call.id);
+    out.push_text(id);
     out.push_str("(");
-    for (i, (key, json)) in call.args.iter().enumerate() {
+    for (i, (key, json)) in args.enumerate() {
         if i > 0 {
             out.push_str(", ");
         }
-        out.push_text(key);
+        out.push_text(key.borrow());
         out.push_str("=");
         match json {
-            Some(json) => out.push_text(json),
+            Some(json) => out.push_text(json.borrow()),
             // `${JSON.stringify(undefined)}`
             None => out.push_str("undefined"),
         }
@@ -74,7 +130,7 @@ fn push_tool_call<T: Text, S: Sink<T>>(out: &mut S, call: &ToolCall<T>) {
     out.push_str(")");
 }
 
-fn texts<T>(blocks: &[Block<T>]) -> impl Iterator<Item = &T> {
+fn texts<T>(blocks: &[Block<T>]) -> impl Iterator<Item = &T> + Clone {
     blocks.iter().filter_map(|b| match b {
         Block::Text(t) => Some(t),
         _ => None,
@@ -82,9 +138,10 @@ fn texts<T>(blocks: &[Block<T>]) -> impl Iterator<Item = &T> {
 }
 
 /// Whether a cut at `index` of the texts joined with `""` splits a pair.
-fn splits_joined_pair_at<T: Text>(texts: &[&T], index: usize) -> bool {
+fn splits_joined_pair_at<T: Text, H: Borrow<T>>(texts: &[H], index: usize) -> bool {
     let mut start = 0usize;
     for t in texts {
+        let t = t.borrow();
         let len = t.utf16_len();
         if index > start && index < start + len {
             // Inside one text: it can answer alone.
@@ -94,13 +151,14 @@ fn splits_joined_pair_at<T: Text>(texts: &[&T], index: usize) -> bool {
     }
     // At a boundary between two texts (or an end).
     index > 0
-        && joined_unit_at(texts, index - 1).is_some_and(is_high_surrogate)
-        && joined_unit_at(texts, index).is_some_and(is_low_surrogate)
+        && joined_unit_at::<T, H>(texts, index - 1).is_some_and(is_high_surrogate)
+        && joined_unit_at::<T, H>(texts, index).is_some_and(is_low_surrogate)
 }
 
 /// The code unit at `index` of the texts joined with `""`.
-fn joined_unit_at<T: Text>(texts: &[&T], mut index: usize) -> Option<u16> {
+fn joined_unit_at<T: Text, H: Borrow<T>>(texts: &[H], mut index: usize) -> Option<u16> {
     for t in texts {
+        let t = t.borrow();
         let len = t.utf16_len();
         if index < len {
             return t.code_unit_at(index);
@@ -112,20 +170,25 @@ fn joined_unit_at<T: Text>(texts: &[&T], mut index: usize) -> Option<u16> {
 
 /// Writes a tool result's text blocks joined with `""`, cut at `max` units
 /// (one fewer rather than half a surrogate pair); returns the units cut.
-fn push_truncated<T: Text, S: Sink<T>>(out: &mut S, texts: &[&T], max: usize) -> usize {
-    let len: usize = texts.iter().map(|t| t.utf16_len()).sum();
+fn push_truncated<T: Text, S: Sink<T>, H: Borrow<T>>(
+    out: &mut S,
+    texts: &[H],
+    max: usize,
+) -> usize {
+    let len: usize = texts.iter().map(|t| t.borrow().utf16_len()).sum();
     if len <= max {
         for t in texts {
-            out.push_text(t);
+            out.push_text(t.borrow());
         }
         return 0;
     }
     let mut end = max;
-    if splits_joined_pair_at(texts, end) {
+    if splits_joined_pair_at::<T, H>(texts, end) {
         end -= 1;
     }
     let mut room = end;
     for t in texts {
+        let t = t.borrow();
         if room == 0 {
             break;
         }
@@ -149,56 +212,16 @@ pub(crate) fn push_message<T: Text, S: Sink<T>>(
 ) {
     match message {
         Message::User(m) => match &m.content {
-            UserContent::Text(t) => {
-                if !t.is_empty() {
-                    parts.start("[User]: ").push_text(t);
-                }
-            }
-            UserContent::Blocks(blocks) => {
-                if texts(blocks).any(|t| !t.is_empty()) {
-                    let out = parts.start("[User]: ");
-                    for t in texts(blocks) {
-                        out.push_text(t);
-                    }
-                }
-            }
+            UserContent::Text(t) => push_user::<T, _, _>(parts, std::iter::once(t)),
+            UserContent::Blocks(blocks) => push_user::<T, _, _>(parts, texts(blocks)),
         },
-        Message::Assistant(m) => {
-            let reasoning = |b: &&Block<T>| matches!(b, Block::Thinking { thinking, redacted: false } if !thinking.is_empty());
-            if options.reasoning && m.content.iter().any(|b| reasoning(&b)) {
-                let out = parts.start("[Assistant reasoning]: ");
-                for (i, b) in m.content.iter().filter(reasoning).enumerate() {
-                    if i > 0 {
-                        out.push_str("\n");
-                    }
-                    if let Block::Thinking { thinking, .. } = b {
-                        out.push_text(thinking);
-                    }
-                }
-            }
-            if m.content.iter().any(|b| matches!(b, Block::Text(_))) {
-                let out = parts.start("[Assistant]: ");
-                for (i, t) in texts(&m.content).enumerate() {
-                    if i > 0 {
-                        out.push_str("\n");
-                    }
-                    out.push_text(t);
-                }
-            }
-            if m.content.iter().any(|b| matches!(b, Block::ToolCall(_))) {
-                let out = parts.start("[Assistant tool calls]: ");
-                let calls = m.content.iter().filter_map(|b| match b {
-                    Block::ToolCall(c) => Some(c),
-                    _ => None,
-                });
-                for (i, call) in calls.enumerate() {
-                    if i > 0 {
-                        out.push_str("; ");
-                    }
-                    push_tool_call(out, call);
-                }
-            }
-        }
+        Message::Assistant(m) => push_assistant::<T, _, _, _>(
+            parts,
+            m.content
+                .iter()
+                .map(block_ref as fn(&Block<T>) -> BlockRef<&T, ArgRefs<'_, T>>),
+            options,
+        ),
         Message::ToolResult(m) => {
             let content: Vec<&T> = texts(&m.content).filter(|t| !t.is_empty()).collect();
             push_tool_result(parts, m, &content, m.elided_units);
@@ -206,32 +229,143 @@ pub(crate) fn push_message<T: Text, S: Sink<T>>(
     }
 }
 
+/// Appends a user message's part, given its texts: none when they are all
+/// empty.
+pub(crate) fn push_user<T: Text, S: Sink<T>, H: Borrow<T>>(
+    parts: &mut Parts<'_, S>,
+    texts: impl Iterator<Item = H> + Clone,
+) {
+    if texts.clone().any(|t| !t.borrow().is_empty()) {
+        let out = parts.start("[User]: ");
+        for t in texts {
+            out.push_text(t.borrow());
+        }
+    }
+}
+
+/// Appends an assistant message's parts, given its blocks (read up to
+/// three times): reasoning, then replies, then tool calls.
+pub(crate) fn push_assistant<T, S, H, A>(
+    parts: &mut Parts<'_, S>,
+    blocks: impl Iterator<Item = BlockRef<H, A>> + Clone,
+    options: SerializeOptions,
+) where
+    T: Text,
+    S: Sink<T>,
+    H: Borrow<T>,
+    A: Iterator<Item = (H, Option<H>)>,
+{
+    let reasoning = |b: &BlockRef<H, A>| -> bool {
+        matches!(b, BlockRef::Thinking { thinking, redacted: false } if !thinking.borrow().is_empty())
+    };
+    // Which parts there are, in one pass.
+    let (mut has_reasoning, mut has_text, mut has_calls) = (false, false, false);
+    for b in blocks.clone() {
+        has_reasoning |= reasoning(&b);
+        has_text |= matches!(b, BlockRef::Text(_));
+        has_calls |= matches!(b, BlockRef::ToolCall { .. });
+    }
+    if options.reasoning && has_reasoning {
+        let out = parts.start("[Assistant reasoning]: ");
+        for (i, b) in blocks.clone().filter(reasoning).enumerate() {
+            if i > 0 {
+                out.push_str("\n");
+            }
+            if let BlockRef::Thinking { thinking, .. } = b {
+                out.push_text(thinking.borrow());
+            }
+        }
+    }
+    if has_text {
+        let out = parts.start("[Assistant]: ");
+        let texts = blocks.clone().filter_map(|b| match b {
+            BlockRef::Text(t) => Some(t),
+            _ => None,
+        });
+        for (i, t) in texts.enumerate() {
+            if i > 0 {
+                out.push_str("\n");
+            }
+            out.push_text(t.borrow());
+        }
+    }
+    if has_calls {
+        let out = parts.start("[Assistant tool calls]: ");
+        let calls = blocks.filter_map(|b| match b {
+            BlockRef::ToolCall { id, name, args } => Some((id, name, args)),
+            _ => None,
+        });
+        for (i, (id, name, args)) in calls.enumerate() {
+            if i > 0 {
+                out.push_str("; ");
+            }
+            push_tool_call(out, id.borrow(), name.borrow(), args);
+        }
+    }
+}
+
 /// Appends a tool result's part: `m`'s name, id and flag, with `content` (its
 /// non-empty texts, or what stands for them) as the body, and
 /// `elided_units` more units (see `ReadLimits`) past its end.
-pub(crate) fn push_tool_result<T: Text, S: Sink<T>>(
+pub(crate) fn push_tool_result<T: Text, S: Sink<T>, H: Borrow<T>>(
     parts: &mut Parts<'_, S>,
     m: &ToolResultMessage<T>,
-    content: &[&T],
+    content: &[H],
+    elided_units: usize,
+) {
+    push_tool_result_of(
+        parts,
+        &m.tool_name,
+        &m.tool_call_id,
+        m.is_error,
+        content,
+        elided_units,
+    )
+}
+
+/// [`push_tool_result`] given the result's name, call id and flag.
+pub(crate) fn push_tool_result_of<T: Text, S: Sink<T>, H: Borrow<T>>(
+    parts: &mut Parts<'_, S>,
+    name: &T,
+    id: &T,
+    is_error: bool,
+    content: &[H],
     elided_units: usize,
 ) {
     if content.is_empty() && elided_units == 0 {
         return;
     }
     let out = parts.start("[Tool result ");
-    out.push_text(&m.tool_name);
+    out.push_text(name);
     out.push_str("#");
-    out.push_text(&m.tool_call_id);
-    out.push_str(if m.is_error {
+    out.push_text(id);
+    out.push_str(if is_error {
         " error=true]: "
     } else {
         " error=false]: "
     });
     // Text never copied (see ReadLimits) lies past the cut as well.
-    let cut = push_truncated(out, content, TOOL_RESULT_MAX_CHARS) + elided_units;
+    let cut = push_truncated::<T, S, H>(out, content, TOOL_RESULT_MAX_CHARS) + elided_units;
     if cut > 0 {
-        out.push_str(&format!("\n\n[... {cut} more characters truncated]"));
+        out.push_str("\n\n[... ");
+        out.push_str(decimal(cut, &mut [0; 20]));
+        out.push_str(" more characters truncated]");
     }
+}
+
+/// `n` in decimal, written at the end of `buf` (no allocation: a third of
+/// the tool results in a long session are cut and print this).
+fn decimal(mut n: usize, buf: &mut [u8; 20]) -> &str {
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    std::str::from_utf8(&buf[i..]).unwrap_or_default()
 }
 
 /// About the transcript's length in bytes (text plus labels; tool results
@@ -295,7 +429,7 @@ pub fn serialize(messages: &[Message], options: SerializeOptions) -> JsStr {
 mod tests {
     use super::*;
     use crate::core::json::parse;
-    use crate::core::llm_message::from_agent_messages;
+    use crate::core::llm_message::{from_agent_messages, ToolCall};
     use crate::core::value_view::Val;
 
     fn ser_with(text: &str, reasoning: bool) -> String {
@@ -434,7 +568,7 @@ mod tests {
     fn cut(texts: &[JsStr]) -> (JsStr, usize) {
         let refs: Vec<&JsStr> = texts.iter().collect();
         let mut out = Utf16Builder::new();
-        let n = push_truncated::<JsStr, _>(&mut out, &refs, TOOL_RESULT_MAX_CHARS);
+        let n = push_truncated::<JsStr, _, _>(&mut out, &refs, TOOL_RESULT_MAX_CHARS);
         (out.finish(), n)
     }
 
