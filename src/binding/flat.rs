@@ -23,8 +23,7 @@ use crate::core::llm_message::{
     ToolResultMessage, UserContent, UserMessage,
 };
 use crate::core::serialize::{
-    push_assistant, push_message, push_tool_result_of, push_user, BlockRef, Parts,
-    SerializeOptions, TOOL_RESULT_MAX_CHARS,
+    push_assistant, push_message, push_tool_result_of, push_user, BlockRef, Parts, SerializeOptions,
 };
 use crate::core::text::{Sink, Text};
 use crate::core::view::View;
@@ -39,11 +38,10 @@ const THINKING: i32 = 6;
 const TOOL_CALL: i32 = 7;
 const IMAGE: i32 = 8;
 
-/// Text-block flags, and the cut `SPLITS_PAIR_AT_CUT` is taken at (the
-/// same numbers as in flat-messages.js).
+/// Text-block flags (the same numbers as in flat-messages.js, whose `CUT`
+/// is [`TextHints::CUT`]).
 const BLANK: i32 = 1;
 const SPLITS_PAIR_AT_CUT: i32 = 2;
-const CUT: usize = TOOL_RESULT_MAX_CHARS;
 
 /// The flat form of a message list, as flat-messages.js made it.
 pub struct Flat<'c> {
@@ -121,20 +119,20 @@ impl<'c> Texts<'c> {
             cx: self.cx,
             strings: self.strings,
             index: u32::try_from(index).ok()?,
-            len: usize::try_from(len).ok()?,
+            len: u32::try_from(len).ok()?,
             hints,
         })
     }
 
     /// Short string units `start..start + len`, as a text that refers to them.
     fn short(&self, start: usize, len: i32) -> Option<JsText<'c>> {
-        let len = usize::try_from(len).ok()?;
-        if start.checked_add(len)? > self.shorts.len() {
+        let len = u32::try_from(len).ok()?;
+        if start.checked_add(len as usize)? > self.shorts.len() {
             return None;
         }
         Some(JsText::Short {
             units: self.shorts,
-            start,
+            start: u32::try_from(start).ok()?,
             len,
         })
     }
@@ -181,10 +179,7 @@ impl<'c> FlatBlocks<'c> {
         let block = match self.code(0)? {
             TEXT => {
                 let flags = self.code(3)?;
-                let hints = TextHints {
-                    blank: Some(flags & BLANK != 0),
-                    pair_at: Some((CUT, flags & SPLITS_PAIR_AT_CUT != 0)),
-                };
+                let hints = TextHints::told(flags & BLANK != 0, flags & SPLITS_PAIR_AT_CUT != 0);
                 let text = self.texts.indexed(self.code(1)?, self.code(2)?, hints)?;
                 self.at += 4;
                 FlatBlock::Shown(BlockRef::Text(text))
@@ -287,6 +282,14 @@ impl<'c> Iterator for FlatArgs<'c> {
     }
 }
 
+/// What the flat writer reuses from one message to the next: a message's
+/// blocks, or its texts, each decoded once.
+#[derive(Default)]
+pub(crate) struct Scratch<'c> {
+    blocks: Vec<BlockRef<JsText<'c>, FlatArgs<'c>>>,
+    texts: Vec<JsText<'c>>,
+}
+
 impl<'c> Flat<'c> {
     /// Reads `[codes, texts, shortUnits, ...]`; codes and units are read
     /// in place ([`typed_array_slice`]).
@@ -366,6 +369,21 @@ impl<'c> Flat<'c> {
         Ok(())
     }
 
+    /// Decodes the blocks that follow once, into `out`: those `keep` keeps,
+    /// as it makes them.
+    fn read_blocks<X>(
+        &mut self,
+        out: &mut Vec<X>,
+        mut keep: impl FnMut(BlockRef<JsText<'c>, FlatArgs<'c>>) -> Option<X>,
+    ) -> Result<()> {
+        out.clear();
+        let mut blocks = self.blocks()?;
+        for block in blocks.by_ref() {
+            out.extend(keep(block));
+        }
+        self.skip(blocks)
+    }
+
     /// The blocks that follow, as the model's blocks.
     fn model_blocks(&mut self) -> Result<Vec<Block<JsText<'c>>>> {
         let mut blocks = self.blocks()?;
@@ -431,15 +449,19 @@ impl<'c> Flat<'c> {
 
     /// Writes the next message's parts straight from the codes, building no
     /// message; one the pass left to the native reader is read and written
-    /// as before. `scratch` holds a tool result's texts; it is left empty.
+    /// as before.
     pub(crate) fn write_message<S: Sink<JsText<'c>>>(
         &mut self,
         list: &JsVal<'c>,
         limits: ReadLimits,
         parts: &mut Parts<'_, S>,
         options: SerializeOptions,
-        scratch: &mut Vec<JsText<'c>>,
+        scratch: &mut Scratch<'c>,
     ) -> Result<()> {
+        let text = |b| match b {
+            BlockRef::Text(t) => Some(t),
+            _ => None,
+        };
         match self.next()? {
             NATIVE => {
                 let i = self.count()?;
@@ -452,32 +474,19 @@ impl<'c> Flat<'c> {
                 push_user::<JsText<'c>, _, _>(parts, std::iter::once(&text));
             }
             USER_BLOCKS => {
-                let blocks = self.blocks()?;
-                let texts = blocks.clone().filter_map(|b| match b {
-                    BlockRef::Text(t) => Some(t),
-                    _ => None,
-                });
-                push_user::<JsText<'c>, _, _>(parts, texts);
-                self.skip(blocks)?;
+                self.read_blocks(&mut scratch.texts, text)?;
+                push_user::<JsText<'c>, _, _>(parts, scratch.texts.iter());
             }
             ASSISTANT => {
-                let blocks = self.blocks()?;
-                push_assistant::<JsText<'c>, _, _, _>(parts, blocks.clone(), options);
-                self.skip(blocks)?;
+                self.read_blocks(&mut scratch.blocks, Some)?;
+                push_assistant::<JsText<'c>, _, _, _, _>(parts, scratch.blocks.iter(), options);
             }
             TOOL_RESULT => {
                 let id = self.short()?;
                 let name = self.short()?;
                 let is_error = self.next()? != 0;
-                let blocks = self.blocks()?;
-                scratch.clear();
-                scratch.extend(blocks.clone().filter_map(|b| match b {
-                    BlockRef::Text(t) if !t.is_empty() => Some(t),
-                    _ => None,
-                }));
-                push_tool_result_of(parts, &name, &id, is_error, scratch.as_slice(), 0);
-                scratch.clear();
-                self.skip(blocks)?;
+                self.read_blocks(&mut scratch.texts, |b| text(b).filter(|t| !t.is_empty()))?;
+                push_tool_result_of(parts, &name, &id, is_error, &scratch.texts, 0);
             }
             _ => return Err(malformed()),
         }
@@ -522,7 +531,7 @@ impl<'c> MessageSource<'c> {
         limits: ReadLimits,
         parts: &mut Parts<'_, S>,
         options: SerializeOptions,
-        scratch: &mut Vec<JsText<'c>>,
+        scratch: &mut Scratch<'c>,
     ) -> Result<()> {
         match self {
             MessageSource::Flat(flat) => flat.write_message(list, limits, parts, options, scratch),

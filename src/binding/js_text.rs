@@ -22,13 +22,39 @@ use crate::core::jsstr::{is_high_surrogate, is_low_surrogate, JsStr, Utf16Builde
 use crate::core::text::{is_trim_space, splits_pair_by_units, Sink, Text, TextOf};
 use crate::core::view::View;
 
-/// What the JS pass told of a text, so that its characters need not be read.
+/// What the JS pass told of a text, so that its characters need not be read:
+/// whether it is blank (`s.trim() === ""`), and whether a cut at
+/// [`TextHints::CUT`] units splits a surrogate pair. One byte, as texts are
+/// made and moved by the thousand.
 #[derive(Clone, Copy, Default)]
-pub struct TextHints {
-    /// `s.trim() === ""`.
-    pub blank: Option<bool>,
-    /// `(i, b)`: a cut at unit `i` splits a surrogate pair exactly when `b`.
-    pub pair_at: Option<(usize, bool)>,
+pub struct TextHints(u8);
+
+impl TextHints {
+    /// The unit a pair hint is about (a tool result's cut).
+    pub const CUT: usize = crate::core::serialize::TOOL_RESULT_MAX_CHARS;
+    const TOLD: u8 = 1;
+    const BLANK: u8 = 2;
+    const SPLITS_PAIR_AT_CUT: u8 = 4;
+
+    /// Both told.
+    pub fn told(blank: bool, splits_pair_at_cut: bool) -> Self {
+        let bit = |b: bool, flag: u8| if b { flag } else { 0 };
+        TextHints(
+            Self::TOLD
+                | bit(blank, Self::BLANK)
+                | bit(splits_pair_at_cut, Self::SPLITS_PAIR_AT_CUT),
+        )
+    }
+
+    fn blank(self) -> Option<bool> {
+        (self.0 & Self::TOLD != 0).then_some(self.0 & Self::BLANK != 0)
+    }
+
+    /// Whether a cut at `index` splits a pair, if told.
+    fn splits_pair_at(self, index: usize) -> Option<bool> {
+        (self.0 & Self::TOLD != 0 && index == Self::CUT)
+            .then_some(self.0 & Self::SPLITS_PAIR_AT_CUT != 0)
+    }
 }
 
 /// A JS string read in place, or text made here.
@@ -37,8 +63,8 @@ pub enum JsText<'c> {
     Js {
         cx: &'c Cx,
         raw: Raw,
-        /// UTF-16 length.
-        len: usize,
+        /// UTF-16 length (a JS string has fewer than 2^30 units).
+        len: u32,
     },
     /// Element `index` of a strings array of this call (flat-messages.js
     /// made it), fetched only if its characters are needed: placing it in a
@@ -48,15 +74,15 @@ pub enum JsText<'c> {
         strings: Raw,
         index: u32,
         /// UTF-16 length, as the JS pass measured it.
-        len: usize,
+        len: u32,
         hints: TextHints,
     },
     /// A short string of the flat form (an id, a name, an argument): units
     /// `start..start + len` of the flat form's short-string units.
     Short {
         units: &'c [u16],
-        start: usize,
-        len: usize,
+        start: u32,
+        len: u32,
     },
     Owned(JsStr),
 }
@@ -65,7 +91,9 @@ impl<'c> JsText<'c> {
     /// The units of a short string; `None` for any other text.
     fn short_units(&self) -> Option<&[u16]> {
         match self {
-            JsText::Short { units, start, len } => units.get(*start..start + len),
+            JsText::Short { units, start, len } => {
+                units.get(*start as usize..(*start as usize + *len as usize))
+            }
             _ => None,
         }
     }
@@ -73,7 +101,7 @@ impl<'c> JsText<'c> {
     /// The JS string and its length; `None` for text made here.
     fn js(&self) -> Option<(&'c Cx, Raw, usize)> {
         match *self {
-            JsText::Js { cx, raw, len } => Some((cx, raw, len)),
+            JsText::Js { cx, raw, len } => Some((cx, raw, len as usize)),
             JsText::Indexed {
                 cx,
                 strings,
@@ -84,7 +112,7 @@ impl<'c> JsText<'c> {
                 // The read fails only with an exception pending, which fails
                 // the whole call when it returns.
                 let raw = string_at(cx, strings, index).ok()?;
-                Some((cx, raw, len))
+                Some((cx, raw, len as usize))
             }
             JsText::Short { .. } | JsText::Owned(_) => None,
         }
@@ -141,7 +169,7 @@ impl Text for JsText<'_> {
     fn utf16_len(&self) -> usize {
         match self {
             JsText::Js { len, .. } | JsText::Indexed { len, .. } | JsText::Short { len, .. } => {
-                *len
+                *len as usize
             }
             JsText::Owned(s) => s.utf16_len(),
         }
@@ -153,12 +181,11 @@ impl Text for JsText<'_> {
         }
         match self {
             JsText::Owned(s) => return Text::is_blank(s),
-            JsText::Indexed {
-                hints: TextHints {
-                    blank: Some(blank), ..
-                },
-                ..
-            } => return *blank,
+            JsText::Indexed { hints, .. } => {
+                if let Some(blank) = hints.blank() {
+                    return blank;
+                }
+            }
             _ => {}
         }
         let Some((cx, raw, len)) = self.js() else {
@@ -188,14 +215,11 @@ impl Text for JsText<'_> {
     fn splits_pair_at(&self, index: usize) -> bool {
         match self {
             JsText::Owned(s) => return s.splits_pair_at(index),
-            JsText::Indexed {
-                hints:
-                    TextHints {
-                        pair_at: Some((at, splits)),
-                        ..
-                    },
-                ..
-            } if *at == index => return *splits,
+            JsText::Indexed { hints, .. } => {
+                if let Some(splits) = hints.splits_pair_at(index) {
+                    return splits;
+                }
+            }
             JsText::Short { .. } => return splits_pair_by_units(self, index),
             _ => {}
         }
@@ -241,7 +265,7 @@ impl<'c> TextOf<JsVal<'c>> for JsText<'c> {
     const BORROWS: bool = true;
 
     fn text_of(value: &JsVal<'c>) -> Option<Self> {
-        let len = value.str_len()?;
+        let len = u32::try_from(value.str_len()?).ok()?;
         Some(JsText::Js {
             cx: value.cx,
             raw: value.raw,

@@ -9,7 +9,7 @@ use napi::{sys, Env};
 use napi_derive::napi;
 
 use super::errors::run;
-use super::flat::{Flat, MessageSource};
+use super::flat::{Flat, MessageSource, Scratch};
 use super::js::{check, Cx, JsVal};
 use super::js_text::{JsText, RecipeSink};
 use super::out::{Arg, Raw, RawValue};
@@ -112,7 +112,7 @@ pub fn serialize_conversation(
         };
         let mut sink = RecipeSink::new(cx, strings)?;
         let mut parts = Parts::new(&mut sink);
-        let mut scratch = Vec::new();
+        let mut scratch = Scratch::default();
         // A batch of messages at a time, each in a handle scope of its own:
         // the texts are only borrowed until their batch is written (the
         // pieces array keeps what it was given), so the handles of a long

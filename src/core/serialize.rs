@@ -215,7 +215,7 @@ pub(crate) fn push_message<T: Text, S: Sink<T>>(
             UserContent::Text(t) => push_user::<T, _, _>(parts, std::iter::once(t)),
             UserContent::Blocks(blocks) => push_user::<T, _, _>(parts, texts(blocks)),
         },
-        Message::Assistant(m) => push_assistant::<T, _, _, _>(
+        Message::Assistant(m) => push_assistant::<T, _, _, _, _>(
             parts,
             m.content
                 .iter()
@@ -244,26 +244,28 @@ pub(crate) fn push_user<T: Text, S: Sink<T>, H: Borrow<T>>(
 }
 
 /// Appends an assistant message's parts, given its blocks (read up to
-/// three times): reasoning, then replies, then tool calls.
-pub(crate) fn push_assistant<T, S, H, A>(
+/// four times, so they should be cheap to read: references, or the model's
+/// blocks adapted): reasoning, then replies, then tool calls.
+pub(crate) fn push_assistant<T, S, H, A, B>(
     parts: &mut Parts<'_, S>,
-    blocks: impl Iterator<Item = BlockRef<H, A>> + Clone,
+    blocks: impl Iterator<Item = B> + Clone,
     options: SerializeOptions,
 ) where
     T: Text,
     S: Sink<T>,
     H: Borrow<T>,
-    A: Iterator<Item = (H, Option<H>)>,
+    A: Iterator<Item = (H, Option<H>)> + Clone,
+    B: Borrow<BlockRef<H, A>>,
 {
-    let reasoning = |b: &BlockRef<H, A>| -> bool {
-        matches!(b, BlockRef::Thinking { thinking, redacted: false } if !thinking.borrow().is_empty())
+    let reasoning = |b: &B| -> bool {
+        matches!(b.borrow(), BlockRef::Thinking { thinking, redacted: false } if !thinking.borrow().is_empty())
     };
     // Which parts there are, in one pass.
     let (mut has_reasoning, mut has_text, mut has_calls) = (false, false, false);
     for b in blocks.clone() {
         has_reasoning |= reasoning(&b);
-        has_text |= matches!(b, BlockRef::Text(_));
-        has_calls |= matches!(b, BlockRef::ToolCall { .. });
+        has_text |= matches!(b.borrow(), BlockRef::Text(_));
+        has_calls |= matches!(b.borrow(), BlockRef::ToolCall { .. });
     }
     if options.reasoning && has_reasoning {
         let out = parts.start("[Assistant reasoning]: ");
@@ -271,35 +273,35 @@ pub(crate) fn push_assistant<T, S, H, A>(
             if i > 0 {
                 out.push_str("\n");
             }
-            if let BlockRef::Thinking { thinking, .. } = b {
+            if let BlockRef::Thinking { thinking, .. } = b.borrow() {
                 out.push_text(thinking.borrow());
             }
         }
     }
     if has_text {
         let out = parts.start("[Assistant]: ");
-        let texts = blocks.clone().filter_map(|b| match b {
-            BlockRef::Text(t) => Some(t),
-            _ => None,
-        });
-        for (i, t) in texts.enumerate() {
-            if i > 0 {
-                out.push_str("\n");
+        let mut first = true;
+        for b in blocks.clone() {
+            if let BlockRef::Text(t) = b.borrow() {
+                if !first {
+                    out.push_str("\n");
+                }
+                first = false;
+                out.push_text(t.borrow());
             }
-            out.push_text(t.borrow());
         }
     }
     if has_calls {
         let out = parts.start("[Assistant tool calls]: ");
-        let calls = blocks.filter_map(|b| match b {
-            BlockRef::ToolCall { id, name, args } => Some((id, name, args)),
-            _ => None,
-        });
-        for (i, (id, name, args)) in calls.enumerate() {
-            if i > 0 {
-                out.push_str("; ");
+        let mut first = true;
+        for b in blocks {
+            if let BlockRef::ToolCall { id, name, args } = b.borrow() {
+                if !first {
+                    out.push_str("; ");
+                }
+                first = false;
+                push_tool_call(out, id.borrow(), name.borrow(), args.clone());
             }
-            push_tool_call(out, id.borrow(), name.borrow(), args);
         }
     }
 }
