@@ -172,6 +172,9 @@ impl<'c> FlatBlocks<'c> {
         Some(text)
     }
 
+    // Inlined where it is read, so a block is made where it is kept rather
+    // than moved there through the Options in between.
+    #[inline(always)]
     fn next_block(&mut self) -> Option<FlatBlock<'c>> {
         if self.left == 0 {
             return None;
@@ -245,6 +248,7 @@ impl<'c> FlatBlocks<'c> {
 impl<'c> Iterator for FlatBlocks<'c> {
     type Item = BlockRef<JsText<'c>, FlatArgs<'c>>;
 
+    #[inline(always)]
     fn next(&mut self) -> Option<Self::Item> {
         Some(match self.next_block()? {
             FlatBlock::Shown(block) => block,
@@ -379,7 +383,9 @@ impl<'c> Flat<'c> {
         out.clear();
         let mut blocks = self.blocks()?;
         for block in blocks.by_ref() {
-            out.extend(keep(block));
+            if let Some(x) = keep(block) {
+                out.push(x);
+            }
         }
         self.skip(blocks)
     }

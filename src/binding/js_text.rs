@@ -355,6 +355,11 @@ pub struct RecipeSink<'c> {
     /// fresh pages, and cost a fifth of the native time.
     chunk_starts: Vec<usize>,
     shared: FxHashMap<Box<[u16]>, i32>,
+    /// The last shared label met of each length, and its op: looked at
+    /// before `shared`, as the few labels a transcript repeats ("\n\n[User]:
+    /// ", "\n\n[Assistant]: ") mostly differ in length, and a compare costs
+    /// less than a hash.
+    last_of_len: [Option<(Box<[u16]>, i32)>; SHARED_LABEL_MAX + 1],
     /// Labels and copied text since the last string piece.
     run: Vec<u16>,
     /// The first failure; later writes are skipped and `finish` reports it.
@@ -390,6 +395,7 @@ impl<'c> RecipeSink<'c> {
             bounds: Vec::new(),
             chunk_starts: vec![0],
             shared: FxHashMap::default(),
+            last_of_len: std::array::from_fn(|_| None),
             run: Vec::new(),
             error: None,
         })
@@ -448,7 +454,15 @@ impl<'c> RecipeSink<'c> {
         }
         let shared = self.run.len() <= SHARED_LABEL_MAX;
         if shared {
+            if let Some((units, op)) = &self.last_of_len[self.run.len()] {
+                if **units == self.run[..] {
+                    self.ops.push(*op);
+                    self.run.clear();
+                    return;
+                }
+            }
             if let Some(&op) = self.shared.get(&self.run[..]) {
+                self.last_of_len[self.run.len()] = Some((self.run.as_slice().into(), op));
                 self.ops.push(op);
                 self.run.clear();
                 return;
@@ -472,6 +486,7 @@ impl<'c> RecipeSink<'c> {
         ]);
         if shared {
             self.shared.insert(self.run.as_slice().into(), op);
+            self.last_of_len[self.run.len()] = Some((self.run.as_slice().into(), op));
         }
         self.ops.push(op);
         self.run.clear();
