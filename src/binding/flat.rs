@@ -405,7 +405,8 @@ impl<'c> Flat<'c> {
 
     /// The blocks that follow, as the model's blocks.
     fn model_blocks(&mut self) -> Result<Vec<Block<JsText<'c>>>> {
-        let mut out = Vec::new();
+        let count = self.codes.get(self.at).copied().unwrap_or(0);
+        let mut out = Vec::with_capacity(usize::try_from(count).unwrap_or(0).min(1024));
         self.decode_blocks(&mut out)?;
         Ok(out)
     }
