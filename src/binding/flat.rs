@@ -461,9 +461,7 @@ impl<'c> Flat<'c> {
         match self.next()? {
             NATIVE => {
                 let i = self.count()?;
-                if let Some(m) = native_message(list, i, limits)? {
-                    push_message(parts, &m, options);
-                }
+                write_native(list, i, limits, parts, options)?;
             }
             USER_TEXT => {
                 let text = self.text()?;
@@ -535,13 +533,24 @@ impl<'c> MessageSource<'c> {
             MessageSource::Native { next, .. } => {
                 let i = *next;
                 *next += 1;
-                if let Some(m) = native_message(list, i, limits)? {
-                    push_message(parts, &m, options);
-                }
-                Ok(())
+                write_native(list, i, limits, parts, options)
             }
         }
     }
+}
+
+/// Message `i` of the caller's array, read natively and written.
+fn write_native<'c, S: Sink<JsText<'c>>>(
+    list: &JsVal<'c>,
+    i: usize,
+    limits: ReadLimits,
+    parts: &mut Parts<'_, S>,
+    options: SerializeOptions,
+) -> Result<()> {
+    if let Some(m) = native_message(list, i, limits)? {
+        push_message(parts, &m, options);
+    }
+    Ok(())
 }
 
 /// Message `i` of the caller's array, read natively.

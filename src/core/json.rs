@@ -1539,18 +1539,23 @@ impl fmt::Write for NumBuf {
 }
 
 /// Writes the decimal digits of `n`.
-fn push_u64(out: &mut NumBuf, mut n: u64) {
-    let mut tmp = [0u8; 20];
-    let mut i = tmp.len();
+fn push_u64(out: &mut NumBuf, n: u64) {
+    out.push_bytes(decimal_digits(n, &mut [0; 20]));
+}
+
+/// The decimal digits of `n`, written at the end of `buf`, with no
+/// allocation.
+pub(crate) fn decimal_digits(mut n: u64, buf: &mut [u8; 20]) -> &[u8] {
+    let mut i = buf.len();
     loop {
         i -= 1;
-        tmp[i] = b'0' + (n % 10) as u8;
+        buf[i] = b'0' + (n % 10) as u8;
         n /= 10;
         if n == 0 {
             break;
         }
     }
-    out.push_bytes(&tmp[i..]);
+    &buf[i..]
 }
 
 /// JS `Number.prototype.toString()` into `out`.

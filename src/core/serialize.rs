@@ -7,6 +7,7 @@
 
 use std::borrow::Borrow;
 
+use super::json::decimal_digits;
 use super::jsstr::{is_high_surrogate, is_low_surrogate, JsStr, Utf16Builder};
 use super::llm_message::{Block, Message, ToolResultMessage, UserContent};
 use super::text::{Sink, Text};
@@ -355,19 +356,11 @@ pub(crate) fn push_tool_result_of<T: Text, S: Sink<T>, H: Borrow<T>>(
     }
 }
 
-/// `n` in decimal, written at the end of `buf` (no allocation: a third of
-/// the tool results in a long session are cut and print this).
-fn decimal(mut n: usize, buf: &mut [u8; 20]) -> &str {
-    let mut i = buf.len();
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    std::str::from_utf8(&buf[i..]).unwrap_or_default()
+/// `n` in decimal (no allocation: a third of the tool results in a long
+/// session are cut and print this).
+fn decimal(n: usize, buf: &mut [u8; 20]) -> &str {
+    let digits = decimal_digits(n as u64, buf);
+    std::str::from_utf8(digits).unwrap_or_default()
 }
 
 /// About the transcript's length in bytes (text plus labels; tool results
