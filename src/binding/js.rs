@@ -13,11 +13,18 @@ use crate::core::jsstr::JsStr;
 use crate::core::view::{ArgumentEntries, Key, Kind, View};
 
 /// Per-call state: the env, the property keys and `JSON.stringify`, all
-/// created once in the call's outermost handle scope (a handle made inside a
+/// created in the call's outermost handle scope (a handle made inside a
 /// nested scope would dangle once that scope closes).
 pub struct Cx {
     pub env: sys::napi_env,
-    keys: [sys::napi_value; Key::ALL.len()],
+    /// The property keys, each made when first used (a small call reads a
+    /// few of the 54, and making them all was most of its time), and every
+    /// one not yet made just before the first nested handle scope opens
+    /// ([`View::scoped`]), so all are handles of the outermost scope. Null
+    /// until made.
+    keys: [Cell<sys::napi_value>; Key::ALL.len()],
+    /// Nested handle scopes open.
+    depth: Cell<u32>,
     json: sys::napi_value,
     json_stringify: sys::napi_value,
     undefined: sys::napi_value,
@@ -32,6 +39,22 @@ pub struct Cx {
     string_code_point_at: Cell<sys::napi_value>,
 }
 
+/// A property key as a JS string (null if V8 cannot make one, which the
+/// property access then reports). Keys are ASCII, so Latin-1: V8 copies the
+/// bytes, where UTF-8 would go through its decoder.
+fn make_key(env: sys::napi_env, key: Key) -> sys::napi_value {
+    let name = key.as_str();
+    let mut out = ptr::null_mut();
+    let status = unsafe {
+        sys::napi_create_string_latin1(env, name.as_ptr().cast(), name.len() as isize, &mut out)
+    };
+    if status == sys::Status::napi_ok {
+        out
+    } else {
+        ptr::null_mut()
+    }
+}
+
 pub fn check(status: sys::napi_status) -> Result<()> {
     match status {
         sys::Status::napi_ok => Ok(()),
@@ -44,20 +67,6 @@ pub fn check(status: sys::napi_status) -> Result<()> {
 
 impl Cx {
     pub fn new(env: sys::napi_env) -> Result<Self> {
-        let mut keys = [ptr::null_mut(); Key::ALL.len()];
-        for key in Key::ALL {
-            // ASCII, so Latin-1: V8 copies the bytes, where UTF-8 would go
-            // through its decoder (a fifth of a small call's time).
-            let name = key.as_str();
-            check(unsafe {
-                sys::napi_create_string_latin1(
-                    env,
-                    name.as_ptr().cast(),
-                    name.len() as isize,
-                    &mut keys[key as usize],
-                )
-            })?;
-        }
         let mut global = ptr::null_mut();
         let mut json = ptr::null_mut();
         let mut json_stringify = ptr::null_mut();
@@ -98,7 +107,8 @@ impl Cx {
         }
         Ok(Cx {
             env,
-            keys,
+            keys: std::array::from_fn(|_| Cell::new(ptr::null_mut())),
+            depth: Cell::new(0),
             json,
             json_stringify,
             undefined,
@@ -203,7 +213,20 @@ impl Cx {
     }
 
     fn key(&self, key: Key) -> sys::napi_value {
-        self.keys[key as usize]
+        let slot = &self.keys[key as usize];
+        if slot.get().is_null() {
+            // Only in the outermost scope: every key is made before a
+            // nested one opens.
+            slot.set(make_key(self.env, key));
+        }
+        slot.get()
+    }
+
+    /// Makes every key not made yet (before a nested handle scope opens).
+    fn make_all_keys(&self) {
+        for key in Key::ALL {
+            self.key(key);
+        }
     }
 
     pub fn wrap(&self, raw: sys::napi_value) -> Result<JsVal<'_>> {
@@ -536,8 +559,17 @@ impl<'c> View for JsVal<'c> {
     }
 
     fn scoped<R>(&self, f: impl FnOnce() -> R) -> R {
-        let _scope = Scope::open(self.cx.env);
-        f()
+        let cx = self.cx;
+        if cx.depth.get() == 0 {
+            cx.make_all_keys();
+        }
+        cx.depth.set(cx.depth.get() + 1);
+        let out = {
+            let _scope = Scope::open(cx.env);
+            f()
+        };
+        cx.depth.set(cx.depth.get() - 1);
+        out
     }
 }
 
