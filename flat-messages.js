@@ -34,8 +34,9 @@ const IMAGE = 8 // [IMAGE, mimeType or -1]
 // Text flags. A tool result is cut at CUT units (TOOL_RESULT_MAX_CHARS in
 // src/core/serialize.rs), one fewer where that would split a surrogate
 // pair: telling that here saves the native side a call into JS for every
-// long tool result. (Were the two numbers to differ, the hint would go
-// unused, not wrong: it names the unit it was taken at.)
+// long tool result. The native side takes the flag to be about its own cut
+// (TextHints::CUT), so the two numbers must agree; flat-read.test.js shows
+// the flag is used at this one.
 const BLANK = 1 // t.trim() === ''
 const SPLITS_PAIR_AT_CUT = 2 // units CUT - 1 and CUT are a surrogate pair
 const CUT = 2000
@@ -117,7 +118,7 @@ function flatten(messages) {
     const start = n
     const heldTexts = texts.length
     const heldUnits = u
-    codes = withRoom32(codes, n, 5)
+    codes = withRoom(codes, n, 5)
     const role = m.role
     const content = m.content
     // User and tool-result content keeps text and image blocks, assistant
@@ -149,7 +150,7 @@ function flatten(messages) {
       const name = m.toolName
       ok = typeof id === 'string' && typeof name === 'string' && Array.isArray(content)
       if (ok) {
-        units = withRoom16(units, u, id.length + name.length)
+        units = withRoom(units, u, id.length + name.length)
         codes[n] = TOOL_RESULT
         codes[n + 1] = id.length
         codes[n + 2] = name.length
@@ -171,7 +172,7 @@ function flatten(messages) {
         ok = false
         break
       }
-      codes = withRoom32(codes, n, 4)
+      codes = withRoom(codes, n, 4)
       const type = b.type
       if (type === 'text') {
         const t = b.text
@@ -191,7 +192,7 @@ function flatten(messages) {
         let len = -1
         if (typeof mimeType === 'string' && isEnumerable.call(b, 'mimeType')) {
           len = mimeType.length
-          units = withRoom16(units, u, len)
+          units = withRoom(units, u, len)
           u = putUnits(units, u, mimeType)
         } else if (mimeType !== undefined || 'mimeType' in b) {
           ok = false
@@ -233,8 +234,8 @@ function flatten(messages) {
           ok = false
           break
         }
-        codes = withRoom32(codes, n, 4 + 2 * keys.length)
-        units = withRoom16(units, u, id.length + name.length)
+        codes = withRoom(codes, n, 4 + 2 * keys.length)
+        units = withRoom(units, u, id.length + name.length)
         codes[n] = TOOL_CALL
         codes[n + 1] = id.length
         codes[n + 2] = name.length
@@ -245,14 +246,14 @@ function flatten(messages) {
         for (let e = 0; e < keys.length; e++) {
           const key = keys[e]
           const v = values[e]
-          units = withRoom16(units, u, key.length)
+          units = withRoom(units, u, key.length)
           u = putUnits(units, u, key)
           codes[n++] = key.length
           // JSON.stringify(v), written here for a finite number (as
           // String(v) prints it) and a string with nothing to escape: one
           // JSON.stringify call per argument was a third of this pass.
           if (typeof v === 'string') {
-            units = withRoom16(units, u, v.length + 2)
+            units = withRoom(units, u, v.length + 2)
             const end = putQuoted(units, u, v)
             if (end >= 0) {
               codes[n++] = end - u
@@ -264,7 +265,7 @@ function flatten(messages) {
           if (json === undefined) {
             codes[n++] = -1
           } else {
-            units = withRoom16(units, u, json.length)
+            units = withRoom(units, u, json.length)
             u = putUnits(units, u, json)
             codes[n++] = json.length
           }
@@ -287,19 +288,11 @@ function flatten(messages) {
   return [codes.subarray(0, n), texts, units.subarray(0, u), codes, units]
 }
 
-/** `codes`, or a copy of its first `n` codes with room for `k` more. */
-function withRoom32(codes, n, k) {
-  if (n + k <= codes.length) return codes
-  const bigger = new Int32Array(Math.max(codes.length * 2, n + k))
-  bigger.set(codes.subarray(0, n))
-  return bigger
-}
-
-/** `units`, or a copy of its first `u` units with room for `k` more. */
-function withRoom16(units, u, k) {
-  if (u + k <= units.length) return units
-  const bigger = new Uint16Array(Math.max(units.length * 2, u + k))
-  bigger.set(units.subarray(0, u))
+/** The typed array `array`, or a copy of its first `used` elements with room for `k` more. */
+function withRoom(array, used, k) {
+  if (used + k <= array.length) return array
+  const bigger = new array.constructor(Math.max(array.length * 2, used + k))
+  bigger.set(array.subarray(0, used))
   return bigger
 }
 

@@ -124,16 +124,19 @@ impl<'c> Texts<'c> {
         })
     }
 
-    /// Short string units `start..start + len`, as a text that refers to them.
-    fn short(&self, start: usize, len: i32) -> Option<JsText<'c>> {
-        let len = u32::try_from(len).ok()?;
-        if start.checked_add(len as usize)? > self.shorts.len() {
+    /// The short string of `len` units at `*at`, as a text that refers to
+    /// them; `*at` moves past it.
+    fn short(&self, at: &mut usize, len: i32) -> Option<JsText<'c>> {
+        let start = *at;
+        let end = start.checked_add(usize::try_from(len).ok()?)?;
+        if end > self.shorts.len() {
             return None;
         }
+        *at = end;
         Some(JsText::Short {
             units: self.shorts,
             start: u32::try_from(start).ok()?,
-            len,
+            len: u32::try_from(len).ok()?,
         })
     }
 }
@@ -167,9 +170,7 @@ impl<'c> FlatBlocks<'c> {
 
     /// The next short string of length `len`.
     fn short(&mut self, len: i32) -> Option<JsText<'c>> {
-        let text = self.texts.short(self.short_at, len)?;
-        self.short_at += usize::try_from(len).ok()?;
-        Some(text)
+        self.texts.short(&mut self.short_at, len)
     }
 
     /// Decodes every block into `visit`; then the next message's codes and
@@ -300,14 +301,11 @@ impl<'c> Iterator for FlatArgs<'c> {
     fn next(&mut self) -> Option<Self::Item> {
         let (&[key_len, json_len], rest) = self.codes.split_first_chunk::<2>()?;
         self.codes = rest;
-        let key = self.texts.short(self.short_at, key_len)?;
-        self.short_at += key.utf16_len();
+        let key = self.texts.short(&mut self.short_at, key_len)?;
         let json = if json_len == -1 {
             None
         } else {
-            let json = self.texts.short(self.short_at, json_len)?;
-            self.short_at += json.utf16_len();
-            Some(json)
+            Some(self.texts.short(&mut self.short_at, json_len)?)
         };
         Some((key, json))
     }
@@ -368,9 +366,9 @@ impl<'c> Flat<'c> {
     /// The next short string.
     fn short(&mut self) -> Result<JsText<'c>> {
         let len = self.next()?;
-        let text = self.texts.short(self.short_at, len).ok_or_else(malformed)?;
-        self.short_at += text.utf16_len();
-        Ok(text)
+        (self.texts)
+            .short(&mut self.short_at, len)
+            .ok_or_else(malformed)
     }
 
     /// The next `[string, length]` text.
