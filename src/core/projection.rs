@@ -15,8 +15,12 @@ use std::borrow::Cow;
 use std::ops::Range;
 
 use super::jsstr::{is_high_surrogate, is_low_surrogate, JsStr, Utf16Builder};
-use super::llm_message::{Block, Message, ToolResultMessage, UserContent, UserMessage};
-use super::serialize::{push_message, push_tool_result, serialize_into, Parts, SerializeOptions};
+use super::llm_message::{
+    AssistantMessage, Block, Message, ToolResultMessage, UserContent, UserMessage,
+};
+use super::serialize::{
+    push_assistant_message, push_message, push_tool_result, Parts, SerializeOptions,
+};
 use super::text::{Sink, Text};
 use rustc_hash::FxHashSet;
 
@@ -186,12 +190,11 @@ fn plan<T: Text>(messages: &[Message<T>], options: &ProjectOptions) -> Plan {
     Plan { start, results }
 }
 
-/// An assistant message's blocks that the projection keeps.
-fn keeps_assistant_block<T: Text>(b: &Block<T>, options: &ProjectOptions) -> bool {
+/// An assistant message's blocks that the projection keeps (with reasoning
+/// or without).
+pub fn keeps_assistant_block<T: Text>(b: &Block<T>, reasoning: bool) -> bool {
     match b {
-        Block::Thinking { thinking, redacted } => {
-            options.reasoning && !redacted && !thinking.is_empty()
-        }
+        Block::Thinking { thinking, redacted } => reasoning && !redacted && !thinking.is_empty(),
         Block::Image { .. } => false,
         _ => true,
     }
@@ -201,60 +204,121 @@ fn has_image<T>(blocks: &[Block<T>]) -> bool {
     blocks.iter().any(|b| matches!(b, Block::Image { .. }))
 }
 
-/// Builds the projection of `messages`. The input is only read.
-pub fn project<T: Text>(messages: &[Message<T>], options: &ProjectOptions) -> Vec<Message<T>> {
-    let Plan { start, results } = plan(messages, options);
-    let messages = &messages[start..];
-    let mut fates = results.into_iter();
-    let mut out = Vec::with_capacity(messages.len());
-    for m in messages {
-        match m {
-            Message::User(u) => out.push(Message::User(UserMessage {
-                content: match &u.content {
-                    UserContent::Text(t) => UserContent::Text(t.clone()),
-                    UserContent::Blocks(b) => UserContent::Blocks(project_blocks(b)),
-                },
-                timestamp: u.timestamp,
-            })),
-            Message::Assistant(a) => {
-                let content: Vec<Block<T>> = a
-                    .content
-                    .iter()
-                    .filter(|b| keeps_assistant_block(b, options))
+/// A message of the projection, as [`project_each`] hands it over.
+pub enum Projected<'m, T> {
+    /// The input's message as it was.
+    Kept(&'m Message<T>),
+    /// A message made for the projection.
+    Made(Message<T>),
+    /// The input's assistant message, of whose blocks the projection keeps
+    /// some (not all): those [`keeps_assistant_block`] keeps with `reasoning`.
+    Filtered {
+        message: &'m AssistantMessage<T>,
+        reasoning: bool,
+    },
+    /// A tool result whose body is [`TOOL_RESULT_PLACEHOLDER`].
+    BodyElided(&'m ToolResultMessage<T>),
+}
+
+impl<T: Text> Projected<'_, T> {
+    pub fn into_message(self) -> Message<T> {
+        match self {
+            Projected::Kept(m) => m.clone(),
+            Projected::Made(m) => m,
+            Projected::Filtered { message, reasoning } => Message::Assistant(AssistantMessage {
+                content: (message.content.iter())
+                    .filter(|b| keeps_assistant_block(b, reasoning))
                     .cloned()
-                    .collect();
-                if !content.is_empty() {
-                    out.push(Message::Assistant(super::llm_message::AssistantMessage {
-                        content,
-                        timestamp: a.timestamp,
-                    }));
-                }
-            }
-            Message::ToolResult(r) => {
-                let keep_body = match fates.next() {
-                    Some(ResultFate::Body) => true,
-                    Some(ResultFate::Placeholder) => false,
-                    _ => continue,
-                };
-                out.push(Message::ToolResult(ToolResultMessage {
-                    tool_call_id: r.tool_call_id.clone(),
-                    tool_name: r.tool_name.clone(),
-                    is_error: r.is_error,
-                    content: if keep_body {
-                        project_blocks(&r.content)
-                    } else {
-                        vec![Block::text(TOOL_RESULT_PLACEHOLDER)]
-                    },
-                    elided_units: if keep_body { r.elided_units } else { 0 },
-                    timestamp: r.timestamp,
-                }));
-            }
+                    .collect(),
+                timestamp: message.timestamp,
+            }),
+            Projected::BodyElided(r) => Message::ToolResult(ToolResultMessage {
+                tool_call_id: r.tool_call_id.clone(),
+                tool_name: r.tool_name.clone(),
+                is_error: r.is_error,
+                content: vec![Block::text(TOOL_RESULT_PLACEHOLDER)],
+                elided_units: 0,
+                timestamp: r.timestamp,
+            }),
         }
     }
+}
 
+/// Builds the projection of `messages`. The input is only read.
+pub fn project<T: Text>(messages: &[Message<T>], options: &ProjectOptions) -> Vec<Message<T>> {
+    let mut out = Vec::with_capacity(messages.len());
+    project_unbounded(messages, options, |m| out.push(m.into_message()));
     match options.round_bound {
         Some(bound) => bound_rounds(out, bound),
         None => out,
+    }
+}
+
+/// Hands each message of the projection, in order, to `emit`. Without a
+/// round bound (which needs them all made) nothing is copied that the
+/// projection leaves as it was.
+pub fn project_each<T: Text>(
+    messages: &[Message<T>],
+    options: &ProjectOptions,
+    mut emit: impl FnMut(Projected<'_, T>),
+) {
+    if options.round_bound.is_some() {
+        for m in project(messages, options) {
+            emit(Projected::Made(m));
+        }
+    } else {
+        project_unbounded(messages, options, emit);
+    }
+}
+
+/// The projection before any round bound.
+fn project_unbounded<'m, T: Text>(
+    messages: &'m [Message<T>],
+    options: &ProjectOptions,
+    mut emit: impl FnMut(Projected<'m, T>),
+) {
+    let Plan { start, results } = plan(messages, options);
+    let mut fates = results.into_iter();
+    for m in &messages[start..] {
+        match m {
+            Message::User(UserMessage {
+                content: UserContent::Blocks(blocks),
+                timestamp,
+            }) if has_image(blocks) => emit(Projected::Made(Message::User(UserMessage {
+                content: UserContent::Blocks(project_blocks(blocks)),
+                timestamp: *timestamp,
+            }))),
+            Message::User(_) => emit(Projected::Kept(m)),
+            Message::Assistant(a) => {
+                let reasoning = options.reasoning;
+                let kept = (a.content.iter())
+                    .filter(|b| keeps_assistant_block(b, reasoning))
+                    .count();
+                if kept == a.content.len() {
+                    emit(Projected::Kept(m));
+                } else if kept > 0 {
+                    emit(Projected::Filtered {
+                        message: a,
+                        reasoning,
+                    });
+                }
+            }
+            Message::ToolResult(r) => match fates.next() {
+                Some(ResultFate::Body) if has_image(&r.content) => {
+                    emit(Projected::Made(Message::ToolResult(ToolResultMessage {
+                        tool_call_id: r.tool_call_id.clone(),
+                        tool_name: r.tool_name.clone(),
+                        is_error: r.is_error,
+                        content: project_blocks(&r.content),
+                        elided_units: r.elided_units,
+                        timestamp: r.timestamp,
+                    })))
+                }
+                Some(ResultFate::Body) => emit(Projected::Kept(m)),
+                Some(ResultFate::Placeholder) => emit(Projected::BodyElided(r)),
+                _ => {}
+            },
+        }
     }
 }
 
@@ -271,47 +335,17 @@ pub fn serialize_projection<T: Text, S: Sink<T>>(
     let serialize_options = SerializeOptions {
         reasoning: options.reasoning,
     };
-    if options.round_bound.is_some() {
-        // Bounding reads the projected rounds back as text.
-        return serialize_into(&project(messages, options), serialize_options, out);
-    }
-    let Plan { start, results } = plan(messages, options);
     let placeholder = T::owned(JsStr::from_str(TOOL_RESULT_PLACEHOLDER));
-    let mut fates = results.into_iter();
     let mut parts = Parts::new(out);
-    for m in &messages[start..] {
-        match m {
-            Message::User(UserMessage {
-                content: UserContent::Blocks(blocks),
-                timestamp,
-            }) if has_image(blocks) => {
-                let projected = Message::User(UserMessage {
-                    content: UserContent::Blocks(project_blocks(blocks)),
-                    timestamp: *timestamp,
-                });
-                push_message(&mut parts, &projected, serialize_options);
-            }
-            // An assistant message's parts show only the blocks the
-            // projection keeps, and one it leaves out writes nothing.
-            Message::User(_) | Message::Assistant(_) => {
-                push_message(&mut parts, m, serialize_options)
-            }
-            Message::ToolResult(r) => match fates.next() {
-                Some(ResultFate::Body) if has_image(&r.content) => {
-                    let projected = Message::ToolResult(ToolResultMessage {
-                        content: project_blocks(&r.content),
-                        ..r.clone()
-                    });
-                    push_message(&mut parts, &projected, serialize_options);
-                }
-                Some(ResultFate::Body) => push_message(&mut parts, m, serialize_options),
-                Some(ResultFate::Placeholder) => {
-                    push_tool_result(&mut parts, r, &[&placeholder], 0);
-                }
-                _ => {}
-            },
+    project_each(messages, options, |m| match m {
+        Projected::Kept(m) => push_message(&mut parts, m, serialize_options),
+        Projected::Made(m) => push_message(&mut parts, &m, serialize_options),
+        // The serializer leaves out what the projection does.
+        Projected::Filtered { message, .. } => {
+            push_assistant_message(&mut parts, message, serialize_options)
         }
-    }
+        Projected::BodyElided(r) => push_tool_result(&mut parts, r, &[&placeholder], 0),
+    });
 }
 
 /// The marker that stands for the cut-out middle of a round.
@@ -551,6 +585,53 @@ mod tests {
         );
         assert_eq!(dropped.len(), 1);
         assert_eq!(transcript(&dropped), "[Assistant]: what");
+    }
+
+    #[test]
+    fn project_each_borrows_what_it_keeps_and_makes_the_same_projection() {
+        let input = msgs(&format!(
+            r#"[{{"role":"user","content":"plain"}},
+               {{"role":"user","content":[{{"type":"image","data":"B","mimeType":"image/png"}}]}},
+               {{"role":"assistant","content":[{{"type":"thinking","thinking":"why"}},{{"type":"text","text":"all kept"}}]}},
+               {{"role":"assistant","content":[{{"type":"thinking","thinking":"x","redacted":true}},{{"type":"text","text":"some"}}]}},
+               {},{},{},{}]"#,
+            call("a"),
+            result("a", "old"),
+            call("b"),
+            result("b", "new")
+        ));
+        for reasoning in [true, false] {
+            let options = ProjectOptions {
+                tool_result_bodies: 1,
+                reasoning,
+                ..ProjectOptions::default()
+            };
+            let mut kinds = String::new();
+            let mut messages = Vec::new();
+            project_each(&input, &options, |m| {
+                kinds.push(match m {
+                    Projected::Kept(_) => 'k',
+                    Projected::Made(_) => 'm',
+                    Projected::Filtered { .. } => 'f',
+                    Projected::BodyElided(_) => 'e',
+                });
+                messages.push(m.into_message());
+            });
+            assert_eq!(messages, project(&input, &options));
+            // Without reasoning the first assistant message loses its thinking.
+            assert_eq!(kinds, if reasoning { "kmkfkekk" } else { "kmffkekk" });
+        }
+        // A round bound needs the projection made: every message is.
+        let bounded = ProjectOptions {
+            round_bound: Some(5),
+            ..ProjectOptions::default()
+        };
+        let mut messages = Vec::new();
+        project_each(&input, &bounded, |m| {
+            assert!(matches!(m, Projected::Made(_)));
+            messages.push(m.into_message());
+        });
+        assert_eq!(messages, project(&input, &bounded));
     }
 
     #[test]

@@ -9,7 +9,7 @@ use std::borrow::Borrow;
 
 use super::json::decimal_digits;
 use super::jsstr::{is_high_surrogate, is_low_surrogate, JsStr, Utf16Builder};
-use super::llm_message::{Block, Message, ToolResultMessage, UserContent};
+use super::llm_message::{AssistantMessage, Block, Message, ToolResultMessage, UserContent};
 use super::text::{Sink, Text};
 
 /// Longest tool-result text kept verbatim, in UTF-16 units.
@@ -216,18 +216,25 @@ pub(crate) fn push_message<T: Text, S: Sink<T>>(
             UserContent::Text(t) => push_user::<T, _, _>(parts, std::iter::once(t)),
             UserContent::Blocks(blocks) => push_user::<T, _, _>(parts, texts(blocks)),
         },
-        Message::Assistant(m) => push_assistant::<T, _, _, _, _>(
-            parts,
-            m.content
-                .iter()
-                .map(block_ref as fn(&Block<T>) -> BlockRef<&T, ArgRefs<'_, T>>),
-            options,
-        ),
+        Message::Assistant(m) => push_assistant_message(parts, m, options),
         Message::ToolResult(m) => {
             let content: Vec<&T> = texts(&m.content).filter(|t| !t.is_empty()).collect();
             push_tool_result(parts, m, &content, m.elided_units);
         }
     }
+}
+
+/// Appends an assistant message's parts.
+pub(crate) fn push_assistant_message<T: Text, S: Sink<T>>(
+    parts: &mut Parts<'_, S>,
+    message: &AssistantMessage<T>,
+    options: SerializeOptions,
+) {
+    push_assistant::<T, _, _, _, _>(
+        parts,
+        (message.content.iter()).map(block_ref as fn(&Block<T>) -> BlockRef<&T, ArgRefs<'_, T>>),
+        options,
+    )
 }
 
 /// Appends a user message's part, given its texts: none when they are all
