@@ -77,15 +77,18 @@ let spareUnits = null
 const KEEP_MAX = 2 ** 21
 
 /**
- * `[codes, texts, shortUnits, ...]` for `messages`, or undefined to read them
- * natively. `codes` is an Int32Array, `shortUnits` a Uint16Array holding the
- * short strings' UTF-16 units one after another. Pass the result to
- * releaseFlat when the native side is done with it.
+ * `[codes, texts, shortUnits, , , times, timed]` for `messages`, or
+ * undefined to read them natively. `codes` is an Int32Array, `shortUnits` a
+ * Uint16Array holding the short strings' UTF-16 units one after another.
+ * With `timestamps` (a projection keeps them; a transcript does not show
+ * them), message i's `timestamp` is `times[i]` (a Float64Array) where
+ * `timed[i]` (a Uint8Array) is 1, that is where it is a number. Pass the
+ * result to releaseFlat when the native side is done with it.
  */
-function flatMessages(messages) {
+function flatMessages(messages, timestamps = false) {
   if (!Array.isArray(messages) || messages.length > FLAT_MAX_MESSAGES) return undefined
   try {
-    return flatten(messages)
+    return flatten(messages, timestamps)
   } catch {
     return undefined
   }
@@ -105,16 +108,26 @@ function releaseFlat(flat) {
 // shared counters (a helper per block kind), every counter and buffer
 // access went through the closures' context, and the pass took 0.19 ms
 // for 1k messages instead of 0.13.
-function flatten(messages) {
+function flatten(messages, timestamps) {
   let codes = spareCodes ?? new Int32Array(4096)
   let units = spareUnits ?? new Uint16Array(16384)
   spareCodes = spareUnits = null
   let n = 0 // codes written
   let u = 0 // units written
   const texts = []
+  const times = timestamps ? new Float64Array(messages.length) : undefined
+  const timed = timestamps ? new Uint8Array(messages.length) : undefined
   for (let i = 0; i < messages.length; i++) {
     const m = messages[i]
     if (m === null || typeof m !== 'object') return undefined
+    // Read first, as the native reader reads it.
+    if (timestamps) {
+      const t = m.timestamp
+      if (typeof t === 'number') {
+        times[i] = t
+        timed[i] = 1
+      }
+    }
     const start = n
     const heldTexts = texts.length
     const heldUnits = u
@@ -285,7 +298,7 @@ function flatten(messages) {
       codes[n++] = i
     }
   }
-  return [codes.subarray(0, n), texts, units.subarray(0, u), codes, units]
+  return [codes.subarray(0, n), texts, units.subarray(0, u), codes, units, times, timed]
 }
 
 /** The typed array `array`, or a copy of its first `used` elements with room for `k` more. */
@@ -356,4 +369,95 @@ function assembleTranscript([ops, bounds, labels, strings]) {
   return pieces.join('')
 }
 
-module.exports = { flatMessages, releaseFlat, assembleTranscript, FLAT_MAX_MESSAGES, CUT }
+/**
+ * The projected messages, new objects, from the plan the binding returns
+ * for them (PlanWriter in src/binding/serialize.rs): `[codes, values,
+ * shorts, args]`, where a text is named by one code `r`: `r >= 0` is
+ * `texts[r]` (the flat form's texts: the caller's own strings), `-1` is
+ * `shorts.slice(start, end)` with the next two codes, and `r <= -2` is
+ * `values[-2 - r]`. A tool call's arguments are either the next object of
+ * `JSON.parse(args)` (-1) or given key by key (their count). `flat` is the
+ * flat form the plan was made from, if any.
+ */
+function projectionOfPlan(plan, flat) {
+  const [codes, values, shorts, argsJson] = plan
+  const texts = flat === undefined ? undefined : flat[1]
+  // Every tool call's arguments that could be, parsed at once: a key named
+  // __proto__ stays a key, as in JSON.parse.
+  const parsedArgs = argsJson === undefined ? undefined : JSON.parse(argsJson)
+  let a = 0
+  let i = 0
+  const next = () => codes[i++]
+  const text = () => {
+    const r = codes[i++]
+    if (r >= 0) return texts[r]
+    if (r === -1) {
+      const start = codes[i++]
+      return shorts.slice(start, codes[i++])
+    }
+    return values[-2 - r]
+  }
+  const block = () => {
+    switch (next()) {
+      case 1:
+        return { type: 'text', text: text() }
+      case 2: {
+        const b = { type: 'thinking', thinking: text() }
+        if (next()) b.redacted = true
+        return b
+      }
+      case 3: {
+        const b = { type: 'toolCall', id: text(), name: text(), arguments: undefined }
+        let n = next()
+        if (n === -1) {
+          b.arguments = parsedArgs[a++]
+          return b
+        }
+        b.arguments = {}
+        for (; n > 0; n--) {
+          const key = text()
+          // Defined, not assigned: a key named __proto__ stays a key, as in JSON.parse.
+          Object.defineProperty(b.arguments, key, {
+            // `JSON.stringify` of the value gave undefined: so does the copy.
+            value: next() ? JSON.parse(text()) : undefined,
+            writable: true,
+            enumerable: true,
+            configurable: true,
+          })
+        }
+        return b
+      }
+      default: {
+        const b = { type: 'image' }
+        if (next()) b.mimeType = text()
+        return b
+      }
+    }
+  }
+  const blocks = () => {
+    const list = new Array(next())
+    for (let k = 0; k < list.length; k++) list[k] = block()
+    return list
+  }
+  const out = []
+  while (i < codes.length) {
+    const kind = next()
+    const hasTimestamp = next()
+    const timestamp = next()
+    let m
+    if (kind === 1) m = { role: 'user', content: text() }
+    else if (kind === 2) m = { role: 'user', content: blocks() }
+    else if (kind === 3) m = { role: 'assistant', content: blocks() }
+    else {
+      m = { role: 'toolResult', toolCallId: text(), toolName: text() }
+      const isError = next() === 1
+      m.content = blocks()
+      m.isError = isError
+    }
+    if (hasTimestamp) m.timestamp = timestamp
+    out.push(m)
+  }
+  return out
+}
+
+module.exports = { flatMessages, releaseFlat, assembleTranscript, projectionOfPlan, FLAT_MAX_MESSAGES, CUT }

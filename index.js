@@ -4,7 +4,7 @@
 // itself happens in Rust.
 
 const { platformSuffix, binaryName } = require('./platform.js')
-const { flatMessages, releaseFlat, assembleTranscript } = require('./flat-messages.js')
+const { flatMessages, releaseFlat, assembleTranscript, projectionOfPlan } = require('./flat-messages.js')
 
 function loadBinding() {
   const suffix = platformSuffix()
@@ -201,72 +201,20 @@ async function prepareCompactionAsync(pathEntries, settings) {
 }
 
 /**
- * projectForSummary: the native side projects and returns a plan (numbers
- * and the values they point at, your own strings where it could), and the
- * new message objects are built here, where making objects is cheap. The
- * plan's numbers are those of PlanWriter in src/binding/serialize.rs.
+ * projectForSummary: the messages are read flat (with their timestamps),
+ * the native side projects them and returns a plan, and the new message
+ * objects are built from it in JS (projectionOfPlan), where making objects
+ * is cheap.
  */
 function projectForSummary(messages, options) {
-  const [codes, values] = native.projectionPlan(messages, options, argumentEntries)
-  let i = 0
-  const next = () => codes[i++]
-  const value = () => values[next()]
-  const block = () => {
-    switch (next()) {
-      case 1:
-        return { type: 'text', text: value() }
-      case 2: {
-        const b = { type: 'thinking', thinking: value() }
-        if (next()) b.redacted = true
-        return b
-      }
-      case 3: {
-        const b = { type: 'toolCall', id: value(), name: value(), arguments: {} }
-        for (let n = next(); n > 0; n--) {
-          const key = value()
-          const at = next()
-          // Defined, not assigned: a key named __proto__ stays a key, as in JSON.parse.
-          Object.defineProperty(b.arguments, key, {
-            value: at < 0 ? undefined : JSON.parse(values[at]),
-            writable: true,
-            enumerable: true,
-            configurable: true,
-          })
-        }
-        return b
-      }
-      default: {
-        const b = { type: 'image' }
-        const at = next()
-        if (at >= 0) b.mimeType = values[at]
-        return b
-      }
-    }
+  const flat = flatMessages(messages, true)
+  let plan
+  try {
+    plan = native.projectionPlan(messages, options, argumentEntries, flat)
+  } finally {
+    releaseFlat(flat)
   }
-  const blocks = () => {
-    const list = new Array(next())
-    for (let k = 0; k < list.length; k++) list[k] = block()
-    return list
-  }
-  const out = []
-  while (i < codes.length) {
-    const kind = next()
-    const hasTimestamp = next()
-    const timestamp = next()
-    let m
-    if (kind === 1) m = { role: 'user', content: value() }
-    else if (kind === 2) m = { role: 'user', content: blocks() }
-    else if (kind === 3) m = { role: 'assistant', content: blocks() }
-    else {
-      m = { role: 'toolResult', toolCallId: value(), toolName: value() }
-      const isError = next() === 1
-      m.content = blocks()
-      m.isError = isError
-    }
-    if (hasTimestamp) m.timestamp = timestamp
-    out.push(m)
-  }
-  return out
+  return projectionOfPlan(plan, flat)
 }
 
 function collectEntriesForBranchSummary(session, oldLeafId, targetId) {

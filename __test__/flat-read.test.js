@@ -5,10 +5,11 @@
 // are checked against the native binding called without the flat form.
 
 const path = require('node:path')
+const util = require('node:util')
 const fc = require('fast-check')
 const gen = require('./helpers/generator')
 const { platformSuffix, binaryName } = require('../platform.js')
-const { flatMessages, assembleTranscript, FLAT_MAX_MESSAGES, CUT } = require('../flat-messages.js')
+const { flatMessages, assembleTranscript, projectionOfPlan, FLAT_MAX_MESSAGES, CUT } = require('../flat-messages.js')
 const ours = require('..')
 
 const binding = require(path.join(__dirname, '..', `${binaryName}.${platformSuffix()}.node`))
@@ -17,6 +18,7 @@ const binding = require(path.join(__dirname, '..', `${binaryName}.${platformSuff
 const native = {
   serializeConversation: (...args) => assembleTranscript(binding.serializeConversation(...args)),
   serializeForSummary: (...args) => assembleTranscript(binding.serializeForSummary(...args)),
+  projectForSummary: (...args) => projectionOfPlan(binding.projectionPlan(...args), undefined),
 }
 
 jest.setTimeout(60_000)
@@ -28,6 +30,14 @@ function argumentEntries(args) {
   const out = []
   for (const [k, v] of Object.entries(args)) out.push(k, JSON.stringify(v))
   return out
+}
+
+/**
+ * Projected messages as data where everything counts: key order, keys
+ * holding undefined, -0, NaN, prototypes.
+ */
+function exactly(messages) {
+  return util.inspect(messages, { depth: Infinity, showHidden: true, maxArrayLength: Infinity, maxStringLength: Infinity, breakLength: Infinity })
 }
 
 /** The result of `fn`, or the error it throws, as comparable data. */
@@ -336,7 +346,66 @@ describe('the flat form', () => {
       for (const fn of ['serializeConversation', 'serializeForSummary']) {
         expect(() => binding[fn](messages, undefined, argumentEntries, flat)).toThrow(/internal error.*bad flat messages/)
       }
+      // The projection's plan reads timestamps too.
+      const timed = [...flat, undefined, undefined, new Float64Array(2), new Uint8Array(2)]
+      expect(() => binding.projectionPlan(messages, undefined, argumentEntries, timed)).toThrow(/internal error.*bad flat messages/)
     }
+    const timestamps = [undefined, undefined, new Float64Array([5, 6]), new Uint8Array([1, 0])]
+    const plan = binding.projectionPlan(messages, undefined, argumentEntries, [...flatOf(good), ...timestamps])
+    expect(projectionOfPlan(plan, flatOf(good))).toEqual([{ ...messages[0], timestamp: 5 }, messages[1]])
+    const mistimed = [
+      [...flatOf(good), undefined, undefined, new Float64Array(1), new Uint8Array(1)], // fewer timestamps than messages
+      [...flatOf(good), undefined, undefined, new Float64Array(2), new Uint8Array(3)], // lengths that disagree
+      [...flatOf(good), undefined, undefined, new Uint8Array(2), new Uint8Array(2)], // times of the wrong type
+      [...flatOf(good)], // none
+      [Int32Array.of(0, 1, 0, 0), texts, units, ...timestamps], // messages read natively in another order
+    ]
+    for (const flat of mistimed) {
+      expect(() => binding.projectionPlan(messages, undefined, argumentEntries, flat)).toThrow(/internal error.*bad flat messages/)
+    }
+  })
+
+  test('projected tool-call arguments: parsed at once where they can be, key by key where not, the same either way', () => {
+    const lone = String.fromCharCode(0xd800)
+    const withToJSON = { toJSON: () => ({ made: [1, 'x'] }) }
+    const argsList = [
+      { path: 'src/a.ts', limit: 5, neg: -0, big: 1e21, tiny: 5e-324, flag: true, none: null, list: [1, { a: 'b' }], text: 'say "hi"\n' },
+      { 10: 'ten', 2: 'two', b: 'b', a: 'a' }, // integer keys first, then insertion order
+      JSON.parse('{"__proto__":{"x":1},"ok":1}'), // an own __proto__ key
+      { 'quote"key': 1, plain: 2 }, // a key JSON must escape: key by key
+      { ['back\\slash']: 1 },
+      { ['new\nline']: 1 },
+      { [`lone${lone}`]: lone }, // lone surrogates, key and value
+      { gone: undefined, fn: () => 1, sym: Symbol('s'), kept: 'k' }, // undefined JSON: the key stays, holding undefined
+      { nan: NaN, inf: -Infinity, date: new Date(0), obj: withToJSON },
+      {},
+    ]
+    const messages = [
+      { role: 'user', content: 'go', timestamp: 1 },
+      { role: 'assistant', content: argsList.map((args, k) => ({ type: 'toolCall', id: `c${k}`, name: 'n', arguments: args })), timestamp: 2 },
+    ]
+    const projected = ours.projectForSummary(messages)
+    expect(exactly(projected)).toBe(exactly(native.projectForSummary(messages, undefined, argumentEntries)))
+    const copies = projected[1].content.map((b) => b.arguments)
+    argsList.forEach((args, k) => {
+      const copy = copies[k]
+      expect(Object.getPrototypeOf(copy)).toBe(Object.prototype)
+      expect(Reflect.ownKeys(copy)).toEqual(Object.keys(args))
+      for (const [key, v] of Object.entries(args)) {
+        const json = JSON.stringify(v)
+        expect(Object.getOwnPropertyDescriptor(copy, key)).toEqual({
+          value: json === undefined ? undefined : JSON.parse(json),
+          writable: true,
+          enumerable: true,
+          configurable: true,
+        })
+      }
+    })
+    expect(Object.is(copies[0].neg, 0)).toBe(true) // as JSON gives it
+    // Both paths were taken: five parsed at once (0, 1, 2, 8, 9), the ones
+    // with a key to escape or a value without JSON key by key.
+    const [, , , parsed] = binding.projectionPlan(messages, undefined, argumentEntries, flatMessages(messages, true))
+    expect(JSON.parse(parsed)).toEqual([0, 1, 2, 8, 9].map((k) => JSON.parse(JSON.stringify(argsList[k]))))
   })
 
   test('a plain generated conversation goes through without native reads', () => {
@@ -402,6 +471,16 @@ describe('both readers agree', () => {
         expect(outcome(() => ours.serializeConversation(messages, options))).toEqual(
           outcome(() => native.serializeConversation(messages, options, argumentEntries)),
         )
+      }),
+      { numRuns: RUNS },
+    )
+  })
+
+  test('projectForSummary: same messages, same errors', () => {
+    fc.assert(
+      fc.property(messagesArb, projectionArb, (messages, options) => {
+        const viaFlat = outcome(() => exactly(ours.projectForSummary(messages, options)))
+        expect(viaFlat).toEqual(outcome(() => exactly(native.projectForSummary(messages, options, argumentEntries))))
       }),
       { numRuns: RUNS },
     )

@@ -53,6 +53,11 @@ pub struct Flat<'c> {
     /// Position of the next code, and of the next short string.
     at: usize,
     short_at: usize,
+    /// Each message's timestamp and whether it has one (a number), when
+    /// the pass was asked for them.
+    timestamps: Option<(&'c [f64], &'c [u8])>,
+    /// Index in the caller's array of the next message [`Flat::message`] reads.
+    index: usize,
 }
 
 /// The elements of one of flat-messages.js's typed arrays (`T` must match
@@ -100,6 +105,13 @@ fn typed_array_slice<T: Copy>(
 /// flat-messages.js and this reader disagree: a bug, never the caller's input.
 fn malformed() -> Error {
     Error::invalid("prime-compaction internal error (a bug, please report it): bad flat messages")
+}
+
+/// Element `i` of the flat form's array.
+fn flat_element(cx: &Cx, flat: Raw, i: u32) -> Result<Raw> {
+    let mut out = ptr::null_mut();
+    check(unsafe { sys::napi_get_element(cx.env, flat, i, &mut out) })?;
+    Ok(out)
 }
 
 /// What the flat form's texts are made from: the strings array and the
@@ -323,12 +335,8 @@ impl<'c> Flat<'c> {
     /// Reads `[codes, texts, shortUnits, ...]`; codes and units are read
     /// in place ([`typed_array_slice`]).
     pub fn new(cx: &'c Cx, pair: Raw) -> Result<Flat<'c>> {
-        let element = |i: u32| -> Result<Raw> {
-            let mut out = ptr::null_mut();
-            check(unsafe { sys::napi_get_element(cx.env, pair, i, &mut out) })?;
-            Ok(out)
-        };
-        let codes = element(0)?;
+        let codes = flat_element(cx, pair, 0)?;
+        let element = |i| flat_element(cx, pair, i);
         let strings = element(1)?;
         let shorts = typed_array_slice::<u16>(cx, element(2)?, sys::TypedarrayType::uint16_array)?;
         let codes = typed_array_slice::<i32>(cx, codes, sys::TypedarrayType::int32_array)?;
@@ -341,7 +349,24 @@ impl<'c> Flat<'c> {
             codes,
             at: 0,
             short_at: 0,
+            timestamps: None,
+            index: 0,
         })
+    }
+
+    /// [`Flat::new`] for a flat form made with timestamps (`[..., times,
+    /// timed]`), which [`Flat::message`] then gives its messages.
+    pub fn with_timestamps(cx: &'c Cx, pair: Raw) -> Result<Flat<'c>> {
+        let mut flat = Flat::new(cx, pair)?;
+        let times = flat_element(cx, pair, 5)?;
+        let timed = flat_element(cx, pair, 6)?;
+        let times = typed_array_slice::<f64>(cx, times, sys::TypedarrayType::float64_array)?;
+        let timed = typed_array_slice::<u8>(cx, timed, sys::TypedarrayType::uint8_array)?;
+        if times.len() != timed.len() {
+            return Err(malformed());
+        }
+        flat.timestamps = Some((times, timed));
+        Ok(flat)
     }
 
     pub fn is_done(&self) -> bool {
@@ -416,22 +441,35 @@ impl<'c> Flat<'c> {
         list: &JsVal<'c>,
         limits: ReadLimits,
     ) -> Result<Option<Message<JsText<'c>>>> {
+        let index = self.index;
+        self.index += 1;
+        let timestamp = match self.timestamps {
+            Some((times, timed)) => match timed.get(index) {
+                Some(&1) => times.get(index).copied(),
+                Some(_) => None,
+                None => return Err(malformed()),
+            },
+            None => None,
+        };
         Ok(Some(match self.next()? {
             NATIVE => {
                 let i = self.count()?;
+                if i != index {
+                    return Err(malformed());
+                }
                 return native_message(list, i, limits);
             }
             USER_TEXT => Message::User(UserMessage {
                 content: UserContent::Text(self.text()?),
-                timestamp: None,
+                timestamp,
             }),
             USER_BLOCKS => Message::User(UserMessage {
                 content: UserContent::Blocks(self.model_blocks()?),
-                timestamp: None,
+                timestamp,
             }),
             ASSISTANT => Message::Assistant(AssistantMessage {
                 content: self.model_blocks()?,
-                timestamp: None,
+                timestamp,
             }),
             TOOL_RESULT => Message::ToolResult(ToolResultMessage {
                 tool_call_id: self.short()?,
@@ -439,7 +477,7 @@ impl<'c> Flat<'c> {
                 is_error: self.next()? != 0,
                 content: self.model_blocks()?,
                 elided_units: 0,
-                timestamp: None,
+                timestamp,
             }),
             _ => return Err(malformed()),
         }))

@@ -89,7 +89,7 @@ pub enum JsText<'c> {
 
 impl<'c> JsText<'c> {
     /// The units of a short string; `None` for any other text.
-    fn short_units(&self) -> Option<&[u16]> {
+    pub fn short_units(&self) -> Option<&[u16]> {
         match self {
             JsText::Short { units, start, len } => {
                 units.get(*start as usize..(*start as usize + *len as usize))
@@ -253,6 +253,19 @@ impl Text for JsText<'_> {
         }
     }
 
+    fn to_js_str(&self) -> JsStr {
+        match (self, self.short_units()) {
+            (JsText::Owned(s), _) => s.clone(),
+            // Whole, with the ASCII fast path (ids are looked up by this).
+            (_, Some(units)) => JsStr::from_utf16(units),
+            _ => {
+                let mut out = Utf16Builder::new();
+                self.push_into(&mut out);
+                out.finish()
+            }
+        }
+    }
+
     fn as_key(&self) -> Cow<'_, JsStr> {
         match self {
             JsText::Owned(s) => Cow::Borrowed(s),
@@ -300,22 +313,50 @@ fn too_many_strings() -> Error {
 const OP_HEAD: i32 = -1;
 const OP_LABEL_BASE: i32 = -2;
 
-/// The labels' units, one byte each while they all fit in one: V8 then
-/// copies them as they are, and nothing is narrowed at the end.
-enum Labels {
+/// UTF-16 units bound for a JS string (a transcript's labels, say), one
+/// byte each while they all fit in one: V8 then copies them as they are,
+/// and nothing is narrowed at the end.
+pub(crate) enum Labels {
     Latin1(Vec<u8>),
     Utf16(Vec<u16>),
 }
 
 impl Labels {
-    fn len(&self) -> usize {
+    pub(crate) fn new() -> Labels {
+        Labels::Latin1(Vec::new())
+    }
+
+    /// Units `range` as a JS string.
+    pub(crate) fn string(&self, cx: &Cx, range: std::ops::Range<usize>) -> Result<Raw> {
+        match self {
+            Labels::Latin1(bytes) => cx.latin1(&bytes[range]),
+            Labels::Utf16(units) => cx.utf16(&units[range]),
+        }
+    }
+
+    /// ASCII text, such as JSON punctuation.
+    pub(crate) fn push_ascii(&mut self, s: &[u8]) {
+        match self {
+            Labels::Latin1(bytes) => bytes.extend_from_slice(s),
+            Labels::Utf16(units) => units.extend(s.iter().map(|&b| u16::from(b))),
+        }
+    }
+
+    pub(crate) fn truncate(&mut self, len: usize) {
+        match self {
+            Labels::Latin1(bytes) => bytes.truncate(len),
+            Labels::Utf16(units) => units.truncate(len),
+        }
+    }
+
+    pub(crate) fn len(&self) -> usize {
         match self {
             Labels::Latin1(bytes) => bytes.len(),
             Labels::Utf16(units) => units.len(),
         }
     }
 
-    fn extend(&mut self, units: &[u16]) {
+    pub(crate) fn extend(&mut self, units: &[u16]) {
         match self {
             // An OR over the run (vector code) tells whether it fits.
             Labels::Latin1(bytes) if units.iter().fold(0u16, |acc, &u| acc | u) < 0x100 => {
@@ -391,7 +432,7 @@ impl<'c> RecipeSink<'c> {
             next_index,
             pending: Vec::new(),
             ops: Vec::new(),
-            labels: Labels::Latin1(Vec::new()),
+            labels: Labels::new(),
             bounds: Vec::new(),
             chunk_starts: vec![0],
             shared: FxHashMap::default(),
@@ -531,10 +572,7 @@ impl<'c> RecipeSink<'c> {
         let ranges: Vec<(usize, usize)> = (self.chunk_starts.iter().copied())
             .zip(ends.chain([self.labels.len()]))
             .collect();
-        let labels = cx.array(ranges.iter().map(|&(a, b)| match &self.labels {
-            Labels::Latin1(bytes) => cx.latin1(&bytes[a..b]),
-            Labels::Utf16(units) => cx.utf16(&units[a..b]),
-        }))?;
+        let labels = cx.array(ranges.iter().map(|&(a, b)| self.labels.string(cx, a..b)))?;
         cx.array([Ok(ops), Ok(bounds), Ok(labels), Ok(self.strings)].into_iter())
     }
 }

@@ -66,6 +66,18 @@ impl Cx {
         Ok(v)
     }
 
+    /// A string of these UTF-16 units, made from one byte each when they
+    /// all fit in one (V8 then keeps it one-byte, as it would a string of
+    /// its own with these characters).
+    pub fn units(&self, units: &[u16]) -> Result<Raw> {
+        if units.iter().fold(0u16, |acc, &u| acc | u) < 0x100 {
+            let bytes: Vec<u8> = units.iter().map(|&u| u as u8).collect();
+            self.latin1(&bytes)
+        } else {
+            self.utf16(units)
+        }
+    }
+
     /// A string of Latin-1 bytes, one code unit each.
     pub fn latin1(&self, bytes: &[u8]) -> Result<Raw> {
         let mut v = ptr::null_mut();
@@ -108,42 +120,40 @@ impl Cx {
         self.array(items.map(|s| self.js_str(s)))
     }
 
-    fn typed_array(
-        &self,
-        kind: sys::napi_typedarray_type,
-        bytes: &[u8],
-        len: usize,
-    ) -> Result<Raw> {
+    /// A typed array of `kind` holding a copy of `items` (whose element
+    /// type must be the kind's).
+    fn typed_array<T: Copy>(&self, kind: sys::napi_typedarray_type, items: &[T]) -> Result<Raw> {
+        let bytes = std::mem::size_of_val(items);
         let mut data: *mut std::ffi::c_void = ptr::null_mut();
         let mut buffer = ptr::null_mut();
-        check(unsafe {
-            sys::napi_create_arraybuffer(self.env, bytes.len(), &mut data, &mut buffer)
-        })?;
-        if !bytes.is_empty() && !data.is_null() {
-            unsafe { ptr::copy_nonoverlapping(bytes.as_ptr(), data.cast::<u8>(), bytes.len()) };
+        check(unsafe { sys::napi_create_arraybuffer(self.env, bytes, &mut data, &mut buffer) })?;
+        if bytes > 0 && !data.is_null() {
+            // The new buffer holds `bytes` bytes; `items` is that many.
+            unsafe {
+                ptr::copy_nonoverlapping(items.as_ptr().cast::<u8>(), data.cast::<u8>(), bytes)
+            };
         }
         let mut arr = ptr::null_mut();
-        check(unsafe { sys::napi_create_typedarray(self.env, kind, len, buffer, 0, &mut arr) })?;
+        check(unsafe {
+            sys::napi_create_typedarray(self.env, kind, items.len(), buffer, 0, &mut arr)
+        })?;
         Ok(arr)
     }
 
     pub fn f64_array(&self, items: &[f64]) -> Result<Raw> {
-        let bytes: Vec<u8> = items.iter().flat_map(|v| v.to_ne_bytes()).collect();
-        self.typed_array(sys::TypedarrayType::float64_array, &bytes, items.len())
+        self.typed_array(sys::TypedarrayType::float64_array, items)
     }
 
     pub fn i32_array(&self, items: &[i32]) -> Result<Raw> {
-        let bytes: Vec<u8> = items.iter().flat_map(|v| v.to_ne_bytes()).collect();
-        self.typed_array(sys::TypedarrayType::int32_array, &bytes, items.len())
+        self.typed_array(sys::TypedarrayType::int32_array, items)
     }
 
     pub fn u32_array(&self, items: &[u32]) -> Result<Raw> {
-        let bytes: Vec<u8> = items.iter().flat_map(|v| v.to_ne_bytes()).collect();
-        self.typed_array(sys::TypedarrayType::uint32_array, &bytes, items.len())
+        self.typed_array(sys::TypedarrayType::uint32_array, items)
     }
 
     pub fn u8_array(&self, items: &[u8]) -> Result<Raw> {
-        self.typed_array(sys::TypedarrayType::uint8_array, items, items.len())
+        self.typed_array(sys::TypedarrayType::uint8_array, items)
     }
 }
 

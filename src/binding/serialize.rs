@@ -11,16 +11,17 @@ use napi_derive::napi;
 use super::errors::run;
 use super::flat::{Flat, MessageSource, Scratch};
 use super::js::{check, Cx, JsVal};
-use super::js_text::{JsText, RecipeSink};
+use super::js_text::{JsText, Labels, RecipeSink};
 use super::out::{Arg, Raw, RawValue};
 use crate::core::error::{Context, Error, Result};
 use crate::core::jsstr::JsStr;
 use crate::core::llm_message::{
-    from_agent_messages_with, opens_round, Block, Message, ReadLimits, UserContent,
+    from_agent_messages_with, opens_round, Block, Message, ReadLimits, ToolResultMessage,
+    UserContent,
 };
 use crate::core::projection::{
-    is_claude_family, project, round_ranges, serialize_projection, ProjectOptions,
-    DEFAULT_TOOL_RESULT_BODIES,
+    is_claude_family, keeps_assistant_block, project_each, round_ranges, serialize_projection,
+    ProjectOptions, Projected, DEFAULT_TOOL_RESULT_BODIES, TOOL_RESULT_PLACEHOLDER,
 };
 use crate::core::serialize::{Parts, SerializeOptions};
 use crate::core::view::{Key, Kind, View};
@@ -157,7 +158,7 @@ pub fn serialize_for_summary(
             &messages,
             &options,
             &argument_entries,
-            flat.as_ref(),
+            flat.as_ref().map(|f| (f, false)),
             ReadLimits::borrowed_transcript(),
         )?;
         let mut sink = RecipeSink::new(cx, strings)?;
@@ -174,7 +175,7 @@ fn read_for_projection<'c>(
     messages: &Arg,
     options: &Option<Arg>,
     argument_entries: &Option<Arg>,
-    flat: Option<&Arg>,
+    flat: Option<(&Arg, bool)>,
     limits: ReadLimits,
 ) -> Result<(Vec<Message<JsText<'c>>>, ProjectOptions, Option<Raw>)> {
     use_transcript_helpers(cx, argument_entries)?;
@@ -184,8 +185,12 @@ fn read_for_projection<'c>(
     };
     let list = cx.wrap(messages.0)?;
     let (messages, strings) = match flat {
-        Some(flat) => {
-            let mut flat = Flat::new(cx, flat.0)?;
+        Some((flat, timestamps)) => {
+            let mut flat = if timestamps {
+                Flat::with_timestamps(cx, flat.0)?
+            } else {
+                Flat::new(cx, flat.0)?
+            };
             let strings = flat.strings();
             (flat.messages(&list, limits), Some(strings))
         }
@@ -215,15 +220,27 @@ fn read_project_options(options: &JsVal<'_>) -> Result<ProjectOptions> {
     })
 }
 
-/// The projected messages as a plan index.js builds objects from: numbers
-/// (message and block kinds, flags, timestamps, value positions) and the
-/// values they refer to (your own strings where texts were read in place).
-/// Building objects from JS is far cheaper than through N-API.
+/// The projected messages as a plan index.js builds objects from:
+/// `[codes, values, shorts, args]`. The codes (a Float64Array) give message
+/// and block kinds, flags, timestamps and where each text is; a text is
+/// named by one code `r`: `r >= 0` is element `r` of the flat form's texts
+/// array (the caller's own string), `-1` is `shorts.slice(start, end)` with
+/// the next two codes (`shorts` holds the short strings the plan names, one
+/// after another), and `r <= -2` is `values[-2 - r]`, for texts read
+/// natively or made here. A tool call's arguments are, where they can be,
+/// the next object of `JSON.parse(args)` (one array for all of them).
+/// Building objects from JS is far cheaper than through N-API, and one
+/// parse is cheaper than one per argument.
 struct PlanWriter<'c> {
     cx: &'c Cx,
     codes: Vec<f64>,
     values: Raw,
     count: u32,
+    shorts: Labels,
+    /// `[{"key":json,...},...` of the arguments written so far.
+    args: Labels,
+    /// The values made here that recur (the placeholders), by their text.
+    recurring: Vec<(JsStr, f64)>,
 }
 
 /// Message kinds of the plan (index.js reads the same numbers).
@@ -236,40 +253,93 @@ const PLAN_TEXT: f64 = 1.0;
 const PLAN_THINKING: f64 = 2.0;
 const PLAN_TOOL_CALL: f64 = 3.0;
 const PLAN_IMAGE: f64 = 4.0;
+/// Text references other than an index into the texts array.
+const PLAN_SHORT: f64 = -1.0;
+const PLAN_VALUE_BASE: f64 = -2.0;
+/// A tool call whose arguments are the next object of the parsed `args`.
+const PLAN_PARSED_ARGS: f64 = -1.0;
+/// Made-here values shorter than this are looked up before being added.
+const RECURRING_MAX_UNITS: usize = 32;
 
 impl<'c> PlanWriter<'c> {
-    fn new(cx: &'c Cx) -> Result<Self> {
+    /// A writer for about `messages` messages.
+    fn new(cx: &'c Cx, messages: usize) -> Result<Self> {
         let mut values = ptr::null_mut();
         check(unsafe { sys::napi_create_array(cx.env, &mut values) })?;
         Ok(PlanWriter {
             cx,
-            codes: Vec::new(),
+            // About what a message with two blocks takes.
+            codes: Vec::with_capacity(messages.saturating_mul(16).min(1 << 24)),
             values,
             count: 0,
+            shorts: Labels::new(),
+            args: Labels::new(),
+            recurring: Vec::new(),
         })
     }
 
-    /// Adds a value; its position goes into the codes.
-    fn value(&mut self, v: Raw) -> Result<()> {
+    /// Adds a value; the code naming it goes into the codes.
+    fn value(&mut self, v: Raw) -> Result<f64> {
         check(unsafe { sys::napi_set_element(self.cx.env, self.values, self.count, v) })?;
-        self.codes.push(f64::from(self.count));
+        let code = PLAN_VALUE_BASE - f64::from(self.count);
+        self.codes.push(code);
         self.count += 1;
+        Ok(code)
+    }
+
+    fn text(&mut self, t: &JsText<'c>) -> Result<()> {
+        if let JsText::Indexed { index, .. } = *t {
+            self.codes.push(f64::from(index));
+        } else if let Some(units) = t.short_units() {
+            let start = self.shorts.len();
+            self.shorts.extend(units);
+            self.codes
+                .extend([PLAN_SHORT, start as f64, self.shorts.len() as f64]);
+        } else if let JsText::Owned(s) = t {
+            if s.utf16_len() >= RECURRING_MAX_UNITS {
+                self.value(self.cx.js_str(s)?)?;
+            } else if let Some(&(_, code)) = self.recurring.iter().find(|(r, _)| r == s) {
+                self.codes.push(code);
+            } else {
+                let code = self.value(self.cx.js_str(s)?)?;
+                self.recurring.push((s.clone(), code));
+            }
+        } else {
+            self.value(t.to_js_value(self.cx)?)?;
+        }
         Ok(())
-    }
-
-    fn text(&mut self, t: &JsText<'_>) -> Result<()> {
-        self.value(t.to_js_value(self.cx)?)
-    }
-
-    fn js_str(&mut self, s: &JsStr) -> Result<()> {
-        self.value(self.cx.js_str(s)?)
     }
 
     fn flag(&mut self, b: bool) {
         self.codes.push(if b { 1.0 } else { 0.0 });
     }
 
-    fn block(&mut self, b: &Block<JsText<'_>>) -> Result<()> {
+    /// Appends `{"key":json,...}` to the arguments text when every key is
+    /// a short string with nothing to escape and every value has JSON (that
+    /// of `undefined` is none, and the copy must still have the key);
+    /// otherwise leaves it as it was and says so.
+    fn parsed_args(&mut self, args: &[(JsText<'c>, Option<JsText<'c>>)]) -> bool {
+        let mark = self.args.len();
+        self.args.push_ascii(if mark == 0 { b"[{" } else { b",{" });
+        for (i, (key, json)) in args.iter().enumerate() {
+            let key = key.short_units().filter(|key| {
+                !key.iter()
+                    .any(|&u| u < 0x20 || u == 0x22 || u == 0x5c || (0xd800..0xe000).contains(&u))
+            });
+            let (Some(key), Some(json)) = (key, json.as_ref().and_then(JsText::short_units)) else {
+                self.args.truncate(mark);
+                return false;
+            };
+            self.args.push_ascii(if i == 0 { b"\"" } else { b",\"" });
+            self.args.extend(key);
+            self.args.push_ascii(b"\":");
+            self.args.extend(json);
+        }
+        self.args.push_ascii(b"}");
+        true
+    }
+
+    fn block(&mut self, b: &Block<JsText<'c>>) -> Result<()> {
         match b {
             Block::Text(t) => {
                 self.codes.push(PLAN_TEXT);
@@ -285,66 +355,112 @@ impl<'c> PlanWriter<'c> {
                 self.codes.push(PLAN_TOOL_CALL);
                 self.text(&call.id)?;
                 self.text(&call.name)?;
+                if self.parsed_args(&call.args) {
+                    self.codes.push(PLAN_PARSED_ARGS);
+                    return Ok(());
+                }
                 self.codes.push(call.args.len() as f64);
                 for (k, json) in &call.args {
                     self.text(k)?;
-                    match json {
-                        Some(json) => self.text(json)?,
-                        // `JSON.stringify` gave undefined: the copy holds undefined.
-                        None => self.codes.push(-1.0),
+                    // `JSON.stringify` gave undefined: the copy holds undefined.
+                    self.flag(json.is_some());
+                    if let Some(json) = json {
+                        self.text(json)?;
                     }
                 }
                 Ok(())
             }
             Block::Image { mime_type } => {
                 self.codes.push(PLAN_IMAGE);
+                self.flag(mime_type.is_some());
                 match mime_type {
-                    Some(m) => self.js_str(m),
-                    None => {
-                        self.codes.push(-1.0);
-                        Ok(())
-                    }
+                    Some(m) => self.value(self.cx.js_str(m)?).map(drop),
+                    None => Ok(()),
                 }
             }
         }
     }
 
-    fn blocks(&mut self, blocks: &[Block<JsText<'_>>]) -> Result<()> {
+    fn blocks<'b>(
+        &mut self,
+        blocks: impl ExactSizeIterator<Item = &'b Block<JsText<'c>>>,
+    ) -> Result<()>
+    where
+        'c: 'b,
+    {
         self.codes.push(blocks.len() as f64);
-        blocks.iter().try_for_each(|b| self.block(b))
+        blocks.into_iter().try_for_each(|b| self.block(b))
     }
 
-    fn message(&mut self, m: &Message<JsText<'_>>) -> Result<()> {
-        let kind = match m {
-            Message::User(u) => match u.content {
-                UserContent::Text(_) => PLAN_USER_TEXT,
-                UserContent::Blocks(_) => PLAN_USER,
-            },
-            Message::Assistant(_) => PLAN_ASSISTANT,
-            Message::ToolResult(_) => PLAN_TOOL_RESULT,
-        };
+    fn head(&mut self, kind: f64, timestamp: Option<f64>) {
         self.codes.push(kind);
-        self.flag(m.timestamp().is_some());
-        self.codes.push(m.timestamp().unwrap_or(0.0));
+        self.flag(timestamp.is_some());
+        self.codes.push(timestamp.unwrap_or(0.0));
+    }
+
+    fn tool_result(
+        &mut self,
+        r: &ToolResultMessage<JsText<'c>>,
+        content: &[Block<JsText<'c>>],
+    ) -> Result<()> {
+        self.head(PLAN_TOOL_RESULT, r.timestamp);
+        self.text(&r.tool_call_id)?;
+        self.text(&r.tool_name)?;
+        self.flag(r.is_error);
+        self.blocks(content.iter())
+    }
+
+    fn message(&mut self, m: &Message<JsText<'c>>) -> Result<()> {
         match m {
             Message::User(u) => match &u.content {
-                UserContent::Text(t) => self.text(t),
-                UserContent::Blocks(b) => self.blocks(b),
+                UserContent::Text(t) => {
+                    self.head(PLAN_USER_TEXT, u.timestamp);
+                    self.text(t)
+                }
+                UserContent::Blocks(b) => {
+                    self.head(PLAN_USER, u.timestamp);
+                    self.blocks(b.iter())
+                }
             },
-            Message::Assistant(a) => self.blocks(&a.content),
-            Message::ToolResult(r) => {
-                self.text(&r.tool_call_id)?;
-                self.text(&r.tool_name)?;
-                self.flag(r.is_error);
-                self.blocks(&r.content)
+            Message::Assistant(a) => {
+                self.head(PLAN_ASSISTANT, a.timestamp);
+                self.blocks(a.content.iter())
+            }
+            Message::ToolResult(r) => self.tool_result(r, &r.content),
+        }
+    }
+
+    fn projected(&mut self, m: Projected<'_, JsText<'c>>) -> Result<()> {
+        match m {
+            Projected::Kept(m) => self.message(m),
+            Projected::Made(m) => self.message(&m),
+            Projected::Filtered { message, reasoning } => {
+                self.head(PLAN_ASSISTANT, message.timestamp);
+                let kept: Vec<&Block<JsText<'c>>> = (message.content.iter())
+                    .filter(|b| keeps_assistant_block(b, reasoning))
+                    .collect();
+                self.blocks(kept.into_iter())
+            }
+            Projected::BodyElided(r) => {
+                let placeholder =
+                    Block::Text(JsText::Owned(JsStr::from_str(TOOL_RESULT_PLACEHOLDER)));
+                self.tool_result(r, std::slice::from_ref(&placeholder))
             }
         }
     }
 
-    /// `[codes, values]`.
-    fn finish(self) -> Result<Raw> {
-        let codes = self.cx.f64_array(&self.codes)?;
-        self.cx.array([Ok(codes), Ok(self.values)].into_iter())
+    /// `[codes, values, shorts, args]`.
+    fn finish(mut self) -> Result<Raw> {
+        let cx = self.cx;
+        let codes = cx.f64_array(&self.codes)?;
+        let shorts = self.shorts.string(cx, 0..self.shorts.len())?;
+        let args = if self.args.len() == 0 {
+            cx.undefined()
+        } else {
+            self.args.push_ascii(b"]");
+            self.args.string(cx, 0..self.args.len())?
+        };
+        cx.array([Ok(codes), Ok(self.values), Ok(shorts), Ok(args)].into_iter())
     }
 }
 
@@ -356,23 +472,26 @@ pub fn projection_plan(
     messages: Arg,
     options: Option<Arg>,
     argument_entries: Option<Arg>,
+    flat: Option<Arg>,
 ) -> napi::Result<RawValue> {
     run(&env, |cx| {
-        // Whole texts with timestamps: the objects carry them, so no flat
-        // form (it has none).
+        // Whole texts with timestamps: the copies carry them.
         let (messages, options, _) = read_for_projection(
             cx,
             &messages,
             &options,
             &argument_entries,
-            None,
+            flat.as_ref().map(|f| (f, true)),
             ReadLimits::default(),
         )?;
-        let projected = project(&messages, &options);
-        let mut plan = PlanWriter::new(cx)?;
-        for m in &projected {
-            plan.message(m)?;
-        }
+        let mut plan = PlanWriter::new(cx, messages.len())?;
+        let mut written = Ok(());
+        project_each(&messages, &options, |m| {
+            if written.is_ok() {
+                written = plan.projected(m);
+            }
+        });
+        written?;
         Ok(RawValue(plan.finish()?))
     })
 }
