@@ -386,78 +386,98 @@ function projectionOfPlan(plan, flat) {
   // __proto__ stays a key, as in JSON.parse.
   const parsedArgs = argsJson === undefined ? undefined : JSON.parse(argsJson)
   let a = 0
+  // As in flatten, one function with its state in locals; a text is taken
+  // with textAt and passed with `i += codes[i] === -1 ? 3 : 1`.
   let i = 0
-  const next = () => codes[i++]
-  const text = () => {
-    const r = codes[i++]
-    if (r >= 0) return texts[r]
-    if (r === -1) {
-      const start = codes[i++]
-      return shorts.slice(start, codes[i++])
-    }
-    return values[-2 - r]
-  }
-  const block = () => {
-    switch (next()) {
-      case 1:
-        return { type: 'text', text: text() }
-      case 2: {
-        const b = { type: 'thinking', thinking: text() }
-        if (next()) b.redacted = true
-        return b
-      }
-      case 3: {
-        const b = { type: 'toolCall', id: text(), name: text(), arguments: undefined }
-        let n = next()
-        if (n === -1) {
-          b.arguments = parsedArgs[a++]
-          return b
-        }
-        b.arguments = {}
-        for (; n > 0; n--) {
-          const key = text()
-          // Defined, not assigned: a key named __proto__ stays a key, as in JSON.parse.
-          Object.defineProperty(b.arguments, key, {
-            // `JSON.stringify` of the value gave undefined: so does the copy.
-            value: next() ? JSON.parse(text()) : undefined,
-            writable: true,
-            enumerable: true,
-            configurable: true,
-          })
-        }
-        return b
-      }
-      default: {
-        const b = { type: 'image' }
-        if (next()) b.mimeType = text()
-        return b
-      }
-    }
-  }
-  const blocks = () => {
-    const list = new Array(next())
-    for (let k = 0; k < list.length; k++) list[k] = block()
-    return list
-  }
   const out = []
   while (i < codes.length) {
-    const kind = next()
-    const hasTimestamp = next()
-    const timestamp = next()
+    const kind = codes[i]
+    const hasTimestamp = codes[i + 1]
+    const timestamp = codes[i + 2]
+    i += 3
     let m
-    if (kind === 1) m = { role: 'user', content: text() }
-    else if (kind === 2) m = { role: 'user', content: blocks() }
-    else if (kind === 3) m = { role: 'assistant', content: blocks() }
-    else {
-      m = { role: 'toolResult', toolCallId: text(), toolName: text() }
-      const isError = next() === 1
-      m.content = blocks()
-      m.isError = isError
+    if (kind === 1) {
+      m = { role: 'user', content: textAt(codes, i, texts, shorts, values) }
+      i += codes[i] === -1 ? 3 : 1
+    } else {
+      let id, name, isError
+      if (kind === 4) {
+        id = textAt(codes, i, texts, shorts, values)
+        i += codes[i] === -1 ? 3 : 1
+        name = textAt(codes, i, texts, shorts, values)
+        i += codes[i] === -1 ? 3 : 1
+        isError = codes[i++] === 1
+      }
+      const content = new Array(codes[i++])
+      for (let k = 0; k < content.length; k++) {
+        const type = codes[i++]
+        let b
+        if (type === 1) {
+          b = { type: 'text', text: textAt(codes, i, texts, shorts, values) }
+          i += codes[i] === -1 ? 3 : 1
+        } else if (type === 2) {
+          b = { type: 'thinking', thinking: textAt(codes, i, texts, shorts, values) }
+          i += codes[i] === -1 ? 3 : 1
+          if (codes[i++]) b.redacted = true
+        } else if (type === 3) {
+          const callId = textAt(codes, i, texts, shorts, values)
+          i += codes[i] === -1 ? 3 : 1
+          const callName = textAt(codes, i, texts, shorts, values)
+          i += codes[i] === -1 ? 3 : 1
+          b = { type: 'toolCall', id: callId, name: callName, arguments: undefined }
+          const n = codes[i++]
+          if (n === -1) {
+            b.arguments = parsedArgs[a++]
+          } else {
+            const at = { i }
+            b.arguments = argumentsByKey(codes, at, n, texts, shorts, values)
+            i = at.i
+          }
+        } else {
+          b = { type: 'image' }
+          if (codes[i++]) {
+            b.mimeType = textAt(codes, i, texts, shorts, values)
+            i += codes[i] === -1 ? 3 : 1
+          }
+        }
+        content[k] = b
+      }
+      if (kind === 2) m = { role: 'user', content }
+      else if (kind === 3) m = { role: 'assistant', content }
+      else m = { role: 'toolResult', toolCallId: id, toolName: name, content, isError }
     }
     if (hasTimestamp) m.timestamp = timestamp
     out.push(m)
   }
   return out
+}
+
+/** The text a plan names at `codes[i]` (see projectionOfPlan). */
+function textAt(codes, i, texts, shorts, values) {
+  const r = codes[i]
+  if (r >= 0) return texts[r]
+  if (r === -1) return shorts.slice(codes[i + 1], codes[i + 2])
+  return values[-2 - r]
+}
+
+/** A tool call's `n` arguments given key by key from `at.i` on (which moves past them). */
+function argumentsByKey(codes, at, n, texts, shorts, values) {
+  const args = {}
+  let i = at.i
+  for (; n > 0; n--) {
+    const key = textAt(codes, i, texts, shorts, values)
+    i += codes[i] === -1 ? 3 : 1
+    let value
+    // `JSON.stringify` of the value gave undefined: so does the copy.
+    if (codes[i++]) {
+      value = JSON.parse(textAt(codes, i, texts, shorts, values))
+      i += codes[i] === -1 ? 3 : 1
+    }
+    // Defined, not assigned: a key named __proto__ stays a key, as in JSON.parse.
+    Object.defineProperty(args, key, { value, writable: true, enumerable: true, configurable: true })
+  }
+  at.i = i
+  return args
 }
 
 module.exports = { flatMessages, releaseFlat, assembleTranscript, projectionOfPlan, FLAT_MAX_MESSAGES, CUT }
