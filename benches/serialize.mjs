@@ -69,26 +69,34 @@ function session(n, seed) {
 }
 
 /**
- * Median times of each function, run in turn round after round (as the
- * other benchmarks do), so every one meets the same machine load; 9 to 200
- * rounds within about 6 s.
+ * Median times of each function, each round running every one once, in an
+ * order drawn afresh (seeded), so every one meets the same machine load and
+ * follows every other one about equally often; 9 to 200 rounds within
+ * about 6 s.
+ *
+ * A fixed rotation (each round starting one further along, as until
+ * 2026-11-30) let each function follow only one or two others, and its
+ * period locked onto the garbage collector's: at 10k messages the
+ * reference took 16.6 ms after one function and 20.5 ms after another,
+ * and its median was 16.7 ms under the rotation against 19.9 ms in
+ * shuffled rounds of the same process.
  */
 function timeAlternating(fns) {
   const outs = fns.map((fn) => fn()) // warm up
   const runs = fns.map(() => [])
   const deadline = performance.now() + 6000
-  let round = 0
+  const rnd = mulberry32(20261130)
+  const order = fns.map((_, k) => k)
   do {
-    // Each round starts one further along, so each function follows each
-    // other one equally often: a collection the previous one's garbage
-    // brings on falls to whichever runs next.
-    for (let k = 0; k < fns.length; k++) {
-      const i = (round + k) % fns.length
+    for (let k = order.length - 1; k > 0; k--) {
+      const j = Math.floor(rnd() * (k + 1))
+      ;[order[k], order[j]] = [order[j], order[k]]
+    }
+    for (const i of order) {
       const t0 = performance.now()
       fns[i]()
       runs[i].push(performance.now() - t0)
     }
-    round++
   } while ((performance.now() < deadline || runs[0].length < 9) && runs[0].length < 200)
   return runs.map((r, i) => {
     r.sort((x, y) => x - y)
