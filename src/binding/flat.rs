@@ -336,9 +336,9 @@ impl<'c> Flat<'c> {
     /// in place ([`typed_array_slice`]).
     pub fn new(cx: &'c Cx, pair: Raw) -> Result<Flat<'c>> {
         let codes = flat_element(cx, pair, 0)?;
-        let element = |i| flat_element(cx, pair, i);
-        let strings = element(1)?;
-        let shorts = typed_array_slice::<u16>(cx, element(2)?, sys::TypedarrayType::uint16_array)?;
+        let strings = flat_element(cx, pair, 1)?;
+        let shorts = flat_element(cx, pair, 2)?;
+        let shorts = typed_array_slice::<u16>(cx, shorts, sys::TypedarrayType::uint16_array)?;
         let codes = typed_array_slice::<i32>(cx, codes, sys::TypedarrayType::int32_array)?;
         Ok(Flat {
             texts: Texts {

@@ -66,18 +66,6 @@ impl Cx {
         Ok(v)
     }
 
-    /// A string of these UTF-16 units, made from one byte each when they
-    /// all fit in one (V8 then keeps it one-byte, as it would a string of
-    /// its own with these characters).
-    pub fn units(&self, units: &[u16]) -> Result<Raw> {
-        if units.iter().fold(0u16, |acc, &u| acc | u) < 0x100 {
-            let bytes: Vec<u8> = units.iter().map(|&u| u as u8).collect();
-            self.latin1(&bytes)
-        } else {
-            self.utf16(units)
-        }
-    }
-
     /// A string of Latin-1 bytes, one code unit each.
     pub fn latin1(&self, bytes: &[u8]) -> Result<Raw> {
         let mut v = ptr::null_mut();
