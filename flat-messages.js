@@ -115,9 +115,13 @@ function flatten(messages, timestamps) {
   let n = 0 // codes written
   let u = 0 // units written
   const texts = []
-  const times = timestamps ? new Float64Array(messages.length) : undefined
-  const timed = timestamps ? new Uint8Array(messages.length) : undefined
-  for (let i = 0; i < messages.length; i++) {
+  // The length as the call began, as the native reader (and the
+  // reference's convertToLlm, a map) takes it: a getter that adds or
+  // removes messages does not change which are read.
+  const count = messages.length
+  const times = timestamps ? new Float64Array(count) : undefined
+  const timed = timestamps ? new Uint8Array(count) : undefined
+  for (let i = 0; i < count; i++) {
     const m = messages[i]
     if (m === null || typeof m !== 'object') return undefined
     // Read first, as the native reader reads it.

@@ -365,6 +365,37 @@ describe('the flat form', () => {
     }
   })
 
+  test('a getter that adds messages meanwhile: the messages the call began with are read, as natively', () => {
+    const make = (mutate) => {
+      const messages = [
+        { role: 'user', content: 'a', timestamp: 1 },
+        { role: 'user', content: 'b', timestamp: 2 },
+      ]
+      Object.defineProperty(messages[0], 'role', {
+        enumerable: true,
+        get() {
+          mutate(messages)
+          return 'user'
+        },
+      })
+      return messages
+    }
+    const grow = (m) => m.push({ role: 'user', content: 'more', timestamp: 3 })
+    const shrink = (m) => {
+      m.length = 1
+    }
+    for (const fn of ['serializeConversation', 'serializeForSummary', 'projectForSummary']) {
+      const flat = outcome(() => exactly(ours[fn](make(grow))))
+      expect(flat).toEqual(outcome(() => exactly(native[fn](make(grow), undefined, argumentEntries))))
+      // Removing sends the call native (messages[1] is gone), where the
+      // getter runs again: the native reader then starts from one message.
+      // Either way, never an internal error.
+      expect(outcome(() => ours[fn](make(shrink))).message ?? '').not.toMatch(/internal error/)
+    }
+    expect(ours.serializeConversation(make(grow))).toBe('[User]: a\n\n[User]: b')
+    expect(ours.projectForSummary(make(grow)).map((m) => m.timestamp)).toEqual([1, 2])
+  })
+
   test('projected tool-call arguments: parsed at once where they can be, key by key where not, the same either way', () => {
     const lone = String.fromCharCode(0xd800)
     const withToJSON = { toJSON: () => ({ made: [1, 'x'] }) }
