@@ -240,7 +240,7 @@ struct PlanWriter<'c> {
     /// `[{"key":json,...},...` of the arguments written so far.
     args: Labels,
     /// The values made here that recur (the placeholders), by their text.
-    recurring: Vec<(JsStr, f64)>,
+    recurring: Vec<(Box<str>, f64)>,
 }
 
 /// Message kinds of the plan (index.js reads the same numbers).
@@ -258,8 +258,9 @@ const PLAN_SHORT: f64 = -1.0;
 const PLAN_VALUE_BASE: f64 = -2.0;
 /// A tool call whose arguments are the next object of the parsed `args`.
 const PLAN_PARSED_ARGS: f64 = -1.0;
-/// Made-here values shorter than this are looked up before being added.
-const RECURRING_MAX_UNITS: usize = 32;
+/// Made-here values shorter than this (in UTF-8 bytes) are looked up
+/// before being added.
+const RECURRING_MAX_BYTES: usize = 32;
 
 impl<'c> PlanWriter<'c> {
     /// A writer for about `messages` messages.
@@ -295,18 +296,29 @@ impl<'c> PlanWriter<'c> {
             self.shorts.extend(units);
             self.codes
                 .extend([PLAN_SHORT, start as f64, self.shorts.len() as f64]);
-        } else if let JsText::Owned(s) = t {
-            if s.utf16_len() >= RECURRING_MAX_UNITS {
-                self.value(self.cx.js_str(s)?)?;
-            } else if let Some(&(_, code)) = self.recurring.iter().find(|(r, _)| r == s) {
-                self.codes.push(code);
-            } else {
-                let code = self.value(self.cx.js_str(s)?)?;
-                self.recurring.push((s.clone(), code));
+        } else if let JsText::Owned(made) = t {
+            match made.as_str() {
+                Some(s) => self.made_text(s)?,
+                None => self.value(self.cx.js_str(made)?).map(drop)?,
             }
         } else {
             self.value(t.to_js_value(self.cx)?)?;
         }
+        Ok(())
+    }
+
+    /// A text made here: a short one (a placeholder, as a rule) is added to
+    /// the values once and named again after that.
+    fn made_text(&mut self, s: &str) -> Result<()> {
+        if s.len() >= RECURRING_MAX_BYTES {
+            return self.value(self.cx.str(s)?).map(drop);
+        }
+        if let Some(&(_, code)) = self.recurring.iter().find(|(r, _)| r.as_ref() == s) {
+            self.codes.push(code);
+            return Ok(());
+        }
+        let code = self.value(self.cx.str(s)?)?;
+        self.recurring.push((s.into(), code));
         Ok(())
     }
 
@@ -381,15 +393,17 @@ impl<'c> PlanWriter<'c> {
         }
     }
 
-    fn blocks<'b>(
+    /// The count of the blocks `keep` keeps, then those blocks.
+    fn blocks(
         &mut self,
-        blocks: impl ExactSizeIterator<Item = &'b Block<JsText<'c>>>,
-    ) -> Result<()>
-    where
-        'c: 'b,
-    {
-        self.codes.push(blocks.len() as f64);
-        blocks.into_iter().try_for_each(|b| self.block(b))
+        blocks: &[Block<JsText<'c>>],
+        keep: impl Fn(&Block<JsText<'c>>) -> bool,
+    ) -> Result<()> {
+        self.codes
+            .push(blocks.iter().filter(|b| keep(b)).count() as f64);
+        (blocks.iter())
+            .filter(|b| keep(b))
+            .try_for_each(|b| self.block(b))
     }
 
     fn head(&mut self, kind: f64, timestamp: Option<f64>) {
@@ -398,16 +412,13 @@ impl<'c> PlanWriter<'c> {
         self.codes.push(timestamp.unwrap_or(0.0));
     }
 
-    fn tool_result(
-        &mut self,
-        r: &ToolResultMessage<JsText<'c>>,
-        content: &[Block<JsText<'c>>],
-    ) -> Result<()> {
+    /// A tool result's fields before its blocks.
+    fn tool_result_head(&mut self, r: &ToolResultMessage<JsText<'c>>) -> Result<()> {
         self.head(PLAN_TOOL_RESULT, r.timestamp);
         self.text(&r.tool_call_id)?;
         self.text(&r.tool_name)?;
         self.flag(r.is_error);
-        self.blocks(content.iter())
+        Ok(())
     }
 
     fn message(&mut self, m: &Message<JsText<'c>>) -> Result<()> {
@@ -419,14 +430,17 @@ impl<'c> PlanWriter<'c> {
                 }
                 UserContent::Blocks(b) => {
                     self.head(PLAN_USER, u.timestamp);
-                    self.blocks(b.iter())
+                    self.blocks(b, |_| true)
                 }
             },
             Message::Assistant(a) => {
                 self.head(PLAN_ASSISTANT, a.timestamp);
-                self.blocks(a.content.iter())
+                self.blocks(&a.content, |_| true)
             }
-            Message::ToolResult(r) => self.tool_result(r, &r.content),
+            Message::ToolResult(r) => {
+                self.tool_result_head(r)?;
+                self.blocks(&r.content, |_| true)
+            }
         }
     }
 
@@ -436,15 +450,13 @@ impl<'c> PlanWriter<'c> {
             Projected::Made(m) => self.message(&m),
             Projected::Filtered { message, reasoning } => {
                 self.head(PLAN_ASSISTANT, message.timestamp);
-                let kept: Vec<&Block<JsText<'c>>> = (message.content.iter())
-                    .filter(|b| keeps_assistant_block(b, reasoning))
-                    .collect();
-                self.blocks(kept.into_iter())
+                self.blocks(&message.content, |b| keeps_assistant_block(b, reasoning))
             }
             Projected::BodyElided(r) => {
-                let placeholder =
-                    Block::Text(JsText::Owned(JsStr::from_str(TOOL_RESULT_PLACEHOLDER)));
-                self.tool_result(r, std::slice::from_ref(&placeholder))
+                // One text block: the placeholder.
+                self.tool_result_head(r)?;
+                self.codes.extend([1.0, PLAN_TEXT]);
+                self.made_text(TOOL_RESULT_PLACEHOLDER)
             }
         }
     }
