@@ -158,7 +158,7 @@ pub fn serialize_for_summary(
             &messages,
             &options,
             &argument_entries,
-            flat.as_ref().map(|f| (f, false)),
+            flat.as_ref(),
             ReadLimits::borrowed_transcript(),
         )?;
         let mut sink = RecipeSink::new(cx, strings)?;
@@ -175,7 +175,7 @@ fn read_for_projection<'c>(
     messages: &Arg,
     options: &Option<Arg>,
     argument_entries: &Option<Arg>,
-    flat: Option<(&Arg, bool)>,
+    flat: Option<&Arg>,
     limits: ReadLimits,
 ) -> Result<(Vec<Message<JsText<'c>>>, ProjectOptions, Option<Raw>)> {
     use_transcript_helpers(cx, argument_entries)?;
@@ -185,11 +185,12 @@ fn read_for_projection<'c>(
     };
     let list = cx.wrap(messages.0)?;
     let (messages, strings) = match flat {
-        Some((flat, timestamps)) => {
-            let mut flat = if timestamps {
-                Flat::with_timestamps(cx, flat.0)?
-            } else {
+        Some(flat) => {
+            // Timestamps read are in the flat form too (see flatMessages).
+            let mut flat = if limits.skip_timestamps {
                 Flat::new(cx, flat.0)?
+            } else {
+                Flat::with_timestamps(cx, flat.0)?
             };
             let strings = flat.strings();
             (flat.messages(&list, limits), Some(strings))
@@ -493,7 +494,7 @@ pub fn projection_plan(
             &messages,
             &options,
             &argument_entries,
-            flat.as_ref().map(|f| (f, true)),
+            flat.as_ref(),
             ReadLimits::default(),
         )?;
         let mut plan = PlanWriter::new(cx, messages.len())?;
