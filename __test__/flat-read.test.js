@@ -184,6 +184,34 @@ describe('the flat form', () => {
     expect(ours.serializeForSummary(messages)).toBe(expected)
   })
 
+  test('a tool result answers a call whichever reader read each: ids compared by their units', () => {
+    // The projection keeps a tool result only if its id is that of an
+    // earlier call. An id read natively and one read from the flat form are
+    // held differently (a string, a run of units) and must still match, or
+    // not, exactly as their UTF-16 units do.
+    const inherited = Object.create({ mimeType: 'image/png' })
+    inherited.type = 'image'
+    const call = (id, args) => ({ role: 'assistant', content: [{ type: 'toolCall', id, name: 'read', arguments: args }] })
+    const result = (id, ...extra) => ({ role: 'toolResult', toolCallId: id, toolName: 'read', content: [{ type: 'text', text: 'body' }, ...extra] })
+    const ids = ['plain', 'é', '\u{1F642}', 'a\ud800b', '\udc00', 'x'.repeat(300)]
+    const others = ['plaiN', 'e', '\u{1F643}', 'a\ud801b', '\udc01', 'x'.repeat(299)]
+    for (const [k, id] of ids.entries()) {
+      for (const answer of [id, others[k]]) {
+        // Arguments that are a string send the call to the native reader; an
+        // inherited mimeType sends the result.
+        const nativeCall = [call(id, 'str'), result(answer)]
+        const nativeResult = [call(id, {}), result(answer, inherited)]
+        expect(codesOf(nativeCall).slice(0, 2)).toEqual([0, 0])
+        expect(codesOf(nativeResult).slice(-2)).toEqual([0, 1])
+        for (const messages of [nativeCall, nativeResult]) {
+          const kept = ours.projectForSummary(messages).filter((m) => m.role === 'toolResult')
+          expect(kept.map((m) => m.toolCallId)).toEqual(answer === id ? [id] : [])
+          expect(ours.serializeForSummary(messages).includes('body')).toBe(answer === id)
+        }
+      }
+    }
+  })
+
   test('labels spread over several labels strings, and one label longer than a string', () => {
     // The native side makes its labels strings in pieces of 32k units.
     const messages = []

@@ -19,7 +19,7 @@ use super::js::{check, Cx, JsVal};
 use super::out::Raw;
 use crate::core::error::{Error, Result};
 use crate::core::jsstr::{is_high_surrogate, is_low_surrogate, JsStr, Utf16Builder};
-use crate::core::text::{is_trim_space, splits_pair_by_units, Sink, Text, TextOf};
+use crate::core::text::{is_trim_space, splits_pair_by_units, Sink, Text, TextKey, TextOf};
 use crate::core::view::View;
 
 /// What the JS pass told of a text, so that its characters need not be read:
@@ -266,10 +266,11 @@ impl Text for JsText<'_> {
         }
     }
 
-    fn as_key(&self) -> Cow<'_, JsStr> {
-        match self {
-            JsText::Owned(s) => Cow::Borrowed(s),
-            _ => Cow::Owned(self.to_js_str()),
+    fn as_key(&self) -> TextKey<'_> {
+        match (self, self.short_units()) {
+            (JsText::Owned(s), _) => TextKey::Str(Cow::Borrowed(s)),
+            (_, Some(units)) => TextKey::Units(units),
+            _ => TextKey::Str(Cow::Owned(self.to_js_str())),
         }
     }
 }

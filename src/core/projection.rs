@@ -11,7 +11,6 @@
 //! compaction split) form a leading round of their own, the oldest one, and
 //! so the first one a retry drops.
 
-use std::borrow::Cow;
 use std::ops::Range;
 
 use super::jsstr::{is_high_surrogate, is_low_surrogate, JsStr, Utf16Builder};
@@ -21,7 +20,7 @@ use super::llm_message::{
 use super::serialize::{
     push_assistant_message, push_message, push_tool_result, Parts, SerializeOptions,
 };
-use super::text::{Sink, Text};
+use super::text::{Sink, Text, TextKey};
 use rustc_hash::FxHashSet;
 
 /// How many of the newest valid tool-result bodies stay verbatim by default.
@@ -153,7 +152,7 @@ fn plan<T: Text>(messages: &[Message<T>], options: &ProjectOptions) -> Plan {
 
     // Validity of each tool result: it must have substance and answer a call
     // made earlier in the projected messages.
-    let mut calls: FxHashSet<Cow<'_, JsStr>> = FxHashSet::default();
+    let mut calls: FxHashSet<TextKey<'_>> = FxHashSet::default();
     let mut results = Vec::new();
     for m in &messages[start..] {
         match m {

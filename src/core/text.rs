@@ -7,6 +7,7 @@
 //! (files, `cargo test`, the compaction job that outlives the call).
 
 use std::borrow::Cow;
+use std::hash::{Hash, Hasher};
 
 use super::jsstr::{is_high_surrogate, is_low_surrogate, JsStr, Utf16Builder};
 use super::view::View;
@@ -41,10 +42,47 @@ pub trait Text: Clone {
         self.push_into(&mut out);
         out.finish()
     }
-    /// The text as a string to compare and hash (tool-call ids), borrowed
-    /// where it is one already.
-    fn as_key(&self) -> Cow<'_, JsStr> {
-        Cow::Owned(self.to_js_str())
+    /// The text as a key to compare and hash (tool-call ids), borrowed
+    /// where the text has its string or its units at hand.
+    fn as_key(&self) -> TextKey<'_> {
+        TextKey::Str(Cow::Owned(self.to_js_str()))
+    }
+}
+
+/// A text compared and hashed as its UTF-16 code units, whichever way it
+/// is held: a key made from a string equals one made from its units.
+#[derive(Debug, Clone)]
+pub enum TextKey<'a> {
+    Str(Cow<'a, JsStr>),
+    Units(&'a [u16]),
+}
+
+impl PartialEq for TextKey<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (TextKey::Str(a), TextKey::Str(b)) => a == b,
+            (TextKey::Units(a), TextKey::Units(b)) => a == b,
+            (TextKey::Str(s), TextKey::Units(u)) | (TextKey::Units(u), TextKey::Str(s)) => {
+                s.code_units().eq(u.iter().copied())
+            }
+        }
+    }
+}
+
+impl Eq for TextKey<'_> {}
+
+impl Hash for TextKey<'_> {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        let mut len = 0usize;
+        let mut unit = |u: u16| {
+            state.write_u16(u);
+            len += 1;
+        };
+        match self {
+            TextKey::Str(s) => s.code_units().for_each(&mut unit),
+            TextKey::Units(u) => u.iter().copied().for_each(&mut unit),
+        }
+        state.write_usize(len);
     }
 }
 
@@ -101,8 +139,8 @@ impl Text for JsStr {
     fn to_js_str(&self) -> JsStr {
         self.clone()
     }
-    fn as_key(&self) -> Cow<'_, JsStr> {
-        Cow::Borrowed(self)
+    fn as_key(&self) -> TextKey<'_> {
+        TextKey::Str(Cow::Borrowed(self))
     }
 }
 
@@ -139,5 +177,42 @@ impl<T: Text> Sink<T> for Utf16Builder {
     }
     fn push_text_prefix(&mut self, text: &T, units: usize) {
         text.push_prefix_into(units, self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rustc_hash::FxHasher;
+
+    fn hash(key: &TextKey<'_>) -> u64 {
+        let mut h = FxHasher::default();
+        key.hash(&mut h);
+        h.finish()
+    }
+
+    #[test]
+    fn keys_from_a_string_and_from_its_units_are_equal() {
+        let samples: [&[u16]; 6] = [
+            &[],
+            &[0x61, 0x62],
+            &[0xe9],
+            &[0xd83d, 0xde42],
+            &[0x61, 0xd800, 0x62],
+            &[0xdc00],
+        ];
+        for (i, units) in samples.iter().enumerate() {
+            let s = JsStr::from_utf16(units);
+            let by_str = TextKey::Str(Cow::Borrowed(&s));
+            let by_units = TextKey::Units(units);
+            assert_eq!(by_str, by_units, "sample {i}");
+            assert_eq!(by_units, by_str, "sample {i}");
+            assert_eq!(hash(&by_str), hash(&by_units), "sample {i}");
+            for (j, other) in samples.iter().enumerate().filter(|&(j, _)| j != i) {
+                let o = JsStr::from_utf16(other);
+                assert_ne!(by_units, TextKey::Str(Cow::Borrowed(&o)), "{i} vs {j}");
+                assert_ne!(by_str, TextKey::Units(other), "{i} vs {j}");
+            }
+        }
     }
 }
