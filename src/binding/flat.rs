@@ -17,6 +17,7 @@ use napi::sys;
 use super::js::{check, Cx, JsVal};
 use super::js_text::{JsText, TextHints};
 use super::out::Raw;
+use crate::core::capacity::reserve_for;
 use crate::core::error::{Context, Error, Result};
 use crate::core::llm_message::{
     from_agent_message_with, AssistantMessage, Block, Message, ReadLimits, ToolCall,
@@ -530,7 +531,10 @@ impl<'c> Flat<'c> {
         list: &JsVal<'c>,
         limits: ReadLimits,
     ) -> Result<Vec<Message<JsText<'c>>>> {
-        let mut out = Vec::new();
+        // At most one message per element of the caller's array: grown
+        // from empty, the vector was moved nine times at 1k messages.
+        let len = list.array_len().unwrap_or(0);
+        let mut out = Vec::with_capacity(reserve_for(len));
         while !self.is_done() {
             if let Some(m) = self.message(list, limits)? {
                 out.push(m);
