@@ -69,10 +69,11 @@ function session(n, seed) {
 }
 
 /**
- * Median times of each function, each round running every one once, in an
- * order drawn afresh (seeded), so every one meets the same machine load and
- * follows every other one about equally often; 9 to 200 rounds within
- * about 6 s.
+ * Median times of each function, and its paired ratio to the first
+ * (pairedRatio), each round running every one once, in an order drawn
+ * afresh (seeded), so every one meets the same machine load and follows
+ * every other one about equally often; rounds for about 6 s, at least 15
+ * and at most 200.
  *
  * A fixed rotation (each round starting one further along, as until
  * 2026-11-30) let each function follow only one or two others, and its
@@ -81,6 +82,11 @@ function session(n, seed) {
  * and its median was 16.7 ms under the rotation against 19.9 ms in
  * shuffled rounds of the same process.
  */
+// Fewer rounds leave the interval of a paired ratio (see pairedRatio)
+// too wide to tell anything: with 9 it spans the smallest ratio to the
+// largest.
+const MIN_ROUNDS = 15
+
 function timeAlternating(fns) {
   const outs = fns.map((fn) => fn()) // warm up
   const runs = fns.map(() => [])
@@ -97,11 +103,30 @@ function timeAlternating(fns) {
       fns[i]()
       runs[i].push(performance.now() - t0)
     }
-  } while ((performance.now() < deadline || runs[0].length < 9) && runs[0].length < 200)
+  } while ((performance.now() < deadline || runs[0].length < MIN_ROUNDS) && runs[0].length < 200)
   return runs.map((r, i) => {
-    r.sort((x, y) => x - y)
-    return { ms: r[Math.floor(r.length / 2)], out: outs[i] }
+    const paired = pairedRatio(r, runs[0])
+    const sorted = [...r].sort((x, y) => x - y)
+    return { ms: sorted[Math.floor(sorted.length / 2)], out: outs[i], paired }
   })
+}
+
+/**
+ * The median of `times[k] / base[k]` (the two measured in the same
+ * round) and a 95% confidence interval for it: the order statistics that
+ * bracket the median with at least 95% probability whatever the
+ * distribution (binomial, normal approximation). A ratio's median over
+ * paired rounds shrugs off what drifts from round to round (the
+ * machine, the heap); its interval says whether a difference is more
+ * than noise.
+ */
+function pairedRatio(times, base) {
+  const r = times.map((t, k) => t / base[k]).sort((x, y) => x - y)
+  const n = r.length
+  const half = 0.98 * Math.sqrt(n)
+  const lo = Math.max(0, Math.floor(n / 2 - half) - 1)
+  const hi = Math.min(n - 1, Math.ceil(n / 2 + half))
+  return { median: r[Math.floor(n / 2)], lo: r[lo], hi: r[hi], rounds: n }
 }
 
 const phases = process.argv.includes('--phases')
@@ -154,6 +179,11 @@ for (const { n, ref, ser, fused, proj } of rows) {
     `| ${n} | ${f(ref.ms)} ms (${kb(ref.out)}) | ${f(ser.ms)} ms (${kb(ser.out)}) | ${f(fused.ms)} ms (${kb(fused.out)}) | ${f(proj.ms)} ms | ${ratio(ser, ref)}, ${ratio(fused, ref)}, ${ratio(proj, ref)} |`,
   )
 }
+console.log('\nPer-round ratios ours/reference (median [95% interval], rounds):\n')
+console.log('| messages | serializeConversation | serializeForSummary | two calls |')
+console.log('|---:|---:|---:|---:|')
+const p = ({ paired: { median, lo, hi } }) => `${median.toFixed(3)} [${lo.toFixed(3)}, ${hi.toFixed(3)}]`
+for (const { n, ser, fused, proj } of rows) console.log(`| ${n} | ${p(ser)} | ${p(fused)} | ${p(proj)} (${ser.paired.rounds}) |`)
 if (phases) {
   console.log('\n| messages | serializeConversation without its native part | time ours/reference |')
   console.log('|---:|---:|---:|')
