@@ -994,7 +994,10 @@ export interface ProjectionOptions {
  * Prime-compaction addition. Build the loss-bounded copy of `messages` that a
  * summarization request sees: image bytes replaced, empty and orphaned tool
  * results dropped, older tool-result bodies elided, reasoning kept only for
- * models that accept it. The input is not modified.
+ * models that accept it. The input is not modified; the copies are new plain
+ * objects. For the copy's transcript, `serializeForSummary` gives the same
+ * text without building them (0.35 to 0.6 of the time of the two calls in
+ * benches/serialize.mjs).
  */
 export declare function projectForSummary(messages: Message[], options?: ProjectionOptions): Message[]
 
