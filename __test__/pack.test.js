@@ -49,9 +49,18 @@ describe('npm pack', () => {
       expect(files).toContain(f)
     }
     expect(files.filter((f) => f.startsWith('src/')).length).toBeGreaterThan(10)
+    // The core crate too: without a prebuilt binary the addon builds from these sources.
+    for (const f of ['crates/core/Cargo.toml', 'crates/core/src/lib.rs']) expect(files).toContain(f)
+    expect(files.filter((f) => f.startsWith('crates/core/src/')).length).toBeGreaterThan(10)
     const stray = files.filter((f) => /^(node_modules|target|__test__|benches|npm|examples|docs)\//.test(f) || f.endsWith('.node') || f.endsWith('.tgz'))
     expect(stray).toEqual([])
     expect(pkg.bin['prime-compaction']).toBe('cli/prime-compaction.js')
+  })
+
+  test('the packed Rust sources are a complete cargo workspace', () => {
+    const installed = path.join(project, 'node_modules', 'prime-compaction')
+    const out = execFileSync('cargo', ['metadata', '--offline', '--no-deps', '--format-version', '1'], { cwd: installed, encoding: 'utf8' })
+    expect(JSON.parse(out).packages.map((p) => p.name).sort()).toEqual(['prime-compaction', 'prime-compaction-core'])
   })
 
   test('every export works from a CommonJS consumer', () => {

@@ -1,6 +1,6 @@
 //! prime-compaction: the Prime Agent's conversation compaction as a native
-//! Node.js addon. `core` is plain Rust; `binding` is the thin N-API layer.
+//! Node.js addon. The algorithms live in `prime_compaction_core`; `binding`
+//! is the thin N-API layer over it.
 #![deny(clippy::unwrap_used, clippy::expect_used)]
 
 pub mod binding;
-pub mod core;

@@ -11,12 +11,12 @@ use napi_derive::napi;
 use super::errors::run;
 use super::js::{check, Cx, JsVal};
 use super::out::{Arg, Raw, RawValue};
-use crate::core::branch::{
+use prime_compaction_core::branch::{
     collect_entries_for_branch_summary, prepare_branch_entries, Collected, EntryLookup, Found,
 };
-use crate::core::entries::Entries;
-use crate::core::error::{Context, Error, Result};
-use crate::core::view::{Key, Kind, View};
+use prime_compaction_core::entries::Entries;
+use prime_compaction_core::error::{Context, Error, Result};
+use prime_compaction_core::view::{Key, Kind, View};
 
 /// The caller's session, read through `session.getEntry`.
 struct JsSession<'c> {

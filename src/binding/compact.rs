@@ -1,5 +1,5 @@
 //! `compact()` and `generateSummary()`: the binding holds a core
-//! [`Job`](crate::core::compaction::Job) between model calls; index.js only
+//! [`Job`](prime_compaction_core::compaction::Job) between model calls; index.js only
 //! awaits the caller's `streamFn` and hands each answer back.
 
 use napi::Env;
@@ -9,14 +9,16 @@ use super::compaction::joined_elements;
 use super::errors::run;
 use super::js::JsVal;
 use super::out::{Arg, RawValue};
-use crate::core::compaction::{BranchOptions, Job, JobInput, ModelLimits, Part, Response, Stop};
-use crate::core::error::{Context, Error, Result};
-use crate::core::jsstr::JsStr;
-use crate::core::llm_message::transcript_messages;
-use crate::core::projection::is_claude_family;
-use crate::core::prompts::SUMMARIZATION_SYSTEM_PROMPT;
-use crate::core::transcript::MessageTranscript;
-use crate::core::view::{Key, Kind, View};
+use prime_compaction_core::compaction::{
+    BranchOptions, Job, JobInput, ModelLimits, Part, Response, Stop,
+};
+use prime_compaction_core::error::{Context, Error, Result};
+use prime_compaction_core::jsstr::JsStr;
+use prime_compaction_core::llm_message::transcript_messages;
+use prime_compaction_core::projection::is_claude_family;
+use prime_compaction_core::prompts::SUMMARIZATION_SYSTEM_PROMPT;
+use prime_compaction_core::transcript::MessageTranscript;
+use prime_compaction_core::view::{Key, Kind, View};
 
 /// A summarization in progress. `next()` gives the request to send (or
 /// null when done), `respond()` takes the model's answer, `result()` the outcome.
@@ -77,9 +79,9 @@ fn file_lists(lists: &JsVal<'_>) -> Result<(Vec<JsStr>, Vec<JsStr>)> {
 /// What a summarization job is made of; the three entry points differ
 /// only in where the parts come from.
 struct Parts {
-    history: Vec<crate::core::llm_message::Message>,
+    history: Vec<prime_compaction_core::llm_message::Message>,
     history_is_empty: bool,
-    turn_prefix: Option<Vec<crate::core::llm_message::Message>>,
+    turn_prefix: Option<Vec<prime_compaction_core::llm_message::Message>>,
     previous_summary: Option<JsStr>,
     custom_instructions: Option<JsStr>,
     reserve_tokens: f64,
@@ -93,7 +95,7 @@ struct Parts {
 
 impl Parts {
     fn new(
-        history: Vec<crate::core::llm_message::Message>,
+        history: Vec<prime_compaction_core::llm_message::Message>,
         facts: ModelFacts,
         reserve_tokens: f64,
         custom_instructions: Option<JsStr>,

@@ -7,19 +7,21 @@ use napi_derive::napi;
 use super::errors::run;
 use super::js::{Cx, JsVal};
 use super::out::{Arg, Raw, RawValue};
-use crate::core::cut_point::{find_cut_point, find_turn_start_index};
-use crate::core::entries::Entries;
-use crate::core::error::{Context, Error, Result};
-use crate::core::file_ops::{
+use prime_compaction_core::cut_point::{find_cut_point, find_turn_start_index};
+use prime_compaction_core::entries::Entries;
+use prime_compaction_core::error::{Context, Error, Result};
+use prime_compaction_core::file_ops::{
     compute_file_lists_values, extract_file_ops, format_file_operations, join_element, FileOps,
 };
-use crate::core::jsstr::JsStr;
-use crate::core::model::EntryType;
-use crate::core::prepare::{prepare_compaction, Preparation};
-use crate::core::settings::{read_counter, read_settings, should_compact, DEFAULT_SETTINGS};
-use crate::core::tokens::Counter;
-use crate::core::tokens::{context_tokens, estimate_context_tokens, valid_usage};
-use crate::core::view::{Key, View};
+use prime_compaction_core::jsstr::JsStr;
+use prime_compaction_core::model::EntryType;
+use prime_compaction_core::prepare::{prepare_compaction, Preparation};
+use prime_compaction_core::settings::{
+    read_counter, read_settings, should_compact, DEFAULT_SETTINGS,
+};
+use prime_compaction_core::tokens::Counter;
+use prime_compaction_core::tokens::{context_tokens, estimate_context_tokens, valid_usage};
+use prime_compaction_core::view::{Key, View};
 
 fn arg<'c>(cx: &'c Cx, a: &Arg) -> Result<JsVal<'c>> {
     cx.wrap(a.0)

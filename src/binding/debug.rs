@@ -10,7 +10,7 @@ use super::errors::run;
 /// that a panic in the core reaches JS as an `Error`, not as an abort of Node.
 #[napi(js_name = "__panicForTest")]
 pub fn panic_for_test(env: Env, message: String) -> napi::Result<()> {
-    run(&env, |_| -> crate::core::error::Result<()> {
+    run(&env, |_| -> prime_compaction_core::error::Result<()> {
         panic!("{message}");
     })
 }

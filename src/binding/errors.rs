@@ -6,7 +6,7 @@ use napi::bindgen_prelude::{JsError, JsRangeError, JsTypeError};
 use napi::{sys, Env, Status};
 
 use super::js::Cx;
-use crate::core::error::{Error, ErrorKind};
+use prime_compaction_core::error::{Error, ErrorKind};
 
 /// Throws `err` into `env` and returns the marker error napi-rs expects
 /// when an exception is already pending.
@@ -41,7 +41,10 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
 
 /// Runs one exported call: sets up the per-call context, turns core errors
 /// into JS exceptions, and keeps a panic from ever reaching Node.
-pub fn run<T>(env: &Env, f: impl FnOnce(&Cx) -> crate::core::error::Result<T>) -> napi::Result<T> {
+pub fn run<T>(
+    env: &Env,
+    f: impl FnOnce(&Cx) -> prime_compaction_core::error::Result<T>,
+) -> napi::Result<T> {
     let raw = env.raw();
     let outcome = catch_unwind(AssertUnwindSafe(|| {
         let cx = Cx::new(raw)?;

@@ -17,10 +17,12 @@ use rustc_hash::FxHashMap;
 
 use super::js::{check, Cx, JsVal};
 use super::out::Raw;
-use crate::core::error::{Error, Result};
-use crate::core::jsstr::{is_high_surrogate, is_low_surrogate, JsStr, Utf16Builder};
-use crate::core::text::{is_trim_space, splits_pair_by_units, Sink, Text, TextKey, TextOf};
-use crate::core::view::View;
+use prime_compaction_core::error::{Error, Result};
+use prime_compaction_core::jsstr::{is_high_surrogate, is_low_surrogate, JsStr, Utf16Builder};
+use prime_compaction_core::text::{
+    is_trim_space, splits_pair_by_units, Sink, Text, TextKey, TextOf,
+};
+use prime_compaction_core::view::View;
 
 /// What the JS pass told of a text, so that its characters need not be read:
 /// whether it is blank (`s.trim() === ""`), and whether a cut at
@@ -31,7 +33,7 @@ pub struct TextHints(u8);
 
 impl TextHints {
     /// The unit a pair hint is about (a tool result's cut).
-    pub const CUT: usize = crate::core::serialize::TOOL_RESULT_MAX_CHARS;
+    pub const CUT: usize = prime_compaction_core::serialize::TOOL_RESULT_MAX_CHARS;
     const TOLD: u8 = 1;
     const BLANK: u8 = 2;
     const SPLITS_PAIR_AT_CUT: u8 = 4;

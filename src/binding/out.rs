@@ -6,8 +6,8 @@ use std::ptr;
 use napi::sys;
 
 use super::js::{check, Cx};
-use crate::core::error::Result;
-use crate::core::jsstr::JsStr;
+use prime_compaction_core::error::Result;
+use prime_compaction_core::jsstr::JsStr;
 
 pub type Raw = sys::napi_value;
 

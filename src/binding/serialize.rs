@@ -13,18 +13,18 @@ use super::flat::{Flat, MessageSource, Scratch};
 use super::js::{check, Cx, JsVal};
 use super::js_text::{JsText, Labels, RecipeSink};
 use super::out::{Arg, Raw, RawValue};
-use crate::core::error::{Context, Error, Result};
-use crate::core::jsstr::JsStr;
-use crate::core::llm_message::{
+use prime_compaction_core::error::{Context, Error, Result};
+use prime_compaction_core::jsstr::JsStr;
+use prime_compaction_core::llm_message::{
     from_agent_messages_with, opens_round, Block, Message, ReadLimits, ToolResultMessage,
     UserContent,
 };
-use crate::core::projection::{
+use prime_compaction_core::projection::{
     is_claude_family, keeps_assistant_block, project_each, round_ranges, serialize_projection,
     ProjectOptions, Projected, DEFAULT_TOOL_RESULT_BODIES, TOOL_RESULT_PLACEHOLDER,
 };
-use crate::core::serialize::{Parts, SerializeOptions};
-use crate::core::view::{Key, Kind, View};
+use prime_compaction_core::serialize::{Parts, SerializeOptions};
+use prime_compaction_core::view::{Key, Kind, View};
 
 /// `options[name]`, with `options` itself optional.
 fn option<'c>(options: &JsVal<'c>, name: &CStr) -> Result<JsVal<'c>> {
@@ -516,7 +516,7 @@ pub fn user_round_starts(env: Env, messages: Arg) -> napi::Result<RawValue> {
     run(&env, |cx| {
         let list = cx.wrap(messages.0)?;
         let len = list.expect_array("messages")?;
-        let mut opens = Vec::with_capacity(crate::core::capacity::reserve_for(len));
+        let mut opens = Vec::with_capacity(prime_compaction_core::capacity::reserve_for(len));
         for i in 0..len {
             let open = list
                 .scoped(|| opens_round(&list.at(i)?))

@@ -417,10 +417,10 @@ fn bound_rounds<T: Text>(messages: Vec<Message<T>>, bound: usize) -> Vec<Message
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
-    use crate::core::json::parse;
-    use crate::core::llm_message::from_agent_messages;
-    use crate::core::serialize::serialize;
-    use crate::core::value_view::Val;
+    use crate::json::parse;
+    use crate::llm_message::from_agent_messages;
+    use crate::serialize::serialize;
+    use crate::value_view::Val;
 
     fn msgs(text: &str) -> Vec<Message> {
         let v = parse(text).unwrap();

@@ -486,8 +486,8 @@ pub fn opens_round<V: View>(message: &V) -> Result<bool> {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
-    use crate::core::json::parse;
-    use crate::core::value_view::Val;
+    use crate::json::parse;
+    use crate::value_view::Val;
 
     fn convert(text: &str) -> Result<Vec<Message>> {
         let v = parse(text).unwrap();

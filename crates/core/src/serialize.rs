@@ -29,18 +29,18 @@ impl Default for SerializeOptions {
 }
 
 /// Transcript parts, separated by a blank line.
-pub(crate) struct Parts<'a, S> {
+pub struct Parts<'a, S> {
     out: &'a mut S,
     any: bool,
 }
 
 impl<'a, S> Parts<'a, S> {
-    pub(crate) fn new(out: &'a mut S) -> Self {
+    pub fn new(out: &'a mut S) -> Self {
         Parts { out, any: false }
     }
 
     /// The sink written to.
-    pub(crate) fn sink(&mut self) -> &mut S {
+    pub fn sink(&mut self) -> &mut S {
         self.out
     }
 
@@ -61,7 +61,7 @@ impl<'a, S> Parts<'a, S> {
 /// or a reference to one) and a tool call's arguments, `(key, JSON or
 /// none)`, as the iterator `A`. The model's blocks are read this way, and
 /// so are the binding's flat codes, without building a model.
-pub(crate) enum BlockRef<H, A> {
+pub enum BlockRef<H, A> {
     Text(H),
     Thinking {
         thinking: H,
@@ -87,7 +87,7 @@ fn arg_ref<T>(arg: &(T, Option<T>)) -> (&T, Option<&T>) {
 }
 
 /// A model block as a [`BlockRef`].
-pub(crate) fn block_ref<T>(block: &Block<T>) -> BlockRef<&T, ArgRefs<'_, T>> {
+pub fn block_ref<T>(block: &Block<T>) -> BlockRef<&T, ArgRefs<'_, T>> {
     match block {
         Block::Text(t) => BlockRef::Text(t),
         Block::Thinking { thinking, redacted } => BlockRef::Thinking {
@@ -206,7 +206,7 @@ fn push_truncated<T: Text, S: Sink<T>, H: Borrow<T>>(
 }
 
 /// Appends one message's parts.
-pub(crate) fn push_message<T: Text, S: Sink<T>>(
+pub fn push_message<T: Text, S: Sink<T>>(
     parts: &mut Parts<'_, S>,
     message: &Message<T>,
     options: SerializeOptions,
@@ -225,7 +225,7 @@ pub(crate) fn push_message<T: Text, S: Sink<T>>(
 }
 
 /// Appends an assistant message's parts.
-pub(crate) fn push_assistant_message<T: Text, S: Sink<T>>(
+pub fn push_assistant_message<T: Text, S: Sink<T>>(
     parts: &mut Parts<'_, S>,
     message: &AssistantMessage<T>,
     options: SerializeOptions,
@@ -239,7 +239,7 @@ pub(crate) fn push_assistant_message<T: Text, S: Sink<T>>(
 
 /// Appends a user message's part, given its texts: none when they are all
 /// empty.
-pub(crate) fn push_user<T: Text, S: Sink<T>, H: Borrow<T>>(
+pub fn push_user<T: Text, S: Sink<T>, H: Borrow<T>>(
     parts: &mut Parts<'_, S>,
     texts: impl Iterator<Item = H> + Clone,
 ) {
@@ -254,7 +254,7 @@ pub(crate) fn push_user<T: Text, S: Sink<T>, H: Borrow<T>>(
 /// Appends an assistant message's parts, given its blocks (read up to
 /// four times, so they should be cheap to read: references, or the model's
 /// blocks adapted): reasoning, then replies, then tool calls.
-pub(crate) fn push_assistant<T, S, H, A, B>(
+pub fn push_assistant<T, S, H, A, B>(
     parts: &mut Parts<'_, S>,
     blocks: impl Iterator<Item = B> + Clone,
     options: SerializeOptions,
@@ -317,7 +317,7 @@ pub(crate) fn push_assistant<T, S, H, A, B>(
 /// Appends a tool result's part: `m`'s name, id and flag, with `content` (its
 /// non-empty texts, or what stands for them) as the body, and
 /// `elided_units` more units (see `ReadLimits`) past its end.
-pub(crate) fn push_tool_result<T: Text, S: Sink<T>, H: Borrow<T>>(
+pub fn push_tool_result<T: Text, S: Sink<T>, H: Borrow<T>>(
     parts: &mut Parts<'_, S>,
     m: &ToolResultMessage<T>,
     content: &[H],
@@ -334,7 +334,7 @@ pub(crate) fn push_tool_result<T: Text, S: Sink<T>, H: Borrow<T>>(
 }
 
 /// [`push_tool_result`] given the result's name, call id and flag.
-pub(crate) fn push_tool_result_of<T: Text, S: Sink<T>, H: Borrow<T>>(
+pub fn push_tool_result_of<T: Text, S: Sink<T>, H: Borrow<T>>(
     parts: &mut Parts<'_, S>,
     name: &T,
     id: &T,
@@ -430,9 +430,9 @@ pub fn serialize(messages: &[Message], options: SerializeOptions) -> JsStr {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
-    use crate::core::json::parse;
-    use crate::core::llm_message::{from_agent_messages, ToolCall};
-    use crate::core::value_view::Val;
+    use crate::json::parse;
+    use crate::llm_message::{from_agent_messages, ToolCall};
+    use crate::value_view::Val;
 
     fn ser_with(text: &str, reasoning: bool) -> String {
         let v = parse(text).unwrap();
@@ -522,16 +522,14 @@ mod tests {
 
     #[test]
     fn undefined_json_prints_undefined() {
-        let messages = vec![Message::Assistant(
-            crate::core::llm_message::AssistantMessage {
-                content: vec![Block::ToolCall(ToolCall {
-                    id: "c".into(),
-                    name: "f".into(),
-                    args: vec![("fn".into(), None), ("x".into(), Some("1".into()))],
-                })],
-                timestamp: None,
-            },
-        )];
+        let messages = vec![Message::Assistant(crate::llm_message::AssistantMessage {
+            content: vec![Block::ToolCall(ToolCall {
+                id: "c".into(),
+                name: "f".into(),
+                args: vec![("fn".into(), None), ("x".into(), Some("1".into()))],
+            })],
+            timestamp: None,
+        })];
         assert_eq!(
             serialize(&messages, SerializeOptions::default()).to_string(),
             "[Assistant tool calls]: f#c(fn=undefined, x=1)"

@@ -45,10 +45,10 @@ pub fn message_tokens_exact<V: View>(message: &V, encoding: Encoding) -> Result<
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
-    use crate::core::json::{parse, Value};
-    use crate::core::tokenizer::count_tokens_str;
-    use crate::core::tokens::estimate_tokens;
-    use crate::core::value_view::Val;
+    use crate::json::{parse, Value};
+    use crate::tokenizer::count_tokens_str;
+    use crate::tokens::estimate_tokens;
+    use crate::value_view::Val;
 
     fn json(text: &str) -> Value {
         parse(text).unwrap_or_else(|e| panic!("bad test JSON: {e:?}"))

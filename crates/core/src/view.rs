@@ -3,7 +3,7 @@
 //! The algorithms in this crate are written once against [`View`] and run over
 //! two kinds of values: the caller's live JS objects (the binding reads them
 //! with raw N-API calls, so nothing is copied or converted up front) and
-//! [`crate::core::json::Value`] trees parsed in Rust (tests, session files).
+//! [`crate::json::Value`] trees parsed in Rust (tests, session files).
 //! Every read follows JavaScript semantics: missing properties are
 //! `undefined`, string lengths are UTF-16 code units, truthiness is JS's.
 

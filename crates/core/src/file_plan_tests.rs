@@ -3,8 +3,8 @@
 use std::io::Write;
 
 use super::*;
-use crate::core::json::parse;
-use crate::core::session_tree::{branch_positions, Leaf};
+use crate::json::parse;
+use crate::session_tree::{branch_positions, Leaf};
 
 fn values(lines: &[&str]) -> Vec<Value> {
     lines.iter().map(|l| parse(l).unwrap()).collect()

@@ -6,11 +6,11 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-#[path = "../fuzz/src/bodies.rs"]
+#[path = "../../../fuzz/src/bodies.rs"]
 mod bodies;
 
-use prime_compaction::core::json::{stringify, Object, Value};
-use prime_compaction::core::jsstr::JsStr;
+use prime_compaction_core::json::{stringify, Object, Value};
+use prime_compaction_core::jsstr::JsStr;
 
 /// xorshift64*: small, seeded, reproducible.
 struct Rng(u64);

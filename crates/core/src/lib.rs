@@ -1,4 +1,8 @@
-//! The pure Rust core: no N-API types, unit-tested with `cargo test`.
+//! prime-compaction's core: the Prime Agent's conversation compaction in
+//! plain Rust, with no N-API anywhere in its dependency tree (the addon in
+//! the repository root is the thin layer over it), unit-tested with
+//! `cargo test`.
+#![deny(clippy::unwrap_used, clippy::expect_used)]
 
 pub mod branch;
 pub mod capacity;

@@ -1,10 +1,10 @@
 use std::collections::HashMap;
 
 use super::*;
-use crate::core::error::ErrorKind;
-use crate::core::json::{parse, Value};
-use crate::core::jsstr::JsStr;
-use crate::core::value_view::Val;
+use crate::error::ErrorKind;
+use crate::json::{parse, Value};
+use crate::jsstr::JsStr;
+use crate::value_view::Val;
 
 /// A session as a map from id to parent id; entries are their own ids.
 struct MapSession {
@@ -213,7 +213,7 @@ fn prepare(entries: &str, budget: f64) -> BranchPreparation {
     let list = Entries::new(&view, "entries").unwrap_or_else(|e| panic!("{e}"));
     let mut p = prepare_branch_entries(&list, budget).unwrap_or_else(|e| panic!("{e}"));
     // The Sets as JS ends up with them: seeded from details, then tool calls.
-    p.file_ops = crate::core::file_ops::seeded_file_ops(&list, p.details_from.clone(), &p.file_ops)
+    p.file_ops = crate::file_ops::seeded_file_ops(&list, p.details_from.clone(), &p.file_ops)
         .unwrap_or_else(|e| panic!("{e}"));
     p
 }
