@@ -5,12 +5,12 @@
 use std::collections::HashSet;
 use std::hash::{BuildHasherDefault, Hash, Hasher};
 
-use super::entries::Entries;
-use super::error::{Context, Error, Result};
-use super::file_ops::{extract_file_ops, FileOps};
-use super::model::{str_len_of, EntryType};
-use super::tokens::{chars_to_tokens, content_chars, estimate_tokens};
-use super::view::{Key, Kind, View};
+use crate::entries::Entries;
+use crate::error::{Context, Error, Result};
+use crate::file_ops::{extract_file_ops, FileOps};
+use crate::model::{str_len_of, EntryType};
+use crate::tokens::{chars_to_tokens, content_chars, estimate_tokens};
+use crate::view::{Key, Kind, View};
 
 /// What `session.getEntry(id)` gave: the caller's entry, its `id`, and its
 /// `parentId` when truthy.
@@ -316,7 +316,7 @@ pub fn prepare_branch_entries<V: View>(
     // the budget. `details` is typed `unknown`: the plan names the entries
     // whose lists seed the Sets, and the caller copies the values.
     let mut details_from = Vec::new();
-    let mut types = Vec::with_capacity(super::capacity::reserve_for(n));
+    let mut types = Vec::with_capacity(crate::capacity::reserve_for(n));
     for i in 0..n {
         types.push(entries.with_entry(i, |e| {
             let ty = entry_type(e)?;

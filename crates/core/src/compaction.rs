@@ -3,11 +3,11 @@
 //! smaller, fail, or finish. The binding drives it with the caller's
 //! `streamFn`; tests and the CLI drive it with any other [`Llm`].
 
-use super::error::{Error, Result};
-use super::file_ops::format_file_operations;
-use super::jsstr::{JsStr, Utf16Builder};
-use super::overflow::is_context_overflow;
-use super::prompts;
+use crate::error::{Error, Result};
+use crate::file_ops::format_file_operations;
+use crate::jsstr::{JsStr, Utf16Builder};
+use crate::overflow::is_context_overflow;
+use crate::prompts;
 
 /// How much a request is shrunk; attempt 0 is the full request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

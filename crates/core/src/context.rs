@@ -5,14 +5,14 @@
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 
-use super::branch::FxHasher;
+use crate::branch::FxHasher;
 
-use super::entries::Entries;
-use super::error::{Context, Error, Result};
-use super::jsstr::JsStr;
-use super::model::{EntryType, Role};
-use super::tokens::{context_tokens, estimate_context, valid_usage, ContextEstimate};
-use super::view::{Key, Kind, View};
+use crate::entries::Entries;
+use crate::error::{Context, Error, Result};
+use crate::jsstr::JsStr;
+use crate::model::{EntryType, Role};
+use crate::tokens::{context_tokens, estimate_context, valid_usage, ContextEstimate};
+use crate::view::{Key, Kind, View};
 
 /// One message of the rebuilt context, by the entry it comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,7 +54,7 @@ pub struct Ids {
 
 impl Ids {
     pub fn read<V: View>(entries: &Entries<V>) -> Result<Ids> {
-        let reserve = super::capacity::reserve_for(entries.len());
+        let reserve = crate::capacity::reserve_for(entries.len());
         let mut ids = Vec::with_capacity(reserve);
         let mut parents = Vec::with_capacity(reserve);
         // One visit per entry reads its kind too, for the algorithms after.
@@ -82,7 +82,7 @@ impl Ids {
         // Later entries win for duplicate ids, as with `Map.set`.
         let mut by_id: HashMap<&JsStr, usize, BuildHasherDefault<FxHasher>> =
             HashMap::with_capacity_and_hasher(
-                super::capacity::reserve_for(self.ids.len()),
+                crate::capacity::reserve_for(self.ids.len()),
                 Default::default(),
             );
         for (i, id) in self.ids.iter().enumerate() {

@@ -1,10 +1,10 @@
 //! Where compaction cuts: valid cut points, turn starts, and the walk that
 //! keeps about `keepRecentTokens` of recent context.
 
-use super::entries::Entries;
-use super::error::Result;
-use super::model::{EntryType, Role};
-use super::view::View;
+use crate::entries::Entries;
+use crate::error::Result;
+use crate::model::{EntryType, Role};
+use crate::view::View;
 
 /// `CutPointResult`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,7 +36,7 @@ pub fn find_turn_start_index<V: View>(
     let mut i = entry_index;
     while i >= start_index {
         let idx = usize::try_from(i).map_err(|_| {
-            super::error::Error::range(&entries.label(0), format!("index {i} is negative"))
+            crate::error::Error::range(&entries.label(0), format!("index {i} is negative"))
         })?;
         let kind = entries.kind(idx)?;
         match kind.ty {

@@ -3,10 +3,10 @@
 
 use std::cell::Cell;
 
-use super::error::{Context, Error, Result};
-use super::model::{entry_kind, EntryKind};
-use super::tokens::Counter;
-use super::view::{Key, View};
+use crate::error::{Context, Error, Result};
+use crate::model::{entry_kind, EntryKind};
+use crate::tokens::Counter;
+use crate::view::{Key, View};
 
 /// Longest array whose entry kinds are cached (16 MiB of cache).
 const MAX_CACHED: usize = 1 << 23;

@@ -1,16 +1,16 @@
 //! Exact token counts of one message: the same fields `estimateTokens`
-//! measures in characters (see [`super::tokens`]), counted with a real BPE
+//! measures in characters (see [`crate::tokens`]), counted with a real BPE
 //! encoding instead of chars / 4. Each block is counted on its own, as a
 //! provider sees it; an image counts what the estimate gives it
-//! ([`super::tokens::IMAGE_CHARS`] / 4 = 1200 tokens).
+//! ([`crate::tokens::IMAGE_CHARS`] / 4 = 1200 tokens).
 //!
 //! Type errors are those of `estimate_tokens`, at the same locations, so
 //! switching between the two never changes which inputs are accepted.
 
-use super::error::Result;
-use super::tokenizer::{count_tokens, Encoding};
-use super::tokens::{measure_message, Measure, IMAGE_CHARS};
-use super::view::View;
+use crate::error::Result;
+use crate::tokenizer::{count_tokens, Encoding};
+use crate::tokens::{measure_message, Measure, IMAGE_CHARS};
+use crate::view::View;
 
 /// What an image counts for, in tokens.
 pub const IMAGE_TOKENS: u64 = IMAGE_CHARS.div_ceil(4);

@@ -3,9 +3,9 @@
 
 use indexmap::IndexSet;
 
-use super::error::{Context, Error, Result};
-use super::jsstr::JsStr;
-use super::view::{Key, Kind, View};
+use crate::error::{Context, Error, Result};
+use crate::jsstr::JsStr;
+use crate::view::{Key, Kind, View};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FileOpKind {
@@ -126,7 +126,7 @@ pub fn add_detail_paths<V: View>(
 /// (`readFiles` into read, `modifiedFiles` into edited; strings only here),
 /// then the tool calls' operations.
 pub fn seeded_file_ops<V: View>(
-    entries: &super::entries::Entries<V>,
+    entries: &crate::entries::Entries<V>,
     details_from: impl IntoIterator<Item = usize>,
     ops: &FileOps,
 ) -> Result<FileOps> {

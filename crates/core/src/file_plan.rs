@@ -3,18 +3,18 @@
 
 use std::path::Path;
 
-use super::entries::Entries;
-use super::error::{Error, Result};
-use super::file_ops::{seeded_file_ops, FileOps};
-use super::json;
-use super::json::Value;
-use super::jsstr::JsStr;
-use super::prepare::{prepare_compaction, Preparation};
-use super::session_file::{read_session_file_with, LineParser};
-use super::session_tree::{branch_positions, Leaf};
-use super::settings::Budget;
-use super::tokens::Counter;
-use super::value_view::Val;
+use crate::entries::Entries;
+use crate::error::{Error, Result};
+use crate::file_ops::{seeded_file_ops, FileOps};
+use crate::json;
+use crate::json::Value;
+use crate::jsstr::JsStr;
+use crate::prepare::{prepare_compaction, Preparation};
+use crate::session_file::{read_session_file_with, LineParser};
+use crate::session_tree::{branch_positions, Leaf};
+use crate::settings::Budget;
+use crate::tokens::Counter;
+use crate::value_view::Val;
 
 /// The entries of one branch, root first, moved out of the parsed file.
 #[derive(Debug)]

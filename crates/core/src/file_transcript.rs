@@ -4,14 +4,14 @@
 
 use std::path::Path;
 
-use super::error::{Context, Result};
-use super::file_plan::{load_branch, plan_branch, Branch, FilePlan};
-use super::json::{Object, Value};
-use super::jsstr::JsStr;
-use super::llm_message::{from_agent_message, Message};
-use super::projection::{project, ProjectOptions};
-use super::serialize::{serialize, SerializeOptions};
-use super::value_view::Val;
+use crate::error::{Context, Result};
+use crate::file_plan::{load_branch, plan_branch, Branch, FilePlan};
+use crate::json::{Object, Value};
+use crate::jsstr::JsStr;
+use crate::llm_message::{from_agent_message, Message};
+use crate::projection::{project, ProjectOptions};
+use crate::serialize::{serialize, SerializeOptions};
+use crate::value_view::Val;
 
 /// The two transcripts of a compaction: the history to summarize, and the
 /// prefix of a split turn (summarized apart, when there is one).
@@ -82,7 +82,7 @@ fn transcript(messages: &[Message], reasoning: bool) -> JsStr {
 pub fn serialize_for_summary_from_file(
     path: &Path,
     leaf: Option<&JsStr>,
-    budget: impl Into<super::settings::Budget>,
+    budget: impl Into<crate::settings::Budget>,
     reasoning: bool,
 ) -> Result<Option<FileTranscript>> {
     let branch = load_branch(path, leaf)?;

@@ -20,7 +20,7 @@ use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::sync::OnceLock;
 
-use super::jsstr::{
+use crate::jsstr::{
     is_high_surrogate, is_low_surrogate, is_surrogate, push_surrogate_wtf8, utf16_len_of_str,
     utf16_len_of_utf8, JsStr, Wtf8Piece,
 };

@@ -1,6 +1,6 @@
 //! A model of the messages a summarizer reads: what `convertToLlm` yields.
 //!
-//! Message texts are of a type `T` (see [`super::text`]). With owned `JsStr`
+//! Message texts are of a type `T` (see [`crate::text`]). With owned `JsStr`
 //! (the default) they are copied out of the caller's values once: compaction
 //! keeps these across its async model calls and retries (the JS objects
 //! cannot be held there), and session files parse straight into them. A
@@ -9,13 +9,13 @@
 //! are, and tool-call arguments are kept as the text `JSON.stringify` gives
 //! for each value, which is all the transcript prints.
 
-use super::convert::{convert_message, LlmMessage};
-use super::error::{Context, Error, Result};
-use super::json::{stringify, Value};
-use super::jsstr::JsStr;
-use super::model::Role;
-use super::text::{Text, TextOf};
-use super::view::{Kind, View};
+use crate::convert::{convert_message, LlmMessage};
+use crate::error::{Context, Error, Result};
+use crate::json::{stringify, Value};
+use crate::jsstr::JsStr;
+use crate::model::Role;
+use crate::text::{Text, TextOf};
+use crate::view::{Kind, View};
 
 /// One LLM message.
 #[derive(Debug, Clone, PartialEq)]
@@ -74,11 +74,11 @@ pub struct ReadLimits {
 
 impl ReadLimits {
     /// What a transcript needs: a tool result is cut at
-    /// [`TOOL_RESULT_MAX_CHARS`](super::serialize::TOOL_RESULT_MAX_CHARS)
+    /// [`TOOL_RESULT_MAX_CHARS`](crate::serialize::TOOL_RESULT_MAX_CHARS)
     /// units, and one unit more tells whether that cut splits a surrogate pair.
     pub fn transcript() -> ReadLimits {
         ReadLimits {
-            tool_result_units: Some(super::serialize::TOOL_RESULT_MAX_CHARS + 1),
+            tool_result_units: Some(crate::serialize::TOOL_RESULT_MAX_CHARS + 1),
             skip_timestamps: false,
         }
     }
@@ -164,10 +164,10 @@ fn to_text<V: View>(v: &V) -> Result<JsStr> {
 }
 
 fn timestamp_of<V: View>(message: &V) -> Result<Option<f64>> {
-    Ok(message.get(super::view::Key::Timestamp)?.number())
+    Ok(message.get(crate::view::Key::Timestamp)?.number())
 }
 
-fn field<V: View>(value: &V, key: super::view::Key) -> Result<V> {
+fn field<V: View>(value: &V, key: crate::view::Key) -> Result<V> {
     value.get(key)
 }
 
@@ -178,7 +178,7 @@ fn block_type<V: View>(block: &V) -> Result<Option<usize>> {
     // Reading `type` first spares a typeof on every block; null and
     // undefined read as having none, and are told apart only then.
     let found = block
-        .get(super::view::Key::Type)
+        .get(crate::view::Key::Type)
         .within("type")?
         .str_one_of(&TYPES);
     if found.is_none() && matches!(block.kind(), Kind::Undefined | Kind::Null) {
@@ -204,7 +204,7 @@ fn image_block<V: View, T>(block: &V) -> Result<Block<T>> {
 /// Text and image blocks (user, custom and tool-result content).
 fn text_image_blocks<V: View, T: TextOf<V>>(content: &V) -> Result<Vec<Block<T>>> {
     let len = content.expect_array("")?;
-    let mut out = Vec::with_capacity(super::capacity::reserve_for(len));
+    let mut out = Vec::with_capacity(crate::capacity::reserve_for(len));
     for j in 0..len {
         let block = content.at(j).within_with(|| format!("[{j}]"))?;
         if let Some(b) = text_image_block(&block).within_with(|| format!("[{j}]"))? {
@@ -217,7 +217,7 @@ fn text_image_blocks<V: View, T: TextOf<V>>(content: &V) -> Result<Vec<Block<T>>
 fn text_image_block<V: View, T: TextOf<V>>(block: &V) -> Result<Option<Block<T>>> {
     Ok(match block_type(block)? {
         Some(0) => Some(Block::Text(
-            join_text(&field(block, super::view::Key::Text)?).within("text")?,
+            join_text(&field(block, crate::view::Key::Text)?).within("text")?,
         )),
         Some(3) => Some(image_block(block)?),
         _ => None,
@@ -225,7 +225,7 @@ fn text_image_block<V: View, T: TextOf<V>>(block: &V) -> Result<Option<Block<T>>
 }
 
 fn assistant_block<V: View, T: TextOf<V>>(block: &V) -> Result<Option<Block<T>>> {
-    use super::view::Key;
+    use crate::view::Key;
     Ok(match block_type(block)? {
         Some(0) => Some(Block::Text(
             join_text(&block.get(Key::Text)?).within("text")?,
@@ -293,7 +293,7 @@ fn assistant_blocks<V: View, T: TextOf<V>>(content: &V) -> Result<Vec<Block<T>>>
             ));
         }
     };
-    let mut out = Vec::with_capacity(super::capacity::reserve_for(len));
+    let mut out = Vec::with_capacity(crate::capacity::reserve_for(len));
     for j in 0..len {
         let block = content.at(j).within_with(|| format!("[{j}]"))?;
         if let Some(b) = assistant_block(&block).within_with(|| format!("[{j}]"))? {
@@ -323,7 +323,7 @@ fn tool_result_blocks<V: View, T: TextOf<V>>(
     let Some(len) = content.array_len() else {
         return Ok((text_image_blocks(content)?, 0));
     };
-    let mut out = Vec::with_capacity(super::capacity::reserve_for(len));
+    let mut out = Vec::with_capacity(crate::capacity::reserve_for(len));
     let (mut copied, mut elided) = (0usize, 0usize);
     for j in 0..len {
         let block = content.at(j).within_with(|| format!("[{j}]"))?;
@@ -333,7 +333,7 @@ fn tool_result_blocks<V: View, T: TextOf<V>>(
             }
             continue;
         }
-        let text = block.get(super::view::Key::Text)?;
+        let text = block.get(crate::view::Key::Text)?;
         let Some(units) = text.str_len() else {
             // String(value) of a non-string: read as usual.
             if let Some(b) = text_image_block::<V, T>(&block).within_with(|| format!("[{j}]"))? {
@@ -382,7 +382,7 @@ pub fn from_agent_message_with<V: View, T: TextOf<V>>(
     message: &V,
     limits: ReadLimits,
 ) -> Result<Option<Message<T>>> {
-    use super::view::Key;
+    use crate::view::Key;
     let timestamp = if limits.skip_timestamps {
         None
     } else {
@@ -452,7 +452,7 @@ pub fn from_agent_messages_with<V: View, T: TextOf<V>>(
     limits: ReadLimits,
 ) -> Result<Vec<Message<T>>> {
     let len = messages.expect_array("")?;
-    let mut out = Vec::with_capacity(super::capacity::reserve_for(len));
+    let mut out = Vec::with_capacity(crate::capacity::reserve_for(len));
     for i in 0..len {
         let mut read = || -> Result<()> {
             let message = messages.at(i)?;

@@ -1,8 +1,8 @@
 //! Entry types and message roles, read from values with the errors the
 //! rest of the core relies on.
 
-use super::error::{Context, Error, Result};
-use super::view::{Key, Kind, View};
+use crate::error::{Context, Error, Result};
+use crate::view::{Key, Kind, View};
 
 /// The entry types the algorithms distinguish; all others behave alike.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,13 +1,13 @@
 //! `prepareCompaction`: what to summarize, what to keep, and the context
 //! size before compaction.
 
-use super::context::{estimate_session_tokens, read_id, Ids};
-use super::cut_point::find_cut_point;
-use super::entries::Entries;
-use super::error::{Context, Result};
-use super::file_ops::{extract_assistant_file_ops, FileOps};
-use super::model::{EntryType, Role};
-use super::view::{Key, View};
+use crate::context::{estimate_session_tokens, read_id, Ids};
+use crate::cut_point::find_cut_point;
+use crate::entries::Entries;
+use crate::error::{Context, Result};
+use crate::file_ops::{extract_assistant_file_ops, FileOps};
+use crate::model::{EntryType, Role};
+use crate::view::{Key, View};
 
 /// The plan, with messages given as entry indices: the binding maps them
 /// back onto the caller's own objects (or builds the few the reference builds).

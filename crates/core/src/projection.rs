@@ -13,14 +13,14 @@
 
 use std::ops::Range;
 
-use super::jsstr::{is_high_surrogate, is_low_surrogate, JsStr, Utf16Builder};
-use super::llm_message::{
+use crate::jsstr::{is_high_surrogate, is_low_surrogate, JsStr, Utf16Builder};
+use crate::llm_message::{
     AssistantMessage, Block, Message, ToolResultMessage, UserContent, UserMessage,
 };
-use super::serialize::{
+use crate::serialize::{
     push_assistant_message, push_message, push_tool_result, Parts, SerializeOptions,
 };
-use super::text::{Sink, Text, TextKey};
+use crate::text::{Sink, Text, TextKey};
 use rustc_hash::FxHashSet;
 
 /// How many of the newest valid tool-result bodies stay verbatim by default.

@@ -7,10 +7,10 @@
 
 use std::borrow::Borrow;
 
-use super::json::decimal_digits;
-use super::jsstr::{is_high_surrogate, is_low_surrogate, JsStr, Utf16Builder};
-use super::llm_message::{AssistantMessage, Block, Message, ToolResultMessage, UserContent};
-use super::text::{Sink, Text};
+use crate::json::decimal_digits;
+use crate::jsstr::{is_high_surrogate, is_low_surrogate, JsStr, Utf16Builder};
+use crate::llm_message::{AssistantMessage, Block, Message, ToolResultMessage, UserContent};
+use crate::text::{Sink, Text};
 
 /// Longest tool-result text kept verbatim, in UTF-16 units.
 pub const TOOL_RESULT_MAX_CHARS: usize = 2000;

@@ -19,9 +19,9 @@ use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 
-use super::error::{Error, Result};
-use super::json::{self, Value};
-use super::text::is_trim_space;
+use crate::error::{Error, Result};
+use crate::json::{self, Value};
+use crate::text::is_trim_space;
 
 /// The session format version this crate reads (the reference's `CURRENT_SESSION_VERSION`).
 pub const SESSION_VERSION: f64 = 3.0;

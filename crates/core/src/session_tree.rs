@@ -9,9 +9,9 @@
 
 use rustc_hash::FxHashMap;
 
-use super::error::{Error, Result};
-use super::json::Value;
-use super::jsstr::JsStr;
+use crate::error::{Error, Result};
+use crate::json::Value;
+use crate::jsstr::JsStr;
 
 /// Where the branch ends.
 #[derive(Debug, Clone, Copy)]

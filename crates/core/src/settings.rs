@@ -1,10 +1,10 @@
 //! `CompactionSettings` and `shouldCompact`.
 
-use super::error::{Error, Result};
-use super::model::require_object;
-use super::tokenizer::Encoding;
-use super::tokens::Counter;
-use super::view::{Key, Kind, View};
+use crate::error::{Error, Result};
+use crate::model::require_object;
+use crate::tokenizer::Encoding;
+use crate::tokens::Counter;
+use crate::view::{Key, Kind, View};
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Settings {

@@ -1,15 +1,15 @@
 //! Core behaviour tests over sessions written as JSON. Expected values were
 //! worked out from the reference's semantics (and checked against it once).
 
-use super::cut_point::find_cut_point;
-use super::entries::Entries;
-use super::error::ErrorKind;
-use super::file_ops::{compute_file_lists, extract_file_ops, format_file_operations, FileOps};
-use super::json::{parse, Value};
-use super::jsstr::JsStr;
-use super::prepare::prepare_compaction;
-use super::tokens::{context_tokens, estimate_context_tokens, estimate_tokens};
-use super::value_view::Val;
+use crate::cut_point::find_cut_point;
+use crate::entries::Entries;
+use crate::error::ErrorKind;
+use crate::file_ops::{compute_file_lists, extract_file_ops, format_file_operations, FileOps};
+use crate::json::{parse, Value};
+use crate::jsstr::JsStr;
+use crate::prepare::prepare_compaction;
+use crate::tokens::{context_tokens, estimate_context_tokens, estimate_tokens};
+use crate::value_view::Val;
 
 fn json(text: &str) -> Value {
     match parse(text) {
@@ -271,7 +271,7 @@ fn prepare_uses_previous_compaction_boundary_and_details() {
     assert_eq!(plan.tokens_before, 70.0);
     // The previous compaction's details seed the Sets (the caller copies them).
     assert_eq!(plan.details_from, Some(3));
-    let ops = super::file_ops::seeded_file_ops(&entries, plan.details_from, &plan.file_ops)
+    let ops = crate::file_ops::seeded_file_ops(&entries, plan.details_from, &plan.file_ops)
         .unwrap_or_else(|e| panic!("{e}"));
     let read: Vec<String> = ops.read.iter().map(|s| s.to_string()).collect();
     let edited: Vec<String> = ops.edited.iter().map(|s| s.to_string()).collect();
@@ -312,9 +312,9 @@ fn parent_cycles_are_errors_not_hangs() {
 /// exactly the transcript a full read gives.
 #[test]
 fn limited_tool_result_reads_serialize_identically() {
-    use super::llm_message::{from_agent_messages, transcript_messages};
-    use super::projection::{project, ProjectOptions};
-    use super::serialize::{serialize, SerializeOptions};
+    use crate::llm_message::{from_agent_messages, transcript_messages};
+    use crate::projection::{project, ProjectOptions};
+    use crate::serialize::{serialize, SerializeOptions};
 
     let long = |n: usize, unit: &str| unit.repeat(n);
     let bodies = [
@@ -365,8 +365,8 @@ fn limited_tool_result_reads_serialize_identically() {
 /// estimate assumes four characters a token) reaches the kept budget sooner.
 #[test]
 fn exact_counts_move_the_cut_on_cjk_text() {
-    use super::tokenizer::Encoding;
-    use super::tokens::Counter;
+    use crate::tokenizer::Encoding;
+    use crate::tokens::Counter;
     let cjk = "这是一个关于编译错误的长消息".repeat(20); // 280 characters: 70 estimated tokens
     let s = session(&[&user(&cjk), &user(&cjk), &user(&cjk), &user(&cjk)]);
     let view = Val::new(&s);

@@ -1,6 +1,6 @@
 //! Text in the message model, and where a transcript's text goes.
 //!
-//! The model ([`super::llm_message::Message`]) is generic over its text type
+//! The model ([`crate::llm_message::Message`]) is generic over its text type
 //! so a transcript can be built without copying the caller's strings: the
 //! binding's text type refers to the JS string itself, and its sink hands
 //! those strings to V8 to join. Owned [`JsStr`] is the default everywhere
@@ -9,8 +9,8 @@
 use std::borrow::Cow;
 use std::hash::{Hash, Hasher};
 
-use super::jsstr::{is_high_surrogate, is_low_surrogate, JsStr, Utf16Builder};
-use super::view::View;
+use crate::jsstr::{is_high_surrogate, is_low_surrogate, JsStr, Utf16Builder};
+use crate::view::View;
 
 /// A piece of text in the message model.
 pub trait Text: Clone {

@@ -4,7 +4,7 @@
 //! Every code point that is not `Class::Other`, as sorted, disjoint,
 //! inclusive ranges.
 
-use super::tokenizer::Class;
+use crate::tokenizer::Class;
 
 pub static RANGES: [(u32, u32, Class); 2388] = [
     (0x9, 0x9, Class::Space),

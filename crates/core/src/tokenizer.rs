@@ -26,9 +26,9 @@ use std::sync::OnceLock;
 
 use rustc_hash::FxHashMap;
 
-use super::error::{Error, Result};
-use super::jsstr::JsStr;
-use super::token_classes::RANGES;
+use crate::error::{Error, Result};
+use crate::jsstr::JsStr;
+use crate::token_classes::RANGES;
 
 /// A BPE encoding that [`count_tokens`] supports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -1,9 +1,9 @@
 //! The chars/4 token estimate (`estimateTokens`) and usage-based context
 //! sizes (`calculateContextTokens`, `estimateContextTokens`).
 
-use super::error::{Context, Error, Result};
-use super::model::{require_object, role_of, Role};
-use super::view::{Key, Kind, View};
+use crate::error::{Context, Error, Result};
+use crate::model::{require_object, role_of, Role};
+use crate::view::{Key, Kind, View};
 
 /// What an image counts for in the estimate, in characters.
 pub const IMAGE_CHARS: u64 = 4800;
@@ -155,7 +155,7 @@ pub fn estimate_tokens<V: View>(message: &V) -> Result<u64> {
 pub enum Counter {
     #[default]
     Estimate,
-    Exact(super::tokenizer::Encoding),
+    Exact(crate::tokenizer::Encoding),
 }
 
 impl Counter {
@@ -164,7 +164,7 @@ impl Counter {
         match self {
             Counter::Estimate => estimate_tokens(message),
             Counter::Exact(encoding) => {
-                super::exact_tokens::message_tokens_exact(message, encoding)
+                crate::exact_tokens::message_tokens_exact(message, encoding)
             }
         }
     }
@@ -174,7 +174,7 @@ impl Counter {
         match self {
             Counter::Estimate => Ok(chars_to_tokens(content_chars(content)?)),
             Counter::Exact(encoding) => {
-                measure_content(content, &super::exact_tokens::Tokens(encoding))
+                measure_content(content, &crate::exact_tokens::Tokens(encoding))
             }
         }
     }
@@ -183,7 +183,7 @@ impl Counter {
     pub fn text_field<V: View>(self, value: &V, key: Key) -> Result<u64> {
         match self {
             Counter::Estimate => Ok(chars_to_tokens(field(value, key, &Chars)?)),
-            Counter::Exact(encoding) => field(value, key, &super::exact_tokens::Tokens(encoding)),
+            Counter::Exact(encoding) => field(value, key, &crate::exact_tokens::Tokens(encoding)),
         }
     }
 }
@@ -219,9 +219,9 @@ pub fn context_tokens<V: View>(usage: &V) -> Result<f64> {
     if total.truthy() {
         return Ok(total.number().unwrap_or(f64::NAN));
     }
-    let mut sum = super::model::number_or_nan(usage, Key::Input)?;
+    let mut sum = crate::model::number_or_nan(usage, Key::Input)?;
     for key in [Key::Output, Key::CacheRead, Key::CacheWrite] {
-        sum += super::model::number_or_nan(usage, key)?;
+        sum += crate::model::number_or_nan(usage, key)?;
     }
     Ok(sum)
 }

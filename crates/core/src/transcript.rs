@@ -2,11 +2,11 @@
 //! message list that renders itself, projected and serialized, at any
 //! shrink level the overflow retries ask for.
 
-use super::compaction::{Shrink, Transcript};
-use super::jsstr::JsStr;
-use super::llm_message::Message;
-use super::projection::{project, ProjectOptions};
-use super::serialize::{serialize, SerializeOptions};
+use crate::compaction::{Shrink, Transcript};
+use crate::jsstr::JsStr;
+use crate::llm_message::Message;
+use crate::projection::{project, ProjectOptions};
+use crate::serialize::{serialize, SerializeOptions};
 
 pub struct MessageTranscript {
     pub messages: Vec<Message>,

@@ -1,10 +1,10 @@
 //! [`View`] over parsed [`Value`] trees: session files read in Rust, and the
 //! core's own tests.
 
-use super::error::{Error, Result};
-use super::json::{number_to_js_string, stringify, stringify_len, Value, MEASURED_MIN_UNITS};
-use super::jsstr::{JsStr, Utf16Builder};
-use super::view::{Key, Kind, View};
+use crate::error::{Error, Result};
+use crate::json::{number_to_js_string, stringify, stringify_len, Value, MEASURED_MIN_UNITS};
+use crate::jsstr::{JsStr, Utf16Builder};
+use crate::view::{Key, Kind, View};
 
 /// A parsed value, or `undefined` for a missing property.
 #[derive(Debug, Clone, Copy)]

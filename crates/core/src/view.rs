@@ -7,8 +7,8 @@
 //! Every read follows JavaScript semantics: missing properties are
 //! `undefined`, string lengths are UTF-16 code units, truthiness is JS's.
 
-use super::error::Result;
-use super::jsstr::JsStr;
+use crate::error::Result;
+use crate::jsstr::JsStr;
 
 /// The property names the algorithms read. A fixed set, so the binding can
 /// create each key string once per call instead of once per read.
@@ -283,7 +283,7 @@ pub trait View: Sized + Clone {
     fn expect_array(&self, field: &str) -> Result<usize> {
         self.array_len().ok_or_else(|| {
             let got = self.kind().describe();
-            super::error::Error::type_error(field, format!("expected an array, got {got}"))
+            crate::error::Error::type_error(field, format!("expected an array, got {got}"))
         })
     }
 
