@@ -11,15 +11,15 @@ use std::io::Cursor;
 use prime_compaction_core::branch::prepare_branch_entries;
 use prime_compaction_core::cut_point::find_cut_point;
 use prime_compaction_core::entries::Entries;
-use prime_compaction_core::json::{self, number_to_js_string, stringify, stringify_len, Value};
-use prime_compaction_core::jsstr::JsStr;
+use prime_compaction_core::js::json::view::Val;
+use prime_compaction_core::js::json::{self, number_to_js_string, stringify, stringify_len, Value};
+use prime_compaction_core::js::string::JsStr;
 use prime_compaction_core::llm_message::from_agent_messages;
 use prime_compaction_core::prepare::prepare_compaction;
 use prime_compaction_core::projection::{project, ProjectOptions};
 use prime_compaction_core::serialize::{serialize, SerializeOptions};
 use prime_compaction_core::session_file::parse_session_stream;
 use prime_compaction_core::tokens::estimate_context_tokens;
-use prime_compaction_core::value_view::Val;
 
 /// `JSON.parse` then `JSON.stringify`: a parsed value prints to JSON that
 /// parses back to a value printing the same (a fixed point after one round),

@@ -16,7 +16,7 @@ use prime_compaction_core::branch::{
 };
 use prime_compaction_core::entries::Entries;
 use prime_compaction_core::error::{Context, Error, Result};
-use prime_compaction_core::view::{Key, Kind, View};
+use prime_compaction_core::js::view::{Key, Kind, View};
 
 /// The caller's session, read through `session.getEntry`.
 struct JsSession<'c> {

@@ -13,12 +13,12 @@ use prime_compaction_core::compaction::{
     BranchOptions, Job, JobInput, ModelLimits, Part, Response, Stop,
 };
 use prime_compaction_core::error::{Context, Error, Result};
-use prime_compaction_core::jsstr::JsStr;
+use prime_compaction_core::js::string::JsStr;
+use prime_compaction_core::js::view::{Key, Kind, View};
 use prime_compaction_core::llm_message::transcript_messages;
 use prime_compaction_core::projection::is_claude_family;
 use prime_compaction_core::prompts::SUMMARIZATION_SYSTEM_PROMPT;
 use prime_compaction_core::transcript::MessageTranscript;
-use prime_compaction_core::view::{Key, Kind, View};
 
 /// A summarization in progress. `next()` gives the request to send (or
 /// null when done), `respond()` takes the model's answer, `result()` the outcome.

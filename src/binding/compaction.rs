@@ -13,7 +13,8 @@ use prime_compaction_core::error::{Context, Error, Result};
 use prime_compaction_core::file_ops::{
     compute_file_lists_values, extract_file_ops, format_file_operations, join_element, FileOps,
 };
-use prime_compaction_core::jsstr::JsStr;
+use prime_compaction_core::js::string::JsStr;
+use prime_compaction_core::js::view::{Key, View};
 use prime_compaction_core::model::EntryType;
 use prime_compaction_core::prepare::{prepare_compaction, Preparation};
 use prime_compaction_core::settings::{
@@ -21,7 +22,6 @@ use prime_compaction_core::settings::{
 };
 use prime_compaction_core::tokens::Counter;
 use prime_compaction_core::tokens::{context_tokens, estimate_context_tokens, valid_usage};
-use prime_compaction_core::view::{Key, View};
 
 fn arg<'c>(cx: &'c Cx, a: &Arg) -> Result<JsVal<'c>> {
     cx.wrap(a.0)

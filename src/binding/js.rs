@@ -9,8 +9,8 @@ use std::ptr;
 use napi::sys;
 
 use prime_compaction_core::error::{Error, Result};
-use prime_compaction_core::jsstr::JsStr;
-use prime_compaction_core::view::{ArgumentEntries, Key, Kind, View};
+use prime_compaction_core::js::string::JsStr;
+use prime_compaction_core::js::view::{ArgumentEntries, Key, Kind, View};
 
 /// Per-call state: the env, the property keys and `JSON.stringify`, all
 /// created in the call's outermost handle scope (a handle made inside a

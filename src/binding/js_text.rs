@@ -18,11 +18,11 @@ use rustc_hash::FxHashMap;
 use super::js::{check, Cx, JsVal};
 use super::out::Raw;
 use prime_compaction_core::error::{Error, Result};
-use prime_compaction_core::jsstr::{is_high_surrogate, is_low_surrogate, JsStr, Utf16Builder};
+use prime_compaction_core::js::string::{is_high_surrogate, is_low_surrogate, JsStr, Utf16Builder};
+use prime_compaction_core::js::view::View;
 use prime_compaction_core::text::{
     is_trim_space, splits_pair_by_units, Sink, Text, TextKey, TextOf,
 };
-use prime_compaction_core::view::View;
 
 /// What the JS pass told of a text, so that its characters need not be read:
 /// whether it is blank (`s.trim() === ""`), and whether a cut at

@@ -10,7 +10,7 @@ use super::js::{check, Cx, JsVal};
 use super::out::{Arg, Raw, RawValue};
 use prime_compaction_core::convert::{bash_execution_text, convert_message, LlmMessage};
 use prime_compaction_core::error::{Context, Result};
-use prime_compaction_core::view::{Key, View};
+use prime_compaction_core::js::view::{Key, View};
 
 /// `{ role: "user", content, timestamp }`, in the reference's key order.
 fn user_message(cx: &Cx, content: Raw, timestamp: Raw) -> Result<Raw> {

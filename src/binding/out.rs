@@ -7,7 +7,7 @@ use napi::sys;
 
 use super::js::{check, Cx};
 use prime_compaction_core::error::Result;
-use prime_compaction_core::jsstr::JsStr;
+use prime_compaction_core::js::string::JsStr;
 
 pub type Raw = sys::napi_value;
 

@@ -22,11 +22,11 @@ use super::js::check;
 use super::out::{Arg, RawValue};
 use prime_compaction_core::entries::Entries;
 use prime_compaction_core::error::{Context, Error, Result};
-use prime_compaction_core::json::{parse, parse_for_plan, ParseError, Value};
+use prime_compaction_core::js::json::view::Val;
+use prime_compaction_core::js::json::{parse, parse_for_plan, ParseError, Value};
 use prime_compaction_core::prepare::{prepare_compaction, Preparation};
 use prime_compaction_core::settings::{read_settings, Settings};
 use prime_compaction_core::tokens::Counter;
-use prime_compaction_core::value_view::Val;
 
 /// A slice of the entries as JSON: `JSON.stringify(pathEntries.slice(first,
 /// first + count))`, as UTF-8.

@@ -14,7 +14,8 @@ use super::js::{check, Cx, JsVal};
 use super::js_text::{JsText, Labels, RecipeSink};
 use super::out::{Arg, Raw, RawValue};
 use prime_compaction_core::error::{Context, Error, Result};
-use prime_compaction_core::jsstr::JsStr;
+use prime_compaction_core::js::string::JsStr;
+use prime_compaction_core::js::view::{Key, Kind, View};
 use prime_compaction_core::llm_message::{
     from_agent_messages_with, opens_round, Block, Message, ReadLimits, ToolResultMessage,
     UserContent,
@@ -24,7 +25,6 @@ use prime_compaction_core::projection::{
     ProjectOptions, Projected, DEFAULT_TOOL_RESULT_BODIES, TOOL_RESULT_PLACEHOLDER,
 };
 use prime_compaction_core::serialize::{Parts, SerializeOptions};
-use prime_compaction_core::view::{Key, Kind, View};
 
 /// `options[name]`, with `options` itself optional.
 fn option<'c>(options: &JsVal<'c>, name: &CStr) -> Result<JsVal<'c>> {

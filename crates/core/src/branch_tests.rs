@@ -2,9 +2,9 @@ use std::collections::HashMap;
 
 use super::*;
 use crate::error::ErrorKind;
-use crate::json::{parse, Value};
-use crate::jsstr::JsStr;
-use crate::value_view::Val;
+use crate::js::json::view::Val;
+use crate::js::json::{parse, Value};
+use crate::js::string::JsStr;
 
 /// A session as a map from id to parent id; entries are their own ids.
 struct MapSession {

@@ -5,7 +5,7 @@
 
 use crate::error::{Error, Result};
 use crate::file_ops::format_file_operations;
-use crate::jsstr::{JsStr, Utf16Builder};
+use crate::js::string::{JsStr, Utf16Builder};
 use crate::overflow::is_context_overflow;
 use crate::prompts;
 

@@ -9,10 +9,10 @@ use crate::branch::FxHasher;
 
 use crate::entries::Entries;
 use crate::error::{Context, Error, Result};
-use crate::jsstr::JsStr;
+use crate::js::string::JsStr;
+use crate::js::view::{Key, Kind, View};
 use crate::model::{EntryType, Role};
 use crate::tokens::{context_tokens, estimate_context, valid_usage, ContextEstimate};
-use crate::view::{Key, Kind, View};
 
 /// One message of the rebuilt context, by the entry it comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,9 +1,9 @@
 //! `convertToLlm`: which agent messages reach the model, and as what.
 
 use crate::error::Result;
-use crate::jsstr::{JsStr, Utf16Builder};
+use crate::js::string::{JsStr, Utf16Builder};
+use crate::js::view::{Key, Kind, View};
 use crate::model::{role_of, Role};
-use crate::view::{Key, Kind, View};
 
 /// Wire text around a compaction summary in the agent's context. Interface, not prose:
 /// the agent's prompts depend on these bytes.

@@ -3,8 +3,8 @@
 
 use crate::entries::Entries;
 use crate::error::Result;
+use crate::js::view::View;
 use crate::model::{EntryType, Role};
-use crate::view::View;
 
 /// `CutPointResult`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

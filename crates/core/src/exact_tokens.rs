@@ -8,9 +8,9 @@
 //! switching between the two never changes which inputs are accepted.
 
 use crate::error::Result;
+use crate::js::view::View;
 use crate::tokenizer::{count_tokens, Encoding};
 use crate::tokens::{measure_message, Measure, IMAGE_CHARS};
-use crate::view::View;
 
 /// What an image counts for, in tokens.
 pub const IMAGE_TOKENS: u64 = IMAGE_CHARS.div_ceil(4);
@@ -45,10 +45,10 @@ pub fn message_tokens_exact<V: View>(message: &V, encoding: Encoding) -> Result<
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
-    use crate::json::{parse, Value};
+    use crate::js::json::view::Val;
+    use crate::js::json::{parse, Value};
     use crate::tokenizer::count_tokens_str;
     use crate::tokens::estimate_tokens;
-    use crate::value_view::Val;
 
     fn json(text: &str) -> Value {
         parse(text).unwrap_or_else(|e| panic!("bad test JSON: {e:?}"))

@@ -4,8 +4,8 @@
 use indexmap::IndexSet;
 
 use crate::error::{Context, Error, Result};
-use crate::jsstr::JsStr;
-use crate::view::{Key, Kind, View};
+use crate::js::string::JsStr;
+use crate::js::view::{Key, Kind, View};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FileOpKind {

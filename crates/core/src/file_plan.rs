@@ -6,15 +6,15 @@ use std::path::Path;
 use crate::entries::Entries;
 use crate::error::{Error, Result};
 use crate::file_ops::{seeded_file_ops, FileOps};
-use crate::json;
-use crate::json::Value;
-use crate::jsstr::JsStr;
+use crate::js::json;
+use crate::js::json::view::Val;
+use crate::js::json::Value;
+use crate::js::string::JsStr;
 use crate::prepare::{prepare_compaction, Preparation};
 use crate::session_file::{read_session_file_with, LineParser};
 use crate::session_tree::{branch_positions, Leaf};
 use crate::settings::Budget;
 use crate::tokens::Counter;
-use crate::value_view::Val;
 
 /// The entries of one branch, root first, moved out of the parsed file.
 #[derive(Debug)]

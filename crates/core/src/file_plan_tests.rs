@@ -3,7 +3,7 @@
 use std::io::Write;
 
 use super::*;
-use crate::json::parse;
+use crate::js::json::parse;
 use crate::session_tree::{branch_positions, Leaf};
 
 fn values(lines: &[&str]) -> Vec<Value> {

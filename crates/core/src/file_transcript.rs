@@ -6,12 +6,12 @@ use std::path::Path;
 
 use crate::error::{Context, Result};
 use crate::file_plan::{load_branch, plan_branch, Branch, FilePlan};
-use crate::json::{Object, Value};
-use crate::jsstr::JsStr;
+use crate::js::json::view::Val;
+use crate::js::json::{Object, Value};
+use crate::js::string::JsStr;
 use crate::llm_message::{from_agent_message, Message};
 use crate::projection::{project, ProjectOptions};
 use crate::serialize::{serialize, SerializeOptions};
-use crate::value_view::Val;
 
 /// The two transcripts of a compaction: the history to summarize, and the
 /// prefix of a split turn (summarized apart, when there is one).

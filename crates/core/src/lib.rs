@@ -16,9 +16,7 @@ pub mod exact_tokens;
 pub mod file_ops;
 pub mod file_plan;
 pub mod file_transcript;
-
-pub mod json;
-pub mod jsstr;
+pub mod js;
 pub mod llm_message;
 pub mod model;
 pub mod overflow;
@@ -34,9 +32,6 @@ pub mod token_classes;
 pub mod tokenizer;
 pub mod tokens;
 pub mod transcript;
-pub mod value_view;
-
-pub mod view;
 
 #[cfg(test)]
 mod tests;

@@ -11,11 +11,11 @@
 
 use crate::convert::{convert_message, LlmMessage};
 use crate::error::{Context, Error, Result};
-use crate::json::{stringify, Value};
-use crate::jsstr::JsStr;
+use crate::js::json::{stringify, Value};
+use crate::js::string::JsStr;
+use crate::js::view::{Kind, View};
 use crate::model::Role;
 use crate::text::{Text, TextOf};
-use crate::view::{Kind, View};
 
 /// One LLM message.
 #[derive(Debug, Clone, PartialEq)]
@@ -164,10 +164,10 @@ fn to_text<V: View>(v: &V) -> Result<JsStr> {
 }
 
 fn timestamp_of<V: View>(message: &V) -> Result<Option<f64>> {
-    Ok(message.get(crate::view::Key::Timestamp)?.number())
+    Ok(message.get(crate::js::view::Key::Timestamp)?.number())
 }
 
-fn field<V: View>(value: &V, key: crate::view::Key) -> Result<V> {
+fn field<V: View>(value: &V, key: crate::js::view::Key) -> Result<V> {
     value.get(key)
 }
 
@@ -178,7 +178,7 @@ fn block_type<V: View>(block: &V) -> Result<Option<usize>> {
     // Reading `type` first spares a typeof on every block; null and
     // undefined read as having none, and are told apart only then.
     let found = block
-        .get(crate::view::Key::Type)
+        .get(crate::js::view::Key::Type)
         .within("type")?
         .str_one_of(&TYPES);
     if found.is_none() && matches!(block.kind(), Kind::Undefined | Kind::Null) {
@@ -217,7 +217,7 @@ fn text_image_blocks<V: View, T: TextOf<V>>(content: &V) -> Result<Vec<Block<T>>
 fn text_image_block<V: View, T: TextOf<V>>(block: &V) -> Result<Option<Block<T>>> {
     Ok(match block_type(block)? {
         Some(0) => Some(Block::Text(
-            join_text(&field(block, crate::view::Key::Text)?).within("text")?,
+            join_text(&field(block, crate::js::view::Key::Text)?).within("text")?,
         )),
         Some(3) => Some(image_block(block)?),
         _ => None,
@@ -225,7 +225,7 @@ fn text_image_block<V: View, T: TextOf<V>>(block: &V) -> Result<Option<Block<T>>
 }
 
 fn assistant_block<V: View, T: TextOf<V>>(block: &V) -> Result<Option<Block<T>>> {
-    use crate::view::Key;
+    use crate::js::view::Key;
     Ok(match block_type(block)? {
         Some(0) => Some(Block::Text(
             join_text(&block.get(Key::Text)?).within("text")?,
@@ -333,7 +333,7 @@ fn tool_result_blocks<V: View, T: TextOf<V>>(
             }
             continue;
         }
-        let text = block.get(crate::view::Key::Text)?;
+        let text = block.get(crate::js::view::Key::Text)?;
         let Some(units) = text.str_len() else {
             // String(value) of a non-string: read as usual.
             if let Some(b) = text_image_block::<V, T>(&block).within_with(|| format!("[{j}]"))? {
@@ -382,7 +382,7 @@ pub fn from_agent_message_with<V: View, T: TextOf<V>>(
     message: &V,
     limits: ReadLimits,
 ) -> Result<Option<Message<T>>> {
-    use crate::view::Key;
+    use crate::js::view::Key;
     let timestamp = if limits.skip_timestamps {
         None
     } else {
@@ -486,8 +486,8 @@ pub fn opens_round<V: View>(message: &V) -> Result<bool> {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
-    use crate::json::parse;
-    use crate::value_view::Val;
+    use crate::js::json::parse;
+    use crate::js::json::view::Val;
 
     fn convert(text: &str) -> Result<Vec<Message>> {
         let v = parse(text).unwrap();

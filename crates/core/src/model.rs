@@ -2,7 +2,7 @@
 //! rest of the core relies on.
 
 use crate::error::{Context, Error, Result};
-use crate::view::{Key, Kind, View};
+use crate::js::view::{Key, Kind, View};
 
 /// The entry types the algorithms distinguish; all others behave alike.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

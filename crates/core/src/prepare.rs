@@ -6,8 +6,8 @@ use crate::cut_point::find_cut_point;
 use crate::entries::Entries;
 use crate::error::{Context, Result};
 use crate::file_ops::{extract_assistant_file_ops, FileOps};
+use crate::js::view::{Key, View};
 use crate::model::{EntryType, Role};
-use crate::view::{Key, View};
 
 /// The plan, with messages given as entry indices: the binding maps them
 /// back onto the caller's own objects (or builds the few the reference builds).

@@ -13,7 +13,7 @@
 
 use std::ops::Range;
 
-use crate::jsstr::{is_high_surrogate, is_low_surrogate, JsStr, Utf16Builder};
+use crate::js::string::{is_high_surrogate, is_low_surrogate, JsStr, Utf16Builder};
 use crate::llm_message::{
     AssistantMessage, Block, Message, ToolResultMessage, UserContent, UserMessage,
 };
@@ -417,10 +417,10 @@ fn bound_rounds<T: Text>(messages: Vec<Message<T>>, bound: usize) -> Vec<Message
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
-    use crate::json::parse;
+    use crate::js::json::parse;
+    use crate::js::json::view::Val;
     use crate::llm_message::from_agent_messages;
     use crate::serialize::serialize;
-    use crate::value_view::Val;
 
     fn msgs(text: &str) -> Vec<Message> {
         let v = parse(text).unwrap();

@@ -7,8 +7,8 @@
 
 use std::borrow::Borrow;
 
-use crate::json::decimal_digits;
-use crate::jsstr::{is_high_surrogate, is_low_surrogate, JsStr, Utf16Builder};
+use crate::js::json::decimal_digits;
+use crate::js::string::{is_high_surrogate, is_low_surrogate, JsStr, Utf16Builder};
 use crate::llm_message::{AssistantMessage, Block, Message, ToolResultMessage, UserContent};
 use crate::text::{Sink, Text};
 
@@ -430,9 +430,9 @@ pub fn serialize(messages: &[Message], options: SerializeOptions) -> JsStr {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
-    use crate::json::parse;
+    use crate::js::json::parse;
+    use crate::js::json::view::Val;
     use crate::llm_message::{from_agent_messages, ToolCall};
-    use crate::value_view::Val;
 
     fn ser_with(text: &str, reasoning: bool) -> String {
         let v = parse(text).unwrap();

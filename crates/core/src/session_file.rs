@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 
 use crate::error::{Error, Result};
-use crate::json::{self, Value};
+use crate::js::json::{self, Value};
 use crate::text::is_trim_space;
 
 /// The session format version this crate reads (the reference's `CURRENT_SESSION_VERSION`).

@@ -10,8 +10,8 @@
 use rustc_hash::FxHashMap;
 
 use crate::error::{Error, Result};
-use crate::json::Value;
-use crate::jsstr::JsStr;
+use crate::js::json::Value;
+use crate::js::string::JsStr;
 
 /// Where the branch ends.
 #[derive(Debug, Clone, Copy)]

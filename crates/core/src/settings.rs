@@ -1,10 +1,10 @@
 //! `CompactionSettings` and `shouldCompact`.
 
 use crate::error::{Error, Result};
+use crate::js::view::{Key, Kind, View};
 use crate::model::require_object;
 use crate::tokenizer::Encoding;
 use crate::tokens::Counter;
-use crate::view::{Key, Kind, View};
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Settings {

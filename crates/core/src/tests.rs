@@ -5,11 +5,11 @@ use crate::cut_point::find_cut_point;
 use crate::entries::Entries;
 use crate::error::ErrorKind;
 use crate::file_ops::{compute_file_lists, extract_file_ops, format_file_operations, FileOps};
-use crate::json::{parse, Value};
-use crate::jsstr::JsStr;
+use crate::js::json::view::Val;
+use crate::js::json::{parse, Value};
+use crate::js::string::JsStr;
 use crate::prepare::prepare_compaction;
 use crate::tokens::{context_tokens, estimate_context_tokens, estimate_tokens};
-use crate::value_view::Val;
 
 fn json(text: &str) -> Value {
     match parse(text) {

@@ -9,8 +9,8 @@
 use std::borrow::Cow;
 use std::hash::{Hash, Hasher};
 
-use crate::jsstr::{is_high_surrogate, is_low_surrogate, JsStr, Utf16Builder};
-use crate::view::View;
+use crate::js::string::{is_high_surrogate, is_low_surrogate, JsStr, Utf16Builder};
+use crate::js::view::View;
 
 /// A piece of text in the message model.
 pub trait Text: Clone {

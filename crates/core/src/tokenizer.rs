@@ -27,7 +27,7 @@ use std::sync::OnceLock;
 use rustc_hash::FxHashMap;
 
 use crate::error::{Error, Result};
-use crate::jsstr::JsStr;
+use crate::js::string::JsStr;
 use crate::token_classes::RANGES;
 
 /// A BPE encoding that [`count_tokens`] supports.

@@ -2,8 +2,8 @@
 //! sizes (`calculateContextTokens`, `estimateContextTokens`).
 
 use crate::error::{Context, Error, Result};
+use crate::js::view::{Key, Kind, View};
 use crate::model::{require_object, role_of, Role};
-use crate::view::{Key, Kind, View};
 
 /// What an image counts for in the estimate, in characters.
 pub const IMAGE_CHARS: u64 = 4800;

@@ -3,7 +3,7 @@
 //! shrink level the overflow retries ask for.
 
 use crate::compaction::{Shrink, Transcript};
-use crate::jsstr::JsStr;
+use crate::js::string::JsStr;
 use crate::llm_message::Message;
 use crate::projection::{project, ProjectOptions};
 use crate::serialize::{serialize, SerializeOptions};

@@ -9,8 +9,8 @@
 #[path = "../../../fuzz/src/bodies.rs"]
 mod bodies;
 
-use prime_compaction_core::json::{stringify, Object, Value};
-use prime_compaction_core::jsstr::JsStr;
+use prime_compaction_core::js::json::{stringify, Object, Value};
+use prime_compaction_core::js::string::JsStr;
 
 /// xorshift64*: small, seeded, reproducible.
 struct Rng(u64);

@@ -3,12 +3,12 @@
 //! The algorithms in this crate are written once against [`View`] and run over
 //! two kinds of values: the caller's live JS objects (the binding reads them
 //! with raw N-API calls, so nothing is copied or converted up front) and
-//! [`crate::json::Value`] trees parsed in Rust (tests, session files).
+//! [`crate::js::json::Value`] trees parsed in Rust (tests, session files).
 //! Every read follows JavaScript semantics: missing properties are
 //! `undefined`, string lengths are UTF-16 code units, truthiness is JS's.
 
 use crate::error::Result;
-use crate::jsstr::JsStr;
+use crate::js::string::JsStr;
 
 /// The property names the algorithms read. A fixed set, so the binding can
 /// create each key string once per call instead of once per read.

@@ -16,11 +16,13 @@
 //! Nothing here panics on any input; parse and stringify use explicit stacks,
 //! not recursion.
 
+pub mod view;
+
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::sync::OnceLock;
 
-use crate::jsstr::{
+use crate::js::string::{
     is_high_surrogate, is_low_surrogate, is_surrogate, push_surrogate_wtf8, utf16_len_of_str,
     utf16_len_of_utf8, JsStr, Wtf8Piece,
 };

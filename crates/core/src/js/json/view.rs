@@ -2,9 +2,9 @@
 //! core's own tests.
 
 use crate::error::{Error, Result};
-use crate::json::{number_to_js_string, stringify, stringify_len, Value, MEASURED_MIN_UNITS};
-use crate::jsstr::{JsStr, Utf16Builder};
-use crate::view::{Key, Kind, View};
+use crate::js::json::{number_to_js_string, stringify, stringify_len, Value, MEASURED_MIN_UNITS};
+use crate::js::string::{JsStr, Utf16Builder};
+use crate::js::view::{Key, Kind, View};
 
 /// A parsed value, or `undefined` for a missing property.
 #[derive(Debug, Clone, Copy)]

@@ -1,0 +1,7 @@
+//! Values exactly as JavaScript sees them: strings of UTF-16 units
+//! ([`string`]), `JSON.parse`/`JSON.stringify` ([`json`]), and [`view::View`],
+//! the read-only view every algorithm reads its input through.
+
+pub mod json;
+pub mod string;
+pub mod view;
