@@ -14,9 +14,9 @@ use super::out::{Arg, Raw, RawValue};
 use prime_compaction_core::branch::{
     collect_entries_for_branch_summary, prepare_branch_entries, Collected, EntryLookup, Found,
 };
-use prime_compaction_core::entries::Entries;
 use prime_compaction_core::error::{Context, Error, Result};
 use prime_compaction_core::js::view::{Key, Kind, View};
+use prime_compaction_core::session::entries::Entries;
 
 /// The caller's session, read through `session.getEntry`.
 struct JsSession<'c> {

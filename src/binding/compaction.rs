@@ -8,15 +8,15 @@ use super::errors::run;
 use super::js::{Cx, JsVal};
 use super::out::{Arg, Raw, RawValue};
 use prime_compaction_core::cut_point::{find_cut_point, find_turn_start_index};
-use prime_compaction_core::entries::Entries;
 use prime_compaction_core::error::{Context, Error, Result};
 use prime_compaction_core::file_ops::{
     compute_file_lists_values, extract_file_ops, format_file_operations, join_element, FileOps,
 };
 use prime_compaction_core::js::string::JsStr;
 use prime_compaction_core::js::view::{Key, View};
-use prime_compaction_core::model::EntryType;
 use prime_compaction_core::prepare::{prepare_compaction, Preparation};
+use prime_compaction_core::session::entries::Entries;
+use prime_compaction_core::session::model::EntryType;
 use prime_compaction_core::settings::{
     read_counter, read_settings, should_compact, DEFAULT_SETTINGS,
 };

@@ -20,11 +20,11 @@ use super::errors::run;
 use super::file::{guarded, resolve_with};
 use super::js::check;
 use super::out::{Arg, RawValue};
-use prime_compaction_core::entries::Entries;
 use prime_compaction_core::error::{Context, Error, Result};
 use prime_compaction_core::js::json::view::Val;
 use prime_compaction_core::js::json::{parse, parse_for_plan, ParseError, Value};
 use prime_compaction_core::prepare::{prepare_compaction, Preparation};
+use prime_compaction_core::session::entries::Entries;
 use prime_compaction_core::settings::{read_settings, Settings};
 use prime_compaction_core::tokens::Counter;
 

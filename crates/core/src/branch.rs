@@ -5,11 +5,11 @@
 use std::collections::HashSet;
 use std::hash::{BuildHasherDefault, Hash, Hasher};
 
-use crate::entries::Entries;
 use crate::error::{Context, Error, Result};
 use crate::file_ops::{extract_file_ops, FileOps};
 use crate::js::view::{Key, Kind, View};
-use crate::model::{str_len_of, EntryType};
+use crate::session::entries::Entries;
+use crate::session::model::{str_len_of, EntryType};
 use crate::tokens::{chars_to_tokens, content_chars, estimate_tokens};
 
 /// What `session.getEntry(id)` gave: the caller's entry, its `id`, and its

@@ -3,7 +3,7 @@
 use crate::error::Result;
 use crate::js::string::{JsStr, Utf16Builder};
 use crate::js::view::{Key, Kind, View};
-use crate::model::{role_of, Role};
+use crate::session::model::{role_of, Role};
 
 /// Wire text around a compaction summary in the agent's context. Interface, not prose:
 /// the agent's prompts depend on these bytes.

@@ -1,10 +1,10 @@
 //! Where compaction cuts: valid cut points, turn starts, and the walk that
 //! keeps about `keepRecentTokens` of recent context.
 
-use crate::entries::Entries;
 use crate::error::Result;
 use crate::js::view::View;
-use crate::model::{EntryType, Role};
+use crate::session::entries::Entries;
+use crate::session::model::{EntryType, Role};
 
 /// `CutPointResult`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -126,7 +126,7 @@ pub fn add_detail_paths<V: View>(
 /// (`readFiles` into read, `modifiedFiles` into edited; strings only here),
 /// then the tool calls' operations.
 pub fn seeded_file_ops<V: View>(
-    entries: &crate::entries::Entries<V>,
+    entries: &crate::session::entries::Entries<V>,
     details_from: impl IntoIterator<Item = usize>,
     ops: &FileOps,
 ) -> Result<FileOps> {

@@ -3,7 +3,6 @@
 
 use std::path::Path;
 
-use crate::entries::Entries;
 use crate::error::{Error, Result};
 use crate::file_ops::{seeded_file_ops, FileOps};
 use crate::js::json;
@@ -11,8 +10,9 @@ use crate::js::json::view::Val;
 use crate::js::json::Value;
 use crate::js::string::JsStr;
 use crate::prepare::{prepare_compaction, Preparation};
-use crate::session_file::{read_session_file_with, LineParser};
-use crate::session_tree::{branch_positions, Leaf};
+use crate::session::entries::Entries;
+use crate::session::file::{read_session_file_with, LineParser};
+use crate::session::tree::{branch_positions, Leaf};
 use crate::settings::Budget;
 use crate::tokens::Counter;
 

@@ -4,7 +4,7 @@ use std::io::Write;
 
 use super::*;
 use crate::js::json::parse;
-use crate::session_tree::{branch_positions, Leaf};
+use crate::session::tree::{branch_positions, Leaf};
 
 fn values(lines: &[&str]) -> Vec<Value> {
     lines.iter().map(|l| parse(l).unwrap()).collect()

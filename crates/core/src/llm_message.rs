@@ -14,7 +14,7 @@ use crate::error::{Context, Error, Result};
 use crate::js::json::{stringify, Value};
 use crate::js::string::JsStr;
 use crate::js::view::{Kind, View};
-use crate::model::Role;
+use crate::session::model::Role;
 use crate::text::{Text, TextOf};
 
 /// One LLM message.

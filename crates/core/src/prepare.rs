@@ -1,13 +1,13 @@
 //! `prepareCompaction`: what to summarize, what to keep, and the context
 //! size before compaction.
 
-use crate::context::{estimate_session_tokens, read_id, Ids};
 use crate::cut_point::find_cut_point;
-use crate::entries::Entries;
 use crate::error::{Context, Result};
 use crate::file_ops::{extract_assistant_file_ops, FileOps};
 use crate::js::view::{Key, View};
-use crate::model::{EntryType, Role};
+use crate::session::context::{estimate_session_tokens, read_id, Ids};
+use crate::session::entries::Entries;
+use crate::session::model::{EntryType, Role};
 
 /// The plan, with messages given as entry indices: the binding maps them
 /// back onto the caller's own objects (or builds the few the reference builds).

@@ -2,7 +2,7 @@
 
 use crate::error::{Error, Result};
 use crate::js::view::{Key, Kind, View};
-use crate::model::require_object;
+use crate::session::model::require_object;
 use crate::tokenizer::Encoding;
 use crate::tokens::Counter;
 

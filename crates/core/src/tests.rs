@@ -2,13 +2,13 @@
 //! worked out from the reference's semantics (and checked against it once).
 
 use crate::cut_point::find_cut_point;
-use crate::entries::Entries;
 use crate::error::ErrorKind;
 use crate::file_ops::{compute_file_lists, extract_file_ops, format_file_operations, FileOps};
 use crate::js::json::view::Val;
 use crate::js::json::{parse, Value};
 use crate::js::string::JsStr;
 use crate::prepare::prepare_compaction;
+use crate::session::entries::Entries;
 use crate::tokens::{context_tokens, estimate_context_tokens, estimate_tokens};
 
 fn json(text: &str) -> Value {

@@ -3,7 +3,7 @@
 
 use crate::error::{Context, Error, Result};
 use crate::js::view::{Key, Kind, View};
-use crate::model::{require_object, role_of, Role};
+use crate::session::model::{require_object, role_of, Role};
 
 /// What an image counts for in the estimate, in characters.
 pub const IMAGE_CHARS: u64 = 4800;
@@ -219,9 +219,9 @@ pub fn context_tokens<V: View>(usage: &V) -> Result<f64> {
     if total.truthy() {
         return Ok(total.number().unwrap_or(f64::NAN));
     }
-    let mut sum = crate::model::number_or_nan(usage, Key::Input)?;
+    let mut sum = crate::session::model::number_or_nan(usage, Key::Input)?;
     for key in [Key::Output, Key::CacheRead, Key::CacheWrite] {
-        sum += crate::model::number_or_nan(usage, key)?;
+        sum += crate::session::model::number_or_nan(usage, key)?;
     }
     Ok(sum)
 }

@@ -5,7 +5,7 @@ use std::cell::Cell;
 
 use crate::error::{Context, Error, Result};
 use crate::js::view::{Key, View};
-use crate::model::{entry_kind, EntryKind};
+use crate::session::model::{entry_kind, EntryKind};
 use crate::tokens::Counter;
 
 /// Longest array whose entry kinds are cached (16 MiB of cache).

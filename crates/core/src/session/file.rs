@@ -394,5 +394,4 @@ pub fn read_session_file_with(path: &Path, parse_line: LineParser) -> Result<Ses
 }
 
 #[cfg(test)]
-#[path = "session_file_tests.rs"]
 mod tests;

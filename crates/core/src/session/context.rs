@@ -7,11 +7,11 @@ use std::hash::BuildHasherDefault;
 
 use crate::branch::FxHasher;
 
-use crate::entries::Entries;
 use crate::error::{Context, Error, Result};
 use crate::js::string::JsStr;
 use crate::js::view::{Key, Kind, View};
-use crate::model::{EntryType, Role};
+use crate::session::entries::Entries;
+use crate::session::model::{EntryType, Role};
 use crate::tokens::{context_tokens, estimate_context, valid_usage, ContextEstimate};
 
 /// One message of the rebuilt context, by the entry it comes from.

@@ -1,0 +1,10 @@
+//! A session as the agent stores it: entry types and message roles
+//! ([`model`]), lazy access to an entry array ([`entries`]), the session
+//! file read from disk ([`file`]), one branch of its tree ([`tree`]), and the
+//! context the agent rebuilds from a path of entries ([`context`]).
+
+pub mod context;
+pub mod entries;
+pub mod file;
+pub mod model;
+pub mod tree;
