@@ -8,13 +8,13 @@
 
 use std::io::Cursor;
 
-use prime_compaction_core::branch::prepare_branch_entries;
-use prime_compaction_core::cut_point::find_cut_point;
 use prime_compaction_core::js::json::view::Val;
 use prime_compaction_core::js::json::{self, number_to_js_string, stringify, stringify_len, Value};
 use prime_compaction_core::js::string::JsStr;
 use prime_compaction_core::llm_message::from_agent_messages;
-use prime_compaction_core::prepare::prepare_compaction;
+use prime_compaction_core::plan::branch_summary::prepare_branch_entries;
+use prime_compaction_core::plan::cut_point::find_cut_point;
+use prime_compaction_core::plan::prepare::prepare_compaction;
 use prime_compaction_core::projection::{project, ProjectOptions};
 use prime_compaction_core::serialize::{serialize, SerializeOptions};
 use prime_compaction_core::session::entries::Entries;

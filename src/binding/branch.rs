@@ -11,11 +11,11 @@ use napi_derive::napi;
 use super::errors::run;
 use super::js::{check, Cx, JsVal};
 use super::out::{Arg, Raw, RawValue};
-use prime_compaction_core::branch::{
-    collect_entries_for_branch_summary, prepare_branch_entries, Collected, EntryLookup, Found,
-};
 use prime_compaction_core::error::{Context, Error, Result};
 use prime_compaction_core::js::view::{Key, Kind, View};
+use prime_compaction_core::plan::branch_summary::{
+    collect_entries_for_branch_summary, prepare_branch_entries, Collected, EntryLookup, Found,
+};
 use prime_compaction_core::session::entries::Entries;
 
 /// The caller's session, read through `session.getEntry`.

@@ -7,19 +7,19 @@ use napi_derive::napi;
 use super::errors::run;
 use super::js::{Cx, JsVal};
 use super::out::{Arg, Raw, RawValue};
-use prime_compaction_core::cut_point::{find_cut_point, find_turn_start_index};
 use prime_compaction_core::error::{Context, Error, Result};
-use prime_compaction_core::file_ops::{
-    compute_file_lists_values, extract_file_ops, format_file_operations, join_element, FileOps,
-};
 use prime_compaction_core::js::string::JsStr;
 use prime_compaction_core::js::view::{Key, View};
-use prime_compaction_core::prepare::{prepare_compaction, Preparation};
-use prime_compaction_core::session::entries::Entries;
-use prime_compaction_core::session::model::EntryType;
-use prime_compaction_core::settings::{
+use prime_compaction_core::plan::cut_point::{find_cut_point, find_turn_start_index};
+use prime_compaction_core::plan::file_ops::{
+    compute_file_lists_values, extract_file_ops, format_file_operations, join_element, FileOps,
+};
+use prime_compaction_core::plan::prepare::{prepare_compaction, Preparation};
+use prime_compaction_core::plan::settings::{
     read_counter, read_settings, should_compact, DEFAULT_SETTINGS,
 };
+use prime_compaction_core::session::entries::Entries;
+use prime_compaction_core::session::model::EntryType;
 use prime_compaction_core::tokens::Counter;
 use prime_compaction_core::tokens::{context_tokens, estimate_context_tokens, valid_usage};
 

@@ -23,9 +23,9 @@ use super::out::{Arg, RawValue};
 use prime_compaction_core::error::{Context, Error, Result};
 use prime_compaction_core::js::json::view::Val;
 use prime_compaction_core::js::json::{parse, parse_for_plan, ParseError, Value};
-use prime_compaction_core::prepare::{prepare_compaction, Preparation};
+use prime_compaction_core::plan::prepare::{prepare_compaction, Preparation};
+use prime_compaction_core::plan::settings::{read_settings, Settings};
 use prime_compaction_core::session::entries::Entries;
-use prime_compaction_core::settings::{read_settings, Settings};
 use prime_compaction_core::tokens::Counter;
 
 /// A slice of the entries as JSON: `JSON.stringify(pathEntries.slice(first,

@@ -4,9 +4,9 @@
 //! `streamFn`; tests and the CLI drive it with any other [`Llm`].
 
 use crate::error::{Error, Result};
-use crate::file_ops::format_file_operations;
 use crate::js::string::{JsStr, Utf16Builder};
 use crate::overflow::is_context_overflow;
+use crate::plan::file_ops::format_file_operations;
 use crate::prompts;
 
 /// How much a request is shrunk; attempt 0 is the full request.

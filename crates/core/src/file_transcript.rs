@@ -5,11 +5,11 @@
 use std::path::Path;
 
 use crate::error::{Context, Result};
-use crate::file_plan::{load_branch, plan_branch, Branch, FilePlan};
 use crate::js::json::view::Val;
 use crate::js::json::{Object, Value};
 use crate::js::string::JsStr;
 use crate::llm_message::{from_agent_message, Message};
+use crate::plan::from_file::{load_branch, plan_branch, Branch, FilePlan};
 use crate::projection::{project, ProjectOptions};
 use crate::serialize::{serialize, SerializeOptions};
 
@@ -82,7 +82,7 @@ fn transcript(messages: &[Message], reasoning: bool) -> JsStr {
 pub fn serialize_for_summary_from_file(
     path: &Path,
     leaf: Option<&JsStr>,
-    budget: impl Into<crate::settings::Budget>,
+    budget: impl Into<crate::plan::settings::Budget>,
     reasoning: bool,
 ) -> Result<Option<FileTranscript>> {
     let branch = load_branch(path, leaf)?;

@@ -4,25 +4,20 @@
 //! `cargo test`.
 #![deny(clippy::unwrap_used, clippy::expect_used)]
 
-pub mod branch;
 pub mod capacity;
 pub mod compaction;
 pub mod convert;
-pub mod cut_point;
 pub mod error;
 pub mod exact_tokens;
-pub mod file_ops;
-pub mod file_plan;
 pub mod file_transcript;
 pub mod js;
 pub mod llm_message;
 pub mod overflow;
-pub mod prepare;
+pub mod plan;
 pub mod projection;
 pub mod prompts;
 pub mod serialize;
 pub mod session;
-pub mod settings;
 pub mod text;
 pub mod token_classes;
 pub mod tokenizer;

@@ -1,13 +1,15 @@
 //! Core behaviour tests over sessions written as JSON. Expected values were
 //! worked out from the reference's semantics (and checked against it once).
 
-use crate::cut_point::find_cut_point;
 use crate::error::ErrorKind;
-use crate::file_ops::{compute_file_lists, extract_file_ops, format_file_operations, FileOps};
 use crate::js::json::view::Val;
 use crate::js::json::{parse, Value};
 use crate::js::string::JsStr;
-use crate::prepare::prepare_compaction;
+use crate::plan::cut_point::find_cut_point;
+use crate::plan::file_ops::{
+    compute_file_lists, extract_file_ops, format_file_operations, FileOps,
+};
+use crate::plan::prepare::prepare_compaction;
 use crate::session::entries::Entries;
 use crate::tokens::{context_tokens, estimate_context_tokens, estimate_tokens};
 
@@ -271,7 +273,7 @@ fn prepare_uses_previous_compaction_boundary_and_details() {
     assert_eq!(plan.tokens_before, 70.0);
     // The previous compaction's details seed the Sets (the caller copies them).
     assert_eq!(plan.details_from, Some(3));
-    let ops = crate::file_ops::seeded_file_ops(&entries, plan.details_from, &plan.file_ops)
+    let ops = crate::plan::file_ops::seeded_file_ops(&entries, plan.details_from, &plan.file_ops)
         .unwrap_or_else(|e| panic!("{e}"));
     let read: Vec<String> = ops.read.iter().map(|s| s.to_string()).collect();
     let edited: Vec<String> = ops.edited.iter().map(|s| s.to_string()).collect();

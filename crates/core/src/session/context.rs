@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 
-use crate::branch::FxHasher;
+use crate::plan::branch_summary::FxHasher;
 
 use crate::error::{Context, Error, Result};
 use crate::js::string::JsStr;

@@ -4,16 +4,16 @@
 use std::path::Path;
 
 use crate::error::{Error, Result};
-use crate::file_ops::{seeded_file_ops, FileOps};
 use crate::js::json;
 use crate::js::json::view::Val;
 use crate::js::json::Value;
 use crate::js::string::JsStr;
-use crate::prepare::{prepare_compaction, Preparation};
+use crate::plan::file_ops::{seeded_file_ops, FileOps};
+use crate::plan::prepare::{prepare_compaction, Preparation};
+use crate::plan::settings::Budget;
 use crate::session::entries::Entries;
 use crate::session::file::{read_session_file_with, LineParser};
 use crate::session::tree::{branch_positions, Leaf};
-use crate::settings::Budget;
 use crate::tokens::Counter;
 
 /// The entries of one branch, root first, moved out of the parsed file.
@@ -185,5 +185,4 @@ pub fn prepare_compaction_from_file(
 }
 
 #[cfg(test)]
-#[path = "file_plan_tests.rs"]
 mod tests;

@@ -213,7 +213,7 @@ fn prepare(entries: &str, budget: f64) -> BranchPreparation {
     let list = Entries::new(&view, "entries").unwrap_or_else(|e| panic!("{e}"));
     let mut p = prepare_branch_entries(&list, budget).unwrap_or_else(|e| panic!("{e}"));
     // The Sets as JS ends up with them: seeded from details, then tool calls.
-    p.file_ops = crate::file_ops::seeded_file_ops(&list, p.details_from.clone(), &p.file_ops)
+    p.file_ops = crate::plan::file_ops::seeded_file_ops(&list, p.details_from.clone(), &p.file_ops)
         .unwrap_or_else(|e| panic!("{e}"));
     p
 }

@@ -1,10 +1,10 @@
 //! `prepareCompaction`: what to summarize, what to keep, and the context
 //! size before compaction.
 
-use crate::cut_point::find_cut_point;
 use crate::error::{Context, Result};
-use crate::file_ops::{extract_assistant_file_ops, FileOps};
 use crate::js::view::{Key, View};
+use crate::plan::cut_point::find_cut_point;
+use crate::plan::file_ops::{extract_assistant_file_ops, FileOps};
 use crate::session::context::{estimate_session_tokens, read_id, Ids};
 use crate::session::entries::Entries;
 use crate::session::model::{EntryType, Role};

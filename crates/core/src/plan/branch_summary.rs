@@ -6,8 +6,8 @@ use std::collections::HashSet;
 use std::hash::{BuildHasherDefault, Hash, Hasher};
 
 use crate::error::{Context, Error, Result};
-use crate::file_ops::{extract_file_ops, FileOps};
 use crate::js::view::{Key, Kind, View};
+use crate::plan::file_ops::{extract_file_ops, FileOps};
 use crate::session::entries::Entries;
 use crate::session::model::{str_len_of, EntryType};
 use crate::tokens::{chars_to_tokens, content_chars, estimate_tokens};
@@ -362,5 +362,4 @@ pub fn prepare_branch_entries<V: View>(
 }
 
 #[cfg(test)]
-#[path = "branch_tests.rs"]
 mod tests;
