@@ -1,13 +1,13 @@
-// Writes crates/core/src/token_classes.rs: the character classes the o200k_base and
-// cl100k_base pre-tokenizer patterns distinguish, as JavaScript's `u`-mode
-// regular expressions see them (js-tiktoken runs those patterns in V8). Rust's
-// own Unicode tables differ from V8's in `\s` (U+0085, U+FEFF) and may lag a
-// Unicode version, so the table is taken from Node itself.
+// Writes crates/core/src/tokens/classes.rs: the character classes the
+// o200k_base and cl100k_base pre-tokenizer patterns distinguish, as
+// JavaScript's `u`-mode regular expressions see them (js-tiktoken runs those
+// patterns in V8). Rust's own Unicode tables differ from V8's in `\s` (U+0085,
+// U+FEFF) and may lag a Unicode version, so the table is taken from Node itself.
 //
 // Run: node scripts/gen-token-classes.mjs  (then cargo fmt)
 import { writeFileSync } from 'node:fs'
 
-// Must match `Class` in crates/core/src/tokenizer.rs.
+// Must match `Class` in crates/core/src/tokens/tokenizer.rs.
 const CLASSES = ['Other', 'Newline', 'Space', 'Upper', 'Lower', 'LetterBoth', 'Mark', 'Number']
 const tests = [
   ['Newline', /^[\r\n]$/u],
@@ -52,5 +52,5 @@ pub static RANGES: [(u32, u32, Class); ${ranges.length}] = [
 ${body}
 ];
 `
-writeFileSync(new URL('../crates/core/src/token_classes.rs', import.meta.url), out)
+writeFileSync(new URL('../crates/core/src/tokens/classes.rs', import.meta.url), out)
 console.log(`${ranges.length} ranges; classes ${CLASSES.join(', ')}`)

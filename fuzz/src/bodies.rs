@@ -19,7 +19,7 @@ use prime_compaction_core::projection::{project, ProjectOptions};
 use prime_compaction_core::serialize::{serialize, SerializeOptions};
 use prime_compaction_core::session::entries::Entries;
 use prime_compaction_core::session::file::parse_session_stream;
-use prime_compaction_core::tokens::estimate_context_tokens;
+use prime_compaction_core::tokens::estimate::estimate_context_tokens;
 
 /// `JSON.parse` then `JSON.stringify`: a parsed value prints to JSON that
 /// parses back to a value printing the same (a fixed point after one round),

@@ -20,8 +20,10 @@ use prime_compaction_core::plan::settings::{
 };
 use prime_compaction_core::session::entries::Entries;
 use prime_compaction_core::session::model::EntryType;
-use prime_compaction_core::tokens::Counter;
-use prime_compaction_core::tokens::{context_tokens, estimate_context_tokens, valid_usage};
+use prime_compaction_core::tokens::estimate::Counter;
+use prime_compaction_core::tokens::estimate::{
+    context_tokens, estimate_context_tokens, valid_usage,
+};
 
 fn arg<'c>(cx: &'c Cx, a: &Arg) -> Result<JsVal<'c>> {
     cx.wrap(a.0)

@@ -26,7 +26,7 @@ use prime_compaction_core::js::json::{parse, parse_for_plan, ParseError, Value};
 use prime_compaction_core::plan::prepare::{prepare_compaction, Preparation};
 use prime_compaction_core::plan::settings::{read_settings, Settings};
 use prime_compaction_core::session::entries::Entries;
-use prime_compaction_core::tokens::Counter;
+use prime_compaction_core::tokens::estimate::Counter;
 
 /// A slice of the entries as JSON: `JSON.stringify(pathEntries.slice(first,
 /// first + count))`, as UTF-8.

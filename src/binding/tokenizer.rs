@@ -16,7 +16,7 @@ use super::errors::throw;
 use super::js::check;
 use super::out::Arg;
 use prime_compaction_core::error::{Error, Result};
-use prime_compaction_core::tokenizer::{count_tokens_str, Encoding};
+use prime_compaction_core::tokens::tokenizer::{count_tokens_str, Encoding};
 
 fn type_of(env: sys::napi_env, raw: sys::napi_value) -> Result<sys::napi_valuetype> {
     let mut t = 0;

@@ -8,7 +8,6 @@ pub mod capacity;
 pub mod compaction;
 pub mod convert;
 pub mod error;
-pub mod exact_tokens;
 pub mod file_transcript;
 pub mod js;
 pub mod llm_message;
@@ -19,8 +18,6 @@ pub mod prompts;
 pub mod serialize;
 pub mod session;
 pub mod text;
-pub mod token_classes;
-pub mod tokenizer;
 pub mod tokens;
 pub mod transcript;
 

@@ -11,7 +11,7 @@ use crate::plan::file_ops::{
 };
 use crate::plan::prepare::prepare_compaction;
 use crate::session::entries::Entries;
-use crate::tokens::{context_tokens, estimate_context_tokens, estimate_tokens};
+use crate::tokens::estimate::{context_tokens, estimate_context_tokens, estimate_tokens};
 
 fn json(text: &str) -> Value {
     match parse(text) {
@@ -367,8 +367,8 @@ fn limited_tool_result_reads_serialize_identically() {
 /// estimate assumes four characters a token) reaches the kept budget sooner.
 #[test]
 fn exact_counts_move_the_cut_on_cjk_text() {
-    use crate::tokenizer::Encoding;
-    use crate::tokens::Counter;
+    use crate::tokens::estimate::Counter;
+    use crate::tokens::tokenizer::Encoding;
     let cjk = "这是一个关于编译错误的长消息".repeat(20); // 280 characters: 70 estimated tokens
     let s = session(&[&user(&cjk), &user(&cjk), &user(&cjk), &user(&cjk)]);
     let view = Val::new(&s);

@@ -10,7 +10,7 @@ use crate::js::view::{Key, Kind, View};
 use crate::plan::file_ops::{extract_file_ops, FileOps};
 use crate::session::entries::Entries;
 use crate::session::model::{str_len_of, EntryType};
-use crate::tokens::{chars_to_tokens, content_chars, estimate_tokens};
+use crate::tokens::estimate::{chars_to_tokens, content_chars, estimate_tokens};
 
 /// What `session.getEntry(id)` gave: the caller's entry, its `id`, and its
 /// `parentId` when truthy.

@@ -14,7 +14,7 @@ use crate::plan::settings::Budget;
 use crate::session::entries::Entries;
 use crate::session::file::{read_session_file_with, LineParser};
 use crate::session::tree::{branch_positions, Leaf};
-use crate::tokens::Counter;
+use crate::tokens::estimate::Counter;
 
 /// The entries of one branch, root first, moved out of the parsed file.
 #[derive(Debug)]

@@ -3,8 +3,8 @@
 use crate::error::{Error, Result};
 use crate::js::view::{Key, Kind, View};
 use crate::session::model::require_object;
-use crate::tokenizer::Encoding;
-use crate::tokens::Counter;
+use crate::tokens::estimate::Counter;
+use crate::tokens::tokenizer::Encoding;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Settings {

@@ -12,7 +12,7 @@ use crate::js::string::JsStr;
 use crate::js::view::{Key, Kind, View};
 use crate::session::entries::Entries;
 use crate::session::model::{EntryType, Role};
-use crate::tokens::{context_tokens, estimate_context, valid_usage, ContextEstimate};
+use crate::tokens::estimate::{context_tokens, estimate_context, valid_usage, ContextEstimate};
 
 /// One message of the rebuilt context, by the entry it comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -6,7 +6,7 @@ use std::cell::Cell;
 use crate::error::{Context, Error, Result};
 use crate::js::view::{Key, View};
 use crate::session::model::{entry_kind, EntryKind};
-use crate::tokens::Counter;
+use crate::tokens::estimate::Counter;
 
 /// Longest array whose entry kinds are cached (16 MiB of cache).
 const MAX_CACHED: usize = 1 << 23;

@@ -10,7 +10,7 @@
 //!   `tiktoken-rs` in small ways: JS `\s` includes U+FEFF but not U+0085, the
 //!   contraction suffixes are ASCII-only (`(?i:'s)` in Rust also matches `'ſ`),
 //!   and Node's Unicode tables may be a version ahead. The character classes
-//!   are therefore generated from Node (`token_classes.rs`).
+//!   are therefore generated from Node (`classes.rs`).
 //! - Speed. A hand-written splitter with an ASCII fast path is several times
 //!   faster than the backtracking `fancy-regex` engine the patterns need.
 //!
@@ -28,7 +28,7 @@ use rustc_hash::FxHashMap;
 
 use crate::error::{Error, Result};
 use crate::js::string::JsStr;
-use crate::token_classes::RANGES;
+use crate::tokens::classes::RANGES;
 
 /// A BPE encoding that [`count_tokens`] supports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

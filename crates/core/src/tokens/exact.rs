@@ -1,16 +1,16 @@
 //! Exact token counts of one message: the same fields `estimateTokens`
-//! measures in characters (see [`crate::tokens`]), counted with a real BPE
+//! measures in characters (see [`crate::tokens::estimate`]), counted with a real BPE
 //! encoding instead of chars / 4. Each block is counted on its own, as a
 //! provider sees it; an image counts what the estimate gives it
-//! ([`crate::tokens::IMAGE_CHARS`] / 4 = 1200 tokens).
+//! ([`crate::tokens::estimate::IMAGE_CHARS`] / 4 = 1200 tokens).
 //!
 //! Type errors are those of `estimate_tokens`, at the same locations, so
 //! switching between the two never changes which inputs are accepted.
 
 use crate::error::Result;
 use crate::js::view::View;
-use crate::tokenizer::{count_tokens, Encoding};
-use crate::tokens::{measure_message, Measure, IMAGE_CHARS};
+use crate::tokens::estimate::{measure_message, Measure, IMAGE_CHARS};
+use crate::tokens::tokenizer::{count_tokens, Encoding};
 
 /// What an image counts for, in tokens.
 pub const IMAGE_TOKENS: u64 = IMAGE_CHARS.div_ceil(4);
@@ -47,8 +47,8 @@ mod tests {
     use super::*;
     use crate::js::json::view::Val;
     use crate::js::json::{parse, Value};
-    use crate::tokenizer::count_tokens_str;
-    use crate::tokens::estimate_tokens;
+    use crate::tokens::estimate::estimate_tokens;
+    use crate::tokens::tokenizer::count_tokens_str;
 
     fn json(text: &str) -> Value {
         parse(text).unwrap_or_else(|e| panic!("bad test JSON: {e:?}"))

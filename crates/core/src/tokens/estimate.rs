@@ -155,7 +155,7 @@ pub fn estimate_tokens<V: View>(message: &V) -> Result<u64> {
 pub enum Counter {
     #[default]
     Estimate,
-    Exact(crate::tokenizer::Encoding),
+    Exact(crate::tokens::tokenizer::Encoding),
 }
 
 impl Counter {
@@ -164,7 +164,7 @@ impl Counter {
         match self {
             Counter::Estimate => estimate_tokens(message),
             Counter::Exact(encoding) => {
-                crate::exact_tokens::message_tokens_exact(message, encoding)
+                crate::tokens::exact::message_tokens_exact(message, encoding)
             }
         }
     }
@@ -174,7 +174,7 @@ impl Counter {
         match self {
             Counter::Estimate => Ok(chars_to_tokens(content_chars(content)?)),
             Counter::Exact(encoding) => {
-                measure_content(content, &crate::exact_tokens::Tokens(encoding))
+                measure_content(content, &crate::tokens::exact::Tokens(encoding))
             }
         }
     }
@@ -183,7 +183,7 @@ impl Counter {
     pub fn text_field<V: View>(self, value: &V, key: Key) -> Result<u64> {
         match self {
             Counter::Estimate => Ok(chars_to_tokens(field(value, key, &Chars)?)),
-            Counter::Exact(encoding) => field(value, key, &crate::exact_tokens::Tokens(encoding)),
+            Counter::Exact(encoding) => field(value, key, &crate::tokens::exact::Tokens(encoding)),
         }
     }
 }

@@ -4,7 +4,7 @@
 //! Every code point that is not `Class::Other`, as sorted, disjoint,
 //! inclusive ranges.
 
-use crate::tokenizer::Class;
+use super::tokenizer::Class;
 
 pub static RANGES: [(u32, u32, Class); 2388] = [
     (0x9, 0x9, Class::Space),

@@ -1,0 +1,8 @@
+//! Token counts: the chars/4 estimate and usage-based context sizes
+//! ([`estimate`]), exact counts of a message ([`exact`]) with a BPE
+//! tokenizer ([`tokenizer`]) and its generated character classes ([`classes`]).
+
+pub mod classes;
+pub mod estimate;
+pub mod exact;
+pub mod tokenizer;
