@@ -1,5 +1,5 @@
 //! `compact()` and `generateSummary()`: the binding holds a core
-//! [`Job`](prime_compaction_core::compaction::Job) between model calls; index.js only
+//! [`Job`](prime_compaction_core::summary::compact::Job) between model calls; index.js only
 //! awaits the caller's `streamFn` and hands each answer back.
 
 use napi::Env;
@@ -9,16 +9,16 @@ use super::compaction::joined_elements;
 use super::errors::run;
 use super::js::JsVal;
 use super::out::{Arg, RawValue};
-use prime_compaction_core::compaction::{
-    BranchOptions, Job, JobInput, ModelLimits, Part, Response, Stop,
-};
 use prime_compaction_core::error::{Context, Error, Result};
 use prime_compaction_core::js::string::JsStr;
 use prime_compaction_core::js::view::{Key, Kind, View};
 use prime_compaction_core::llm_message::transcript_messages;
 use prime_compaction_core::projection::is_claude_family;
-use prime_compaction_core::prompts::SUMMARIZATION_SYSTEM_PROMPT;
-use prime_compaction_core::transcript::MessageTranscript;
+use prime_compaction_core::summary::compact::{
+    BranchOptions, Job, JobInput, ModelLimits, Part, Response, Stop,
+};
+use prime_compaction_core::summary::message_transcript::MessageTranscript;
+use prime_compaction_core::summary::prompts::SUMMARIZATION_SYSTEM_PROMPT;
 
 /// A summarization in progress. `next()` gives the request to send (or
 /// null when done), `respond()` takes the model's answer, `result()` the outcome.

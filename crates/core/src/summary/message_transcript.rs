@@ -2,11 +2,11 @@
 //! message list that renders itself, projected and serialized, at any
 //! shrink level the overflow retries ask for.
 
-use crate::compaction::{Shrink, Transcript};
 use crate::js::string::JsStr;
 use crate::llm_message::Message;
 use crate::projection::{project, ProjectOptions};
 use crate::serialize::{serialize, SerializeOptions};
+use crate::summary::compact::{Shrink, Transcript};
 
 pub struct MessageTranscript {
     pub messages: Vec<Message>,

@@ -5,9 +5,9 @@
 
 use crate::error::{Error, Result};
 use crate::js::string::{JsStr, Utf16Builder};
-use crate::overflow::is_context_overflow;
 use crate::plan::file_ops::format_file_operations;
-use crate::prompts;
+use crate::summary::overflow::is_context_overflow;
+use crate::summary::prompts;
 
 /// How much a request is shrunk; attempt 0 is the full request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
