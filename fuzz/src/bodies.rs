@@ -11,15 +11,15 @@ use std::io::Cursor;
 use prime_compaction_core::js::json::view::Val;
 use prime_compaction_core::js::json::{self, number_to_js_string, stringify, stringify_len, Value};
 use prime_compaction_core::js::string::JsStr;
-use prime_compaction_core::llm_message::from_agent_messages;
 use prime_compaction_core::plan::branch_summary::prepare_branch_entries;
 use prime_compaction_core::plan::cut_point::find_cut_point;
 use prime_compaction_core::plan::prepare::prepare_compaction;
 use prime_compaction_core::projection::{project, ProjectOptions};
-use prime_compaction_core::serialize::{serialize, SerializeOptions};
 use prime_compaction_core::session::entries::Entries;
 use prime_compaction_core::session::file::parse_session_stream;
 use prime_compaction_core::tokens::estimate::estimate_context_tokens;
+use prime_compaction_core::transcript::llm_message::from_agent_messages;
+use prime_compaction_core::transcript::serialize::{serialize, SerializeOptions};
 
 /// `JSON.parse` then `JSON.stringify`: a parsed value prints to JSON that
 /// parses back to a value printing the same (a fixed point after one round),

@@ -12,13 +12,13 @@ use super::out::{Arg, RawValue};
 use prime_compaction_core::error::{Context, Error, Result};
 use prime_compaction_core::js::string::JsStr;
 use prime_compaction_core::js::view::{Key, Kind, View};
-use prime_compaction_core::llm_message::transcript_messages;
 use prime_compaction_core::projection::is_claude_family;
 use prime_compaction_core::summary::compact::{
     BranchOptions, Job, JobInput, ModelLimits, Part, Response, Stop,
 };
 use prime_compaction_core::summary::message_transcript::MessageTranscript;
 use prime_compaction_core::summary::prompts::SUMMARIZATION_SYSTEM_PROMPT;
+use prime_compaction_core::transcript::llm_message::transcript_messages;
 
 /// A summarization in progress. `next()` gives the request to send (or
 /// null when done), `respond()` takes the model's answer, `result()` the outcome.
@@ -79,9 +79,9 @@ fn file_lists(lists: &JsVal<'_>) -> Result<(Vec<JsStr>, Vec<JsStr>)> {
 /// What a summarization job is made of; the three entry points differ
 /// only in where the parts come from.
 struct Parts {
-    history: Vec<prime_compaction_core::llm_message::Message>,
+    history: Vec<prime_compaction_core::transcript::llm_message::Message>,
     history_is_empty: bool,
-    turn_prefix: Option<Vec<prime_compaction_core::llm_message::Message>>,
+    turn_prefix: Option<Vec<prime_compaction_core::transcript::llm_message::Message>>,
     previous_summary: Option<JsStr>,
     custom_instructions: Option<JsStr>,
     reserve_tokens: f64,
@@ -95,7 +95,7 @@ struct Parts {
 
 impl Parts {
     fn new(
-        history: Vec<prime_compaction_core::llm_message::Message>,
+        history: Vec<prime_compaction_core::transcript::llm_message::Message>,
         facts: ModelFacts,
         reserve_tokens: f64,
         custom_instructions: Option<JsStr>,

@@ -15,13 +15,15 @@ use super::errors::run;
 use super::js::{check, Cx, JsVal};
 use super::out::{Arg, Raw, RawValue};
 use prime_compaction_core::error::{Context, Error, ErrorKind, Result};
-use prime_compaction_core::file_transcript::{serialize_for_summary_from_file, FileTranscript};
 use prime_compaction_core::js::json::{stringify_to_string, Value};
 use prime_compaction_core::js::string::JsStr;
 use prime_compaction_core::js::view::{Key, Kind, View};
 use prime_compaction_core::plan::from_file::{prepare_compaction_from_file, FilePlan};
 use prime_compaction_core::plan::settings::{read_settings, Budget, DEFAULT_SETTINGS};
 use prime_compaction_core::projection::is_claude_family;
+use prime_compaction_core::transcript::from_file::{
+    serialize_for_summary_from_file, FileTranscript,
+};
 
 /// What a file call was asked for, read on the JS thread.
 pub struct FileRequest {

@@ -20,14 +20,14 @@ use super::out::Raw;
 use prime_compaction_core::capacity::reserve_for;
 use prime_compaction_core::error::{Context, Error, Result};
 use prime_compaction_core::js::view::View;
-use prime_compaction_core::llm_message::{
+use prime_compaction_core::transcript::llm_message::{
     from_agent_message_with, AssistantMessage, Block, Message, ReadLimits, ToolCall,
     ToolResultMessage, UserContent, UserMessage,
 };
-use prime_compaction_core::serialize::{
+use prime_compaction_core::transcript::serialize::{
     push_assistant, push_message, push_tool_result_of, push_user, BlockRef, Parts, SerializeOptions,
 };
-use prime_compaction_core::text::{Sink, Text};
+use prime_compaction_core::transcript::text::{Sink, Text};
 
 const NATIVE: i32 = 0;
 const USER_TEXT: i32 = 1;

@@ -20,7 +20,7 @@ use super::out::Raw;
 use prime_compaction_core::error::{Error, Result};
 use prime_compaction_core::js::string::{is_high_surrogate, is_low_surrogate, JsStr, Utf16Builder};
 use prime_compaction_core::js::view::View;
-use prime_compaction_core::text::{
+use prime_compaction_core::transcript::text::{
     is_trim_space, splits_pair_by_units, Sink, Text, TextKey, TextOf,
 };
 
@@ -33,7 +33,7 @@ pub struct TextHints(u8);
 
 impl TextHints {
     /// The unit a pair hint is about (a tool result's cut).
-    pub const CUT: usize = prime_compaction_core::serialize::TOOL_RESULT_MAX_CHARS;
+    pub const CUT: usize = prime_compaction_core::transcript::serialize::TOOL_RESULT_MAX_CHARS;
     const TOLD: u8 = 1;
     const BLANK: u8 = 2;
     const SPLITS_PAIR_AT_CUT: u8 = 4;

@@ -8,9 +8,11 @@ use napi_derive::napi;
 use super::errors::run;
 use super::js::{check, Cx, JsVal};
 use super::out::{Arg, Raw, RawValue};
-use prime_compaction_core::convert::{bash_execution_text, convert_message, LlmMessage};
 use prime_compaction_core::error::{Context, Result};
 use prime_compaction_core::js::view::{Key, View};
+use prime_compaction_core::transcript::convert_to_llm::{
+    bash_execution_text, convert_message, LlmMessage,
+};
 
 /// `{ role: "user", content, timestamp }`, in the reference's key order.
 fn user_message(cx: &Cx, content: Raw, timestamp: Raw) -> Result<Raw> {
@@ -88,7 +90,7 @@ pub fn bash_execution_to_text(env: Env, message: Arg) -> napi::Result<RawValue> 
 /// core defines them.
 #[napi(js_name = "summaryWrappers")]
 pub fn summary_wrappers(env: Env) -> napi::Result<RawValue> {
-    use prime_compaction_core::convert::{
+    use prime_compaction_core::transcript::convert_to_llm::{
         BRANCH_SUMMARY_PREFIX, BRANCH_SUMMARY_SUFFIX, COMPACTION_SUMMARY_PREFIX,
         COMPACTION_SUMMARY_SUFFIX,
     };

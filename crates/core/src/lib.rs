@@ -5,18 +5,14 @@
 #![deny(clippy::unwrap_used, clippy::expect_used)]
 
 pub mod capacity;
-pub mod convert;
 pub mod error;
-pub mod file_transcript;
 pub mod js;
-pub mod llm_message;
 pub mod plan;
 pub mod projection;
-pub mod serialize;
 pub mod session;
 pub mod summary;
-pub mod text;
 pub mod tokens;
+pub mod transcript;
 
 #[cfg(test)]
 mod tests;

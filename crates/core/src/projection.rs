@@ -14,13 +14,13 @@
 use std::ops::Range;
 
 use crate::js::string::{is_high_surrogate, is_low_surrogate, JsStr, Utf16Builder};
-use crate::llm_message::{
+use crate::transcript::llm_message::{
     AssistantMessage, Block, Message, ToolResultMessage, UserContent, UserMessage,
 };
-use crate::serialize::{
+use crate::transcript::serialize::{
     push_assistant_message, push_message, push_tool_result, Parts, SerializeOptions,
 };
-use crate::text::{Sink, Text, TextKey};
+use crate::transcript::text::{Sink, Text, TextKey};
 use rustc_hash::FxHashSet;
 
 /// How many of the newest valid tool-result bodies stay verbatim by default.
@@ -419,8 +419,8 @@ mod tests {
     use super::*;
     use crate::js::json::parse;
     use crate::js::json::view::Val;
-    use crate::llm_message::from_agent_messages;
-    use crate::serialize::serialize;
+    use crate::transcript::llm_message::from_agent_messages;
+    use crate::transcript::serialize::serialize;
 
     fn msgs(text: &str) -> Vec<Message> {
         let v = parse(text).unwrap();

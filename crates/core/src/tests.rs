@@ -314,9 +314,9 @@ fn parent_cycles_are_errors_not_hangs() {
 /// exactly the transcript a full read gives.
 #[test]
 fn limited_tool_result_reads_serialize_identically() {
-    use crate::llm_message::{from_agent_messages, transcript_messages};
     use crate::projection::{project, ProjectOptions};
-    use crate::serialize::{serialize, SerializeOptions};
+    use crate::transcript::llm_message::{from_agent_messages, transcript_messages};
+    use crate::transcript::serialize::{serialize, SerializeOptions};
 
     let long = |n: usize, unit: &str| unit.repeat(n);
     let bodies = [

@@ -21,7 +21,7 @@ use std::sync::mpsc;
 
 use crate::error::{Error, Result};
 use crate::js::json::{self, Value};
-use crate::text::is_trim_space;
+use crate::transcript::text::is_trim_space;
 
 /// The session format version this crate reads (the reference's `CURRENT_SESSION_VERSION`).
 pub const SESSION_VERSION: f64 = 3.0;

@@ -3,10 +3,10 @@
 //! shrink level the overflow retries ask for.
 
 use crate::js::string::JsStr;
-use crate::llm_message::Message;
 use crate::projection::{project, ProjectOptions};
-use crate::serialize::{serialize, SerializeOptions};
 use crate::summary::compact::{Shrink, Transcript};
+use crate::transcript::llm_message::Message;
+use crate::transcript::serialize::{serialize, SerializeOptions};
 
 pub struct MessageTranscript {
     pub messages: Vec<Message>,

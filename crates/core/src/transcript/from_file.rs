@@ -8,10 +8,10 @@ use crate::error::{Context, Result};
 use crate::js::json::view::Val;
 use crate::js::json::{Object, Value};
 use crate::js::string::JsStr;
-use crate::llm_message::{from_agent_message, Message};
 use crate::plan::from_file::{load_branch, plan_branch, Branch, FilePlan};
 use crate::projection::{project, ProjectOptions};
-use crate::serialize::{serialize, SerializeOptions};
+use crate::transcript::llm_message::{from_agent_message, Message};
+use crate::transcript::serialize::{serialize, SerializeOptions};
 
 /// The two transcripts of a compaction: the history to summarize, and the
 /// prefix of a split turn (summarized apart, when there is one).

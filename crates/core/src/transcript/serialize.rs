@@ -9,8 +9,10 @@ use std::borrow::Borrow;
 
 use crate::js::json::decimal_digits;
 use crate::js::string::{is_high_surrogate, is_low_surrogate, JsStr, Utf16Builder};
-use crate::llm_message::{AssistantMessage, Block, Message, ToolResultMessage, UserContent};
-use crate::text::{Sink, Text};
+use crate::transcript::llm_message::{
+    AssistantMessage, Block, Message, ToolResultMessage, UserContent,
+};
+use crate::transcript::text::{Sink, Text};
 
 /// Longest tool-result text kept verbatim, in UTF-16 units.
 pub const TOOL_RESULT_MAX_CHARS: usize = 2000;
@@ -432,7 +434,7 @@ mod tests {
     use super::*;
     use crate::js::json::parse;
     use crate::js::json::view::Val;
-    use crate::llm_message::{from_agent_messages, ToolCall};
+    use crate::transcript::llm_message::{from_agent_messages, ToolCall};
 
     fn ser_with(text: &str, reasoning: bool) -> String {
         let v = parse(text).unwrap();
@@ -522,14 +524,16 @@ mod tests {
 
     #[test]
     fn undefined_json_prints_undefined() {
-        let messages = vec![Message::Assistant(crate::llm_message::AssistantMessage {
-            content: vec![Block::ToolCall(ToolCall {
-                id: "c".into(),
-                name: "f".into(),
-                args: vec![("fn".into(), None), ("x".into(), Some("1".into()))],
-            })],
-            timestamp: None,
-        })];
+        let messages = vec![Message::Assistant(
+            crate::transcript::llm_message::AssistantMessage {
+                content: vec![Block::ToolCall(ToolCall {
+                    id: "c".into(),
+                    name: "f".into(),
+                    args: vec![("fn".into(), None), ("x".into(), Some("1".into()))],
+                })],
+                timestamp: None,
+            },
+        )];
         assert_eq!(
             serialize(&messages, SerializeOptions::default()).to_string(),
             "[Assistant tool calls]: f#c(fn=undefined, x=1)"

@@ -1,6 +1,6 @@
 //! A model of the messages a summarizer reads: what `convertToLlm` yields.
 //!
-//! Message texts are of a type `T` (see [`crate::text`]). With owned `JsStr`
+//! Message texts are of a type `T` (see [`crate::transcript::text`]). With owned `JsStr`
 //! (the default) they are copied out of the caller's values once: compaction
 //! keeps these across its async model calls and retries (the JS objects
 //! cannot be held there), and session files parse straight into them. A
@@ -9,13 +9,13 @@
 //! are, and tool-call arguments are kept as the text `JSON.stringify` gives
 //! for each value, which is all the transcript prints.
 
-use crate::convert::{convert_message, LlmMessage};
 use crate::error::{Context, Error, Result};
 use crate::js::json::{stringify, Value};
 use crate::js::string::JsStr;
 use crate::js::view::{Kind, View};
 use crate::session::model::Role;
-use crate::text::{Text, TextOf};
+use crate::transcript::convert_to_llm::{convert_message, LlmMessage};
+use crate::transcript::text::{Text, TextOf};
 
 /// One LLM message.
 #[derive(Debug, Clone, PartialEq)]
@@ -74,11 +74,11 @@ pub struct ReadLimits {
 
 impl ReadLimits {
     /// What a transcript needs: a tool result is cut at
-    /// [`TOOL_RESULT_MAX_CHARS`](crate::serialize::TOOL_RESULT_MAX_CHARS)
+    /// [`TOOL_RESULT_MAX_CHARS`](crate::transcript::serialize::TOOL_RESULT_MAX_CHARS)
     /// units, and one unit more tells whether that cut splits a surrogate pair.
     pub fn transcript() -> ReadLimits {
         ReadLimits {
-            tool_result_units: Some(crate::serialize::TOOL_RESULT_MAX_CHARS + 1),
+            tool_result_units: Some(crate::transcript::serialize::TOOL_RESULT_MAX_CHARS + 1),
             skip_timestamps: false,
         }
     }

@@ -1,6 +1,6 @@
 //! Text in the message model, and where a transcript's text goes.
 //!
-//! The model ([`crate::llm_message::Message`]) is generic over its text type
+//! The model ([`crate::transcript::llm_message::Message`]) is generic over its text type
 //! so a transcript can be built without copying the caller's strings: the
 //! binding's text type refers to the JS string itself, and its sink hands
 //! those strings to V8 to join. Owned [`JsStr`] is the default everywhere

@@ -1,0 +1,11 @@
+//! The text a summarizer reads: which agent messages reach the model
+//! ([`convert_to_llm`]), the message model they become ([`llm_message`]) over
+//! a text type that may borrow the caller's strings ([`text`]), the writer of
+//! each transcript line ([`serialize`]), and the transcript of a session file
+//! ([`from_file`]).
+
+pub mod convert_to_llm;
+pub mod from_file;
+pub mod llm_message;
+pub mod serialize;
+pub mod text;
