@@ -16,9 +16,13 @@ use super::out::{Arg, Raw, RawValue};
 use prime_compaction_core::error::{Context, Error, Result};
 use prime_compaction_core::js::string::JsStr;
 use prime_compaction_core::js::view::{Key, Kind, View};
+use prime_compaction_core::projection::rounds::round_ranges;
+use prime_compaction_core::projection::tool_results::{
+    DEFAULT_TOOL_RESULT_BODIES, TOOL_RESULT_PLACEHOLDER,
+};
 use prime_compaction_core::projection::{
-    is_claude_family, keeps_assistant_block, project_each, round_ranges, serialize_projection,
-    ProjectOptions, Projected, DEFAULT_TOOL_RESULT_BODIES, TOOL_RESULT_PLACEHOLDER,
+    is_claude_family, keeps_assistant_block, project_each, serialize_projection, ProjectOptions,
+    Projected,
 };
 use prime_compaction_core::transcript::llm_message::{
     from_agent_messages_with, opens_round, Block, Message, ReadLimits, ToolResultMessage,

@@ -1,0 +1,39 @@
+//! User rounds, and the oldest of them an overflow retry drops.
+//!
+//! A round opens at a user message and runs to the next one. Messages
+//! before the first user message (the tail of a turn an earlier compaction
+//! split) form a leading round of their own, the oldest one, and so the
+//! first one a retry drops.
+
+use std::ops::Range;
+
+use crate::transcript::llm_message::Message;
+
+/// The rounds of `messages` as index ranges covering all of them, in order.
+pub fn split_user_rounds<T>(messages: &[Message<T>]) -> Vec<Range<usize>> {
+    round_ranges(messages.iter().map(Message::is_user), messages.len())
+}
+
+/// Round ranges from which positions open a round.
+pub fn round_ranges(opens: impl Iterator<Item = bool>, len: usize) -> Vec<Range<usize>> {
+    let mut starts: Vec<usize> = opens
+        .enumerate()
+        .filter_map(|(i, open)| open.then_some(i))
+        .collect();
+    if len > 0 && starts.first() != Some(&0) {
+        starts.insert(0, 0);
+    }
+    let mut out = Vec::with_capacity(starts.len());
+    for (k, &s) in starts.iter().enumerate() {
+        out.push(s..starts.get(k + 1).copied().unwrap_or(len));
+    }
+    out
+}
+
+/// The first message kept when the `drop` oldest rounds are dropped (the
+/// newest round always stays).
+pub fn first_kept<T>(messages: &[Message<T>], drop: usize) -> usize {
+    let rounds = split_user_rounds(messages);
+    let dropped = drop.min(rounds.len().saturating_sub(1));
+    rounds.get(dropped).map_or(0, |r| r.start)
+}
