@@ -4,7 +4,8 @@
 
 use crate::js::string::JsStr;
 use crate::projection::{project, ProjectOptions};
-use crate::summary::compact::{Shrink, Transcript};
+use crate::summary::compact::Transcript;
+use crate::summary::retry::Shrink;
 use crate::transcript::llm_message::Message;
 use crate::transcript::serialize::{serialize, SerializeOptions};
 

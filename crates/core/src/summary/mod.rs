@@ -1,9 +1,10 @@
-//! Summaries: `compact()`'s state machine ([`compact`]), which retries
-//! smaller when a provider reports a context overflow ([`overflow`]), the
-//! prompts ([`prompts`]), and the messages it summarizes rendered at each
-//! shrink level ([`message_transcript`]).
+//! Summaries: `compact()`'s state machine ([`compact`]), which retries with a
+//! smaller request ([`retry`]) when a provider reports a context overflow
+//! ([`overflow`]), the prompts ([`prompts`]), and the messages it summarizes
+//! rendered at each shrink level ([`message_transcript`]).
 
 pub mod compact;
 pub mod message_transcript;
 pub mod overflow;
 pub mod prompts;
+pub mod retry;

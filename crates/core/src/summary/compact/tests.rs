@@ -1,0 +1,234 @@
+use super::*;
+
+/// Renders its shrink level, so tests can see what each retry asked for.
+struct Fake(&'static str);
+
+impl Transcript for Fake {
+    fn render(&self, s: &Shrink) -> JsStr {
+        JsStr::from_string(format!(
+            "{} drop={} bodies={} bound={:?}",
+            self.0, s.drop_rounds, s.tool_result_bodies, s.round_bound
+        ))
+    }
+}
+
+/// Answers from a script and records every request.
+struct Scripted {
+    answers: Vec<Response>,
+    seen: Vec<Request>,
+}
+
+impl Llm for Scripted {
+    fn complete(&mut self, request: &Request) -> Result<Response> {
+        self.seen.push(request.clone());
+        if self.answers.is_empty() {
+            return Err(Error::invalid("script ran out"));
+        }
+        Ok(self.answers.remove(0))
+    }
+}
+
+fn text(t: &str) -> Response {
+    Response {
+        stop: Stop::Finished,
+        error_message: None,
+        texts: vec![JsStr::from_str(t)],
+        has_tool_call: false,
+    }
+}
+
+fn error(message: &str) -> Response {
+    Response {
+        stop: Stop::Error,
+        error_message: Some(message.into()),
+        texts: vec![],
+        has_tool_call: false,
+    }
+}
+
+fn input(split: bool, previous: Option<&str>, custom: Option<&str>) -> JobInput<Fake> {
+    JobInput {
+        history: Fake("HISTORY"),
+        history_is_empty: false,
+        turn_prefix: split.then_some(Fake("PREFIX")),
+        previous_summary: previous.map(JsStr::from_str),
+        custom_instructions: custom.map(JsStr::from_str),
+        reserve_tokens: 16384.0,
+        limits: ModelLimits {
+            max_tokens: 8192.0,
+            context_window: 200_000.0,
+        },
+        read_files: vec![JsStr::from_str("a.ts")],
+        modified_files: vec![],
+        branch: None,
+    }
+}
+
+fn go(input: JobInput<Fake>, answers: Vec<Response>) -> (Result<JsStr>, Vec<Request>) {
+    let mut job = Job::new(input);
+    let mut llm = Scripted {
+        answers,
+        seen: vec![],
+    };
+    let out = run(&mut job, &mut llm);
+    (out, llm.seen)
+}
+
+fn prompt(r: &Request) -> String {
+    r.prompt.to_string()
+}
+
+#[test]
+fn one_request_then_file_lists() {
+    let (out, seen) = go(input(false, None, None), vec![text("## Goal\nx")]);
+    assert_eq!(
+        out.ok().map(|s| s.to_string()).as_deref(),
+        Some("## Goal\nx\n\n<read-files>\na.ts\n</read-files>")
+    );
+    assert_eq!(seen.len(), 1);
+    let p = prompt(&seen[0]);
+    assert!(
+        p.starts_with("<conversation>\nHISTORY drop=0 bodies=3 bound=None\n</conversation>\n\n")
+    );
+    assert!(p.contains("## Reasoning Digest") && !p.contains("<previous-summary>"));
+    // min(floor(0.8 * 16384), 8192)
+    assert_eq!(seen[0].max_tokens, 8192.0);
+}
+
+#[test]
+fn update_mode_carries_the_previous_summary() {
+    let (_, seen) = go(input(false, Some("OLD SUMMARY"), None), vec![text("new")]);
+    let p = prompt(&seen[0]);
+    assert!(
+        p.contains("</conversation>\n\n<previous-summary>\nOLD SUMMARY\n</previous-summary>\n\n")
+    );
+    assert!(p.contains("NEW work"));
+}
+
+#[test]
+fn split_turn_asks_twice_in_order_with_instructions_in_both() {
+    let (out, seen) = go(
+        input(true, None, Some("keep the migration command")),
+        vec![text("H"), text("P")],
+    );
+    assert_eq!(
+        seen.iter().map(|r| r.part).collect::<Vec<_>>(),
+        [Part::History, Part::TurnPrefix]
+    );
+    assert!(seen
+        .iter()
+        .all(|r| prompt(r).contains("keep the migration command")));
+    assert!(
+        prompt(&seen[1]).contains("PREFIX") && prompt(&seen[1]).contains("## Original Request")
+    );
+    // floor(0.5 * 16384)
+    assert_eq!(seen[1].max_tokens, 8192.0);
+    let summary = out.ok().map(|s| s.to_string()).unwrap_or_default();
+    assert!(summary.starts_with("H\n\n---\n\n**Turn Context (split turn):**\n\nP\n\n<read-files>"));
+}
+
+#[test]
+fn split_turn_without_history_uses_the_previous_summary() {
+    let mut i = input(true, Some("EARLIER"), None);
+    i.history_is_empty = true;
+    let (out, seen) = go(i, vec![text("P")]);
+    assert_eq!(seen.len(), 1);
+    assert!(out.is_ok_and(|s| s.to_string().starts_with("EARLIER\n\n---\n\n")));
+    let mut i = input(true, None, None);
+    i.history_is_empty = true;
+    let (out, _) = go(i, vec![text("P")]);
+    assert!(out.is_ok_and(|s| s.to_string().starts_with("No prior history.\n\n---")));
+}
+
+#[test]
+fn overflow_retries_shrink_and_stop_after_two() {
+    let overflow = "prompt is too long: 250000 tokens > 200000 maximum";
+    let (out, seen) = go(input(false, None, None), vec![error(overflow), text("ok")]);
+    assert!(out.is_ok());
+    assert!(prompt(&seen[1]).contains("drop=1 bodies=1 bound=Some("));
+    let (out, seen) = go(
+        input(false, None, None),
+        vec![error(overflow), error(overflow), text("ok")],
+    );
+    assert!(out.is_ok());
+    assert!(prompt(&seen[2]).contains("drop=2 bodies=0 bound=Some("));
+    let (out, seen) = go(
+        input(false, None, None),
+        vec![
+            error(overflow),
+            error(overflow),
+            error(overflow),
+            text("never"),
+        ],
+    );
+    assert_eq!(seen.len(), 3);
+    assert!(out.is_err_and(|e| e.message.contains("after 2 smaller retries")));
+}
+
+#[test]
+fn other_failures_reject_without_retry() {
+    let (out, seen) = go(input(false, None, None), vec![error("Invalid API key")]);
+    assert_eq!(seen.len(), 1);
+    assert_eq!(
+        out.err().map(|e| e.message).as_deref(),
+        Some("Summarization failed: Invalid API key")
+    );
+    let length = Response {
+        stop: Stop::Length,
+        ..text("cut")
+    };
+    assert!(go(input(false, None, None), vec![length])
+        .0
+        .is_err_and(|e| e.message.contains("incomplete")));
+    let tool = Response {
+        has_tool_call: true,
+        ..text("")
+    };
+    assert!(go(input(false, None, None), vec![tool])
+        .0
+        .is_err_and(|e| e.message.contains("tool call")));
+    let aborted = Response {
+        stop: Stop::Aborted,
+        ..text("")
+    };
+    assert!(go(input(false, None, None), vec![aborted])
+        .0
+        .is_err_and(|e| e.message.contains("aborted")));
+    let (out, _) = go(input(true, None, None), vec![text("H"), error("")]);
+    assert_eq!(
+        out.err().map(|e| e.message).as_deref(),
+        Some("Turn prefix summarization failed: Unknown error")
+    );
+}
+
+#[test]
+fn branch_summaries_open_with_the_preamble_and_may_replace_instructions() {
+    let mut i = input(false, None, Some("ONLY THIS"));
+    i.branch = Some(BranchOptions {
+        replace_instructions: true,
+    });
+    let (out, seen) = go(i, vec![text("B")]);
+    assert_eq!(seen[0].part, Part::Branch);
+    assert!(prompt(&seen[0]).ends_with("</conversation>\n\nONLY THIS"));
+    let summary = out.ok().map(|s| s.to_string()).unwrap_or_default();
+    assert_eq!(
+        summary,
+        format!(
+            "{}B\n\n<read-files>\na.ts\n</read-files>",
+            prompts::BRANCH_SUMMARY_PREAMBLE
+        )
+    );
+    let mut i = input(false, None, Some("ALSO THIS"));
+    i.branch = Some(BranchOptions {
+        replace_instructions: false,
+    });
+    let (_, seen) = go(i, vec![text("B")]);
+    assert!(
+        prompt(&seen[0]).contains("## Reasoning Digest") && prompt(&seen[0]).contains("ALSO THIS")
+    );
+    let (out, _) = go(input(true, None, None), vec![text("H"), error("")]);
+    assert_eq!(
+        out.err().map(|e| e.message).as_deref(),
+        Some("Turn prefix summarization failed: Unknown error")
+    );
+}

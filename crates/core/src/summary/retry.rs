@@ -1,0 +1,50 @@
+//! How an overflow retry shrinks the request: each retry after a context
+//! overflow drops more of the oldest rounds, keeps fewer tool-result bodies
+//! and bounds any one oversized round tighter.
+
+use crate::summary::compact::ModelLimits;
+
+/// Retries after a context overflow, each with a smaller request.
+pub const MAX_OVERFLOW_RETRIES: u8 = 2;
+
+/// How much a request is shrunk; attempt 0 is the full request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shrink {
+    /// Oldest complete user rounds to leave out (at least one round always stays).
+    pub drop_rounds: usize,
+    /// How many of the newest tool-result bodies keep their text.
+    pub tool_result_bodies: usize,
+    /// Head-and-tail bound, in UTF-16 units, on one oversized round.
+    pub round_bound: Option<usize>,
+}
+
+/// The shrink level of `attempt` (0 is the first try, then the retries).
+pub fn shrink_for(attempt: u8, limits: &ModelLimits, max_tokens: f64) -> Shrink {
+    if attempt == 0 {
+        return Shrink {
+            drop_rounds: 0,
+            tool_result_bodies: 3,
+            round_bound: None,
+        };
+    }
+    // About four UTF-16 units a token; half, then a quarter, of what the
+    // window leaves after the answer. Unknown windows count as 128k tokens.
+    let window = if limits.context_window > 0.0 {
+        limits.context_window
+    } else {
+        128_000.0
+    };
+    let room = (window
+        - if max_tokens.is_finite() {
+            max_tokens
+        } else {
+            0.0
+        })
+    .max(4096.0);
+    let share = if attempt == 1 { 0.5 } else { 0.25 };
+    Shrink {
+        drop_rounds: attempt as usize,
+        tool_result_bodies: if attempt == 1 { 1 } else { 0 },
+        round_bound: Some((room * 4.0 * share) as usize),
+    }
+}
