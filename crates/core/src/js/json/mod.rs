@@ -3,8 +3,8 @@
 //! * [`parse`] accepts exactly what `JSON.parse` accepts (up to a nesting
 //!   limit, see [`DEFAULT_MAX_DEPTH`]): whitespace is only space, tab, CR and
 //!   LF; `\uD83D`-style escapes of lone surrogates are kept (as a
-//!   [`JsStr::Wtf8`](crate::js::string::JsStr::Wtf8)); numbers round to the nearest `f64` as in JS (`1e400`
-//!   is `Infinity`, `-0` is `-0`).
+//!   [`JsStr::Wtf8`](crate::js::string::JsStr::Wtf8)); numbers round to
+//!   the nearest `f64` as in JS (`1e400` is `Infinity`, `-0` is `-0`).
 //! * Objects behave like the JS objects `JSON.parse` builds: a repeated key
 //!   keeps its *first* position and its *last* value, and keys that are array
 //!   indices (`"0"`..=`"4294967294"` in canonical form) come first, in

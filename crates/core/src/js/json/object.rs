@@ -165,14 +165,6 @@ impl Object {
         self.entries.iter().map(|(k, _)| &**k)
     }
 
-    pub fn values(&self) -> impl Iterator<Item = &Value> {
-        self.entries.iter().map(|(_, v)| v)
-    }
-
-    pub fn values_mut(&mut self) -> impl Iterator<Item = &mut Value> {
-        self.entries.iter_mut().map(|(_, v)| v)
-    }
-
     pub fn into_entries(self) -> Vec<(JsStr, Value)> {
         self.entries
             .into_iter()

@@ -7,7 +7,7 @@ use crate::js::string::JsStr;
 
 use super::names::PropName;
 use super::object::Object;
-use super::stringify::{stringify, stringify_len};
+use super::stringify::stringify_len;
 
 /// A JSON value.
 ///
@@ -52,13 +52,6 @@ impl Value {
         matches!(self, Value::Null)
     }
 
-    pub fn as_bool(&self) -> Option<bool> {
-        match self {
-            Value::Bool(b) => Some(*b),
-            _ => None,
-        }
-    }
-
     pub fn as_f64(&self) -> Option<f64> {
         match self {
             Value::Number(n) => Some(*n),
@@ -85,30 +78,11 @@ impl Value {
         }
     }
 
-    pub fn as_array_mut(&mut self) -> Option<&mut Vec<Value>> {
-        match self {
-            Value::Array(a) => Some(a),
-            _ => None,
-        }
-    }
-
     pub fn as_object(&self) -> Option<&Object> {
         match self {
             Value::Object(o) => Some(o),
             _ => None,
         }
-    }
-
-    pub fn as_object_mut(&mut self) -> Option<&mut Object> {
-        match self {
-            Value::Object(o) => Some(o),
-            _ => None,
-        }
-    }
-
-    /// `JSON.stringify(v)`.
-    pub fn to_json(&self) -> JsStr {
-        stringify(self)
     }
 
     /// `JSON.stringify(v).length`.
