@@ -11,9 +11,9 @@ use napi::bindgen_prelude::{AsyncTask, JsError, JsRangeError, JsTypeError, Unkno
 use napi::{sys, Env, Status, Task};
 use napi_derive::napi;
 
-use super::errors::run;
-use super::js::{check, Cx, JsVal};
-use super::out::{Arg, Raw, RawValue};
+use crate::js::errors::run;
+use crate::js::out::{Arg, Raw, RawValue};
+use crate::js::view::{check, Cx, JsVal};
 use prime_compaction_core::error::{Context, Error, ErrorKind, Result};
 use prime_compaction_core::js::json::{stringify_to_string, Value};
 use prime_compaction_core::js::string::JsStr;

@@ -8,9 +8,9 @@ use std::ptr;
 use napi::{sys, Env};
 use napi_derive::napi;
 
-use super::errors::run;
-use super::js::{check, Cx, JsVal};
-use super::out::{Arg, Raw, RawValue};
+use crate::js::errors::run;
+use crate::js::out::{Arg, Raw, RawValue};
+use crate::js::view::{check, Cx, JsVal};
 use prime_compaction_core::error::{Context, Error, Result};
 use prime_compaction_core::js::view::{Key, Kind, View};
 use prime_compaction_core::plan::branch_summary::{

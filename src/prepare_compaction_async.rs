@@ -15,11 +15,11 @@ use napi::bindgen_prelude::AsyncTask;
 use napi::{sys, Env, Task};
 use napi_derive::napi;
 
-use super::compaction::plan_object;
-use super::errors::run;
-use super::file::{guarded, resolve_with};
-use super::js::check;
-use super::out::{Arg, RawValue};
+use crate::from_file::{guarded, resolve_with};
+use crate::js::errors::run;
+use crate::js::out::{Arg, RawValue};
+use crate::js::view::check;
+use crate::prepare_compaction::plan_object;
 use prime_compaction_core::error::{Context, Error, Result};
 use prime_compaction_core::js::json::view::Val;
 use prime_compaction_core::js::json::{parse, parse_for_plan, ParseError, Value};

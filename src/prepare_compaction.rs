@@ -4,9 +4,9 @@
 use napi::Env;
 use napi_derive::napi;
 
-use super::errors::run;
-use super::js::{Cx, JsVal};
-use super::out::{Arg, Raw, RawValue};
+use crate::js::errors::run;
+use crate::js::out::{Arg, Raw, RawValue};
+use crate::js::view::{Cx, JsVal};
 use prime_compaction_core::error::{Context, Error, Result};
 use prime_compaction_core::js::string::JsStr;
 use prime_compaction_core::js::view::{Key, View};

@@ -15,8 +15,8 @@ use std::ptr;
 use napi::sys;
 use rustc_hash::FxHashMap;
 
-use super::js::{check, Cx, JsVal};
-use super::out::Raw;
+use crate::js::out::Raw;
+use crate::js::view::{check, Cx, JsVal};
 use prime_compaction_core::error::{Error, Result};
 use prime_compaction_core::js::string::{is_high_surrogate, is_low_surrogate, JsStr, Utf16Builder};
 use prime_compaction_core::js::view::View;

@@ -8,11 +8,11 @@ use std::ptr;
 use napi::{sys, Env};
 use napi_derive::napi;
 
-use super::errors::run;
-use super::flat::{Flat, MessageSource, Scratch};
-use super::js::{check, Cx, JsVal};
-use super::js_text::{JsText, Labels, RecipeSink};
-use super::out::{Arg, Raw, RawValue};
+use crate::js::errors::run;
+use crate::js::flat::{Flat, MessageSource, Scratch};
+use crate::js::out::{Arg, Raw, RawValue};
+use crate::js::text::{JsText, Labels, RecipeSink};
+use crate::js::view::{check, Cx, JsVal};
 use prime_compaction_core::error::{Context, Error, Result};
 use prime_compaction_core::js::string::JsStr;
 use prime_compaction_core::js::view::{Key, Kind, View};

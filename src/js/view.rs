@@ -143,7 +143,7 @@ impl Cx {
 
     /// Installs index.js's argument-entries helper for this call, when one
     /// was passed (ignored unless it is a function).
-    pub fn use_argument_entries(&self, helper: &Option<super::out::Arg>) -> Result<()> {
+    pub fn use_argument_entries(&self, helper: &Option<crate::js::out::Arg>) -> Result<()> {
         if let Some(helper) = helper {
             if self.type_of(helper.0)? == sys::ValueType::napi_function {
                 self.argument_entries.set(helper.0);

@@ -5,7 +5,7 @@ use std::ptr;
 
 use napi::sys;
 
-use super::js::{check, Cx};
+use crate::js::view::{check, Cx};
 use prime_compaction_core::error::Result;
 use prime_compaction_core::js::string::JsStr;
 
@@ -145,7 +145,7 @@ impl Cx {
     }
 }
 
-/// An argument taken as is; the core reads it through [`super::js::JsVal`].
+/// An argument taken as is; the core reads it through [`crate::js::view::JsVal`].
 pub struct Arg(pub Raw);
 
 impl napi::bindgen_prelude::FromNapiValue for Arg {

@@ -4,7 +4,7 @@
 use napi::Env;
 use napi_derive::napi;
 
-use super::errors::run;
+use crate::js::errors::run;
 
 /// Panics inside the same boundary every export runs in, so a test can check
 /// that a panic in the core reaches JS as an `Error`, not as an abort of Node.

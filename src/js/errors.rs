@@ -5,7 +5,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use napi::bindgen_prelude::{JsError, JsRangeError, JsTypeError};
 use napi::{sys, Env, Status};
 
-use super::js::Cx;
+use crate::js::view::Cx;
 use prime_compaction_core::error::{Error, ErrorKind};
 
 /// Throws `err` into `env` and returns the marker error napi-rs expects

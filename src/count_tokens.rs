@@ -3,7 +3,7 @@
 //! The text crosses N-API once, as UTF-8 written by V8 straight into our
 //! buffer (`napi_get_value_string_utf8` replaces lone surrogates with U+FFFD,
 //! just as js-tiktoken's `TextEncoder` does). This call skips the per-call
-//! [`super::js::Cx`] setup the object-walking exports need: it reads two
+//! [`crate::js::view::Cx`] setup the object-walking exports need: it reads two
 //! arguments and nothing else.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -12,9 +12,9 @@ use std::ptr;
 use napi::{sys, Env};
 use napi_derive::napi;
 
-use super::errors::throw;
-use super::js::check;
-use super::out::Arg;
+use crate::js::errors::throw;
+use crate::js::out::Arg;
+use crate::js::view::check;
 use prime_compaction_core::error::{Error, Result};
 use prime_compaction_core::tokens::tokenizer::{count_tokens_str, Encoding};
 

@@ -14,9 +14,9 @@ use std::ptr;
 
 use napi::sys;
 
-use super::js::{check, Cx, JsVal};
-use super::js_text::{JsText, TextHints};
-use super::out::Raw;
+use crate::js::out::Raw;
+use crate::js::text::{JsText, TextHints};
+use crate::js::view::{check, Cx, JsVal};
 use prime_compaction_core::capacity::reserve_for;
 use prime_compaction_core::error::{Context, Error, Result};
 use prime_compaction_core::js::view::View;
