@@ -5,10 +5,10 @@
 use napi::Env;
 use napi_derive::napi;
 
+use crate::file_ops::joined_elements;
 use crate::js::errors::run;
 use crate::js::out::{Arg, RawValue};
 use crate::js::view::JsVal;
-use crate::prepare_compaction::joined_elements;
 use prime_compaction_core::error::{Context, Error, Result};
 use prime_compaction_core::js::string::JsStr;
 use prime_compaction_core::js::view::{Key, Kind, View};

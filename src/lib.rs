@@ -14,6 +14,9 @@ pub mod branch_summary;
 pub mod compact;
 pub mod convert_to_llm;
 pub mod count_tokens;
+pub mod cut_point;
+pub mod estimate_tokens;
+pub mod file_ops;
 pub mod from_file;
 pub mod js;
 #[cfg(debug_assertions)]
@@ -21,3 +24,4 @@ pub mod panic_for_test;
 pub mod prepare_compaction;
 pub mod prepare_compaction_async;
 pub mod serialize_conversation;
+pub mod settings;

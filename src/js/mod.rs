@@ -1,8 +1,9 @@
 //! What every export shares: reading the caller's values in place
-//! ([`view`], [`text`], and the flat form of messages in [`flat`]), building
-//! results ([`out`]), and the one place errors and panics become JS
-//! exceptions ([`errors`]).
+//! ([`view`], [`text`], and the flat form of messages in [`flat`]) and plain
+//! arguments ([`args`]), building results ([`out`]), and the one place errors
+//! and panics become JS exceptions ([`errors`]).
 
+pub mod args;
 pub mod errors;
 pub mod flat;
 pub mod out;

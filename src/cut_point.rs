@@ -1,0 +1,85 @@
+//! `findCutPoint` and `findTurnStartIndex`.
+
+use napi::Env;
+use napi_derive::napi;
+
+use crate::js::args::{arg, counter_option, index_arg, number_arg};
+use crate::js::errors::run;
+use crate::js::out::{Arg, RawValue};
+use prime_compaction_core::error::Error;
+use prime_compaction_core::plan::cut_point::{find_cut_point, find_turn_start_index};
+use prime_compaction_core::session::entries::Entries;
+
+/// `findCutPoint(entries, startIndex, endIndex, keepRecentTokens)`.
+#[napi(js_name = "findCutPoint")]
+pub fn find_cut_point_native(
+    env: Env,
+    entries: Arg,
+    start: Arg,
+    end: Arg,
+    keep: Arg,
+    options: Option<Arg>,
+) -> napi::Result<RawValue> {
+    run(&env, |cx| {
+        let counter = counter_option(cx, &options)?;
+        let array = arg(cx, &entries)?;
+        let list = Entries::new(&array, "entries")?.with_counter(counter);
+        let start = index_arg(cx, &start, "startIndex")?;
+        let end = index_arg(cx, &end, "endIndex")?;
+        let keep = number_arg(cx, &keep, "keepRecentTokens")?;
+        let o = cx.object()?;
+        if start >= end {
+            // The reference reads nothing here and echoes startIndex.
+            cx.set(o, c"firstKeptEntryIndex", cx.number(start as f64)?)?;
+            cx.set(o, c"turnStartIndex", cx.number(-1.0)?)?;
+            cx.set(o, c"isSplitTurn", cx.boolean(false)?)?;
+            return Ok(RawValue(o));
+        }
+        if start < 0 || end as usize > list.len() {
+            return Err(Error::range(
+                "",
+                format!(
+                    "startIndex {start} and endIndex {end} must lie within entries (length {})",
+                    list.len()
+                ),
+            ));
+        }
+        let cut = find_cut_point(&list, start as usize, end as usize, keep)?;
+        cx.set(
+            o,
+            c"firstKeptEntryIndex",
+            cx.number(cut.first_kept_entry_index as f64)?,
+        )?;
+        let turn = cut.turn_start_index.map_or(-1.0, |t| t as f64);
+        cx.set(o, c"turnStartIndex", cx.number(turn)?)?;
+        cx.set(o, c"isSplitTurn", cx.boolean(cut.is_split_turn)?)?;
+        Ok(RawValue(o))
+    })
+}
+
+/// `findTurnStartIndex(entries, entryIndex, startIndex)`.
+#[napi(js_name = "findTurnStartIndex")]
+pub fn find_turn_start_index_native(
+    env: Env,
+    entries: Arg,
+    entry_index: Arg,
+    start_index: Arg,
+) -> napi::Result<f64> {
+    run(&env, |cx| {
+        let array = arg(cx, &entries)?;
+        let list = Entries::new(&array, "entries")?;
+        let entry_index = index_arg(cx, &entry_index, "entryIndex")?;
+        let start_index = index_arg(cx, &start_index, "startIndex")?;
+        if entry_index >= start_index && (start_index < 0 || entry_index as usize >= list.len()) {
+            return Err(Error::range(
+                "",
+                format!(
+                    "entryIndex {entry_index} and startIndex {start_index} must lie within entries (length {})",
+                    list.len()
+                ),
+            ));
+        }
+        let found = find_turn_start_index(&list, entry_index, start_index)?;
+        Ok(found.map_or(-1.0, |i| i as f64))
+    })
+}

@@ -1,0 +1,104 @@
+//! File operations: `extractFileOpsFromMessage` (one message's operations,
+//! which index.js adds to the caller's Sets), `computeFileLists` and
+//! `formatFileOperations`.
+
+use napi::Env;
+use napi_derive::napi;
+
+use crate::js::args::arg;
+use crate::js::errors::run;
+use crate::js::out::{Arg, RawValue};
+use crate::js::view::JsVal;
+use prime_compaction_core::error::{Context, Error, Result};
+use prime_compaction_core::js::string::JsStr;
+use prime_compaction_core::js::view::View;
+use prime_compaction_core::plan::file_ops::{
+    compute_file_lists_values, extract_file_ops, format_file_operations, join_element,
+};
+
+/// The file operations of one message, in order: `{ kinds, paths }` with
+/// kinds 0 = read, 1 = written, 2 = edited. index.js adds them to the caller's Sets.
+#[napi(js_name = "fileOpsOfMessage")]
+pub fn file_ops_of_message(env: Env, message: Arg) -> napi::Result<RawValue> {
+    run(&env, |cx| {
+        let mut kinds = Vec::new();
+        let mut paths = Vec::new();
+        extract_file_ops(&arg(cx, &message)?, &mut |kind, path| {
+            kinds.push(kind.index());
+            paths.push(path);
+        })
+        .within("message")?;
+        let o = cx.object()?;
+        cx.set(o, c"kinds", cx.u8_array(&kinds)?)?;
+        cx.set(o, c"paths", cx.strings(paths.iter())?)?;
+        Ok(RawValue(o))
+    })
+}
+
+/// `computeFileLists` over the three Sets, passed as arrays in insertion
+/// order. Returns indices into `[...read, ...edited, ...written]`, which
+/// index.js maps back onto the caller's values (they need not be strings).
+#[napi(js_name = "computeFileLists")]
+pub fn compute_file_lists_native(
+    env: Env,
+    read: Arg,
+    written: Arg,
+    edited: Arg,
+) -> napi::Result<RawValue> {
+    run(&env, |cx| {
+        let mut values = Vec::new();
+        for (a, name) in [
+            (&read, "fileOps.read"),
+            (&edited, "fileOps.edited"),
+            (&written, "fileOps.written"),
+        ] {
+            let list = arg(cx, a)?;
+            let len = list.expect_array(name)?;
+            for i in 0..len {
+                values.push(list.at(i)?);
+            }
+        }
+        let read_len = arg(cx, &read)?.array_len().unwrap_or(0);
+        let (read_files, modified_files) = compute_file_lists_values(&values, read_len)?;
+        let as_u32 = |v: Vec<usize>| v.into_iter().map(|i| i as u32).collect::<Vec<u32>>();
+        let o = cx.object()?;
+        cx.set(o, c"readFiles", cx.u32_array(&as_u32(read_files))?)?;
+        cx.set(o, c"modifiedFiles", cx.u32_array(&as_u32(modified_files))?)?;
+        Ok(RawValue(o))
+    })
+}
+
+/// The elements of a list as `join` shows them.
+pub fn joined_elements(v: &JsVal<'_>, name: &str) -> Result<Vec<JsStr>> {
+    let len = v.expect_array(name)?;
+    (0..len)
+        .map(|i| join_element(&v.at(i)?).within_with(|| format!("{name}[{i}]")))
+        .collect()
+}
+
+/// V8's longest string, in UTF-16 units (`String::kMaxLength` on 64-bit).
+const V8_MAX_STRING_LENGTH: usize = (1 << 29) - 24;
+
+/// `formatFileOperations(readFiles, modifiedFiles)`.
+#[napi(js_name = "formatFileOperations")]
+pub fn format_file_operations_native(
+    env: Env,
+    read_files: Arg,
+    modified_files: Arg,
+) -> napi::Result<RawValue> {
+    run(&env, |cx| {
+        let (read_arg, modified_arg) = (arg(cx, &read_files)?, arg(cx, &modified_files)?);
+        // JS's `join` gives up at once when the separators alone pass V8's
+        // longest string; reading every index of such a (sparse) array first
+        // would take minutes.
+        let elements = read_arg.array_len().unwrap_or(0) + modified_arg.array_len().unwrap_or(0);
+        if elements > V8_MAX_STRING_LENGTH {
+            return Err(Error::range("", "Invalid string length"));
+        }
+        let read = joined_elements(&read_arg, "readFiles")?;
+        let modified = joined_elements(&modified_arg, "modifiedFiles")?;
+        Ok(RawValue(
+            cx.utf16(&format_file_operations(&read, &modified))?,
+        ))
+    })
+}
