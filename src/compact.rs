@@ -1,6 +1,8 @@
-//! `compact()` and `generateSummary()`: the binding holds a core
-//! [`Job`](prime_compaction_core::summary::compact::Job) between model calls; index.js only
-//! awaits the caller's `streamFn` and hands each answer back.
+//! The jobs behind `compact()`, `generateSummary()` and
+//! `generateBranchSummary()`: the binding holds a core
+//! [`Job`](prime_compaction_core::summary::compact::Job) between model
+//! calls; index.js only awaits the caller's `streamFn` and hands each answer
+//! back.
 
 use napi::Env;
 use napi_derive::napi;

@@ -23,5 +23,7 @@ pub mod js;
 pub mod panic_for_test;
 pub mod prepare_compaction;
 pub mod prepare_compaction_async;
+pub mod project_for_summary;
 pub mod serialize_conversation;
 pub mod settings;
+pub mod split_user_rounds;

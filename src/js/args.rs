@@ -1,13 +1,18 @@
-//! Reading the plain arguments several exports take: numbers, indices, and
-//! the `tokenizer` option.
+//! Reading the plain arguments several exports take: numbers, indices, the
+//! `tokenizer` option, and the fields of an optional options object.
+
+use std::ffi::CStr;
+use std::ptr;
+
+use napi::sys;
 
 use prime_compaction_core::error::{Context, Error, Result};
-use prime_compaction_core::js::view::View;
+use prime_compaction_core::js::view::{Kind, View};
 use prime_compaction_core::plan::settings::read_counter;
 use prime_compaction_core::tokens::estimate::Counter;
 
 use crate::js::out::Arg;
-use crate::js::view::{Cx, JsVal};
+use crate::js::view::{check, Cx, JsVal};
 
 pub fn arg<'c>(cx: &'c Cx, a: &Arg) -> Result<JsVal<'c>> {
     cx.wrap(a.0)
@@ -50,4 +55,55 @@ pub fn counter_option(cx: &Cx, options: &Option<Arg>) -> Result<Counter> {
             read_counter(&v).within("options")
         }
     }
+}
+
+/// `options[name]`, with `options` itself optional.
+pub fn option<'c>(options: &JsVal<'c>, name: &CStr) -> Result<JsVal<'c>> {
+    let cx = options.cx;
+    match options.kind() {
+        Kind::Undefined => return cx.wrap(cx.undefined()),
+        Kind::Object => {}
+        other => {
+            return Err(Error::type_error(
+                "",
+                format!("expected an object, got {}", other.describe()),
+            ))
+        }
+    }
+    let mut out = ptr::null_mut();
+    check(unsafe { sys::napi_get_named_property(cx.env, options.raw, name.as_ptr(), &mut out) })?;
+    cx.wrap(out)
+}
+
+/// An optional non-negative integer option.
+pub fn count_option(options: &JsVal<'_>, name: &CStr) -> Result<Option<usize>> {
+    let field = name.to_str().unwrap_or("option");
+    let v = option(options, name)?;
+    match v.kind() {
+        Kind::Undefined => Ok(None),
+        Kind::Number => {
+            let n = v.number().unwrap_or(f64::NAN);
+            if n.is_nan() || n < 0.0 || n.fract() != 0.0 {
+                return Err(Error::range(
+                    field,
+                    format!("expected a non-negative integer, got {n}"),
+                ));
+            }
+            // Infinity means "no limit".
+            Ok(Some(if n > usize::MAX as f64 {
+                usize::MAX
+            } else {
+                n as usize
+            }))
+        }
+        other => Err(Error::type_error(
+            field,
+            format!("expected a number, got {}", other.describe()),
+        )),
+    }
+}
+
+/// `options.reasoning !== false`.
+pub fn reasoning_option(options: &JsVal<'_>) -> Result<bool> {
+    Ok(option(options, c"reasoning")?.boolean() != Some(false))
 }

@@ -15,7 +15,7 @@ use std::ptr;
 use napi::sys;
 use rustc_hash::FxHashMap;
 
-use crate::js::out::Raw;
+use crate::js::out::{Arg, Raw};
 use crate::js::view::{check, Cx, JsVal};
 use prime_compaction_core::error::{Error, Result};
 use prime_compaction_core::js::string::{is_high_surrogate, is_low_surrogate, JsStr, Utf16Builder};
@@ -621,4 +621,11 @@ impl<'c> Sink<JsText<'c>> for RecipeSink<'c> {
             self.ops.extend([OP_HEAD, i, n]);
         }
     }
+}
+
+/// What reading texts in place needs, set up in the call's outermost scope:
+/// index.js's argument-entries helper and the string methods.
+pub fn use_transcript_helpers(cx: &Cx, argument_entries: &Option<Arg>) -> Result<()> {
+    cx.use_argument_entries(argument_entries)?;
+    cx.use_string_methods()
 }
