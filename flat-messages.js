@@ -10,7 +10,7 @@
 // order), and the UTF-16 units of the short strings (ids, names, argument
 // keys and JSON, mime types) one after another in a Uint16Array, each named
 // in the codes by its length; the native side formats them
-// (src/binding/flat.rs). Nothing is decided here: a message this pass does
+// (src/js/flat.rs). Nothing is decided here: a message this pass does
 // not recognise, down to a text that is not a string or an image with an
 // odd mimeType, is left to the native reader ([NATIVE, i]), which converts
 // it and reports errors as it always has. If reading throws (a getter, a
@@ -32,7 +32,7 @@ const TOOL_CALL = 7 // [TOOL_CALL, id, name, n, (key, json or -1) x n]
 const IMAGE = 8 // [IMAGE, mimeType or -1]
 
 // Text flags. A tool result is cut at CUT units (TOOL_RESULT_MAX_CHARS in
-// src/core/serialize.rs), one fewer where that would split a surrogate
+// crates/core/src/transcript/serialize.rs), one fewer where that would split a surrogate
 // pair: telling that here saves the native side a call into JS for every
 // long tool result. The native side takes the flag to be about its own cut
 // (TextHints::CUT), so the two numbers must agree; flat-read.test.js shows
@@ -70,7 +70,7 @@ function textFlags(t) {
 // (releaseFlat) once the native side is done reading them, in place; a
 // call made in the meantime (from a getter, say) makes its own. They are
 // never handed to anyone else, so nothing but this module can detach or
-// resize them while the native side reads (src/binding/flat.rs relies on
+// resize them while the native side reads (src/js/flat.rs relies on
 // that). Buffers past KEEP_MAX elements are left to the garbage collector.
 let spareCodes = null
 let spareUnits = null
@@ -341,7 +341,7 @@ function putQuoted(units, u, s) {
 }
 
 /**
- * A transcript from the recipe the binding returns (src/binding/js_text.rs):
+ * A transcript from the recipe the binding returns (src/js/text.rs):
  * `[ops, bounds, labels, strings]`, where an op `i >= 0` is `strings[i]`,
  * `-1, i, n` is `strings[i].slice(0, n)` and `-2 - k` is label `k`: with
  * `j, start, end` the `k`-th triple of `bounds`, `labels[j].slice(start,
@@ -375,7 +375,7 @@ function assembleTranscript([ops, bounds, labels, strings]) {
 
 /**
  * The projected messages, new objects, from the plan the binding returns
- * for them (PlanWriter in src/binding/serialize.rs): `[codes, values,
+ * for them (PlanWriter in src/project_for_summary.rs): `[codes, values,
  * shorts, args]`, where a text is named by one code `r`: `r >= 0` is
  * `texts[r]` (the flat form's texts: the caller's own strings), `-1` is
  * `shorts.slice(start, end)` with the next two codes, and `r <= -2` is

@@ -1,7 +1,7 @@
 'use strict'
 // A panic in the core reaches JS as an Error and Node keeps running.
 //
-// The trigger, `__panicForTest`, exists only in debug builds (src/binding/debug.rs
+// The trigger, `__panicForTest`, exists only in debug builds (src/panic_for_test.rs
 // is compiled under cfg(debug_assertions)), so the published release binary
 // cannot be made to panic on purpose. This test builds the debug cdylib with
 // cargo (dependencies are already compiled by `cargo test`, which npm test runs

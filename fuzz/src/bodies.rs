@@ -2,7 +2,7 @@
 //! of the core over them, and checks what must hold for every input. A
 //! panic, an abort or a failed check is a finding.
 //!
-//! Shared by the libFuzzer targets (`fuzz/fuzz_targets/`) and by the main
+//! Shared by the libFuzzer targets (`fuzz/fuzz_targets/`) and by the core
 //! crate's `tests/fuzz_smoke.rs`, which runs them over generated inputs on
 //! stable Rust, so CI exercises the same checks without cargo-fuzz.
 

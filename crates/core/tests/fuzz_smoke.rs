@@ -2,7 +2,8 @@
 //! same code libFuzzer runs, `fuzz/src/bodies.rs`) over a few thousand
 //! generated inputs from a seeded generator that knows the session format,
 //! plus byte-level mutations of them. `FUZZ_SMOKE_ITERS` sets the count;
-//! `FUZZ_SEED_DIR=fuzz/corpus` also writes the inputs out as a seed corpus.
+//! `FUZZ_SEED_DIR=$PWD/fuzz/corpus` (an absolute path: the test runs in
+//! `crates/core`) also writes the inputs out as a seed corpus.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
