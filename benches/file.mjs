@@ -8,8 +8,9 @@
 //
 //   node benches/file.mjs [entries=100000]
 //
-// With /work/shared/samples/before-compaction.jsonl present, also runs on that
-// real session (migrated to v3 and repeated to a similar size).
+// With the shared sample present (../shared/samples/before-compaction.jsonl
+// beside the repository), also runs on that real session (migrated to v3 and
+// repeated to a similar size).
 
 import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
@@ -31,7 +32,7 @@ const sessionManager = await import(pathToFileURL(path.join(core, 'session-manag
 const ref = { ...compaction, parseSessionEntries: sessionManager.parseSessionEntries, migrateSessionEntries: sessionManager.migrateSessionEntries }
 
 const ENTRIES = Number(process.argv[2] ?? 100_000)
-const SAMPLE = '/work/shared/samples/before-compaction.jsonl'
+const SAMPLE = path.join(root, '..', 'shared', 'samples', 'before-compaction.jsonl')
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'prime-compaction-bench-'))
 
 function median(xs) {

@@ -1,5 +1,5 @@
 'use strict'
-// Loads the implementation under test ("ours"): /work/main/index.js, i.e. require('..').
+// Loads the implementation under test ("ours"): the repository's index.js, i.e. require('..').
 //
 // Set PRIME_COMPACTION_UNDER_TEST=reference to point "ours" at the reference
 // implementation instead. That is only useful to check the harness itself

@@ -52,7 +52,7 @@ function writeSession(options, emit) {
   const rng = makeRng(seed)
   let t = Date.UTC(2025, 0, 1)
   const stamp = () => new Date((t += 1000 + rng.int(60000))).toISOString()
-  emit(JSON.stringify({ type: 'session', version: 3, id: `sess-${seed}`, timestamp: stamp(), cwd: '/work/π' }))
+  emit(JSON.stringify({ type: 'session', version: 3, id: `sess-${seed}`, timestamp: stamp(), cwd: '/home/dev/π' }))
   const ids = []
   let leaf = null
   let callSeq = 0
