@@ -5,13 +5,15 @@ use std::ptr;
 use napi::{sys, Env};
 use napi_derive::napi;
 
+use crate::agent_line::line_arg;
 use crate::js::errors::run;
 use crate::js::out::{Arg, Raw, RawValue};
 use crate::js::view::{check, Cx, JsVal};
+use prime_compaction_core::agent_line::AgentLine;
 use prime_compaction_core::error::{Context, Result};
 use prime_compaction_core::js::view::{Key, View};
 use prime_compaction_core::transcript::convert_to_llm::{
-    bash_execution_text, convert_message, LlmMessage,
+    bash_execution_text, convert_message_for, LlmMessage,
 };
 
 /// `{ role: "user", content, timestamp }`, in the reference's key order.
@@ -30,9 +32,9 @@ fn text_blocks(cx: &Cx, text: Raw) -> Result<Raw> {
     cx.array(std::iter::once(Ok(block)))
 }
 
-fn converted(cx: &Cx, message: &JsVal<'_>) -> Result<Option<Raw>> {
+fn converted(cx: &Cx, line: &AgentLine, message: &JsVal<'_>) -> Result<Option<Raw>> {
     let timestamp = || -> Result<Raw> { Ok(message.get(Key::Timestamp)?.raw) };
-    Ok(match convert_message(message)? {
+    Ok(match convert_message_for(line, message)? {
         LlmMessage::Same(_) => Some(message.raw),
         LlmMessage::Dropped => None,
         LlmMessage::UserText(text) => Some(user_message(
@@ -52,10 +54,12 @@ fn converted(cx: &Cx, message: &JsVal<'_>) -> Result<Option<Raw>> {
     })
 }
 
-/// `convertToLlm(messages)`: new objects only where the reference makes them.
+/// `convertToLlm(messages)` as the agent line does it: new objects only
+/// where the reference makes them.
 #[napi(js_name = "convertToLlm")]
-pub fn convert_to_llm(env: Env, messages: Arg) -> napi::Result<RawValue> {
+pub fn convert_to_llm(env: Env, messages: Arg, line: Arg) -> napi::Result<RawValue> {
     run(&env, |cx| {
+        let line = line_arg(cx, &line)?;
         let list = cx.wrap(messages.0)?;
         let len = list.expect_array("messages")?;
         let mut out = ptr::null_mut();
@@ -64,7 +68,7 @@ pub fn convert_to_llm(env: Env, messages: Arg) -> napi::Result<RawValue> {
         for i in 0..len {
             list.scoped(|| -> Result<()> {
                 let message = list.at(i)?;
-                if let Some(value) = converted(cx, &message)? {
+                if let Some(value) = converted(cx, line, &message)? {
                     check(unsafe { sys::napi_set_element(cx.env, out, kept, value) })?;
                     kept += 1;
                 }

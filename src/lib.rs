@@ -10,6 +10,7 @@
 #![deny(clippy::unwrap_used, clippy::expect_used)]
 #![allow(clippy::not_unsafe_ptr_arg_deref)]
 
+pub mod agent_line;
 pub mod branch_summary;
 pub mod compact;
 pub mod convert_to_llm;

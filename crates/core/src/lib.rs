@@ -4,6 +4,7 @@
 //! `cargo test`.
 #![deny(clippy::unwrap_used, clippy::expect_used)]
 
+pub mod agent_line;
 pub mod capacity;
 pub mod error;
 pub mod js;

@@ -20,7 +20,7 @@ fn is_cut_point<V: View>(entries: &Entries<V>, i: usize) -> Result<bool> {
     Ok(match kind.ty {
         EntryType::Message => kind
             .role
-            .is_some_and(|r| !matches!(r, Role::ToolResult | Role::Other)),
+            .is_some_and(|r| !matches!(r, Role::ToolResult | Role::System | Role::Other)),
         EntryType::BranchSummary | EntryType::CustomMessage => true,
         EntryType::Compaction | EntryType::Other => false,
     })

@@ -24,6 +24,8 @@ pub enum Role {
     Custom,
     BranchSummary,
     CompactionSummary,
+    /// The agent's system prompt state (1.6 stores it in the session).
+    System,
     Other,
 }
 
@@ -74,7 +76,7 @@ pub fn role_of<V: View>(message: &V) -> Result<Role> {
 }
 
 fn role_from<V: View>(role: &V) -> Role {
-    const ROLES: [(&str, Role); 7] = [
+    const ROLES: [(&str, Role); 8] = [
         ("user", Role::User),
         ("assistant", Role::Assistant),
         ("toolResult", Role::ToolResult),
@@ -82,9 +84,11 @@ fn role_from<V: View>(role: &V) -> Role {
         ("custom", Role::Custom),
         ("branchSummary", Role::BranchSummary),
         ("compactionSummary", Role::CompactionSummary),
+        ("system", Role::System),
     ];
-    const NAMES: [&str; 7] = [
+    const NAMES: [&str; 8] = [
         ROLES[0].0, ROLES[1].0, ROLES[2].0, ROLES[3].0, ROLES[4].0, ROLES[5].0, ROLES[6].0,
+        ROLES[7].0,
     ];
     role.str_one_of(&NAMES).map_or(Role::Other, |i| ROLES[i].1)
 }

@@ -139,7 +139,7 @@ pub fn measure_message<V: View, M: Measure>(message: &V, m: &M) -> Result<u64> {
         }
         Role::BashExecution => field(message, Key::Command, m)? + field(message, Key::Output, m)?,
         Role::BranchSummary | Role::CompactionSummary => field(message, Key::Summary, m)?,
-        Role::Other => 0,
+        Role::System | Role::Other => 0,
     })
 }
 

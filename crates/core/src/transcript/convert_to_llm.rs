@@ -1,5 +1,6 @@
 //! `convertToLlm`: which agent messages reach the model, and as what.
 
+use crate::agent_line::AgentLine;
 use crate::error::Result;
 use crate::js::string::{JsStr, Utf16Builder};
 use crate::js::view::{Key, Kind, View};
@@ -96,6 +97,16 @@ pub fn convert_message<V: View>(message: &V) -> Result<LlmMessage> {
             COMPACTION_SUMMARY_PREFIX,
             COMPACTION_SUMMARY_SUFFIX,
         )?),
-        Role::Other => LlmMessage::Dropped,
+        Role::System | Role::Other => LlmMessage::Dropped,
     })
+}
+
+/// Decides one message of `convertToLlm` as `line` does: [`convert_message`],
+/// except that a line may pass system messages through. Transcripts never
+/// show them, so the message model reads [`convert_message`] itself.
+pub fn convert_message_for<V: View>(line: &AgentLine, message: &V) -> Result<LlmMessage> {
+    if line.convert_keeps_system && role_of(message)? == Role::System {
+        return Ok(LlmMessage::Same(Role::System));
+    }
+    convert_message(message)
 }
