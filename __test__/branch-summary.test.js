@@ -3,7 +3,7 @@
 // replaceInstructions, errors, abort, and parity with the reference on the
 // result's assembly (preamble, file lists) for the same answers.
 
-const ours = require('..')
+const ours = require('../agent-0.78')
 const { loadReference } = require('./helpers/reference')
 
 const MODEL = {

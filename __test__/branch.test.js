@@ -12,7 +12,7 @@ const path = require('node:path')
 const { pathToFileURL } = require('node:url')
 const fc = require('fast-check')
 
-const ours = require('..')
+const ours = require('../agent-0.78')
 
 const RUNS = Math.max(1, Number(process.env.BRANCH_RUNS) || 400)
 const SEED = process.env.BRANCH_SEED ? Number(process.env.BRANCH_SEED) | 0 : 20250105

@@ -8,7 +8,7 @@ const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
 const { execFileSync } = require('node:child_process')
-const ours = require('..')
+const ours = require('../agent-0.78')
 const { loadReference } = require('./helpers/reference')
 
 const OVERFLOW = 'prompt is too long: 213462 tokens > 200000 maximum'
@@ -298,8 +298,9 @@ describe('without a streamFn', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'prime-compaction-nopi-'))
     const root = path.join(__dirname, '..')
     for (const f of fs.readdirSync(root)) {
-      if (f === 'index.js' || f === 'platform.js' || f === 'flat-messages.js' || f.endsWith('.node')) fs.copyFileSync(path.join(root, f), path.join(dir, f))
+      if (/^(index|agent-[\d.]+)\.js$/.test(f) || f === 'platform.js' || f === 'flat-messages.js' || f.endsWith('.node')) fs.copyFileSync(path.join(root, f), path.join(dir, f))
     }
+    fs.cpSync(path.join(root, 'lib'), path.join(dir, 'lib'), { recursive: true })
     const script = `
       const m = require(${JSON.stringify(path.join(dir, 'index.js'))})
       const prep = { firstKeptEntryId: 'a', messagesToSummarize: [], turnPrefixMessages: [], isSplitTurn: false,

@@ -1,6 +1,6 @@
 'use strict'
 // Wire constants the agent's LLM context depends on: byte for byte the reference's.
-const ours = require('..')
+const ours = require('../agent-0.78')
 const path = require('node:path')
 const { pathToFileURL } = require('node:url')
 const { PKG_DIR } = require('./helpers/reference')

@@ -14,7 +14,7 @@ const { isDeepStrictEqual } = require('node:util')
 
 const { writeSessionFile, referencePlanFromFile, makeRng } = require('./helpers/session-file')
 
-const ours = require('..')
+const ours = require('../agent-0.78')
 
 const CORE_DIR = path.join(__dirname, '..', 'node_modules', '@earendil-works', 'pi-coding-agent', 'dist', 'core')
 

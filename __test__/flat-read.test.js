@@ -10,7 +10,7 @@ const fc = require('fast-check')
 const gen = require('./helpers/generator')
 const { platformSuffix, binaryName } = require('../platform.js')
 const { flatMessages, assembleTranscript, projectionOfPlan, FLAT_MAX_MESSAGES, CUT } = require('../flat-messages.js')
-const ours = require('..')
+const ours = require('../agent-0.78')
 
 const binding = require(path.join(__dirname, '..', `${binaryName}.${platformSuffix()}.node`))
 // The binding's transcript functions without the flat form: every message

@@ -1,5 +1,5 @@
 'use strict'
-// Parity: prime-compaction (require('..')) against the reference
+// Parity: prime-compaction (require('../agent-0.78')) against the reference
 // @earendil-works/pi-coding-agent@0.78.1 compaction module, on the same
 // deep-frozen inputs. Results must be deep-equal (strict: Sets and Maps by
 // content AND insertion order, object keys in the same order, undefined-valued

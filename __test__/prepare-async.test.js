@@ -6,7 +6,7 @@
 const gen = require('./helpers/generator')
 const { fc } = require('./helpers/property')
 const { deepFreeze, snapshot, deepEqual, findDifference, findIdentityDifference, collectObjects } = require('./helpers/compare')
-const ours = require('..')
+const ours = require('../agent-0.78')
 
 jest.setTimeout(120_000)
 const RUNS = Number(process.env.ASYNC_RUNS) || 150

@@ -5,7 +5,7 @@
 const fc = require('fast-check')
 const gen = require('./helpers/generator')
 const { deepFreeze, snapshot, deepEqual } = require('./helpers/compare')
-const ours = require('..')
+const ours = require('../agent-0.78')
 
 jest.setTimeout(30_000)
 const RUNS = Number(process.env.PROJECTION_RUNS) || 200

@@ -2,7 +2,7 @@
 // The opt-in `tokenizer` setting: real BPE counts in prepareCompaction,
 // findCutPoint and estimateTokens; without it, the reference's chars/4.
 
-const ours = require('..')
+const ours = require('../agent-0.78')
 const { loadReference } = require('./helpers/reference')
 
 const cjk = '这是一个关于编译错误的长消息'.repeat(40) // 560 characters

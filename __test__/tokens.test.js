@@ -8,7 +8,7 @@
 // TOKENS_RUNS (default 300) sets the number of strings per encoding.
 
 const fc = require('fast-check')
-const { countTokens } = require('..')
+const { countTokens } = require('../agent-0.78')
 
 function loadJsTiktoken() {
   try {

@@ -22,13 +22,13 @@ describe.each(['tsconfig.declarations.json', 'tsconfig.json'])('tsc -p __test__/
   }, 180_000)
 })
 
-test('index.d.ts declares exactly the values index.js and index.mjs export', async () => {
+test('agent-0.78.d.ts declares exactly the values agent-0.78.js and agent-0.78.mjs export', async () => {
   const fs = require('node:fs')
-  const declared = [...fs.readFileSync(path.join(root, 'index.d.ts'), 'utf8').matchAll(/^export declare (?:function|const) (\w+)/gm)]
+  const declared = [...fs.readFileSync(path.join(root, 'agent-0.78.d.ts'), 'utf8').matchAll(/^export declare (?:function|const) (\w+)/gm)]
     .map((m) => m[1])
     .sort()
-  const cjs = Object.keys(require('..')).sort()
-  const esm = Object.keys(await import(require('node:url').pathToFileURL(path.join(root, 'index.mjs')).href))
+  const cjs = Object.keys(require('../agent-0.78')).sort()
+  const esm = Object.keys(await import(require('node:url').pathToFileURL(path.join(root, 'agent-0.78.mjs')).href))
     .filter((k) => k !== 'default')
     .sort()
   expect([...new Set(declared)]).toEqual(cjs)

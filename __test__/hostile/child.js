@@ -5,7 +5,7 @@
 // timeout, as a failure of that case.
 
 const { cases, stats } = require('./cases')
-const ours = require('../..')
+const ours = require('../../agent-0.78')
 
 async function main() {
   const byName = new Map(cases.map((c) => [c.name, c]))

@@ -1,8 +1,8 @@
-// CommonJS consumer: checks that our declarations, as `require('prime-compaction')`
+// CommonJS consumer: checks that our declarations, as `require('prime-compaction/agent-0.78')`
 // sees them, are interchangeable with the reference's (pi-coding-agent 0.78.1).
 // Keep the body in sync with drop-in.mts.
 
-import * as Ours from 'prime-compaction'
+import * as Ours from 'prime-compaction/agent-0.78'
 // The reference is ESM-only; TypeScript >= 5.8 accepts require() of ESM under `nodenext`.
 import * as Ref from '../../node_modules/@earendil-works/pi-coding-agent/dist/core/compaction/index.js'
 import * as RefMsg from '../../node_modules/@earendil-works/pi-coding-agent/dist/core/messages.js'

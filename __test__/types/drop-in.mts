@@ -1,8 +1,8 @@
-// ESM consumer: checks that our declarations, as `import ... from 'prime-compaction'`
+// ESM consumer: checks that our declarations, as `import ... from 'prime-compaction/agent-0.78'`
 // sees them, are interchangeable with the reference's (pi-coding-agent 0.78.1).
 // Keep the body in sync with drop-in.cts.
 
-import * as Ours from 'prime-compaction'
+import * as Ours from 'prime-compaction/agent-0.78'
 import * as Ref from '../../node_modules/@earendil-works/pi-coding-agent/dist/core/compaction/index.js'
 import * as RefMsg from '../../node_modules/@earendil-works/pi-coding-agent/dist/core/messages.js'
 import type * as RefSession from '../../node_modules/@earendil-works/pi-coding-agent/dist/core/session-manager.js'

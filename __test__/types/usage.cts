@@ -1,6 +1,6 @@
 // CommonJS flavour of usage.mts: `import x = require()` is how TypeScript spells require().
 
-import pc = require('prime-compaction')
+import pc = require('prime-compaction/agent-0.78')
 
 const settings: pc.CompactionSettings = { ...pc.DEFAULT_COMPACTION_SETTINGS, keepRecentTokens: 10000 }
 const fileOps: pc.FileOperations = pc.createFileOps()

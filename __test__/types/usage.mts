@@ -23,7 +23,7 @@ import {
   serializeConversation,
   serializeForSummaryFromFile,
   splitUserRounds,
-} from 'prime-compaction'
+} from 'prime-compaction/agent-0.78'
 
 // Apps register their own message kinds the same way as with pi-agent-core.
 interface NoteMessage {
@@ -31,7 +31,7 @@ interface NoteMessage {
   text: string
   timestamp: number
 }
-declare module 'prime-compaction' {
+declare module 'prime-compaction/agent-0.78' {
   interface CustomAgentMessages {
     note: NoteMessage
   }
