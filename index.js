@@ -3,29 +3,8 @@
 // reference's shapes (Sets, the caller's own message objects). The work
 // itself happens in Rust.
 
-const { platformSuffix, binaryName } = require('./platform.js')
+const native = require('./binding.js')
 const { flatMessages, releaseFlat, assembleTranscript, projectionOfPlan } = require('./flat-messages.js')
-
-function loadBinding() {
-  const suffix = platformSuffix()
-  const candidates = [`./${binaryName}.${suffix}.node`, `${binaryName}-${suffix}`]
-  const errors = []
-  for (const candidate of candidates) {
-    try {
-      return require(candidate)
-    } catch (err) {
-      errors.push(`${candidate}: ${err.message.split('\n')[0]}`)
-    }
-  }
-  throw new Error(
-    `prime-compaction: no native binary loads on ${process.platform}-${process.arch} (${suffix}).\n` +
-      `Tried:\n  ${errors.join('\n  ')}\n` +
-      'Build it from source with Rust installed: `npm rebuild prime-compaction` ' +
-      '(or, in a checkout, `npm run build`).',
-  )
-}
-
-const native = loadBinding()
 
 // The agent's context reads summaries between these exact strings.
 const {

@@ -298,7 +298,7 @@ describe('without a streamFn', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'prime-compaction-nopi-'))
     const root = path.join(__dirname, '..')
     for (const f of fs.readdirSync(root)) {
-      if (f === 'index.js' || f === 'platform.js' || f === 'flat-messages.js' || f.endsWith('.node')) fs.copyFileSync(path.join(root, f), path.join(dir, f))
+      if (['index.js', 'binding.js', 'platform.js', 'flat-messages.js', 'package.json'].includes(f) || f.endsWith('.node')) fs.copyFileSync(path.join(root, f), path.join(dir, f))
     }
     const script = `
       const m = require(${JSON.stringify(path.join(dir, 'index.js'))})

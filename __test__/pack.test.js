@@ -45,7 +45,7 @@ describe('npm pack', () => {
 
   test('the tarball holds the package files and nothing else', () => {
     const files = packed.files.map((f) => f.path).sort()
-    for (const f of ['package.json', 'index.js', 'index.mjs', 'index.d.ts', 'platform.js', 'flat-messages.js', 'scripts/install.js', 'cli/prime-compaction.js', 'cli/openai.js', 'cli/session-file.js', 'Cargo.toml', 'Cargo.lock', 'build.rs', 'src/lib.rs']) {
+    for (const f of ['package.json', 'index.js', 'index.mjs', 'index.d.ts', 'binding.js', 'platform.js', 'flat-messages.js', 'scripts/install.js', 'cli/prime-compaction.js', 'cli/openai.js', 'cli/session-file.js', 'Cargo.toml', 'Cargo.lock', 'build.rs', 'src/lib.rs']) {
       expect(files).toContain(f)
     }
     expect(files.filter((f) => f.startsWith('src/')).length).toBeGreaterThan(10)
@@ -111,7 +111,7 @@ describe('npm/ per-platform packages', () => {
     expect(loaderSuffix(target)).toBe(target.suffix)
     const dir = path.join(ROOT, 'npm', target.suffix)
     const sub = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8'))
-    // index.js loads `./${binaryName}.${suffix}.node`, then the package `${binaryName}-${suffix}`.
+    // binding.js loads `./${binaryName}.${suffix}.node`, then the package `${binaryName}-${suffix}`.
     expect(sub.name).toBe(`${binaryName}-${target.suffix}`)
     expect(sub.main).toBe(`${binaryName}.${target.suffix}.node`)
     expect(sub.files).toEqual([sub.main])
@@ -127,8 +127,8 @@ describe('npm/ per-platform packages', () => {
     expect(dirs).toEqual(pkg.napi.targets.map((t) => napiTarget(t).suffix).sort())
   })
 
-  test('index.js asks for the names the packages use', () => {
-    const source = fs.readFileSync(path.join(ROOT, 'index.js'), 'utf8')
+  test('binding.js asks for the names the packages use', () => {
+    const source = fs.readFileSync(path.join(ROOT, 'binding.js'), 'utf8')
     expect(source).toContain('`./${binaryName}.${suffix}.node`')
     expect(source).toContain('`${binaryName}-${suffix}`')
   })
