@@ -1,16 +1,18 @@
 'use strict'
 // Loads this machine's native addon: the binary a checkout builds beside this
-// file (`npm run build`), or else the one in the platform package
-// `prime-compaction-<platform>`. Its exports are typed in binding.d.ts, which
-// `npm run build` generates.
+// file (`npm run build`), or else the one in the platform package that npm,
+// pnpm or bun installs from the main package's optionalDependencies. Its
+// exports are typed in binding.d.ts, which `npm run build` generates.
 
 const { platformSuffix, binaryName } = require('./platform.js')
+const { version } = require('./package.json')
 
 function loadBinding() {
   const suffix = platformSuffix()
-  const candidates = [`./${binaryName}.${suffix}.node`, `${binaryName}-${suffix}`]
+  const local = `./${binaryName}.${suffix}.node`
+  const platformPackage = `${binaryName}-${suffix}`
   const errors = []
-  for (const candidate of candidates) {
+  for (const candidate of [local, platformPackage]) {
     try {
       return require(candidate)
     } catch (err) {
@@ -18,10 +20,12 @@ function loadBinding() {
     }
   }
   throw new Error(
-    `prime-compaction: no native binary loads on ${process.platform}-${process.arch} (${suffix}).\n` +
-      `Tried:\n  ${errors.join('\n  ')}\n` +
-      'Build it from source with Rust installed: `npm rebuild prime-compaction` ' +
-      '(or, in a checkout, `npm run build`).',
+    `prime-compaction: no native binary loads on ${suffix}.\n` +
+      `It looked for the package ${platformPackage}@${version} (the prebuilt binary, an optional dependency ` +
+      `that npm, pnpm and bun install unless optional dependencies are omitted) and for ${local} (a build from source):\n` +
+      `  ${errors.join('\n  ')}\n` +
+      `Install it with \`npm i ${platformPackage}@${version}\`, or build one from source with Rust: ` +
+      '`npm run build` in a checkout of prime-compaction (README: "Building from source").',
   )
 }
 
