@@ -11,7 +11,7 @@ const { spawnSync } = require('node:child_process')
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
-const { startRegistry } = require('./helpers/local-registry')
+const { startRegistry, request } = require('./helpers/local-registry')
 const { platformSuffix } = require('../platform.js')
 const { targets } = require('../scripts/pack-release.js')
 
@@ -155,15 +155,16 @@ describe('release: pack, publish to a local registry, install with npm, pnpm and
   })
 
   test('the registry serves what was published and proxies nothing', async () => {
-    const main = await (await fetch(`${registry.url}${pkg.name}`)).json()
-    const manifest = main.versions[pkg.version]
+    const main = await request(`${registry.url}${pkg.name}`)
+    expect(main.status).toBe(200)
+    const manifest = main.body.versions[pkg.version]
     expect(manifest.optionalDependencies).toEqual(Object.fromEntries((await targets()).map((s) => [`${pkg.name}-${s}`, pkg.version])))
     expect(manifest.scripts || {}).toEqual({})
     expect(manifest.hasInstallScript).toBeFalsy()
-    expect((await fetch(`${registry.url}${HOST_PACKAGE}`)).status).toBe(200)
+    expect((await request(`${registry.url}${HOST_PACKAGE}`)).status).toBe(200)
     const unpublished = Object.keys(manifest.optionalDependencies).find((n) => n !== HOST_PACKAGE)
-    expect((await fetch(`${registry.url}${unpublished}`)).status).toBe(404)
-    expect((await fetch(`${registry.url}jest`)).status).toBe(404)
+    expect((await request(`${registry.url}${unpublished}`)).status).toBe(404)
+    expect((await request(`${registry.url}jest`)).status).toBe(404)
   })
 
   const managers = [

@@ -5,6 +5,7 @@
 
 const { spawn } = require('node:child_process')
 const fs = require('node:fs')
+const http = require('node:http')
 const net = require('node:net')
 const path = require('node:path')
 
@@ -22,12 +23,39 @@ function freePort() {
   })
 }
 
+/**
+ * One HTTP request on a connection of its own (no keep-alive: a pooled
+ * connection the registry has since closed fails the next request), resolving
+ * to `{ status, body }` with the body parsed as JSON where it is JSON.
+ */
+function request(url, { method = 'GET', json } = {}) {
+  return new Promise((resolve, reject) => {
+    const body = json === undefined ? undefined : JSON.stringify(json)
+    const req = http.request(url, { method, agent: false, headers: body ? { 'content-type': 'application/json' } : {} }, (res) => {
+      const chunks = []
+      res.on('data', (c) => chunks.push(c))
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8')
+        let parsed = text
+        try {
+          parsed = JSON.parse(text)
+        } catch {
+          // not JSON: kept as text
+        }
+        resolve({ status: res.statusCode, body: parsed })
+      })
+    })
+    req.on('error', reject)
+    req.end(body)
+  })
+}
+
 async function waitFor(url, child, output, timeoutMs) {
   const deadline = Date.now() + timeoutMs
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`verdaccio exited with ${child.exitCode}:\n${output.join('')}`)
     try {
-      if ((await fetch(url)).ok) return
+      if ((await request(url)).status === 200) return
     } catch {
       // not listening yet
     }
@@ -75,13 +103,8 @@ async function startRegistry(dir) {
   try {
     await waitFor(`${url}-/ping`, child, output, 30_000)
     const user = 'release-test'
-    const res = await fetch(`${url}-/user/org.couchdb.user:${user}`, {
-      method: 'PUT',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ name: user, password: 'release-test-password' }),
-    })
-    const body = await res.json()
-    if (!res.ok || !body.token) throw new Error(`could not add a registry user: ${res.status} ${JSON.stringify(body)}`)
+    const { status, body } = await request(`${url}-/user/org.couchdb.user:${user}`, { method: 'PUT', json: { name: user, password: 'release-test-password' } })
+    if (status !== 201 || !body.token) throw new Error(`could not add a registry user: ${status} ${JSON.stringify(body)}`)
     return { url, token: body.token, stop, output }
   } catch (err) {
     await stop()
@@ -89,4 +112,4 @@ async function startRegistry(dir) {
   }
 }
 
-module.exports = { startRegistry }
+module.exports = { startRegistry, request }
