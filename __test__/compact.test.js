@@ -298,7 +298,7 @@ describe('without a streamFn', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'prime-compaction-nopi-'))
     const root = path.join(__dirname, '..')
     for (const f of fs.readdirSync(root)) {
-      if (/^(index|agent-[\d.]+)\.js$/.test(f) || f === 'platform.js' || f === 'flat-messages.js' || f.endsWith('.node')) fs.copyFileSync(path.join(root, f), path.join(dir, f))
+      if (/^(index|agent-[\d.]+)\.js$/.test(f) || ['binding.js', 'platform.js', 'flat-messages.js', 'package.json'].includes(f) || f.endsWith('.node')) fs.copyFileSync(path.join(root, f), path.join(dir, f))
     }
     fs.cpSync(path.join(root, 'lib'), path.join(dir, 'lib'), { recursive: true })
     const script = `

@@ -1,11 +1,11 @@
 'use strict'
-// Packaging: `npm pack` ships the right files; the tarball, installed into
-// an empty project (offline, no install script, the locally built binary
-// copied in instead of building from source), works from a CommonJS and an
-// ESM consumer and as a command; the npm/ per-platform packages and the
-// loader (platform.js) agree on names.
+// Packaging: what the two tarballs of a release hold (scripts/pack-release.js,
+// from the binary this checkout built), that the npm/ per-platform packages,
+// napi's names for the targets and the loader (platform.js) agree, and that
+// the loader's error, where no binary loads, says what to do. Installing the
+// tarballs with npm, pnpm and bun is release.test.js.
 
-const { execFileSync } = require('node:child_process')
+const { spawnSync } = require('node:child_process')
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
@@ -14,92 +14,59 @@ const vm = require('node:vm')
 const ROOT = path.join(__dirname, '..')
 const pkg = require('../package.json')
 const { platformSuffix, binaryName } = require('../platform.js')
-const EXAMPLE = path.join(ROOT, 'examples', 'session.jsonl')
+const { targets, releaseManifest, packMain, packPlatform } = require('../scripts/pack-release.js')
 
 jest.setTimeout(60000)
 
-const npm = (args, cwd) => execFileSync('npm', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, npm_config_update_notifier: 'false' } })
+/** A tarball's entries (paths under `package/`), and the manifest it holds. */
+function readTarball(file) {
+  const list = spawnSync('tar', ['-tzf', file], { encoding: 'utf8' })
+  const manifest = spawnSync('tar', ['-xzOf', file, 'package/package.json'], { encoding: 'utf8' })
+  if (list.status !== 0 || manifest.status !== 0) throw new Error(`tar could not read ${file}: ${list.stderr}${manifest.stderr}`)
+  return { files: list.stdout.trim().split('\n').map((f) => f.replace(/^package\//, '')).sort(), manifest: JSON.parse(manifest.stdout) }
+}
 
-describe('npm pack', () => {
+describe('the release tarballs', () => {
   let dir
-  let packed
-  let project
-  beforeAll(() => {
+  let main
+  let platform
+  beforeAll(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pc-pack-'))
-    const out = npm(['pack', '--json', '--ignore-scripts', '--pack-destination', dir], ROOT)
-    packed = JSON.parse(out.slice(out.indexOf('[')))[0]
-    project = path.join(dir, 'consumer')
-    fs.mkdirSync(project)
-    fs.writeFileSync(path.join(project, 'package.json'), JSON.stringify({ name: 'consumer', version: '1.0.0', private: true }))
-    npm(['install', '--offline', '--ignore-scripts', '--no-audit', '--no-fund', path.join(dir, packed.filename)], project)
-    const installed = path.join(project, 'node_modules', 'prime-compaction')
-    const binary = `${binaryName}.${platformSuffix()}.node`
-    // A fresh name, then a rename: the binary is never rewritten in place.
-    fs.copyFileSync(path.join(ROOT, binary), path.join(installed, `${binary}.tmp`))
-    fs.renameSync(path.join(installed, `${binary}.tmp`), path.join(installed, binary))
-    fs.copyFileSync(path.join(__dirname, 'helpers', 'exercise-exports.cjs'), path.join(project, 'exercise-exports.cjs'))
+    main = readTarball(await packMain(dir))
+    platform = readTarball(packPlatform(platformSuffix(), dir))
   })
   afterAll(() => {
     if (dir) fs.rmSync(dir, { recursive: true, force: true })
   })
 
-  test('the tarball holds the package files and nothing else', () => {
-    const files = packed.files.map((f) => f.path).sort()
-    for (const f of ['package.json', 'index.js', 'index.mjs', 'index.d.ts', 'platform.js', 'flat-messages.js', 'scripts/install.js', 'cli/prime-compaction.js', 'cli/openai.js', 'cli/session-file.js', 'Cargo.toml', 'Cargo.lock', 'build.rs', 'src/lib.rs']) {
-      expect(files).toContain(f)
-    }
-    expect(files.filter((f) => f.startsWith('src/')).length).toBeGreaterThan(10)
-    // The core crate too: without a prebuilt binary the addon builds from these sources.
-    for (const f of ['crates/core/Cargo.toml', 'crates/core/src/lib.rs']) expect(files).toContain(f)
-    expect(files.filter((f) => f.startsWith('crates/core/src/')).length).toBeGreaterThan(10)
-    const stray = files.filter((f) => /^(node_modules|target|__test__|benches|npm|examples|docs)\//.test(f) || f.endsWith('.node') || f.endsWith('.tgz'))
-    expect(stray).toEqual([])
-    expect(pkg.bin['prime-compaction']).toBe('cli/prime-compaction.js')
+  // No Rust sources and no build scripts: nothing builds at install time, and
+  // a build from source starts from a checkout, where the workspace, the
+  // lockfile and napi's CLI are.
+  test('the main package holds the JS entry points, the types and the command, and no binary', () => {
+    const cli = fs.readdirSync(path.join(ROOT, 'cli')).map((f) => `cli/${f}`)
+    const entries = ['index', 'agent-0.78', 'agent-1.6'].flatMap((e) => [`${e}.js`, `${e}.mjs`, `${e}.d.ts`])
+    const lib = fs.readdirSync(path.join(ROOT, 'lib')).map((f) => `lib/${f}`)
+    const expected = ['README.md', 'package.json', ...entries, ...lib, 'binding.js', 'platform.js', 'flat-messages.js', ...cli]
+    if (fs.existsSync(path.join(ROOT, 'LICENSE'))) expected.push('LICENSE')
+    expect(main.files).toEqual(expected.sort())
   })
 
-  test('the packed Rust sources are a complete cargo workspace', () => {
-    const installed = path.join(project, 'node_modules', 'prime-compaction')
-    const out = execFileSync('cargo', ['metadata', '--offline', '--no-deps', '--format-version', '1'], { cwd: installed, encoding: 'utf8' })
-    expect(JSON.parse(out).packages.map((p) => p.name).sort()).toEqual(['prime-compaction', 'prime-compaction-core'])
+  test('its manifest lists every platform package at its own version and has no scripts', async () => {
+    const m = main.manifest
+    expect(m.optionalDependencies).toEqual(Object.fromEntries((await targets()).map((s) => [`${pkg.name}-${s}`, pkg.version])))
+    expect(m).toEqual(await releaseManifest())
+    for (const field of ['scripts', 'devDependencies', 'overrides', 'dependencies', 'napi']) expect(m[field]).toBeUndefined()
+    expect(m.bin).toEqual({ 'prime-compaction': 'cli/prime-compaction.js' })
+    const targetsOfExports = [m.main, m.types, ...Object.values(m.exports['.'])].map((f) => f.replace(/^\.\//, ''))
+    for (const f of [...targetsOfExports, m.bin['prime-compaction']]) expect(main.files).toContain(f)
   })
 
-  test('every export works from a CommonJS consumer', () => {
-    fs.writeFileSync(path.join(project, 'consumer.cjs'), `'use strict'
-const pc = require('prime-compaction')
-require('./exercise-exports.cjs')(pc, process.argv[2]).then((names) => console.log(JSON.stringify(names)), (err) => { console.error(err); process.exit(1) })
-`)
-    const out = execFileSync(process.execPath, ['consumer.cjs', EXAMPLE], { cwd: project, encoding: 'utf8' })
-    expect(JSON.parse(out.trim().split('\n').pop()).sort()).toEqual(Object.keys(require('../agent-0.78')).sort())
-  })
-
-  test('every export works from an ESM consumer, named and default', () => {
-    fs.writeFileSync(path.join(project, 'consumer.mjs'), `import * as pc from 'prime-compaction'
-import api from 'prime-compaction'
-import { compact, prepareCompaction } from 'prime-compaction'
-import exercise from './exercise-exports.cjs'
-if (compact !== api.compact || prepareCompaction !== api.prepareCompaction) throw new Error('named and default exports differ')
-const named = Object.keys(pc).filter((k) => k !== 'default').sort()
-if (JSON.stringify(named) !== JSON.stringify(Object.keys(api).sort())) throw new Error('named exports: ' + named.join(','))
-console.log(JSON.stringify(await exercise(pc, process.argv[2])))
-`)
-    const out = execFileSync(process.execPath, ['consumer.mjs', EXAMPLE], { cwd: project, encoding: 'utf8' })
-    expect(JSON.parse(out.trim().split('\n').pop()).sort()).toEqual(Object.keys(require('../agent-0.78')).sort())
-  })
-
-  test('the installed command runs', () => {
-    const out = execFileSync(path.join(project, 'node_modules', '.bin', 'prime-compaction'), ['plan', EXAMPLE], { encoding: 'utf8' })
-    expect(out).toMatch(/tokens before: +[\d,]+/)
+  test("the host's platform package holds only its binary", () => {
+    const suffix = platformSuffix()
+    expect(platform.files).toEqual(['README.md', `${binaryName}.${suffix}.node`, 'package.json'].sort())
+    expect(platform.manifest).toEqual(JSON.parse(fs.readFileSync(path.join(ROOT, 'npm', suffix, 'package.json'), 'utf8')))
   })
 })
-
-/** What napi-rs names a target triple: `linux-x64-gnu`, `darwin-arm64`, `win32-x64-msvc`, ... */
-function napiTarget(triple) {
-  const [archPart] = triple.split('-')
-  const arch = { x86_64: 'x64', aarch64: 'arm64', i686: 'ia32', armv7: 'arm' }[archPart]
-  const platform = triple.includes('linux') ? 'linux' : triple.includes('darwin') ? 'darwin' : triple.includes('windows') ? 'win32' : undefined
-  const abi = triple.endsWith('-musl') ? 'musl' : triple.endsWith('-gnu') ? 'gnu' : triple.endsWith('-msvc') ? 'msvc' : undefined
-  return { platform, arch, abi, suffix: [platform, arch, abi].filter(Boolean).join('-') }
-}
 
 /** platform.js's answer on another machine: its source run with a stand-in `process`. */
 function loaderSuffix({ platform, arch, abi }) {
@@ -115,30 +82,62 @@ function loaderSuffix({ platform, arch, abi }) {
 }
 
 describe('npm/ per-platform packages', () => {
-  test.each(pkg.napi.targets)('%s: package, binary name and loader agree', (triple) => {
-    const target = napiTarget(triple)
-    expect(loaderSuffix(target)).toBe(target.suffix)
-    const dir = path.join(ROOT, 'npm', target.suffix)
-    const sub = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8'))
-    // index.js loads `./${binaryName}.${suffix}.node`, then the package `${binaryName}-${suffix}`.
-    expect(sub.name).toBe(`${binaryName}-${target.suffix}`)
-    expect(sub.main).toBe(`${binaryName}.${target.suffix}.node`)
+  let napi
+  beforeAll(async () => {
+    napi = await import('@napi-rs/cli')
+  })
+
+  test.each(pkg.napi.targets)('%s: napi, the package and the loader agree on its name', (triple) => {
+    const target = napi.parseTriple(triple)
+    const suffix = target.platformArchABI
+    expect(loaderSuffix(target)).toBe(suffix)
+    const sub = JSON.parse(fs.readFileSync(path.join(ROOT, 'npm', suffix, 'package.json'), 'utf8'))
+    // binding.js loads `./${binaryName}.${suffix}.node`, then the package `${binaryName}-${suffix}`.
+    expect(sub.name).toBe(`${binaryName}-${suffix}`)
+    expect(sub.main).toBe(`${binaryName}.${suffix}.node`)
     expect(sub.files).toEqual([sub.main])
     expect(sub.version).toBe(pkg.version)
     expect(sub.os).toEqual([target.platform])
     expect(sub.cpu).toEqual([target.arch])
     if (target.platform === 'linux') expect(sub.libc).toEqual([target.abi === 'musl' ? 'musl' : 'glibc'])
     else expect(sub.libc).toBeUndefined()
+    expect(Object.keys(sub.scripts || {})).toEqual([])
   })
 
-  test('no npm/ package without a target', () => {
+  test('no npm/ package without a target', async () => {
     const dirs = fs.readdirSync(path.join(ROOT, 'npm')).filter((d) => fs.statSync(path.join(ROOT, 'npm', d)).isDirectory()).sort()
-    expect(dirs).toEqual(pkg.napi.targets.map((t) => napiTarget(t).suffix).sort())
+    expect(dirs).toEqual((await targets()).sort())
+  })
+})
+
+describe('the checkout', () => {
+  test('has no install-time script; it builds its addon in prepare', () => {
+    for (const hook of ['preinstall', 'install', 'postinstall']) expect(pkg.scripts[hook]).toBeUndefined()
+    expect(pkg.scripts.prepare).toBe('npm run build')
+    expect(pkg.optionalDependencies).toBeUndefined()
   })
 
-  test('the loader (lib/api.js) asks for the names the packages use', () => {
-    const source = fs.readFileSync(path.join(ROOT, 'lib', 'api.js'), 'utf8')
-    expect(source).toContain("path.join(__dirname, '..', `${binaryName}.${suffix}.node`)")
-    expect(source).toContain('`${binaryName}-${suffix}`')
+  test('npm run build writes napi-generated types to a file of their own', () => {
+    expect(pkg.scripts.build).toMatch(/^napi build --platform --release --no-js --dts binding\.d\.ts$/)
+    expect(fs.readFileSync(path.join(ROOT, 'binding.d.ts'), 'utf8').split('\n')[0]).toMatch(/auto-generated by NAPI-RS/)
+    expect(fs.readFileSync(path.join(ROOT, 'lib', 'api.js'), 'utf8')).toContain("require('../binding.js')")
+  })
+})
+
+describe('where no binary loads', () => {
+  test('the error names the platform, the package it looked for and the command that builds one', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pc-nobinary-'))
+    try {
+      for (const f of ['binding.js', 'platform.js', 'package.json']) fs.copyFileSync(path.join(ROOT, f), path.join(dir, f))
+      const r = spawnSync(process.execPath, ['-e', "require('./binding.js')"], { cwd: dir, encoding: 'utf8' })
+      expect(r.status).not.toBe(0)
+      const suffix = platformSuffix()
+      expect(r.stderr).toContain(`no native binary loads on ${suffix}`)
+      expect(r.stderr).toContain(`the package ${binaryName}-${suffix}@${pkg.version}`)
+      expect(r.stderr).toContain(`npm i ${binaryName}-${suffix}@${pkg.version}`)
+      expect(r.stderr).toContain('`npm run build` in a checkout')
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true })
+    }
   })
 })

@@ -5,30 +5,7 @@
 // difference between agent lines: an entry point names its line, and the
 // exports pass it on.
 
-const path = require('node:path')
-const { platformSuffix, binaryName } = require('../platform.js')
-const { flatMessages, releaseFlat, assembleTranscript, projectionOfPlan } = require('../flat-messages.js')
-
-function loadBinding() {
-  const suffix = platformSuffix()
-  const candidates = [path.join(__dirname, '..', `${binaryName}.${suffix}.node`), `${binaryName}-${suffix}`]
-  const errors = []
-  for (const candidate of candidates) {
-    try {
-      return require(candidate)
-    } catch (err) {
-      errors.push(`${candidate}: ${err.message.split('\n')[0]}`)
-    }
-  }
-  throw new Error(
-    `prime-compaction: no native binary loads on ${process.platform}-${process.arch} (${suffix}).\n` +
-      `Tried:\n  ${errors.join('\n  ')}\n` +
-      'Build it from source with Rust installed: `npm rebuild prime-compaction` ' +
-      '(or, in a checkout, `npm run build`).',
-  )
-}
-
-const native = loadBinding()
+const native = require('../binding.js')
 
 // The agent's context reads summaries between these exact strings.
 const {

@@ -1,0 +1,219 @@
+'use strict'
+// The release, end to end on this machine: `npm run pack:release` builds the
+// host's binary and packs the main and the platform package; both are
+// published to a local registry (verdaccio on 127.0.0.1, proxying nothing);
+// then in empty projects, with no Rust on PATH and a HOME of their own (cold
+// caches), npm, pnpm and bun install `prime-compaction`, and each install is
+// required, imported and run as a command. Each install must take under
+// 10 s, compile nothing, and leave our packages under 15 MB.
+
+const { spawnSync } = require('node:child_process')
+const fs = require('node:fs')
+const os = require('node:os')
+const path = require('node:path')
+const { startRegistry, request } = require('./helpers/local-registry')
+const { platformSuffix } = require('../platform.js')
+const { targets } = require('../scripts/pack-release.js')
+
+const ROOT = path.join(__dirname, '..')
+const pkg = require('../package.json')
+const EXAMPLE = path.join(ROOT, 'examples', 'session.jsonl')
+const HOST_PACKAGE = `${pkg.name}-${platformSuffix()}`
+const INSTALL_LIMIT_MS = 10_000
+const SIZE_LIMIT_BYTES = 15 * 1024 * 1024
+
+jest.setTimeout(180_000)
+
+/** npm's own CLI when npm runs the tests (a path to run with node), else `npm` from PATH. */
+const NPM = process.env.npm_execpath && /npm-cli\.js$/.test(process.env.npm_execpath) ? [process.execPath, process.env.npm_execpath] : ['npm']
+
+function run(argv, options) {
+  const started = Date.now()
+  const r = spawnSync(argv[0], argv.slice(1), { encoding: 'utf8', timeout: 120_000, ...options })
+  const ms = Date.now() - started
+  if (r.error || r.status !== 0) {
+    throw new Error(`${argv.join(' ')} failed (${r.error ? r.error.message : `exit ${r.status}`}):\n${r.stdout}\n${r.stderr}`)
+  }
+  return { stdout: r.stdout, ms }
+}
+
+/** bun's binary from the devDependency: the installed one, or the platform package's if bun's postinstall did not run. */
+function findBun() {
+  const exe = process.platform === 'win32' ? 'bun.exe' : 'bun'
+  const candidates = [path.join(ROOT, 'node_modules', 'bun', 'bin', 'bun.exe')]
+  const oven = path.join(ROOT, 'node_modules', '@oven')
+  if (fs.existsSync(oven)) for (const d of fs.readdirSync(oven)) candidates.push(path.join(oven, d, 'bin', exe))
+  const failures = []
+  for (const candidate of candidates.filter((c) => fs.existsSync(c))) {
+    const r = spawnSync(candidate, ['--version'], { encoding: 'utf8', timeout: 20_000 })
+    if (r.status === 0) return { bin: candidate, version: r.stdout.trim() }
+    failures.push(`${path.relative(ROOT, candidate)}: ${r.error ? r.error.message : (r.stderr || r.stdout).trim().split('\n')[0]}`)
+  }
+  return { reason: failures.length ? `no bun binary runs on ${process.platform}-${process.arch} (${failures.join('; ')})` : `the bun devDependency installed no binary for ${process.platform}-${process.arch}` }
+}
+const BUN = findBun()
+
+/** PATH without any directory that holds cargo or rustc, behind a directory whose cargo and rustc only record that they were called. */
+function pathWithoutRust(trapDir, trapLog) {
+  fs.mkdirSync(trapDir, { recursive: true })
+  for (const tool of ['cargo', 'rustc']) {
+    fs.writeFileSync(path.join(trapDir, tool), `#!/bin/sh\necho "${tool} $*" >> "${trapLog}"\nexit 127\n`, { mode: 0o755 })
+  }
+  const holdsRust = (dir) => ['cargo', 'rustc', 'cargo.exe', 'rustc.exe'].some((t) => fs.existsSync(path.join(dir, t)))
+  return [trapDir, ...(process.env.PATH || '').split(path.delimiter).filter((d) => d && !holdsRust(d))].join(path.delimiter)
+}
+
+function treeBytes(dir) {
+  let total = 0
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, entry.name)
+    if (entry.isDirectory()) total += treeBytes(p)
+    else if (entry.isFile()) total += fs.statSync(p).size
+  }
+  return total
+}
+
+function directoriesNamed(dir, name, found = []) {
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    if (!entry.isDirectory()) continue
+    const p = path.join(dir, entry.name)
+    if (entry.name === name) found.push(p)
+    directoriesNamed(p, name, found)
+  }
+  return found
+}
+
+const CONSUMER_CJS = `'use strict'
+const pc = require('prime-compaction')
+const natives = Object.keys(require.cache).filter((f) => f.endsWith('.node'))
+require('./exercise-exports.cjs')(pc, process.argv[2]).then(
+  (names) => console.log(JSON.stringify({ names, natives })),
+  (err) => { console.error(err); process.exit(1) },
+)
+`
+const CONSUMER_ESM = `import * as pc from 'prime-compaction'
+import api, { compact } from 'prime-compaction'
+import exercise from './exercise-exports.cjs'
+if (compact !== api.compact) throw new Error('the named and the default export differ')
+console.log(JSON.stringify({ names: await exercise(pc, process.argv[2]) }))
+`
+
+describe('release: pack, publish to a local registry, install with npm, pnpm and bun', () => {
+  let tmp
+  let registry
+  let tarballs
+  let env
+  let trapLog
+  const measured = {}
+
+  beforeAll(async () => {
+    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'pc-release-'))
+    const packDir = path.join(tmp, 'packs')
+    const out = run([...NPM, 'run', '--silent', 'pack:release'], { cwd: ROOT, env: { ...process.env, PACK_DIR: packDir } })
+    tarballs = out.stdout.trim().split('\n').filter((l) => l.endsWith('.tgz'))
+    measured.packMs = out.ms
+
+    fs.mkdirSync(path.join(tmp, 'registry'))
+    registry = await startRegistry(path.join(tmp, 'registry'))
+    const host = new URL(registry.url).host
+    const publishrc = path.join(tmp, 'publish.npmrc')
+    fs.writeFileSync(publishrc, `registry=${registry.url}\n//${host}/:_authToken=${registry.token}\n`)
+    for (const tarball of tarballs) {
+      run([...NPM, 'publish', tarball, '--userconfig', publishrc, '--registry', registry.url, '--ignore-scripts'], { cwd: tmp, env: cleanEnv({ HOME: path.join(tmp, 'publisher') }) })
+    }
+
+    // What a user's shell has: no npm_* variables from `npm test`, no Rust.
+    const home = path.join(tmp, 'home')
+    fs.mkdirSync(home)
+    fs.writeFileSync(path.join(home, '.npmrc'), `registry=${registry.url}\n`)
+    trapLog = path.join(tmp, 'rust-calls.log')
+    env = cleanEnv({ HOME: home, USERPROFILE: home, PATH: pathWithoutRust(path.join(tmp, 'rust-trap'), trapLog), npm_config_update_notifier: 'false' })
+  })
+
+  afterAll(async () => {
+    if (registry) await registry.stop()
+    if (tmp) fs.rmSync(tmp, { recursive: true, force: true })
+    process.stdout.write(`release: ${JSON.stringify(measured)}\n`)
+  })
+
+  /** process.env without npm's, pnpm's, Rust's and XDG variables, plus `extra`. */
+  function cleanEnv(extra) {
+    const out = {}
+    for (const [k, v] of Object.entries(process.env)) {
+      if (!/^(npm_|pnpm_|PNPM_|BUN_|CARGO|RUSTUP|RUSTC|XDG_)/i.test(k)) out[k] = v
+    }
+    return { ...out, ...extra }
+  }
+
+  test('pack:release writes the main and the host platform tarball', () => {
+    expect(tarballs.map((t) => path.basename(t)).sort()).toEqual([`${HOST_PACKAGE}-${pkg.version}.tgz`, `${pkg.name}-${pkg.version}.tgz`].sort())
+  })
+
+  test('the installs run with no Rust: cargo and rustc on their PATH are traps', () => {
+    const r = spawnSync('sh', ['-c', 'command -v cargo; command -v rustc'], { encoding: 'utf8', env })
+    expect(r.stdout.trim().split('\n')).toEqual([path.join(tmp, 'rust-trap', 'cargo'), path.join(tmp, 'rust-trap', 'rustc')])
+  })
+
+  test('the registry serves what was published and proxies nothing', async () => {
+    const main = await request(`${registry.url}${pkg.name}`)
+    expect(main.status).toBe(200)
+    const manifest = main.body.versions[pkg.version]
+    expect(manifest.optionalDependencies).toEqual(Object.fromEntries((await targets()).map((s) => [`${pkg.name}-${s}`, pkg.version])))
+    expect(manifest.scripts || {}).toEqual({})
+    expect(manifest.hasInstallScript).toBeFalsy()
+    expect((await request(`${registry.url}${HOST_PACKAGE}`)).status).toBe(200)
+    const unpublished = Object.keys(manifest.optionalDependencies).find((n) => n !== HOST_PACKAGE)
+    expect((await request(`${registry.url}${unpublished}`)).status).toBe(404)
+    expect((await request(`${registry.url}jest`)).status).toBe(404)
+  })
+
+  const managers = [
+    ['npm', () => [...NPM, 'install', pkg.name, '--no-audit', '--no-fund']],
+    ['pnpm', () => [process.execPath, require.resolve('pnpm/bin/pnpm.mjs'), 'add', pkg.name, '--registry', registry.url]],
+    ['bun', () => [BUN.bin, 'add', pkg.name, '--registry', registry.url]],
+  ]
+
+  describe.each(managers)('%s', (manager, command) => {
+    const testIf = manager === 'bun' && !BUN.bin ? test.skip : test
+    const skipNote = manager === 'bun' && !BUN.bin ? ` (skipped: ${BUN.reason})` : ''
+    let project
+
+    testIf(`installs in under ${INSTALL_LIMIT_MS / 1000} s without compiling, under 15 MB${skipNote}`, () => {
+      project = path.join(tmp, `consumer-${manager}`)
+      fs.mkdirSync(project)
+      fs.writeFileSync(path.join(project, 'package.json'), JSON.stringify({ name: `consumer-${manager}`, version: '1.0.0', private: true }))
+      fs.copyFileSync(path.join(__dirname, 'helpers', 'exercise-exports.cjs'), path.join(project, 'exercise-exports.cjs'))
+      const { ms } = run(command(), { cwd: project, env })
+
+      const modules = path.join(project, 'node_modules')
+      const main = fs.realpathSync(path.join(modules, pkg.name))
+      const platform = path.dirname(require.resolve(`${HOST_PACKAGE}/package.json`, { paths: [main] }))
+      const bytes = treeBytes(main) + treeBytes(platform)
+      measured[manager] = { installMs: ms, ourPackagesMb: +(bytes / 1024 / 1024).toFixed(2), ...(manager === 'bun' ? { bun: BUN.version } : {}) }
+
+      expect(ms).toBeLessThan(INSTALL_LIMIT_MS)
+      expect(bytes).toBeLessThan(SIZE_LIMIT_BYTES)
+      expect(fs.existsSync(trapLog) ? fs.readFileSync(trapLog, 'utf8') : '').toBe('')
+      expect(directoriesNamed(modules, 'target')).toEqual([])
+      expect(fs.readdirSync(main).filter((f) => f.endsWith('.node'))).toEqual([])
+      expect(fs.readdirSync(platform).sort()).toEqual(['README.md', 'package.json', `${pkg.name}.${platformSuffix()}.node`])
+    })
+
+    testIf(`require() and import work and use the platform package's binary${skipNote}`, () => {
+      fs.writeFileSync(path.join(project, 'consumer.cjs'), CONSUMER_CJS)
+      fs.writeFileSync(path.join(project, 'consumer.mjs'), CONSUMER_ESM)
+      const exports = Object.keys(require('..')).sort()
+      const cjs = JSON.parse(run([process.execPath, 'consumer.cjs', EXAMPLE], { cwd: project, env }).stdout.trim().split('\n').pop())
+      expect(cjs.names.sort()).toEqual(exports)
+      expect(cjs.natives.map((f) => path.basename(path.dirname(f)))).toEqual([HOST_PACKAGE])
+      const esm = JSON.parse(run([process.execPath, 'consumer.mjs', EXAMPLE], { cwd: project, env }).stdout.trim().split('\n').pop())
+      expect(esm.names.sort()).toEqual(exports)
+    })
+
+    testIf(`the prime-compaction command runs${skipNote}`, () => {
+      const bin = path.join(project, 'node_modules', '.bin', process.platform === 'win32' ? `${pkg.name}.cmd` : pkg.name)
+      const { stdout } = run([bin, 'plan', EXAMPLE], { cwd: project, env, shell: process.platform === 'win32' })
+      expect(stdout).toMatch(/tokens before: +[\d,]+/)
+    })
+  })
+})
