@@ -6,6 +6,7 @@
 // exports pass it on.
 
 const native = require('../binding.js')
+const { flatMessages, releaseFlat, assembleTranscript, projectionOfPlan } = require('../flat-messages.js')
 
 // The agent's context reads summaries between these exact strings.
 const {
