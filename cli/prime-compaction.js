@@ -4,6 +4,8 @@
 // exact summarization request, or run the compaction against an
 // OpenAI-compatible server and append the result to the session.
 
+const { parseArgs: nodeParseArgs } = require('node:util')
+
 const api = require('../index.js')
 const { CliError, readSessionBytes, parseSession, takeBranch, compactionEntry, appendEntryAtomically } = require('./session-file.js')
 const { openAiStreamFn } = require('./openai.js')
@@ -52,6 +54,41 @@ const FLAGS = {
 
 class UsageError extends CliError {}
 
+/** node:util parseArgs's options for a command's flags (counts are checked after). */
+function parseArgsOptions(kinds) {
+  const options = {}
+  for (const [name, kind] of Object.entries(kinds)) {
+    options[name] = { type: kind === 'bool' ? 'boolean' : 'string', ...(name === 'help' && { short: 'h' }) }
+  }
+  return options
+}
+
+/**
+ * The arguments as node:util parseArgs tokenizes them, in this command's
+ * conventions: an argument that does not start with `--` is a positional
+ * one, except `-h`; so is `--`, and what follows it is still read as options.
+ */
+function tokensOf(args, options) {
+  const { tokens } = nodeParseArgs({ args, options, strict: false, allowPositionals: true, tokens: true })
+  const out = []
+  let shortAt = -1
+  for (const token of tokens) {
+    if (token.kind === 'option-terminator') {
+      out.push({ kind: 'positional', value: '--' }, ...tokensOf(args.slice(token.index + 1), options))
+      break
+    }
+    if (token.kind === 'option' && !token.rawName.startsWith('--')) {
+      // One token per letter of `-abc`: the argument counts once.
+      if (token.index === shortAt) continue
+      shortAt = token.index
+      out.push(args[token.index] === '-h' ? token : { kind: 'positional', value: args[token.index] })
+      continue
+    }
+    out.push(token)
+  }
+  return out
+}
+
 function parseArgs(argv) {
   const [command, ...rest] = argv
   if (command === undefined || command === '-h' || command === '--help' || command === 'help') return { command: 'help' }
@@ -59,34 +96,22 @@ function parseArgs(argv) {
   const kinds = { ...FLAGS.common, ...FLAGS[command] }
   const options = {}
   const positional = []
-  for (let i = 0; i < rest.length; i++) {
-    const arg = rest[i]
-    if (arg === '-h') {
-      options.help = true
+  for (const token of tokensOf(rest, parseArgsOptions(kinds))) {
+    if (token.kind === 'positional') {
+      positional.push(token.value)
       continue
     }
-    if (!arg.startsWith('--') || arg === '--') {
-      positional.push(arg)
-      continue
-    }
-    let name = arg.slice(2)
-    let value
-    const eq = name.indexOf('=')
-    if (eq >= 0) {
-      value = name.slice(eq + 1)
-      name = name.slice(0, eq)
-    }
-    const kind = kinds[name]
+    // `--=x` is an option with no name.
+    const name = token.name.split('=')[0]
+    const kind = Object.hasOwn(kinds, name) ? kinds[name] : undefined
     if (!kind) throw new UsageError(`unknown option --${name} for ${command}`)
     if (kind === 'bool') {
-      if (value !== undefined) throw new UsageError(`--${name} takes no value`)
+      if (token.inlineValue) throw new UsageError(`--${name} takes no value`)
       options[name] = true
       continue
     }
-    if (value === undefined) {
-      if (i + 1 >= rest.length) throw new UsageError(`--${name} needs a value`)
-      value = rest[++i]
-    }
+    const value = token.value
+    if (value === undefined) throw new UsageError(`--${name} needs a value`)
     if (kind === 'count') {
       const n = Number(value)
       if (!/^\d+$/.test(value) || !Number.isSafeInteger(n)) throw new UsageError(`--${name} expects a whole number, got ${JSON.stringify(value)}`)

@@ -4,7 +4,7 @@
 // patterns in V8). Rust's own Unicode tables differ from V8's in `\s` (U+0085,
 // U+FEFF) and may lag a Unicode version, so the table is taken from Node itself.
 //
-// Run: node scripts/gen-token-classes.mjs  (then cargo fmt)
+// Run: node scripts/gen-token-classes.mjs [output path]
 import { writeFileSync } from 'node:fs'
 
 // Must match `Class` in crates/core/src/tokens/tokenizer.rs.
@@ -52,5 +52,5 @@ pub static RANGES: [(u32, u32, Class); ${ranges.length}] = [
 ${body}
 ];
 `
-writeFileSync(new URL('../crates/core/src/tokens/classes.rs', import.meta.url), out)
+writeFileSync(process.argv[2] ?? new URL('../crates/core/src/tokens/classes.rs', import.meta.url), out)
 console.log(`${ranges.length} ranges; classes ${CLASSES.join(', ')}`)

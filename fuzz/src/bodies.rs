@@ -104,7 +104,9 @@ pub fn session_file(data: &[u8]) {
 }
 
 /// ECMA-262 `Number::toString(10)` built independently on Rust's shortest
-/// round-trip digits (`{:e}`), to check `number_to_js_string` against.
+/// round-trip digits (`{:e}`), to check `number_to_js_string` (ryu-js)
+/// against. The core's tests check this oracle itself against V8's own
+/// `String(x)` (`crates/core/tests/data/number_strings.txt`).
 pub fn reference_number_to_string(x: f64) -> String {
     if x.is_nan() {
         return "NaN".into();

@@ -349,27 +349,14 @@ impl Ranks {
             Encoding::Cl100kBase => tiktoken_rs::cl100k_base(),
         }
         .map_err(|e| e.to_string())?;
-        // tiktoken-rs keeps its rank table private; decoding every rank one by
-        // one rebuilds it. Special tokens are left out: they count as text.
+        // tiktoken-rs keeps its rank table private but decodes any rank. The
+        // ordinary tokens are ranks 0, 1, 2, ... up to the first gap; special
+        // tokens (which count as text here) are left out wherever they sit.
         let specials = bpe.special_tokens();
-        let mut map = FxHashMap::default();
-        map.reserve(210_000);
-        let mut misses = 0;
-        let mut rank: u32 = 0;
-        // The ranks are dense; stop after a long gap past the last one.
-        while misses < 1024 {
-            match bpe.decode_bytes(&[rank]) {
-                Ok(bytes) => {
-                    misses = 0;
-                    let special = std::str::from_utf8(&bytes).is_ok_and(|s| specials.contains(s));
-                    if !special {
-                        map.insert(bytes, rank);
-                    }
-                }
-                Err(_) => misses += 1,
-            }
-            rank += 1;
-        }
+        let map: FxHashMap<Vec<u8>, u32> = (0..)
+            .map_while(|rank| Some((bpe.decode_bytes(&[rank]).ok()?, rank)))
+            .filter(|(bytes, _)| !std::str::from_utf8(bytes).is_ok_and(|s| specials.contains(s)))
+            .collect();
         if map.len() < 256 {
             return Err(format!("{} ranks did not load", encoding.name()));
         }

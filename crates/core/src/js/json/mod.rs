@@ -15,6 +15,10 @@
 //!
 //! Nothing here panics on any input; parse and stringify use explicit stacks,
 //! not recursion.
+//!
+//! Written by hand because serde_json does not do this: its untyped values
+//! cannot keep lone-surrogate escapes, it rejects `1e400`, and it orders
+//! object keys unlike JS. Numbers are printed by `ryu-js` (`number.rs`).
 
 mod names;
 mod number;

@@ -3,7 +3,6 @@
 use crate::js::string::{utf16_len_of_str, JsStr, Wtf8Piece};
 
 use super::names::PropName;
-use super::number::{format_js_number, NumBuf};
 use super::parse::find_special;
 use super::value::Value;
 
@@ -12,9 +11,7 @@ trait Sink {
     fn string(&mut self, s: &JsStr);
     fn number(&mut self, n: f64) {
         if n.is_finite() {
-            let mut buf = NumBuf::new();
-            format_js_number(n, &mut buf);
-            self.raw(buf.as_str());
+            self.raw(ryu_js::Buffer::new().format_finite(n));
         } else {
             self.raw("null");
         }

@@ -7,6 +7,21 @@ fn counts(text: &str) -> (usize, usize) {
     )
 }
 
+/// Every ordinary token of each encoding, and no special one: the rank
+/// files hold ranks 0..=199997 and 0..=100255.
+#[test]
+fn rank_tables_hold_every_ordinary_token() {
+    for (encoding, tokens) in [
+        (Encoding::O200kBase, 199_998),
+        (Encoding::Cl100kBase, 100_256),
+    ] {
+        let ranks = ranks(encoding).unwrap();
+        assert_eq!(ranks.map.len(), tokens, "{}", encoding.name());
+        assert!(!ranks.map.contains_key(b"<|endoftext|>".as_slice()));
+        assert!(ranks.map.values().all(|&r| (r as usize) < tokens));
+    }
+}
+
 /// Expected values from js-tiktoken 1.0.21, `encode(text, [], []).length`.
 #[test]
 fn known_counts() {
