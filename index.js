@@ -278,7 +278,11 @@ function abortError(signal) {
 /** Rejects as soon as `signal` aborts, whatever `promise` does. */
 function unlessAborted(promise, signal) {
   if (!signal) return promise
-  if (signal.aborted) return Promise.reject(abortError(signal))
+  if (signal.aborted) {
+    // Settled here or not, `promise` must not become an unhandled rejection.
+    Promise.resolve(promise).catch(() => {})
+    return Promise.reject(abortError(signal))
+  }
   return new Promise((resolve, reject) => {
     const onAbort = () => reject(abortError(signal))
     signal.addEventListener('abort', onAbort, { once: true })
