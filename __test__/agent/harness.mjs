@@ -2,7 +2,7 @@
 // against the scripted model, and returns what happened as plain JSON: the
 // requests the model got, the session's events, each operation's outcome,
 // the session file, the context it re-opens with, and the files the tools
-// left behind. Runs under Node 22 (see run-flow.mjs); the module swap, if
+// left behind. Runs under Node 22 (see run-flows.mjs); the module swap, if
 // any, is registered before the agent is imported.
 
 import { cpSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'

@@ -1,7 +1,8 @@
 'use strict'
-// Jest-side driver of the real-agent suite: runs flows in child processes
-// under the agent line's Node 22 binary (run-flow.mjs), two at a time, both
-// modules of a flow one after the other in the same folder, and returns
+// Jest-side driver of the real-agent suite: runs the flows under the agent
+// line's Node 22 binary (run-flows.mjs), all flows of one module in one child
+// process, first with the agent's own module and then with ours, each flow
+// in the same folder both times (the agent's requests name it), and returns
 // their records.
 
 const { execFile } = require('node:child_process')
@@ -9,7 +10,7 @@ const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
 
-const RUN_FLOW = path.join(__dirname, 'run-flow.mjs')
+const RUN_FLOWS = path.join(__dirname, 'run-flows.mjs')
 
 /** Why this machine cannot run `line`, or null when it can. */
 function unsupported(line) {
@@ -20,49 +21,39 @@ function unsupported(line) {
   return null
 }
 
-function runChild(line, job, base) {
-  const jobFile = path.join(base, `${job.flow}-${job.variant}.job.json`)
+function runChild(line, job) {
+  const jobFile = `${job.out}.job.json`
   fs.writeFileSync(jobFile, JSON.stringify(job))
   return new Promise((resolve, reject) => {
-    // HOME points into the run's folder so that nothing of the user's own
-    // agent setup (global skills, settings) reaches the agent.
-    const env = { ...process.env, HOME: base, PI_CODING_AGENT_DIR: path.join(base, 'home-agent-dir') }
-    execFile(line.node.binary, [RUN_FLOW, jobFile], { env, maxBuffer: 64 * 1024 * 1024, timeout: 120_000 }, (err, stdout, stderr) => {
-      if (err) {
-        reject(new Error(`${job.flow} (${job.variant}) failed: ${err.message}\n${stderr}`))
-        return
-      }
-      resolve(JSON.parse(fs.readFileSync(job.out, 'utf8')))
+    // HOME and the agent's folder point into the run's folder, so that
+    // nothing of the user's own agent setup (global skills, settings)
+    // reaches the agent.
+    const env = { ...process.env, HOME: job.base, PI_CODING_AGENT_DIR: path.join(job.base, 'home-agent-dir') }
+    execFile(line.node.binary, [RUN_FLOWS, jobFile], { env, maxBuffer: 64 * 1024 * 1024, timeout: 240_000 }, (err, stdout, stderr) => {
+      if (err) reject(new Error(`agent ${line.name} (${job.variant}) failed: ${err.message}\n${stderr}`))
+      else resolve(JSON.parse(fs.readFileSync(job.out, 'utf8')))
     })
   })
 }
 
 /**
- * Runs every flow with the agent's own module and with ours. Returns
- * `{ [flow]: { agent, ours } }`. `variants` narrows the runs (the fixture
- * recorder needs only the agent's own module).
+ * Runs the flows with the agent's own module and with ours. Returns
+ * `{ [flow]: { agent, ours } }`; a flow that threw has `{ failed }` instead
+ * of a record.
  */
-async function runFlows(line, flowNames, { variants = ['agent', 'ours'], concurrency = 2, keep } = {}) {
-  const base = keep || fs.mkdtempSync(path.join(os.tmpdir(), `prime-compaction-agent-${line.name}-`))
-  const records = {}
-  const queue = [...flowNames]
-  async function worker() {
-    while (queue.length > 0) {
-      const flow = queue.shift()
-      const dir = path.join(base, flow)
-      records[flow] = {}
-      for (const variant of variants) {
-        const job = { line: line.name, variant, flow, dir, out: path.join(base, `${flow}-${variant}.json`) }
-        records[flow][variant] = await runChild(line, job, base)
-      }
-    }
-  }
+async function runFlows(line, flows) {
+  const base = fs.mkdtempSync(path.join(os.tmpdir(), `prime-compaction-agent-${line.name}-`))
   try {
-    await Promise.all(Array.from({ length: concurrency }, worker))
+    const records = {}
+    for (const variant of ['agent', 'ours']) {
+      const job = { line: line.name, variant, flows, base, out: path.join(base, `${variant}.json`) }
+      const byFlow = await runChild(line, job)
+      for (const flow of flows) records[flow] = { ...records[flow], [variant]: byFlow[flow] }
+    }
+    return records
   } finally {
-    if (!keep) fs.rmSync(base, { recursive: true, force: true })
+    fs.rmSync(base, { recursive: true, force: true })
   }
-  return records
 }
 
 module.exports = { runFlows, unsupported }
