@@ -75,6 +75,12 @@ const LONG_TURN = {
   ],
 }
 
+/** A short turn: one small read and an answer. */
+const SHORT_TURN = {
+  prompt: 'How many Jest workers does jest.config.js allow?',
+  replies: [call(read('jest.config.js')), say('maxWorkers is 2: the two CPU-bound suites run side by side.')],
+}
+
 const CONTINUE = { prompt: 'What did we establish so far?', reply: say('The settings, the cut point and the model limits are read; Cargo.toml has a note.') }
 
 const FLOWS = [
@@ -92,9 +98,10 @@ const FLOWS = [
   {
     name: 'split-turn',
     files: FILES,
-    replies: [...WARM_UP.replies, ...LONG_TURN.replies, CONTINUE.reply],
+    replies: [...WARM_UP.replies, ...SHORT_TURN.replies, ...LONG_TURN.replies, CONTINUE.reply],
     async run(h) {
       await warmUp(h)
+      await h.prompt(SHORT_TURN.prompt)
       await h.prompt(LONG_TURN.prompt)
       await h.prompt(CONTINUE.prompt)
     },

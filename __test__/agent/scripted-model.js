@@ -97,7 +97,8 @@ function createScriptedModel({ contextWindow, reserveTokens, agentReplies }) {
     const planned = agentReplies[k]
     if (planned === undefined) {
       entry.answer = 'unscripted'
-      return { status: 500, error: `the script has no answer for agent request ${k}` }
+      // A 400, which the provider does not retry.
+      return { status: 400, error: `the script has no answer for agent request ${k}` }
     }
     const reply = typeof planned === 'function' ? planned(body) : planned
     entry.answer = `agent ${k}`
@@ -120,9 +121,8 @@ function createScriptedModel({ contextWindow, reserveTokens, agentReplies }) {
         held = { resolve }
       })
     },
-    partOf,
   }
   return api
 }
 
-module.exports = { createScriptedModel, kindOf, maxTokensOf, estimate }
+module.exports = { createScriptedModel }
