@@ -7,10 +7,12 @@
 //
 // Writes benches/fixtures/agent-<line>/<flow>.jsonl. Entry ids and
 // timestamps are the agent's own, new on every run; everything else repeats
-// (while the files the flows read stay the same). The temp folder the agent
-// worked in is written as WORK_DIR below.
+// (while the files the flows read stay the same), and a session that differs
+// from the committed one only there is left as it is. The temp folder the
+// agent worked in is written as WORK_DIR below.
+// (Also: npm run record:agent-fixtures.)
 
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -20,9 +22,16 @@ const require = createRequire(import.meta.url)
 const { LINES, root } = require('../__test__/agent/lines.js')
 const { FLOWS } = require('../__test__/agent/flows.js')
 const { missedExpectations } = require('../__test__/agent/scenario.js')
+const { idsOf, normalize } = require('../__test__/agent/compare.js')
 
 /** Where the fixtures say the agent worked: no path of the recording machine. */
 const WORK_DIR = '/home/user/prime-compaction'
+
+/** A session's entries with ids as positions and without timestamps. */
+function comparable(text) {
+  const record = { sessionLines: text.split('\n').filter(Boolean) }
+  return normalize(record.sessionLines.map((l) => JSON.parse(l)), idsOf(record))
+}
 
 const [major, minor] = process.versions.node.split('.').map(Number)
 if (major < 22 || (major === 22 && minor < 19)) {
@@ -53,11 +62,20 @@ try {
     if (text.includes(base)) throw new Error(`flow ${flow.name}: the session still names ${base}`)
     sessions[flow.name] = text
   }
+  // A session equal to the committed one but for ids and timestamps stays as it is.
+  const previous = {}
+  if (existsSync(out)) for (const f of readdirSync(out)) previous[f] = readFileSync(join(out, f), 'utf8')
   rmSync(out, { recursive: true, force: true })
   mkdirSync(out, { recursive: true })
-  for (const [name, text] of Object.entries(sessions)) writeFileSync(join(out, `${name}.jsonl`), text)
+  let kept = 0
+  for (const [name, text] of Object.entries(sessions)) {
+    const old = previous[`${name}.jsonl`]
+    const same = old !== undefined && JSON.stringify(comparable(old)) === JSON.stringify(comparable(text))
+    if (same) kept++
+    writeFileSync(join(out, `${name}.jsonl`), same ? old : text)
+  }
   const sizes = readdirSync(out).map((f) => readFileSync(join(out, f)).length)
-  console.log(`record-agent-fixtures: ${sizes.length} sessions, ${sizes.reduce((a, b) => a + b, 0)} bytes, in ${out}`)
+  console.log(`record-agent-fixtures: ${sizes.length} sessions (${kept} unchanged), ${sizes.reduce((a, b) => a + b, 0)} bytes, in ${out}`)
 } finally {
   rmSync(base, { recursive: true, force: true })
 }
