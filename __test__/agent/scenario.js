@@ -1,6 +1,6 @@
 'use strict'
 // What a flow's record must show for the flow to have tested its scenario
-// (the flow's `expect`, see flows.mjs): which compactions ran and how, an
+// (the flow's `expect`, see flows.js): which compactions ran and how, an
 // overflow, branch summaries. A flow that no longer reaches its scenario
 // (say, a file it reads grew) fails here, by name, instead of passing on a
 // session that never compacted.
