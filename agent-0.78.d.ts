@@ -721,7 +721,8 @@ export declare function findCutPoint(
 /**
  * Ask the model for a structured summary of `currentMessages`, updating
  * `previousSummary` when given. Resolves to the summary text; rejects when the
- * model answers with an error.
+ * model answers with an error, and with an `AbortError` when `signal` aborts
+ * (a string has no value that could not be mistaken for a summary).
  */
 export declare function generateSummary(
   currentMessages: AgentMessage[],
@@ -776,8 +777,29 @@ export declare function prepareCompactionAsync(
 ): Promise<CompactionPreparation | undefined>
 
 /**
+ * Prime-compaction addition. What `compact` resolves with when its `signal`
+ * aborts before the summary is complete: nothing to store, not even a partial
+ * summary. (The reference resolves with whatever text the aborted request
+ * left, as a `CompactionResult`.)
+ */
+export interface CompactionAborted {
+  aborted: true
+  summary?: undefined
+  firstKeptEntryId?: undefined
+  tokensBefore?: undefined
+  details?: undefined
+}
+
+/**
  * Summarize a prepared compaction with the model (two summaries merged when a
  * turn is split) and append the file lists.
+ *
+ * Aborting `signal` (already aborted, or during a request) resolves the
+ * promise at once with `{ aborted: true }` instead of a result, so check for
+ * it (`'aborted' in result`, or `signal.aborted` as the agent does) before
+ * storing anything. It resolves rather than rejects because the agent reports
+ * a rejected auto-compaction as a failure and a resolved one whose signal
+ * aborted as cancelled. Other failures reject.
  */
 export declare function compact(
   preparation: CompactionPreparation,
@@ -788,7 +810,7 @@ export declare function compact(
   signal?: AbortSignal,
   thinkingLevel?: ThinkingLevel,
   streamFn?: StreamFn,
-): Promise<CompactionResult>
+): Promise<CompactionResult | CompactionAborted>
 
 /** One summarization request, as `compact` hands it to the model. */
 export interface SummaryRequest {

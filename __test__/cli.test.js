@@ -210,6 +210,24 @@ describe('compact against a local OpenAI-compatible server', () => {
     expect(refused.stderr).toContain('cannot reach http://127.0.0.1:9/v1/chat/completions')
   })
 
+  test('Ctrl-C during the request exits with "interrupted" and --append leaves the file as it was', async () => {
+    server = await startServer([{ hang: true }])
+    const file = copyExample('interrupted.jsonl')
+    const before = fs.readFileSync(file)
+    const r = await run(['compact', file, '--base-url', server.baseUrl, '--model', 'm', '--append'], {
+      onStderr: (stderr, child) => {
+        if (stderr.includes('waiting for m at') && !child.interrupted) {
+          child.interrupted = true
+          child.kill('SIGINT')
+        }
+      },
+    })
+    expect(r.code).toBe(1)
+    expect(r.stderr).toContain('prime-compaction: interrupted')
+    expect(fs.readFileSync(file).equals(before)).toBe(true)
+    expect(server.requests).toHaveLength(1)
+  })
+
   test('--append writes the entry the agent would, as a child of the leaf', async () => {
     server = await startServer([{ text: 'History.' }, { text: 'Prefix.' }])
     const file = copyExample('append.jsonl')

@@ -252,18 +252,51 @@ describe('compact(): failures and overflow recovery', () => {
   })
 })
 
+/**
+ * A streamFn that behaves like pi-ai's on abort: its result() waits until
+ * `signal` aborts and then resolves with what the request had streamed so
+ * far, with stopReason "aborted", rather than rejecting.
+ */
+function abortable(partial = 'half a summ') {
+  const fn = async (model, context, options) => {
+    fn.calls.push(context)
+    return {
+      result: () =>
+        new Promise((resolve) => {
+          const done = () => resolve({ role: 'assistant', content: [{ type: 'text', text: partial }], stopReason: 'aborted' })
+          if (options.signal.aborted) done()
+          else options.signal.addEventListener('abort', done, { once: true })
+        }),
+    }
+  }
+  fn.calls = []
+  return fn
+}
+
 describe('compact(): abort', () => {
-  test('an already aborted signal rejects at once without calling streamFn', async () => {
+  /** What the agent (0.78.1, agent-session.js) does with compact() in an auto-compaction: its outcome. */
+  async function agentAutoCompaction(compact, preparation, signal, streamFn) {
+    try {
+      const result = await compact(preparation, MODEL, 'k', undefined, undefined, signal, undefined, streamFn)
+      const { summary, firstKeptEntryId, tokensBefore, details } = result
+      if (signal.aborted) return { outcome: 'cancelled', result }
+      return { outcome: 'stored', entry: { summary, firstKeptEntryId, tokensBefore, details } }
+    } catch (err) {
+      return { outcome: 'failed', message: err.message }
+    }
+  }
+
+  test('an already aborted signal resolves at once with { aborted: true }, without calling streamFn', async () => {
     const controller = new AbortController()
     controller.abort()
     const streamFn = scripted([text('never')])
-    await expect(ours.compact(preparation(), MODEL, 'k', undefined, undefined, controller.signal, undefined, streamFn)).rejects.toThrow(
-      'Compaction aborted',
-    )
+    await expect(ours.compact(preparation(), MODEL, 'k', undefined, undefined, controller.signal, undefined, streamFn)).resolves.toEqual({
+      aborted: true,
+    })
     expect(streamFn.calls).toHaveLength(0)
   })
 
-  test('aborting during a call rejects promptly, and the signal reaches streamFn', async () => {
+  test('aborting during a call resolves promptly with { aborted: true }, and the signal reaches streamFn', async () => {
     const controller = new AbortController()
     let seenSignal
     const hanging = async (model, context, options) => {
@@ -272,11 +305,74 @@ describe('compact(): abort', () => {
     }
     const started = Date.now()
     setTimeout(() => controller.abort(), 20)
-    await expect(ours.compact(preparation(), MODEL, 'k', undefined, undefined, controller.signal, undefined, hanging)).rejects.toMatchObject({
-      name: 'AbortError',
+    await expect(ours.compact(preparation(), MODEL, 'k', undefined, undefined, controller.signal, undefined, hanging)).resolves.toEqual({
+      aborted: true,
     })
     expect(Date.now() - started).toBeLessThan(1000)
     expect(seenSignal).toBe(controller.signal)
+  })
+
+  test('a stream that ends "aborted" after the abort, as pi-ai\'s do, leaves no partial summary', async () => {
+    const controller = new AbortController()
+    const streamFn = abortable()
+    setTimeout(() => controller.abort(), 10)
+    const result = await ours.compact(preparation(), MODEL, 'k', undefined, undefined, controller.signal, undefined, streamFn)
+    expect(result).toEqual({ aborted: true })
+    // The split turn's second request is never sent.
+    expect(streamFn.calls).toHaveLength(1)
+  })
+
+  test('a streamFn that throws once the signal aborted: { aborted: true }, not its error', async () => {
+    const controller = new AbortController()
+    const streamFn = async (model, context, options) => {
+      controller.abort()
+      throw new Error(`request cancelled (${options.signal.aborted})`)
+    }
+    await expect(ours.compact(preparation(), MODEL, 'k', undefined, undefined, controller.signal, undefined, streamFn)).resolves.toEqual({
+      aborted: true,
+    })
+  })
+
+  test('without an abort, an "aborted" stop still rejects, and so does bad input', async () => {
+    await expect(
+      ours.compact(preparation(), MODEL, 'k', undefined, undefined, new AbortController().signal, undefined, scripted([{ ...text(''), stopReason: 'aborted' }])),
+    ).rejects.toThrow(/aborted/)
+    const streamFn = abortable()
+    const { firstKeptEntryId, ...unmigrated } = preparation()
+    await expect(ours.compact(unmigrated, MODEL, 'k', undefined, undefined, new AbortController().signal, undefined, streamFn)).rejects.toThrow(
+      /firstKeptEntryId|UUID|migration/,
+    )
+    expect(streamFn.calls).toHaveLength(0)
+  })
+
+  test('the agent reports an aborted auto-compaction as cancelled with either module, and stores nothing from ours', async () => {
+    const ref = await loadReference()
+    const outcomes = {}
+    for (const [name, impl] of [
+      ['reference', ref],
+      ['ours', ours],
+    ]) {
+      const controller = new AbortController()
+      setTimeout(() => controller.abort(), 10)
+      outcomes[name] = await agentAutoCompaction(impl.compact, preparation(impl), controller.signal, abortable())
+    }
+    expect(outcomes.ours).toEqual({ outcome: 'cancelled', result: { aborted: true } })
+    // The reference resolves too, with the aborted request's partial text as a
+    // complete-looking result that only the signal tells apart.
+    expect(outcomes.reference.outcome).toBe('cancelled')
+    expect(outcomes.reference.result.summary).toContain('half a summ')
+    expect(outcomes.reference.result.firstKeptEntryId).toEqual(expect.any(String))
+  })
+})
+
+describe('generateSummary(): abort', () => {
+  test('rejects with an AbortError: a string result could be taken for a summary', async () => {
+    const controller = new AbortController()
+    setTimeout(() => controller.abort(), 10)
+    const messages = [{ role: 'user', content: 'hello', timestamp: 1 }]
+    await expect(ours.generateSummary(messages, MODEL, 2000, 'k', undefined, controller.signal, undefined, undefined, undefined, abortable())).rejects.toMatchObject({
+      name: 'AbortError',
+    })
   })
 })
 

@@ -325,12 +325,13 @@ async function compactCommand(file, options) {
   try {
     result = await api.compact(preparation, model, apiKey, undefined, options.instructions, controller.signal, undefined, streamFn)
   } catch (err) {
-    if (err && err.name === 'AbortError') throw new CliError('interrupted')
     throw new CliError(err.message)
   } finally {
     process.removeListener('SIGINT', onSignal)
     say.done()
   }
+  // An interrupted compaction resolves with { aborted: true }: nothing to print or append.
+  if (result.aborted) throw new CliError('interrupted')
   let entry
   if (options.append) {
     entry = compactionEntry(result, session, leaf.id)

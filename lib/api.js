@@ -259,7 +259,11 @@ function abortError(signal) {
 /** Rejects as soon as `signal` aborts, whatever `promise` does. */
 function unlessAborted(promise, signal) {
   if (!signal) return promise
-  if (signal.aborted) return Promise.reject(abortError(signal))
+  if (signal.aborted) {
+    // Settled here or not, `promise` must not become an unhandled rejection.
+    Promise.resolve(promise).catch(() => {})
+    return Promise.reject(abortError(signal))
+  }
   return new Promise((resolve, reject) => {
     const onAbort = () => reject(abortError(signal))
     signal.addEventListener('abort', onAbort, { once: true })
@@ -325,10 +329,26 @@ function startCompactionJob(preparation, model, customInstructions) {
   return { job, lists }
 }
 
+/**
+ * What compact() resolves with once its signal has aborted: no summary, no
+ * cut, nothing a caller could store. The agent reads the result's fields
+ * and then checks the signal, as it does for the reference's compact() (which
+ * resolves with whatever text the aborted request left); a rejection it
+ * would report as a failure.
+ */
+function abortedCompaction() {
+  return { aborted: true }
+}
+
 async function compact(preparation, model, apiKey, headers, customInstructions, signal, thinkingLevel, streamFn) {
-  if (signal && signal.aborted) throw abortError(signal)
+  if (signal && signal.aborted) return abortedCompaction()
   const { job, lists } = startCompactionJob(preparation, model, customInstructions)
-  await drive(job, model, apiKey, headers, signal, thinkingLevel, streamFn)
+  try {
+    await drive(job, model, apiKey, headers, signal, thinkingLevel, streamFn)
+  } catch (err) {
+    if (signal && signal.aborted) return abortedCompaction()
+    throw err
+  }
   const result = job.result()
   // The lists' own values: details are `unknown`, so not always strings.
   result.details = lists

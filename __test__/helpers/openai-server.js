@@ -1,28 +1,63 @@
 'use strict'
 // A local stand-in for an OpenAI-compatible chat-completions server, on
-// 127.0.0.1 and a random port, for the CLI tests. Each POST to
-// /v1/chat/completions is answered by the next scripted reply:
-//   { text, finish }                  plain JSON completion
+// 127.0.0.1 and a random port, for the CLI tests and the real-agent tests.
+// Each POST to /v1/chat/completions is answered by the next scripted reply:
+//   { text, finish }                  plain JSON completion (server-sent events when the request streams)
 //   { sse: ['chunk', ...], finish }   server-sent events, one delta per chunk, then [DONE]
+//   { ..., toolCalls: [{ id, name, arguments }] }   tool calls after the text (arguments: a JSON string)
+//   { ..., usage: { prompt_tokens, completion_tokens } }   the usage reported (a final chunk when streaming)
 //   { status, error }                 an error body { error: { message } }
-//   { hang: true }                    never answers (for timeouts)
-// The last reply repeats once the script runs out. Requests are recorded.
+//   { hang: true }                    never answers (for timeouts and aborts)
+// A reply may also be a Promise of one. The last reply repeats once the
+// script runs out. Requests are recorded, with the body as parsed and as sent (`raw`).
 
 const http = require('node:http')
 
-function completion(text, finish = 'stop') {
+const DEFAULT_USAGE = { prompt_tokens: 1, completion_tokens: 1 }
+
+function usageOf(reply) {
+  const { prompt_tokens, completion_tokens } = reply.usage || DEFAULT_USAGE
+  return { prompt_tokens, completion_tokens, total_tokens: prompt_tokens + completion_tokens }
+}
+
+function toolCallsOf(reply) {
+  return (reply.toolCalls || []).map((call, index) => ({
+    index,
+    id: call.id,
+    type: 'function',
+    function: { name: call.name, arguments: call.arguments },
+  }))
+}
+
+function completion(reply) {
+  const toolCalls = toolCallsOf(reply)
+  const message = { role: 'assistant', content: reply.text === undefined ? null : reply.text }
+  if (toolCalls.length > 0) message.tool_calls = toolCalls.map(({ index, ...call }) => call)
   return {
     id: 'chatcmpl-test',
     object: 'chat.completion',
     created: 1,
     model: 'test-model',
-    choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: finish }],
-    usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+    choices: [{ index: 0, message, finish_reason: reply.finish || (toolCalls.length > 0 ? 'tool_calls' : 'stop') }],
+    usage: usageOf(reply),
   }
 }
 
 function chunk(delta, finish = null) {
   return { id: 'chatcmpl-test', object: 'chat.completion.chunk', created: 1, model: 'test-model', choices: [{ index: 0, delta, finish_reason: finish }] }
+}
+
+function writeEvents(res, reply, includeUsage) {
+  const pieces = reply.sse || (reply.text === undefined ? [] : [reply.text])
+  const toolCalls = toolCallsOf(reply)
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' })
+  res.write(`data: ${JSON.stringify(chunk({ role: 'assistant', content: '' }))}\n\n`)
+  for (const piece of pieces) res.write(`data: ${JSON.stringify(chunk({ content: piece }))}\n\n`)
+  for (const call of toolCalls) res.write(`data: ${JSON.stringify(chunk({ tool_calls: [call] }))}\n\n`)
+  const finish = reply.finish || (toolCalls.length > 0 ? 'tool_calls' : 'stop')
+  res.write(`data: ${JSON.stringify(chunk({}, finish))}\n\n`)
+  if (includeUsage) res.write(`data: ${JSON.stringify({ ...chunk({}), choices: [], usage: usageOf(reply) })}\n\n`)
+  res.end('data: [DONE]\n\n')
 }
 
 async function startServer(script) {
@@ -33,23 +68,24 @@ async function startServer(script) {
     let body = ''
     req.setEncoding('utf8')
     req.on('data', (d) => (body += d))
-    req.on('end', () => {
+    req.on('end', async () => {
       let parsed
       try {
         parsed = JSON.parse(body)
       } catch {
         parsed = body
       }
-      requests.push({ method: req.method, url: req.url, headers: req.headers, body: parsed })
+      requests.push({ method: req.method, url: req.url, headers: req.headers, body: parsed, raw: body })
       if (req.method !== 'POST' || req.url !== '/v1/chat/completions') {
         res.writeHead(404, { 'content-type': 'application/json' })
         res.end(JSON.stringify({ error: { message: `no route ${req.method} ${req.url}` } }))
         return
       }
-      const reply = typeof script === 'function' ? script(parsed, n) : script[Math.min(n, script.length - 1)]
-      n++
+      const index = n++
+      const reply = await (typeof script === 'function' ? script(parsed, index) : script[Math.min(index, script.length - 1)])
       if (reply.hang) {
         hanging.add(res)
+        res.on('close', () => hanging.delete(res))
         return
       }
       if (reply.status) {
@@ -57,16 +93,12 @@ async function startServer(script) {
         res.end(JSON.stringify({ error: { message: reply.error, type: 'invalid_request_error' } }))
         return
       }
-      if (reply.sse) {
-        res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' })
-        res.write(`data: ${JSON.stringify(chunk({ role: 'assistant', content: '' }))}\n\n`)
-        for (const piece of reply.sse) res.write(`data: ${JSON.stringify(chunk({ content: piece }))}\n\n`)
-        res.write(`data: ${JSON.stringify(chunk({}, reply.finish || 'stop'))}\n\n`)
-        res.end('data: [DONE]\n\n')
+      if (reply.sse || (parsed && parsed.stream === true)) {
+        writeEvents(res, reply, Boolean(parsed && parsed.stream_options && parsed.stream_options.include_usage))
         return
       }
       res.writeHead(200, { 'content-type': 'application/json' })
-      res.end(JSON.stringify(completion(reply.text, reply.finish)))
+      res.end(JSON.stringify(completion(reply)))
     })
   })
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))

@@ -127,6 +127,7 @@ accepts<Ours.StreamFn>(value<typeof Ai.streamSimple>())
 // @ts-expect-error our StreamFn returns a structural stream, not pi-ai's class
 accepts<Core.StreamFn>(value<Ours.StreamFn>())
 
+// @ts-expect-error an aborted compact() resolves with CompactionAborted, which is no CompactionResult (see below)
 accepts<typeof Ref.compact>(Ours.compact)
 accepts<typeof Ref.generateSummary>(Ours.generateSummary)
 accepts<typeof Ref.generateBranchSummary>(Ours.generateBranchSummary)
@@ -140,7 +141,14 @@ accepts<typeof Ours.generateBranchSummary>(Ref.generateBranchSummary)
 /** Parameter list with the stream function type removed from each slot. */
 type NoStreamFn<P extends unknown[]> = { [K in keyof P]: Exclude<P[K], Core.StreamFn | Ours.StreamFn> }
 mutual<NoStreamFn<Parameters<typeof Ours.compact>>, NoStreamFn<Parameters<typeof Ref.compact>>>(same, same)
-mutual<ReturnType<typeof Ours.compact>, ReturnType<typeof Ref.compact>>(same, same)
+// compact() resolves with `{ aborted: true }` where the reference resolves with
+// the partial text of an aborted request as a CompactionResult: the
+// reference's results are ours, and ours are the reference's once the
+// aborted case is ruled out.
+accepts<ReturnType<typeof Ours.compact>>(value<ReturnType<typeof Ref.compact>>())
+// @ts-expect-error CompactionAborted is no CompactionResult
+accepts<ReturnType<typeof Ref.compact>>(value<ReturnType<typeof Ours.compact>>())
+mutual<Exclude<Awaited<ReturnType<typeof Ours.compact>>, Ours.CompactionAborted>, Awaited<ReturnType<typeof Ref.compact>>>(same, same)
 mutual<NoStreamFn<Parameters<typeof Ours.generateSummary>>, NoStreamFn<Parameters<typeof Ref.generateSummary>>>(
   same,
   same,

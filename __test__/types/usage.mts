@@ -129,8 +129,11 @@ async function main(): Promise<void> {
   const prep = prepareCompaction(entries, DEFAULT_COMPACTION_SETTINGS)
   if (prep) {
     const controller = new AbortController()
-    const result: CompactionResult = await compact(prep, model, undefined, undefined, 'focus', controller.signal, 'high', streamFn)
-    void result.customInstructions
+    const result = await compact(prep, model, undefined, undefined, 'focus', controller.signal, 'high', streamFn)
+    if (!('aborted' in result)) {
+      const stored: CompactionResult = result
+      void stored.customInstructions
+    }
   }
   const branch = await generateBranchSummary(entries, {
     model,

@@ -1,0 +1,46 @@
+'use strict'
+// Differences between the agent's own compaction module and ours that are
+// deliberate, per agent line, as the real-agent suite (agent.test.js) finds
+// them: `where` is the kind of difference (see compare.js), `flows` the flows
+// it occurs in (exactly), `reason` why it is so. The suite fails on a
+// difference this list lacks and on an entry that no longer occurs.
+
+/** Flows in which the built-in summarizer sends requests (all but the extension's own compaction). */
+const SUMMARIZING = [
+  'threshold',
+  'split-turn',
+  'split-turn-resummarized',
+  'overflow',
+  'manual-instructions',
+  'abort-manual',
+  'abort-auto',
+  'branch-summary',
+  'extension-compact-call',
+]
+
+module.exports = {
+  '0.78': [
+    {
+      where: 'summary request: system prompt',
+      flows: SUMMARIZING,
+      reason: 'the summarization system prompt is written for this package, not copied from the agent',
+    },
+    {
+      where: 'summary request: prompt text',
+      flows: SUMMARIZING,
+      reason:
+        "the spec's request: its transcript format (call ids, tool names, error flags), the summary projection, the Reasoning Digest section, instructions marked as taking priority",
+    },
+    {
+      where: 'summary request compact/turnPrefix: customInstructions',
+      flows: ['manual-instructions', 'extension-compact-call'],
+      reason: "the spec puts custom instructions in every request, the split turn's prefix request too; 0.78.1 sends them with the history request only",
+    },
+    {
+      where: 'summary request navigateTree/history: options',
+      flows: ['branch-summary'],
+      reason:
+        "a branch summary may use min(0.8 × reserveTokens, model.maxTokens) output tokens (2,000 here) where 0.78.1 asks for a fixed 2,048, more than this model's maxTokens",
+    },
+  ],
+}

