@@ -55,7 +55,7 @@ try {
   const sessions = {}
   for (const flow of FLOWS) {
     const dir = join(base, flow.name)
-    const record = await runFlow({ line, variant: 'agent', flow, dir, repoRoot: root })
+    const record = await runFlow({ line, variant: 'agent', flow, dir, repoRoot: join(root, '__test__', 'agent', 'work-tree') })
     const missed = missedExpectations(record)
     if (missed.length > 0) throw new Error(`flow ${flow.name} missed its scenario: ${missed.join('; ')}`)
     const text = readFileSync(record.sessionFile, 'utf8').split(join(dir, 'work')).join(WORK_DIR)

@@ -1,7 +1,7 @@
 'use strict'
 // The flows the real-agent suite drives, written once for every agent line.
-// Each flow names the repository files its tools work on (copied into a
-// temp folder), the scripted model's answers to the agent's own requests
+// Each flow names the repository files its tools work on (kept as they were
+// in work-tree/, copied into a temp folder), the scripted model's answers to the agent's own requests
 // (see scripted-model.js), what it does with the session, and what must
 // have happened for the flow to have tested anything (`expect`, checked by
 // the suite for both modules). Sizes are chosen with room to spare against

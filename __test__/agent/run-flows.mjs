@@ -30,7 +30,7 @@ for (const name of job.flows) {
   const flow = FLOWS.find((f) => f.name === name)
   try {
     if (!flow) throw new Error(`no flow named ${name}`)
-    records[name] = await runFlow({ line, variant: job.variant, flow, dir: join(job.base, name), repoRoot: root })
+    records[name] = await runFlow({ line, variant: job.variant, flow, dir: join(job.base, name), repoRoot: join(root, '__test__', 'agent', 'work-tree') })
   } catch (err) {
     records[name] = { flow: name, variant: job.variant, failed: String((err && err.stack) || err) }
   }

@@ -1,0 +1,16 @@
+'use strict'
+// Jest configuration for the JS test harness (__test__/).
+// Run through `npm run test:js`, which starts Node with --experimental-vm-modules
+// so the tests can import() the reference implementation's ESM modules.
+module.exports = {
+  testEnvironment: 'node',
+  roots: ['<rootDir>/__test__'],
+  testMatch: ['**/__test__/**/*.test.js'],
+  // Plain CommonJS tests: no Babel transform (faster, and keeps the code as written).
+  transform: {},
+  // Parity runs thousands of generated sessions; per-test timeouts are set in the files.
+  testTimeout: 120000,
+  // The two suites are CPU-bound; on a 2-core machine run them in parallel.
+  maxWorkers: 2,
+  verbose: true,
+}

@@ -1,0 +1,202 @@
+//! Recognising "the request was larger than the model's context" in a
+//! provider's error message, so compaction can retry with less.
+
+use std::sync::OnceLock;
+
+use regex::Regex;
+
+/// One provider's overflow wording. `example` is a message it really sends;
+/// the tests check that each pattern matches its example.
+pub struct OverflowPattern {
+    pub source: &'static str,
+    pub pattern: &'static str,
+    pub example: &'static str,
+}
+
+/// Overflow messages by provider, case-insensitive.
+pub const OVERFLOW_PATTERNS: &[OverflowPattern] = &[
+    OverflowPattern {
+        source: "Anthropic (tokens)",
+        pattern: r"prompt is too long",
+        example: "prompt is too long: 213462 tokens > 200000 maximum",
+    },
+    OverflowPattern {
+        source: "Anthropic (request bytes, HTTP 413)",
+        pattern: r"request_too_large",
+        example: r#"413 {"error":{"type":"request_too_large","message":"Request exceeds the maximum size"}}"#,
+    },
+    OverflowPattern {
+        source: "Amazon Bedrock",
+        pattern: r"input is too long for (the )?requested model",
+        example: "ValidationException: Input is too long for requested model.",
+    },
+    OverflowPattern {
+        source: "OpenAI",
+        pattern: r"exceeds the context window",
+        example: "Your input exceeds the context window of this model. Please adjust your input and try again.",
+    },
+    OverflowPattern {
+        source: "OpenAI (legacy) and compatible proxies",
+        pattern: r"maximum context length (is|of) [\d,]+ tokens",
+        example: "This model's maximum context length is 128000 tokens. However, your messages resulted in 130532 tokens.",
+    },
+    OverflowPattern {
+        source: "OpenAI error code",
+        pattern: r"context[_ ]length[_ ]exceeded",
+        example: r#"400 {"error":{"code":"context_length_exceeded"}}"#,
+    },
+    OverflowPattern {
+        source: "Google Gemini",
+        pattern: r"input token count.*exceeds the maximum",
+        example: "The input token count (1196265) exceeds the maximum number of tokens allowed (1048575).",
+    },
+    OverflowPattern {
+        source: "xAI",
+        pattern: r"maximum prompt length is \d+",
+        example: "This model's maximum prompt length is 131072 but the request contains 537812 tokens.",
+    },
+    OverflowPattern {
+        source: "Groq",
+        pattern: r"reduce the length of the messages",
+        example: "Please reduce the length of the messages or completion.",
+    },
+    OverflowPattern {
+        source: "OpenRouter backends",
+        pattern: r"maximum allowed input length of [\d,]+ tokens",
+        example: "Input length 140000 exceeds the maximum allowed input length of 131072 tokens.",
+    },
+    OverflowPattern {
+        source: "Together AI",
+        pattern: r"is longer than the model'?s context length",
+        example: "The input (140000 tokens) is longer than the model's context length (131072 tokens).",
+    },
+    OverflowPattern {
+        source: "GitHub Copilot",
+        pattern: r"prompt token count of \d+ exceeds the limit",
+        example: "prompt token count of 140000 exceeds the limit of 128000",
+    },
+    OverflowPattern {
+        source: "llama.cpp server",
+        pattern: r"exceeds the available context size",
+        example: "the request exceeds the available context size, try increasing it",
+    },
+    OverflowPattern {
+        source: "LM Studio",
+        pattern: r"greater than the context length",
+        example: "The number of tokens to keep from the initial prompt is greater than the context length.",
+    },
+    OverflowPattern {
+        source: "vLLM",
+        pattern: r"maximum model length is \d+",
+        example: "This model's maximum model length is 32768 tokens. However, you requested 40000 tokens.",
+    },
+    OverflowPattern {
+        source: "Ollama",
+        pattern: r"prompt too long; exceeded (max )?context length",
+        example: "prompt too long; exceeded max context length by 1200 tokens",
+    },
+    OverflowPattern {
+        source: "Mistral",
+        pattern: r"too large for model with \d+ maximum context length",
+        example: "Prompt contains 140000 tokens and 0 draft tokens, too large for model with 131072 maximum context length",
+    },
+    OverflowPattern {
+        source: "MiniMax",
+        pattern: r"context window exceeds limit",
+        example: "invalid params, context window exceeds limit (2013)",
+    },
+    OverflowPattern {
+        source: "Kimi",
+        pattern: r"exceeded model token limit",
+        example: "Your request exceeded model token limit: 262144 (requested: 300000)",
+    },
+    OverflowPattern {
+        source: "z.ai finish reason",
+        pattern: r"model_context_window_exceeded",
+        example: "finish_reason: model_context_window_exceeded",
+    },
+    OverflowPattern {
+        source: "Cerebras (status without a body)",
+        pattern: r"^4(00|13)\s*(status code)?\s*\(no body\)",
+        example: "413 status code (no body)",
+    },
+    OverflowPattern {
+        source: "generic",
+        pattern: r"token limit exceeded|too many (input )?tokens",
+        example: "Token limit exceeded for this request",
+    },
+];
+
+/// Errors that mention tokens but are about rate limits or capacity, which
+/// a smaller request would not fix.
+pub const NOT_OVERFLOW_PATTERNS: &[&str] = &[
+    r"rate.?limit",
+    r"too many requests",
+    r"^(throttling|throttlingexception|service unavailable)\b",
+    r"please wait before trying again",
+];
+
+struct Compiled {
+    overflow: Vec<Regex>,
+    not_overflow: Vec<Regex>,
+}
+
+fn compiled() -> &'static Compiled {
+    static COMPILED: OnceLock<Compiled> = OnceLock::new();
+    COMPILED.get_or_init(|| {
+        let build = |p: &str| Regex::new(&format!("(?i){p}")).ok();
+        Compiled {
+            overflow: OVERFLOW_PATTERNS
+                .iter()
+                .filter_map(|p| build(p.pattern))
+                .collect(),
+            not_overflow: NOT_OVERFLOW_PATTERNS
+                .iter()
+                .filter_map(|p| build(p))
+                .collect(),
+        }
+    })
+}
+
+/// Whether an error message says the request overflowed the context window.
+pub fn is_context_overflow(error_message: &str) -> bool {
+    let c = compiled();
+    !c.not_overflow.iter().any(|r| r.is_match(error_message))
+        && c.overflow.iter().any(|r| r.is_match(error_message))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_pattern_compiles_and_matches_its_example() {
+        assert_eq!(compiled().overflow.len(), OVERFLOW_PATTERNS.len());
+        for p in OVERFLOW_PATTERNS {
+            assert!(
+                is_context_overflow(p.example),
+                "{} does not match its example",
+                p.source
+            );
+            assert!(
+                is_context_overflow(&p.example.to_uppercase()),
+                "{} is case-sensitive",
+                p.source
+            );
+        }
+    }
+
+    #[test]
+    fn rate_limits_and_other_errors_are_not_overflow() {
+        for msg in [
+            "ThrottlingException: Too many tokens, please wait before trying again.",
+            "429 Too Many Requests",
+            "Rate limit reached for requests: too many tokens per minute",
+            "Invalid API key",
+            "500 Internal Server Error",
+            "",
+        ] {
+            assert!(!is_context_overflow(msg), "{msg:?} taken for overflow");
+        }
+    }
+}
