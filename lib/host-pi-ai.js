@@ -161,7 +161,8 @@ async function completeSimpleOf(specifier, callers) {
   } catch (err) {
     throw new Error(
       `prime-compaction: no streamFn was passed and completeSimple could not be loaded from ${specifier} ` +
-        `(resolved from ${where}: ${err && err.message}); pass a streamFn(model, context, options) or install ${specifier}`,
+        `(resolved from ${where}: ${err && err.message}); pass a streamFn(model, context, options), ` +
+        `or install the @earendil-works/pi-ai whose ${specifier} exports it`,
       { cause: err },
     )
   }
