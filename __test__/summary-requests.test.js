@@ -75,6 +75,15 @@ describe.each(LINES)('agent line %s: summary requests', (line) => {
     expect(b.calls.map((c) => c.options.maxTokens)).toEqual(a.calls.map((c) => c.options.maxTokens))
     expect(b.calls.map((c) => 'maxTokens' in c.options)).toEqual(line === '0.78' ? [true, true] : [false, false])
     if (line === '0.78') expect(b.calls.map((c) => c.options.maxTokens)).toEqual([800, 500])
+    else {
+      // 1.6 does not read the settings at all.
+      for (const settings of [undefined, { reserveTokens: 'lots' }]) {
+        const unread = { ...splitPreparation(ref), settings }
+        const a2 = await runCompact(ref, [unread, MODEL, 'k'])
+        const b2 = await runCompact(ours, [unread, MODEL, 'k'])
+        expect(b2.result).toEqual(a2.result)
+      }
+    }
   })
 
   test.each([

@@ -341,9 +341,13 @@ pub fn start_compaction(
         } else {
             None
         };
-        let settings = prep.get(Key::Settings)?;
-        let reserve_tokens =
-            number_field(&settings, Key::ReserveTokens).within("preparation.settings")?;
+        // Lines that send no maxTokens do not read the settings (1.6's compact() does not).
+        let reserve_tokens = if line.summary_requests.max_tokens {
+            let settings = prep.get(Key::Settings)?;
+            number_field(&settings, Key::ReserveTokens).within("preparation.settings")?
+        } else {
+            f64::NAN
+        };
         let (read_files, modified_files) = file_lists(&cx.wrap(file_ops.0)?)?;
         let facts = model_facts(&cx.wrap(model.0)?, &cx.wrap(thinking_level.0)?)?;
         let custom_instructions = optional_string(&cx.wrap(custom.0)?, "customInstructions")?;
