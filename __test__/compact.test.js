@@ -11,7 +11,7 @@ const path = require('node:path')
 const { execFileSync } = require('node:child_process')
 const { loadReference } = require('./helpers/reference')
 const { LINES } = require('./helpers/ours')
-const { promptOf } = require('./helpers/summary')
+const { promptOf, abortable } = require('./helpers/summary')
 
 const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
 
@@ -274,27 +274,6 @@ describe.each(LINES.map((line) => [line, require(`../agent-${line}`)]))('agent l
       expect(streamFn.calls).toHaveLength(1)
     })
   })
-
-  /**
-   * A streamFn that behaves like pi-ai's on abort: its result() waits until
-   * `signal` aborts and then resolves with what the request had streamed so
-   * far, with stopReason "aborted", rather than rejecting.
-   */
-  function abortable(partial = 'half a summ') {
-    const fn = async (model, context, options) => {
-      fn.calls.push(context)
-      return {
-        result: () =>
-          new Promise((resolve) => {
-            const done = () => resolve({ role: 'assistant', content: [{ type: 'text', text: partial }], stopReason: 'aborted' })
-            if (options.signal.aborted) done()
-            else options.signal.addEventListener('abort', done, { once: true })
-          }),
-      }
-    }
-    fn.calls = []
-    return fn
-  }
 
   describe('compact(): abort', () => {
     /** What the agent (0.78.1, agent-session.js) does with compact() in an auto-compaction: its outcome. */

@@ -7,7 +7,7 @@
 const differences = require('./differences')
 const { loadReference } = require('./helpers/reference')
 const { loadOurs, LINES } = require('./helpers/ours')
-const { MODEL, usage, text, failure, scripted, recorder, splitPreparation, plainPreparation, branchEntries } = require('./helpers/summary')
+const { MODEL, usage, text, failure, scripted, recorder, splitPreparation, plainPreparation, branchEntries, sides, abortable } = require('./helpers/summary')
 
 const OVERFLOW = 'prompt is too long: 213462 tokens > 200000 maximum'
 
@@ -19,31 +19,11 @@ async function outcome(promise) {
   }
 }
 
-/** A streamFn whose result() resolves, once the request's signal aborts, with the text streamed so far, as pi-ai's do. */
-function abortable(partial = 'half a summ') {
-  const fn = async (model, context, options) => {
-    fn.calls.push(context)
-    return {
-      result: () =>
-        new Promise((resolve) => {
-          const done = () => resolve({ role: 'assistant', content: [{ type: 'text', text: partial }], stopReason: 'aborted' })
-          if (options.signal.aborted) done()
-          else options.signal.addEventListener('abort', done, { once: true })
-        }),
-    }
-  }
-  fn.calls = []
-  return fn
-}
-
 /** Each demonstration gets the line, the line's reference and ours. */
 const DEMOS = {
   async 'summary-text'(line, ref, ours) {
     const prompts = {}
-    for (const [name, impl] of [
-      ['ref', ref],
-      ['ours', ours],
-    ]) {
+    for (const [name, impl] of sides(ref, ours)) {
       const streamFn = scripted([text('H'), text('P')])
       await impl.compact(splitPreparation(ref), MODEL, 'k', undefined, undefined, undefined, undefined, streamFn)
       prompts[name] = streamFn.calls.map((c) => c.prompt)
@@ -68,10 +48,7 @@ const DEMOS = {
 
   async 'custom-instructions'(line, ref, ours) {
     const runs = {}
-    for (const [name, impl] of [
-      ['ref', ref],
-      ['ours', ours],
-    ]) {
+    for (const [name, impl] of sides(ref, ours)) {
       const streamFn = scripted([text('H'), text('P')])
       const result = await impl.compact(splitPreparation(ref), MODEL, 'k', undefined, 'keep the migration command', undefined, undefined, streamFn)
       runs[name] = { result, prompts: streamFn.calls.map((c) => c.prompt) }
@@ -108,10 +85,7 @@ const DEMOS = {
       // An overflow that holds a retryable word ("500"), under a retry policy.
       const worded = "This model's maximum context length is 500 tokens. However, your messages resulted in 900 tokens."
       const runs = {}
-      for (const [name, impl] of [
-        ['ref', ref],
-        ['ours', ours],
-      ]) {
+      for (const [name, impl] of sides(ref, ours)) {
         const streamFn = scripted([failure(worded), text('OK')])
         const callbacks = recorder()
         await impl.compact(twoRounds(), MODEL, 'k', undefined, undefined, undefined, undefined, streamFn, undefined, { enabled: true, maxRetries: 3, baseDelayMs: 1 }, callbacks)
@@ -146,10 +120,7 @@ const DEMOS = {
     expect(refResult.summary.startsWith('OK')).toBe(true)
     // A numeric string: the same retries, maxAttempts as a number here and as given in 1.6.0.
     const maxAttempts = {}
-    for (const [name, impl] of [
-      ['ref', ref],
-      ['ours', ours],
-    ]) {
+    for (const [name, impl] of sides(ref, ours)) {
       const callbacks = recorder()
       await impl.compact(plainPreparation(ref), MODEL, 'k', undefined, undefined, undefined, undefined, scripted([failure('terminated'), text('OK')]), undefined, { enabled: true, maxRetries: '5', baseDelayMs: 1 }, callbacks)
       maxAttempts[name] = callbacks.log[0][2]
@@ -159,10 +130,7 @@ const DEMOS = {
 
   async 'aborted-compaction'(line, ref, ours) {
     const results = {}
-    for (const [name, impl] of [
-      ['ref', ref],
-      ['ours', ours],
-    ]) {
+    for (const [name, impl] of sides(ref, ours)) {
       const controller = new AbortController()
       setTimeout(() => controller.abort(), 10)
       results[name] = await impl.compact(splitPreparation(ref), MODEL, 'k', undefined, undefined, controller.signal, undefined, abortable())
@@ -176,10 +144,7 @@ const DEMOS = {
     await expect(ours.compact(plainPreparation(ref), MODEL, 'k', undefined, undefined, controller.signal, undefined, hanging)).resolves.toEqual({ aborted: true })
     if (line === '1.6') {
       const waits = {}
-      for (const [name, impl] of [
-        ['ref', ref],
-        ['ours', ours],
-      ]) {
+      for (const [name, impl] of sides(ref, ours)) {
         const c = new AbortController()
         const callbacks = recorder()
         callbacks.onRetryScheduled = async () => c.abort()
@@ -203,10 +168,7 @@ const DEMOS = {
     const names = line === '1.6' ? ['generateSummary', 'generateSummaryWithUsage'] : ['generateSummary']
     for (const fn of names) {
       const results = {}
-      for (const [name, impl] of [
-        ['ref', ref],
-        ['ours', ours],
-      ]) {
+      for (const [name, impl] of sides(ref, ours)) {
         const controller = new AbortController()
         setTimeout(() => controller.abort(), 10)
         results[name] = await outcome(impl[fn](messages, MODEL, 2000, 'k', undefined, controller.signal, undefined, undefined, undefined, abortable()))
@@ -220,10 +182,7 @@ const DEMOS = {
   async 'first-kept-entry'(line, ref, ours) {
     const { firstKeptEntryId, ...unmigrated } = plainPreparation(ref)
     const calls = {}
-    for (const [name, impl] of [
-      ['ref', ref],
-      ['ours', ours],
-    ]) {
+    for (const [name, impl] of sides(ref, ours)) {
       const streamFn = scripted([text('S')])
       await expect(impl.compact(unmigrated, MODEL, 'k', undefined, undefined, undefined, undefined, streamFn)).rejects.toThrow(
         'First kept entry has no UUID - session may need migration',
@@ -251,10 +210,7 @@ const DEMOS = {
 
   async 'sequential-split-turn'(line, ref, ours) {
     const peaks = {}
-    for (const [name, impl] of [
-      ['ref', ref],
-      ['ours', ours],
-    ]) {
+    for (const [name, impl] of sides(ref, ours)) {
       let active = 0
       let peak = 0
       const streamFn = async () => {
@@ -298,10 +254,7 @@ const DEMOS = {
 
   async 'branch-output-budget'(line, ref, ours) {
     const options = {}
-    for (const [name, impl] of [
-      ['ref', ref],
-      ['ours', ours],
-    ]) {
+    for (const [name, impl] of sides(ref, ours)) {
       const streamFn = scripted([text('B')])
       await impl.generateBranchSummary(branchEntries(), { model: MODEL, apiKey: 'k', headers: undefined, signal: undefined, streamFn })
       options[name] = streamFn.calls[0].options
@@ -313,10 +266,7 @@ const DEMOS = {
 
   async 'branch-reasoning'(line, ref, ours) {
     const options = {}
-    for (const [name, impl] of [
-      ['ref', ref],
-      ['ours', ours],
-    ]) {
+    for (const [name, impl] of sides(ref, ours)) {
       const streamFn = scripted([text('B')])
       await impl.generateBranchSummary(branchEntries(), { model: MODEL, apiKey: 'k', signal: undefined, thinkingLevel: 'low', streamFn })
       options[name] = streamFn.calls[0].options

@@ -7,7 +7,7 @@
 
 const { loadReference } = require('./helpers/reference')
 const { loadOurs, LINES } = require('./helpers/ours')
-const { MODEL, UUID_V7, text, failure, scripted, splitPreparation, plainPreparation, branchEntries } = require('./helpers/summary')
+const { MODEL, UUID_V7, text, failure, scripted, splitPreparation, plainPreparation, branchEntries, sides } = require('./helpers/summary')
 
 const HEADERS = { 'x-h': '1' }
 const ENV = { PI_TEST: '1' }
@@ -144,7 +144,7 @@ describe('agent line 1.6: what completeSummarization adds', () => {
 
   test('transient retries send the very same context and options objects again', async () => {
     const results = {}
-    for (const [name, impl] of [['ref', ref], ['ours', ours]]) {
+    for (const [name, impl] of sides(ref, ours)) {
       const streamFn = scripted([failure('terminated'), failure('socket hang up'), text('OK')])
       await impl.compact(plainPreparation(ref), MODEL, 'k', undefined, undefined, undefined, undefined, streamFn, undefined, RETRY)
       const [first, ...rest] = streamFn.calls
@@ -161,7 +161,7 @@ describe('agent line 1.6: what completeSummarization adds', () => {
     const context = { messages: [{ role: 'system', content: 'S', timestamp: 0 }, { role: 'user', content: [{ type: 'text', text: 'U' }], timestamp: 1 }] }
     const signal = new AbortController().signal
     const runs = {}
-    for (const [name, impl] of [['ref', ref], ['ours', ours]]) {
+    for (const [name, impl] of sides(ref, ours)) {
       const streamFn = scripted([text('OK')])
       const options = { maxTokens: 4096, signal, apiKey: 'k', headers: HEADERS, env: ENV, sessionId: 'S1', reasoning: 'low' }
       const response = await impl.completeSummarization(MODEL, context, options, streamFn)
@@ -187,7 +187,7 @@ describe('agent line 1.6: what completeSummarization adds', () => {
       [undefined, MODEL],
     ]) {
       const runs = {}
-      for (const [name, impl] of [['ref', ref], ['ours', ours]]) {
+      for (const [name, impl] of sides(ref, ours)) {
         const streamFn = scripted([text('B')])
         const signal = new AbortController().signal
         await impl.generateBranchSummary(branchEntries(), { model, signal, thinkingLevel: level, streamFn, env: ENV })

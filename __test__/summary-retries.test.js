@@ -11,7 +11,7 @@ const fc = require('fast-check')
 const native = require('../binding.js')
 const { loadReference, PKG_DIRS } = require('./helpers/reference')
 const { loadOurs } = require('./helpers/ours')
-const { MODEL, text, failure, scripted, recorder, plainPreparation, splitPreparation, branchEntries } = require('./helpers/summary')
+const { MODEL, text, failure, scripted, recorder, plainPreparation, splitPreparation, branchEntries, sides } = require('./helpers/summary')
 
 const policy = (maxRetries, baseDelayMs = 1) => ({ enabled: true, maxRetries, baseDelayMs })
 
@@ -28,10 +28,7 @@ beforeAll(async () => {
 /** Each implementation's compact() outcome and callback log for the same script. */
 async function both(run) {
   const out = {}
-  for (const [name, impl] of [
-    ['ref', ref],
-    ['ours', ours],
-  ]) {
+  for (const [name, impl] of sides(ref, ours)) {
     const callbacks = recorder()
     let outcome
     try {
@@ -129,10 +126,7 @@ describe('compact(): the sequences pi-ai runs', () => {
   test('the delay: doubling, a product that is no safe integer counts as MAX_SAFE_INTEGER, then the cap', async () => {
     for (const retry of [policy(3, 2.5), { enabled: true, maxRetries: 3, baseDelayMs: 40, maxAgentDelayMs: 50 }, { enabled: true, maxRetries: 3 }]) {
       const delays = {}
-      for (const [name, impl] of [
-        ['ref', ref],
-        ['ours', ours],
-      ]) {
+      for (const [name, impl] of sides(ref, ours)) {
         // Abort each wait as soon as it is scheduled: only the delays are of interest.
         const controller = new AbortController()
         const callbacks = recorder()
@@ -152,10 +146,7 @@ describe('compact(): the sequences pi-ai runs', () => {
 describe('aborts', () => {
   test('during the wait: onRetryFinished(false, attempt, message); ours resolves { aborted: true }, 1.6 an empty summary', async () => {
     const out = {}
-    for (const [name, impl] of [
-      ['ref', ref],
-      ['ours', ours],
-    ]) {
+    for (const [name, impl] of sides(ref, ours)) {
       const c = new AbortController()
       const callbacks = recorder()
       const scheduled = callbacks.onRetryScheduled
@@ -207,10 +198,7 @@ describe('aborts', () => {
 
   test('branch summaries: { aborted: true } from an abort while waiting, in both', async () => {
     const out = {}
-    for (const [name, impl] of [
-      ['ref', ref],
-      ['ours', ours],
-    ]) {
+    for (const [name, impl] of sides(ref, ours)) {
       const c = new AbortController()
       const callbacks = recorder()
       const scheduled = callbacks.onRetryScheduled

@@ -398,6 +398,21 @@ pub fn start_summary(
     })
 }
 
+/// `stopReason` as compaction and the retry loop tell answers apart.
+pub fn stop_of(answer: &JsVal<'_>) -> Result<Stop> {
+    Ok(
+        match answer
+            .get(Key::StopReason)?
+            .str_one_of(&["length", "error", "aborted"])
+        {
+            Some(0) => Stop::Length,
+            Some(1) => Stop::Error,
+            Some(2) => Stop::Aborted,
+            _ => Stop::Finished,
+        },
+    )
+}
+
 fn read_response(v: &JsVal<'_>) -> Result<Response> {
     if !v.is_object_like() {
         return Err(Error::type_error(
@@ -405,15 +420,7 @@ fn read_response(v: &JsVal<'_>) -> Result<Response> {
             format!("expected an assistant message, got {}", v.kind().describe()),
         ));
     }
-    let stop = match v
-        .get(Key::StopReason)?
-        .str_one_of(&["length", "error", "aborted"])
-    {
-        Some(0) => Stop::Length,
-        Some(1) => Stop::Error,
-        Some(2) => Stop::Aborted,
-        _ => Stop::Finished,
-    };
+    let stop = stop_of(v)?;
     let error_message = v
         .get(Key::ErrorMessage)?
         .string()

@@ -6,6 +6,7 @@ use napi::Env;
 use napi_derive::napi;
 
 use crate::agent_line::line_arg;
+use crate::compact::stop_of;
 use crate::js::args::{primitive, property};
 use crate::js::errors::run;
 use crate::js::out::{Arg, Raw, RawValue};
@@ -13,24 +14,8 @@ use crate::js::view::{Cx, JsVal};
 use prime_compaction_core::error::{Context, Result};
 use prime_compaction_core::js::string::JsStr;
 use prime_compaction_core::js::view::{Key, View};
-use prime_compaction_core::summary::compact::Stop;
 use prime_compaction_core::summary::failure::summarization_failure;
 use prime_compaction_core::summary::transient::{Finished, RetryPolicy, RetryRun, Step};
-
-/// `stopReason` as the retry loop and the failure check tell answers apart.
-fn stop_of(answer: &JsVal<'_>) -> Result<Stop> {
-    Ok(
-        match answer
-            .get(Key::StopReason)?
-            .str_one_of(&["error", "aborted", "length"])
-        {
-            Some(0) => Stop::Error,
-            Some(1) => Stop::Aborted,
-            Some(2) => Stop::Length,
-            _ => Stop::Finished,
-        },
-    )
-}
 
 /// `String(answer.errorMessage)` when it is truthy (what a `RegExp` test and
 /// a template literal read), `None` otherwise.
@@ -72,13 +57,13 @@ impl SummaryRetry {
         run(&env, |cx| {
             let p = cx.wrap(policy.0)?;
             let enabled = property(&p, c"enabled")?.truthy();
+            // The fields are read only from an enabled policy, as pi-ai reads them.
             let policy = if enabled {
-                RetryPolicy::read(
-                    true,
+                Some(RetryPolicy::from_fields(
                     &primitive(&property(&p, c"maxRetries")?),
                     &primitive(&property(&p, c"baseDelayMs")?),
                     &primitive(&property(&p, c"maxAgentDelayMs")?),
-                )
+                ))
             } else {
                 None
             };

@@ -131,6 +131,33 @@ function branchEntries() {
   ].map((message, i) => ({ type: 'message', id: `b${i}`, parentId: i ? `b${i - 1}` : 'root', timestamp: '2026-01-01T00:00:00.000Z', message }))
 }
 
+/** [name, implementation] pairs: the reference first, then ours. */
+const sides = (ref, ours) => [
+  ['ref', ref],
+  ['ours', ours],
+]
+
+/**
+ * A streamFn that behaves like pi-ai's on abort: its result() waits until
+ * the request's signal aborts and then resolves with what the request had
+ * streamed so far, with stopReason "aborted", rather than rejecting.
+ */
+function abortable(partial = 'half a summ') {
+  const fn = async (model, context, options) => {
+    fn.calls.push(context)
+    return {
+      result: () =>
+        new Promise((resolve) => {
+          const done = () => resolve({ role: 'assistant', content: [{ type: 'text', text: partial }], stopReason: 'aborted' })
+          if (options.signal.aborted) done()
+          else options.signal.addEventListener('abort', done, { once: true })
+        }),
+    }
+  }
+  fn.calls = []
+  return fn
+}
+
 const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
 
 module.exports = {
@@ -144,6 +171,8 @@ module.exports = {
   promptOf,
   scripted,
   recorder,
+  sides,
+  abortable,
   splitSession,
   splitPreparation,
   plainPreparation,

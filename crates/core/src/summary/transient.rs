@@ -177,20 +177,15 @@ pub struct RetryPolicy {
 }
 
 impl RetryPolicy {
-    /// `None` when there is no policy or it is not `enabled` (one call, its
-    /// answer returned as it is). The fields go through `ToNumber`, as
-    /// pi-ai's `>=` and `*` put them; a `maxRetries` that leaves the count
-    /// unbounded (missing, NaN, `Infinity`, a non-numeric string) becomes
-    /// [`UNBOUNDED_RETRIES_BOUND`].
-    pub fn read(
-        enabled: bool,
+    /// An enabled policy's fields (a disabled one, or none, means no
+    /// retries: `RetryRun::new(None, ..)`), through `ToNumber` as pi-ai's
+    /// `>=` and `*` put them; a `maxRetries` that leaves the count unbounded (missing,
+    /// NaN, `Infinity`, a non-numeric string) becomes [`UNBOUNDED_RETRIES_BOUND`].
+    pub fn from_fields(
         max_retries: &Primitive,
         base_delay_ms: &Primitive,
         max_agent_delay_ms: &Primitive,
-    ) -> Option<RetryPolicy> {
-        if !enabled {
-            return None;
-        }
+    ) -> RetryPolicy {
         let max = to_number(max_retries);
         let max_retries = if max.is_nan() || max == f64::INFINITY {
             UNBOUNDED_RETRIES_BOUND
@@ -201,11 +196,11 @@ impl RetryPolicy {
             Primitive::Undefined | Primitive::Null => DEFAULT_MAX_DELAY_MS,
             other => to_number(other),
         };
-        Some(RetryPolicy {
+        RetryPolicy {
             max_retries,
             base_delay_ms: to_number(base_delay_ms),
             max_delay_ms,
-        })
+        }
     }
 
     /// `retryDelayMs`: `baseDelayMs × 2^(attempt-1)`, a product that is not a

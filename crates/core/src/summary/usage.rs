@@ -100,21 +100,18 @@ pub fn split_turn_usage(history_is_object: bool, prefix_is_object: bool) -> Resu
 mod tests {
     use super::*;
 
-    /// `Option::unwrap` for tests (the crate denies `unwrap`).
-    trait Must<T> {
-        fn must(self) -> T;
-    }
-
-    impl<T> Must<T> for Option<T> {
-        fn must(self) -> T {
-            match self {
-                Some(v) => v,
-                None => panic!("expected a value"),
-            }
+    fn cost(input: f64, output: f64, total_from_provider: bool) -> CostNumbers {
+        CostNumbers {
+            input,
+            output,
+            cache_read: 0.0,
+            cache_write: 0.0,
+            total: input + output,
+            total_from_provider,
         }
     }
 
-    fn usage(input: f64, output: f64) -> UsageNumbers {
+    fn usage(input: f64, output: f64, cost: Option<CostNumbers>) -> UsageNumbers {
         UsageNumbers {
             input,
             output,
@@ -123,52 +120,35 @@ mod tests {
             cache_write_1h: None,
             reasoning: None,
             total_tokens: input + output,
-            cost: Some(CostNumbers {
-                input: 1.0,
-                output: 0.0,
-                cache_read: 0.0,
-                cache_write: 0.0,
-                total: 1.0,
-                total_from_provider: false,
-            }),
+            cost,
         }
     }
 
     #[test]
     fn sums_as_combine_usage_does() {
-        let a = usage(10.0, 5.0);
-        let mut b = usage(1.0, 2.0);
-        b.cache_write_1h = Some(0.0);
-        b.cost = Some(CostNumbers {
-            output: 1.0,
-            total: 2.0,
-            total_from_provider: true,
-            ..b.cost.must()
-        });
+        let a = usage(10.0, 5.0, Some(cost(1.0, 0.0, false)));
+        let b = UsageNumbers {
+            cache_write_1h: Some(0.0),
+            ..usage(1.0, 2.0, Some(cost(1.0, 1.0, true)))
+        };
         let sum = combine_usage(&a, &b);
         assert_eq!((sum.input, sum.output, sum.total_tokens), (11.0, 7.0, 18.0));
         assert_eq!(sum.cache_write_1h, Some(0.0));
         assert_eq!(sum.reasoning, None);
-        let cost = sum.cost.must();
-        assert_eq!((cost.input, cost.output, cost.total), (2.0, 1.0, 3.0));
-        assert!(!cost.total_from_provider);
+        assert_eq!(sum.cost, Some(cost(2.0, 1.0, false)));
     }
 
     #[test]
     fn missing_numbers_and_costs() {
-        let mut a = usage(10.0, 5.0);
-        a.input = f64::NAN;
-        a.cost = None;
-        let sum = combine_usage(&a, &usage(1.0, 1.0));
-        assert!(sum.input.is_nan());
-        assert_eq!(sum.cost.must().total, 1.0);
-        let both_provider = CostNumbers {
-            total_from_provider: true,
-            ..usage(0.0, 0.0).cost.must()
+        let a = UsageNumbers {
+            input: f64::NAN,
+            ..usage(10.0, 5.0, None)
         };
-        let mut p = usage(1.0, 1.0);
-        p.cost = Some(both_provider);
-        assert!(combine_usage(&p, &p).cost.must().total_from_provider);
+        let sum = combine_usage(&a, &usage(1.0, 1.0, Some(cost(1.0, 0.0, true))));
+        assert!(sum.input.is_nan());
+        assert_eq!(sum.cost, Some(cost(1.0, 0.0, false)));
+        let p = usage(1.0, 1.0, Some(cost(0.0, 0.0, true)));
+        assert_eq!(combine_usage(&p, &p).cost, Some(cost(0.0, 0.0, true)));
     }
 
     #[test]

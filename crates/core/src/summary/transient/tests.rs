@@ -1,19 +1,5 @@
 use super::*;
 
-/// `Option::unwrap` for tests (the crate denies `unwrap`).
-trait Must<T> {
-    fn must(self) -> T;
-}
-
-impl<T> Must<T> for Option<T> {
-    fn must(self) -> T {
-        match self {
-            Some(v) => v,
-            None => panic!("expected a value"),
-        }
-    }
-}
-
 fn retryable(message: &str) -> bool {
     is_retryable(Some(&JsStr::from_str(message)))
 }
@@ -148,120 +134,75 @@ fn unicode_is_read_as_js_reads_it_without_the_u_flag() {
     ]));
 }
 
-fn policy(max_retries: f64, base: f64) -> Option<RetryPolicy> {
-    RetryPolicy::read(
-        true,
-        &Primitive::Number(max_retries),
-        &Primitive::Number(base),
-        &Primitive::Undefined,
+fn fields(max_retries: Primitive, base: Primitive, cap: Primitive) -> RetryPolicy {
+    RetryPolicy::from_fields(&max_retries, &base, &cap)
+}
+
+fn numbers(max_retries: f64, base: f64) -> RetryPolicy {
+    fields(
+        Primitive::Number(max_retries),
+        Primitive::Number(base),
+        Primitive::Undefined,
     )
+}
+
+fn policy(max_retries: f64, base: f64) -> Option<RetryPolicy> {
+    Some(numbers(max_retries, base))
 }
 
 #[test]
 fn delays_double_without_jitter_and_stop_at_the_cap() {
-    let p = policy(10.0, 2000.0).must();
+    let p = numbers(10.0, 2000.0);
     let delays: Vec<f64> = (1..=7).map(|a| p.delay_ms(f64::from(a))).collect();
     assert_eq!(
         delays,
         [2000.0, 4000.0, 8000.0, 16000.0, 32000.0, 60000.0, 60000.0]
     );
     // A product that is not a safe integer counts as the largest one, then the cap.
-    assert_eq!(policy(3.0, 2.5).must().delay_ms(1.0), 60000.0);
-    let missing_base = RetryPolicy::read(
-        true,
-        &Primitive::Number(3.0),
-        &Primitive::Undefined,
-        &Primitive::Undefined,
-    )
-    .must();
+    assert_eq!(numbers(3.0, 2.5).delay_ms(1.0), 60000.0);
+    assert_eq!(numbers(3.0, 1.0).delay_ms(2000.0), 60000.0);
+    let three = || Primitive::Number(3.0);
+    let missing_base = fields(three(), Primitive::Undefined, Primitive::Undefined);
     assert_eq!(missing_base.delay_ms(1.0), 60000.0);
-    assert_eq!(policy(3.0, 1.0).must().delay_ms(2000.0), 60000.0);
-    let capped = RetryPolicy::read(
-        true,
-        &Primitive::Number(3.0),
-        &Primitive::Number(100.0),
-        &Primitive::Number(150.0),
-    )
-    .must();
+    let capped = fields(three(), Primitive::Number(100.0), Primitive::Number(150.0));
     assert_eq!((capped.delay_ms(1.0), capped.delay_ms(2.0)), (100.0, 150.0));
-    let nan_cap = RetryPolicy::read(
-        true,
-        &Primitive::Number(3.0),
-        &Primitive::Number(100.0),
-        &Primitive::Number(f64::NAN),
-    )
-    .must();
+    let nan_cap = fields(
+        three(),
+        Primitive::Number(100.0),
+        Primitive::Number(f64::NAN),
+    );
     assert!(nan_cap.delay_ms(1.0).is_nan());
-    let null_cap = RetryPolicy::read(
-        true,
-        &Primitive::Number(3.0),
-        &Primitive::Null,
-        &Primitive::Null,
-    )
-    .must();
+    let null_cap = fields(three(), Primitive::Null, Primitive::Null);
     assert_eq!(null_cap.delay_ms(1.0), 0.0);
 }
 
 #[test]
 fn policy_fields_read_as_js_arithmetic_reads_them() {
+    let s = || Primitive::String(JsStr::from_str(" 5 "));
+    let p = fields(s(), s(), Primitive::Undefined);
+    assert_eq!((p.max_retries, p.base_delay_ms), (5.0, 5.0));
+    let one = || Primitive::Number(1.0);
     assert_eq!(
-        RetryPolicy::read(
-            false,
-            &Primitive::Number(3.0),
-            &Primitive::Number(1.0),
-            &Primitive::Undefined
-        ),
-        None
-    );
-    let s = JsStr::from_str(" 5 ");
-    assert_eq!(
-        RetryPolicy::read(
-            true,
-            &Primitive::String(s.clone()),
-            &Primitive::String(s.clone()),
-            &Primitive::Undefined
-        )
-        .map(|p| (p.max_retries, p.base_delay_ms)),
-        Some((5.0, 5.0))
-    );
-    assert_eq!(
-        RetryPolicy::read(
-            true,
-            &Primitive::Null,
-            &Primitive::Number(1.0),
-            &Primitive::Undefined
-        )
-        .map(|p| p.max_retries),
-        Some(0.0)
+        fields(Primitive::Null, one(), Primitive::Undefined).max_retries,
+        0.0
     );
     // Where pi-ai would retry forever, the bound.
-    let word = JsStr::from_str("many");
     for unbounded in [
-        &Primitive::Undefined,
-        &Primitive::Number(f64::NAN),
-        &Primitive::Number(f64::INFINITY),
-        &Primitive::String(word.clone()),
-        &Primitive::Other,
+        Primitive::Undefined,
+        Primitive::Number(f64::NAN),
+        Primitive::Number(f64::INFINITY),
+        Primitive::String(JsStr::from_str("many")),
+        Primitive::Other,
     ] {
-        let p = RetryPolicy::read(
-            true,
-            unbounded,
-            &Primitive::Number(1.0),
-            &Primitive::Undefined,
-        )
-        .must();
+        let p = fields(unbounded, one(), Primitive::Undefined);
         assert_eq!(p.max_retries, UNBOUNDED_RETRIES_BOUND);
     }
-    assert_eq!(
-        RetryPolicy::read(
-            true,
-            &Primitive::Number(f64::NEG_INFINITY),
-            &Primitive::Number(1.0),
-            &Primitive::Undefined
-        )
-        .map(|p| p.max_retries),
-        Some(f64::NEG_INFINITY)
+    let never = fields(
+        Primitive::Number(f64::NEG_INFINITY),
+        one(),
+        Primitive::Undefined,
     );
+    assert_eq!(never.max_retries, f64::NEG_INFINITY);
 }
 
 /// Runs a scripted sequence of error answers ("" for a success) and records the steps.
