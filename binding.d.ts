@@ -6,16 +6,28 @@
  * null when done), `respond()` takes the model's answer, `result()` the outcome.
  */
 export declare class CompactionJob {
-  /** `{ systemPrompt, prompt, maxTokens, part, attempt }`, or null when finished. */
+  /**
+   * `{ systemPrompt, prompt, maxTokens?, optionKeys, part, attempt }`, or
+   * null when finished; `maxTokens` only in lines that send one.
+   */
   next(): RawValue
-  /** Takes the model's answer (an `AssistantMessage`) to the last request. */
-  respond(response: Arg): void
+  /**
+   * Takes the model's answer (an `AssistantMessage`) to the last request:
+   * true when it finished a part, so that its `usage` is the part's (pass
+   * the usages of those answers, in order, to the result methods).
+   */
+  respond(response: Arg): boolean
   /** The summary text alone (`generateSummary`). */
   summary(): RawValue
+  /** `{ text, usage }` (`generateSummaryWithUsage`). */
+  summaryWithUsage(usages: Arg): RawValue
   /** The `BranchSummaryResult` of a finished branch summary. */
-  branchResult(): RawValue
-  /** The `CompactionResult`. */
-  result(): RawValue
+  branchResult(usages: Arg): RawValue
+  /**
+   * The `CompactionResult`. No `estimatedTokensAfter`: the agent computes
+   * it from the session once the entry is stored.
+   */
+  result(usages: Arg): RawValue
 }
 
 /**
@@ -37,6 +49,38 @@ export declare class EntriesJson {
    * object (entry indices) or `undefined`.
    */
   plan(): Promise<unknown>
+}
+
+/**
+ * The retries of one summary request under the caller's `RetryPolicy`, as
+ * pi-ai 1.6's `retryAssistantCall` makes them. Each step names the callback
+ * to await and its arguments; the caller waits and calls.
+ */
+export declare class SummaryRetry {
+  /**
+   * `policy` is the caller's `retry` (`undefined` or not `enabled`: no
+   * retries); with `overflowIsFinal`, a context overflow is never retried
+   * as it is (compaction sends a smaller request instead).
+   */
+  constructor(policy: Arg, overflowIsFinal: boolean)
+  /**
+   * The step after `answer`: `{ finished, scheduled, delayMs }`, where
+   * `finished` holds the arguments of `onRetryFinished` to await before
+   * returning the answer (or null), and `scheduled` those of
+   * `onRetryScheduled` when the request is to be sent again after
+   * `delayMs` (or null: return the answer).
+   */
+  answer(answer: Arg): RawValue
+  /**
+   * The signal aborted the wait before a retry of `answer`: the arguments
+   * of the `onRetryFinished` to await before returning it as aborted.
+   */
+  waitAborted(answer: Arg): RawValue
+  /**
+   * The signal aborted a call before it answered: the arguments of the
+   * `onRetryFinished` its aborted answer would have brought, or null.
+   */
+  callAborted(): RawValue
 }
 
 /**
@@ -107,10 +151,22 @@ export declare function findTurnStartIndex(entries: Arg, entryIndex: Arg, startI
 export declare function formatFileOperations(readFiles: Arg, modifiedFiles: Arg): RawValue
 
 /**
+ * `getSummarizationFailure(response, label)` in agent line `line`: the
+ * failure message of an error or `length` answer, `undefined` otherwise.
+ */
+export declare function getSummarizationFailure(response: Arg, label: Arg, line: Arg): RawValue
+
+/**
  * The index of the entry whose message holds the last valid usage, or -1;
  * index.js returns that message's own `usage` object.
  */
 export declare function lastAssistantUsageIndex(entries: Arg): number
+
+/**
+ * A fresh UUIDv7 (lower-case, time-ordered within the process), the
+ * `sessionId` of a summary request whose caller gave none.
+ */
+export declare function newSessionId(): string
 
 /**
  * The plan for `prepareBranchEntries`: message entry indices, file
@@ -169,22 +225,29 @@ export declare function shouldCompact(contextTokens: Arg, contextWindow: Arg, se
  * Starts the model call of `generateBranchSummary`, after index.js ran
  * `prepareBranchEntries`: `file_ops` as arrays, like `startCompaction`.
  */
-export declare function startBranchSummary(messages: Arg, fileOps: Arg, model: Arg, reserveTokens: Arg, custom: Arg, replace: Arg, argumentEntries?: Arg | undefined | null): CompactionJob
+export declare function startBranchSummary(messages: Arg, fileOps: Arg, model: Arg, reserveTokens: Arg, custom: Arg, replace: Arg, line: Arg, thinkingLevel: Arg, argumentEntries?: Arg | undefined | null): CompactionJob
 
 /**
  * Starts `compact(preparation, model, ..., customInstructions)`. `file_ops`
  * is `{ read, written, edited }` as arrays (index.js spreads the Sets).
  */
-export declare function startCompaction(preparation: Arg, fileOps: Arg, model: Arg, custom: Arg, argumentEntries?: Arg | undefined | null): CompactionJob
+export declare function startCompaction(preparation: Arg, fileOps: Arg, model: Arg, custom: Arg, line: Arg, thinkingLevel: Arg, argumentEntries?: Arg | undefined | null): CompactionJob
 
 /**
  * Starts `generateSummary(currentMessages, model, reserveTokens, ...)`: one
  * summary (with overflow retries), no file lists.
  */
-export declare function startSummary(messages: Arg, model: Arg, reserveTokens: Arg, custom: Arg, previousSummary: Arg, argumentEntries?: Arg | undefined | null): CompactionJob
+export declare function startSummary(messages: Arg, model: Arg, reserveTokens: Arg, custom: Arg, previousSummary: Arg, line: Arg, thinkingLevel: Arg, argumentEntries?: Arg | undefined | null): CompactionJob
 
 /** `SUMMARIZATION_SYSTEM_PROMPT`. */
 export declare function summarizationSystemPrompt(): string
+
+/**
+ * How requests are made and answered in agent line `line`, for
+ * lib/summarize.js: `{ transcriptContext, completeSummarization:
+ * { cacheRetention } | null, completeSimpleFrom }`.
+ */
+export declare function summaryRules(line: Arg): RawValue
 
 /**
  * The wire text around summaries in the agent's context: `{ compactionPrefix,

@@ -1,6 +1,6 @@
 'use strict'
 // Load: 200 concurrent compact() calls against one fake streamFn with random
-// delays and failures, a random third of them aborted. Every call must settle
+// delays and failures, a random third of them aborted, in each agent line. Every call must settle
 // with its own result: the summary or error it gets names its own call id,
 // which is embedded in its messages and so in every prompt it sends.
 // Memory: repeated prepareCompaction calls on a 10k-entry session keep RSS
@@ -8,7 +8,8 @@
 
 const { execFile } = require('node:child_process')
 const path = require('node:path')
-const { loadOurs } = require('./helpers/ours')
+const { loadOurs, LINES } = require('./helpers/ours')
+const { promptOf } = require('./helpers/summary')
 
 jest.setTimeout(300_000)
 
@@ -48,12 +49,8 @@ function sessionFor(id, rand) {
 const idsIn = (text) => new Set(text.match(/CALL\d+/g) || [])
 
 describe('load', () => {
-  let ours
-  beforeAll(async () => {
-    ours = await loadOurs()
-  })
-
-  it(`${CALLS} concurrent compact() calls each get their own result; a third aborted`, async () => {
+  it.each(LINES)(`agent line %s: ${CALLS} concurrent compact() calls each get their own result; a third aborted`, async (line) => {
+    const ours = await loadOurs(line)
     const rand = mulberry32(20260101)
     const plans = []
     for (let i = 0; i < CALLS; i++) {
@@ -70,7 +67,7 @@ describe('load', () => {
 
     // One streamFn shared by every call, as an app would share its provider.
     const streamFn = async (model, context, options) => {
-      const prompt = context.messages[0].content[0].text
+      const prompt = promptOf(context)
       const ids = idsIn(prompt)
       expect(ids.size).toBe(1)
       const [id] = ids
@@ -124,7 +121,7 @@ describe('load', () => {
     expect(tally.aborted).toBeGreaterThan(CALLS / 6)
     expect(tally.resolved).toBeGreaterThan(CALLS / 4)
     expect(peak).toBeGreaterThan(50)
-    process.stdout.write(`load: ${JSON.stringify({ ...tally, peakConcurrentRequests: peak, requests: [...requests.values()].reduce((a, b) => a + b, 0) })}\n`)
+    process.stdout.write(`load ${line}: ${JSON.stringify({ ...tally, peakConcurrentRequests: peak, requests: [...requests.values()].reduce((a, b) => a + b, 0) })}\n`)
   })
 
   it('repeated prepareCompaction on a 10k-entry session keeps RSS flat', async () => {

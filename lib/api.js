@@ -7,6 +7,7 @@
 
 const native = require('../binding.js')
 const { flatMessages, releaseFlat, assembleTranscript, projectionOfPlan } = require('../flat-messages.js')
+const { summarizing } = require('./summarize.js')
 
 // The agent's context reads summaries between these exact strings.
 const {
@@ -247,182 +248,6 @@ function splitUserRounds(messages) {
   return rounds
 }
 
-const SUMMARIZATION_SYSTEM_PROMPT = native.summarizationSystemPrompt()
-
-function abortError(signal) {
-  const err = new Error('Compaction aborted')
-  err.name = 'AbortError'
-  if (signal && signal.reason !== undefined) err.cause = signal.reason
-  return err
-}
-
-/** Rejects as soon as `signal` aborts, whatever `promise` does. */
-function unlessAborted(promise, signal) {
-  if (!signal) return promise
-  if (signal.aborted) {
-    // Settled here or not, `promise` must not become an unhandled rejection.
-    Promise.resolve(promise).catch(() => {})
-    return Promise.reject(abortError(signal))
-  }
-  return new Promise((resolve, reject) => {
-    const onAbort = () => reject(abortError(signal))
-    signal.addEventListener('abort', onAbort, { once: true })
-    Promise.resolve(promise).then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort)
-        resolve(value)
-      },
-      (err) => {
-        signal.removeEventListener('abort', onAbort)
-        reject(err)
-      },
-    )
-  })
-}
-
-async function defaultComplete(model, context, options) {
-  let ai
-  try {
-    ai = await import('@earendil-works/pi-ai')
-  } catch {
-    throw new Error(
-      'prime-compaction: no streamFn was passed and @earendil-works/pi-ai is not installed; ' +
-        'pass a streamFn(model, context, options) or install @earendil-works/pi-ai',
-    )
-  }
-  return ai.completeSimple(model, context, options)
-}
-
-/** One model call, the way the reference makes it: through streamFn when given. */
-async function callModel(model, context, options, streamFn, signal) {
-  if (!streamFn) return unlessAborted(defaultComplete(model, context, options), signal)
-  const stream = await unlessAborted(streamFn(model, context, options), signal)
-  return unlessAborted(stream.result(), signal)
-}
-
-/** Runs a native summarization job: each request goes out in turn, never in parallel. */
-async function drive(job, model, apiKey, headers, signal, thinkingLevel, streamFn, inspect) {
-  for (let request = job.next(); request !== null; request = job.next()) {
-    if (signal && signal.aborted) throw abortError(signal)
-    const context = {
-      systemPrompt: request.systemPrompt,
-      messages: [{ role: 'user', content: [{ type: 'text', text: request.prompt }], timestamp: Date.now() }],
-    }
-    const options = { maxTokens: request.maxTokens, signal, apiKey, headers }
-    if (model.reasoning && thinkingLevel && thinkingLevel !== 'off') options.reasoning = thinkingLevel
-    const response = await callModel(model, context, options, streamFn, signal)
-    if (inspect) inspect(response)
-    try {
-      job.respond(response)
-    } catch (err) {
-      // The job's own verdict on the answer, as opposed to a failing streamFn.
-      if (err && !(err instanceof TypeError)) err.summarizationFailure = true
-      throw err
-    }
-  }
-}
-
-/** The native job for `preparation`, with its file lists computed as computeFileLists does. */
-function startCompactionJob(preparation, model, customInstructions) {
-  const lists = computeFileLists((preparation && preparation.fileOps) || createFileOps())
-  const job = native.startCompaction(preparation, lists, model, customInstructions, argumentEntries)
-  return { job, lists }
-}
-
-/**
- * What compact() resolves with once its signal has aborted: no summary, no
- * cut, nothing a caller could store. The agent reads the result's fields
- * and then checks the signal, as it does for the reference's compact() (which
- * resolves with whatever text the aborted request left); a rejection it
- * would report as a failure.
- */
-function abortedCompaction() {
-  return { aborted: true }
-}
-
-async function compact(preparation, model, apiKey, headers, customInstructions, signal, thinkingLevel, streamFn) {
-  if (signal && signal.aborted) return abortedCompaction()
-  const { job, lists } = startCompactionJob(preparation, model, customInstructions)
-  try {
-    await drive(job, model, apiKey, headers, signal, thinkingLevel, streamFn)
-  } catch (err) {
-    if (signal && signal.aborted) return abortedCompaction()
-    throw err
-  }
-  const result = job.result()
-  // The lists' own values: details are `unknown`, so not always strings.
-  result.details = lists
-  return result
-}
-
-/**
- * The requests compact() would send for `preparation`, built by the same job,
- * without calling a model: the first attempt of each part (history, then the
- * turn prefix of a split turn). The turn-prefix prompt does not depend on the
- * history's answer, so a blank answer stands in for it.
- */
-function buildSummaryRequests(preparation, model, customInstructions) {
-  const { job } = startCompactionJob(preparation, model, customInstructions)
-  const requests = []
-  for (let request = job.next(); request !== null; request = job.next()) {
-    const { systemPrompt, prompt, maxTokens, part } = request
-    requests.push({ systemPrompt, prompt, maxTokens, part })
-    job.respond({ role: 'assistant', content: [{ type: 'text', text: '' }], stopReason: 'stop' })
-  }
-  return requests
-}
-
-async function generateSummary(
-  currentMessages,
-  model,
-  reserveTokens,
-  apiKey,
-  headers,
-  signal,
-  customInstructions,
-  previousSummary,
-  thinkingLevel,
-  streamFn,
-) {
-  if (signal && signal.aborted) throw abortError(signal)
-  const job = native.startSummary(currentMessages, model, reserveTokens, customInstructions, previousSummary, argumentEntries)
-  await drive(job, model, apiKey, headers, signal, thinkingLevel, streamFn)
-  return job.summary()
-}
-
-async function generateBranchSummary(entries, options) {
-  const {
-    model,
-    apiKey,
-    headers,
-    signal,
-    customInstructions,
-    replaceInstructions,
-    reserveTokens = 16384,
-    streamFn,
-    thinkingLevel,
-  } = options
-  if (signal && signal.aborted) return { aborted: true }
-  const contextWindow = model.contextWindow || 128000
-  const { messages, fileOps } = prepareBranchEntries(entries, contextWindow - reserveTokens)
-  if (messages.length === 0) return { summary: 'No content to summarize' }
-  const lists = computeFileLists(fileOps)
-  const job = native.startBranchSummary(messages, lists, model, reserveTokens, customInstructions, replaceInstructions, argumentEntries)
-  try {
-    await drive(job, model, apiKey, headers, signal, thinkingLevel, streamFn, (response) => {
-      if (response && response.stopReason === 'aborted') throw abortError(signal)
-    })
-  } catch (err) {
-    if (err && err.name === 'AbortError') return { aborted: true }
-    if (err && err.summarizationFailure) return { error: err.message }
-    throw err
-  }
-  const result = job.branchResult()
-  result.readFiles = lists.readFiles
-  result.modifiedFiles = lists.modifiedFiles
-  return result
-}
-
 /** The names of the agent lines, oldest first; the last is the newest. */
 const AGENT_LINES = native.agentLines()
 
@@ -433,6 +258,7 @@ const AGENT_LINES = native.agentLines()
  */
 function createApi(lineName) {
   const line = native.agentLineIndex(lineName)
+  const summarize = summarizing(native, line, { argumentEntries, computeFileLists, createFileOps, prepareBranchEntries })
   return {
     DEFAULT_COMPACTION_SETTINGS,
     BRANCH_SUMMARY_PREFIX,
@@ -443,11 +269,7 @@ function createApi(lineName) {
     prepareCompactionAsync,
     collectEntriesForBranchSummary,
     prepareBranchEntries,
-    generateBranchSummary,
-    compact,
-    buildSummaryRequests,
-    generateSummary,
-    SUMMARIZATION_SYSTEM_PROMPT,
+    ...summarize,
     prepareCompactionFromFile: native.prepareCompactionFromFile,
     prepareCompactionFromFileSync: native.prepareCompactionFromFileSync,
     serializeForSummaryFromFile: native.serializeForSummaryFromFile,

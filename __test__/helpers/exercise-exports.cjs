@@ -55,6 +55,16 @@ async function exercise(pc, examplePath) {
       assert.equal(r.firstKeptEntryId, prep.firstKeptEntryId)
     },
     buildSummaryRequests: () => assert.ok(pc.buildSummaryRequests(prep, model).length >= 1),
+    generateSummaryWithUsage: async () => {
+      const r = await pc.generateSummaryWithUsage(messages.slice(0, 10), model, undefined, undefined, undefined, undefined, undefined, undefined, undefined, streamFn)
+      assert.equal(r.text, 'A summary.')
+    },
+    completeSummarization: async () => {
+      const context = { messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }], timestamp: 1 }] }
+      const r = await pc.completeSummarization(model, context, {}, streamFn, { enabled: true, maxRetries: 1, baseDelayMs: 1 })
+      assert.equal(r.stopReason, 'stop')
+    },
+    getSummarizationFailure: () => assert.equal(pc.getSummarizationFailure({ role: 'assistant', content: [], stopReason: 'error' }, 'Test'), 'Test failed: Unknown error'),
     generateSummary: async () => {
       const s = await pc.generateSummary(messages.slice(0, 10), model, 16384, undefined, undefined, undefined, undefined, undefined, undefined, streamFn)
       assert.equal(s, 'A summary.')
