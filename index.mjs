@@ -44,5 +44,6 @@ export const {
   createBranchSummaryMessage,
   createCompactionSummaryMessage,
   createCustomMessage,
+  estimateProjectedContextTokens,
 } = api
 export default api
