@@ -35,8 +35,11 @@ export declare class CompactionJob {
  * index.js reads the next slice; planned off the JS thread.
  */
 export declare class EntriesJson {
-  /** Checks `settings` at once, so bad settings fail before any work. */
-  constructor(settings: Arg)
+  /**
+   * Checks `settings` at once, so bad settings fail before any work;
+   * plans as the agent line `line` does.
+   */
+  constructor(settings: Arg, line: Arg)
   /** Adds `JSON.stringify(pathEntries.slice(first, first + count))`. */
   push(json: Arg, first: number, count: number): void
   /**
@@ -84,6 +87,12 @@ export declare class SummaryRetry {
 }
 
 /**
+ * The exports agent line `line` has and older lines lack (`lib/api.js`
+ * adds them to that line's entry).
+ */
+export declare function agentLineAddedExports(line: Arg): Array<string>
+
+/**
  * The index of the agent line named `name` ("0.78", "1.6"), to pass to the
  * exports that take a line; a TypeError for an unknown name.
  */
@@ -129,23 +138,34 @@ export declare function countTokens(text: string, encoding?: 'o200k_base' | 'cl1
 /** `DEFAULT_COMPACTION_SETTINGS`, as a fresh object. */
 export declare function defaultCompactionSettings(): RawValue
 
-/** `estimateContextTokens(messages)`. */
-export declare function estimateContextTokens(messages: Arg): RawValue
-
-/** `estimateTokens(message)`. */
-export declare function estimateTokens(message: Arg, options?: Arg | undefined | null): number
+/** `estimateContextTokens(messages)` as the agent line counts it. */
+export declare function estimateContextTokens(messages: Arg, line: Arg): RawValue
 
 /**
- * The file operations of one message, in order: `{ kinds, paths }` with
- * kinds 0 = read, 1 = written, 2 = edited. index.js adds them to the caller's Sets.
+ * `estimateProjectedContextTokens(projection, branchEntries)`: the context
+ * size of the agent's `SessionProjection`, trusting its last usage only
+ * when no `context_edit` or `compaction` among `branchEntries` came after it.
  */
-export declare function fileOpsOfMessage(message: Arg): RawValue
+export declare function estimateProjectedContextTokens(projection: Arg, branchEntries: Arg, line: Arg): RawValue
 
-/** `findCutPoint(entries, startIndex, endIndex, keepRecentTokens)`. */
-export declare function findCutPoint(entries: Arg, start: Arg, end: Arg, keep: Arg, options?: Arg | undefined | null): RawValue
+/** `estimateTokens(message)` as the agent line counts it. */
+export declare function estimateTokens(message: Arg, line: Arg, options?: Arg | undefined | null): number
 
-/** `findTurnStartIndex(entries, entryIndex, startIndex)`. */
-export declare function findTurnStartIndex(entries: Arg, entryIndex: Arg, startIndex: Arg): number
+/**
+ * The file operations of one message as the agent line finds them, in
+ * order: `{ kinds, paths }` with kinds 0 = read, 1 = written, 2 = edited.
+ * `lib/api.js` adds them to the caller's Sets.
+ */
+export declare function fileOpsOfMessage(message: Arg, line: Arg): RawValue
+
+/**
+ * `findCutPoint(entries, startIndex, endIndex, keepRecentTokens)` as the
+ * agent line does it.
+ */
+export declare function findCutPoint(entries: Arg, start: Arg, end: Arg, keep: Arg, line: Arg, options?: Arg | undefined | null): RawValue
+
+/** `findTurnStartIndex(entries, entryIndex, startIndex)` as the agent line does it. */
+export declare function findTurnStartIndex(entries: Arg, entryIndex: Arg, startIndex: Arg, line: Arg): number
 
 /** `formatFileOperations(readFiles, modifiedFiles)`. */
 export declare function formatFileOperations(readFiles: Arg, modifiedFiles: Arg): RawValue
@@ -158,9 +178,15 @@ export declare function getSummarizationFailure(response: Arg, label: Arg, line:
 
 /**
  * The index of the entry whose message holds the last valid usage, or -1;
- * index.js returns that message's own `usage` object.
+ * `lib/api.js` returns that message's own `usage` object.
  */
-export declare function lastAssistantUsageIndex(entries: Arg): number
+export declare function lastAssistantUsageIndex(entries: Arg, line: Arg): number
+
+/**
+ * How a plan's messages are built (`{ own: 0, custom: 1, ... }`): the one
+ * source of the numbers in a plan's `shapes`, for `lib/api.js`.
+ */
+export declare function messageShapes(): RawValue
 
 /**
  * A fresh UUIDv7 (lower-case, time-ordered within the process), the
@@ -169,28 +195,32 @@ export declare function lastAssistantUsageIndex(entries: Arg): number
 export declare function newSessionId(): string
 
 /**
- * The plan for `prepareBranchEntries`: message entry indices, file
- * operations and the token total; index.js maps indices to messages.
+ * The plan for `prepareBranchEntries` as the agent line does it: the
+ * messages (entries and shapes), file operations and the token total;
+ * `lib/api.js` maps them to messages.
  */
-export declare function prepareBranchEntries(entries: Arg, tokenBudget: Arg): RawValue
+export declare function prepareBranchEntries(entries: Arg, tokenBudget: Arg, line: Arg): RawValue
 
-/** The plan for `prepareCompaction`; index.js turns indices back into the caller's messages. */
-export declare function prepareCompaction(pathEntries: Arg, settings: Arg): RawValue
+/**
+ * The plan for `prepareCompaction` as the agent line does it; `lib/api.js`
+ * turns indices back into the caller's messages.
+ */
+export declare function prepareCompaction(pathEntries: Arg, settings: Arg, line: Arg): RawValue
 
 /**
  * `prepareCompactionFromFile(path, options?)`: reads a version-3 session
  * file, takes the branch ending at `options.leafId` (default: the last
- * entry) and plans its compaction, all on the libuv pool. Resolves to the
+ * entry) and plans its compaction as the agent line does, all on the libuv pool. Resolves to the
  * plan with entries named by id, or `undefined` where `prepareCompaction`
  * returns `undefined`.
  */
-export declare function prepareCompactionFromFile(path: Arg, options: Arg): Promise<unknown>
+export declare function prepareCompactionFromFile(path: Arg, options: Arg, line: Arg): Promise<unknown>
 
 /**
  * `prepareCompactionFromFileSync(path, options?)`: the same plan, computed
  * on the calling thread.
  */
-export declare function prepareCompactionFromFileSync(path: Arg, options: Arg): RawValue
+export declare function prepareCompactionFromFileSync(path: Arg, options: Arg, line: Arg): RawValue
 
 /**
  * `projectForSummary(messages, options?)`'s plan; index.js builds the new
@@ -213,10 +243,10 @@ export declare function serializeForSummary(messages: Arg, options?: Arg | undef
  * carry (`conversation`, and `turnPrefix` for a split turn), with the plan;
  * `undefined` where there is nothing to compact. Runs on the libuv pool.
  */
-export declare function serializeForSummaryFromFile(path: Arg, options: Arg): Promise<unknown>
+export declare function serializeForSummaryFromFile(path: Arg, options: Arg, line: Arg): Promise<unknown>
 
 /** `serializeForSummaryFromFileSync(path, options?)`: the same, on the calling thread. */
-export declare function serializeForSummaryFromFileSync(path: Arg, options: Arg): RawValue
+export declare function serializeForSummaryFromFileSync(path: Arg, options: Arg, line: Arg): RawValue
 
 /** `shouldCompact(contextTokens, contextWindow, settings)`. */
 export declare function shouldCompact(contextTokens: Arg, contextWindow: Arg, settings: Arg): boolean

@@ -18,9 +18,6 @@ export const {
   compact,
   buildSummaryRequests,
   generateSummary,
-  generateSummaryWithUsage,
-  completeSummarization,
-  getSummarizationFailure,
   SUMMARIZATION_SYSTEM_PROMPT,
   prepareCompactionFromFile,
   prepareCompactionFromFileSync,
@@ -47,5 +44,9 @@ export const {
   createBranchSummaryMessage,
   createCompactionSummaryMessage,
   createCustomMessage,
+  completeSummarization,
+  estimateProjectedContextTokens,
+  generateSummaryWithUsage,
+  getSummarizationFailure,
 } = api
 export default api

@@ -4,7 +4,8 @@
 // wins, and where the agent would hang, crash or store a broken summary.
 // Entries are { id, area, what, why }; the README's differences section is
 // written from this list, and a test shows each entry's behaviour
-// (summary-differences.test.js for the summary areas).
+// (summary-differences.test.js for the summary areas, lines.test.js for the
+// planning ones).
 
 /** The summary areas: requests, retries, results, aborts. */
 const SUMMARY_AREAS = ['summary request', 'summary retries', 'summary result', 'aborts']
@@ -104,6 +105,12 @@ module.exports = {
       why: "One way to make every summary request; the caller chooses the summarizer's reasoning level (1.6 does the same).",
     },
     firstKeptEntry,
+    {
+      id: 'parent-cycle',
+      area: 'session path',
+      what: 'prepareCompaction, prepareCompactionAsync and the file planners throw an Error naming the entry id when parentId links form a cycle',
+      why: "0.78.1's buildSessionContext follows the links forever and never returns",
+    },
   ],
   '1.6': [
     summaryText('1.6.0 drops all thinking from the transcript and frames the turn prefix as "# Conversation" / "# Instructions".'),
@@ -140,6 +147,30 @@ module.exports = {
       what:
         "A split turn whose history answer carries a usage object and whose turn-prefix answer carries none reports the history's usage; a usage without cost adds a zero cost to the sum. 1.6.0 throws a TypeError from combineUsage after both summaries were made.",
       why: 'A missing usage field must not lose a finished compaction.',
+    },
+    {
+      id: 'parent-cycle',
+      area: 'session projection',
+      what: 'prepareCompaction, prepareCompactionAsync and the file planners throw an Error naming the entry id when parentId links form a cycle',
+      why: "1.6.0's buildSessionPath follows the links forever and never returns",
+    },
+    {
+      id: 'nested-calls-malformed',
+      area: 'file operations',
+      what: 'a tool result whose nestedCalls.calls is neither an array nor a string, or holds a null record, is a TypeError naming nestedCalls.calls (or the record)',
+      why: "1.6.0 throws a TypeError that names no field for a value it cannot iterate, and iterates any iterable (a Set of records), where ours reads arrays only",
+    },
+    {
+      id: 'system-message-fields',
+      area: 'token estimates',
+      what: 'a system message whose sections is not an object, whose section values are neither strings nor null, or whose tools have no string name, is a TypeError naming the field',
+      why: '1.6.0 counts such values as NaN, by their string indices, or under an undefined name',
+    },
+    {
+      id: 'inherited-message-fields',
+      area: 'session projection',
+      what: "the planner reads a message it copies for a context edit or a null content with the fields the message inherits from its prototype (a class instance's role, usage); the copy handed back is 1.6.0's, an object spread of its own fields",
+      why: '1.6.0 plans with its copy, which has lost those fields; the messages the agent stores are plain objects, on which both agree',
     },
   ],
 }

@@ -13,7 +13,7 @@ const require = createRequire(import.meta.url)
 const gen = require('../__test__/helpers/generator.js')
 const { findDifference } = require('../__test__/helpers/compare.js')
 const { loadReference } = require('../__test__/helpers/reference.js')
-const ours = require('..')
+const ours = require('../agent-0.78.js')
 const ref = await loadReference()
 
 const settings = { enabled: true, reserveTokens: 16384, keepRecentTokens: 20000 }

@@ -12,7 +12,7 @@ import { createRequire } from 'node:module'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const require = createRequire(import.meta.url)
-const ours = require('../index.js')
+const ours = require('../agent-0.78.js')
 const core = path.join(here, '..', 'node_modules/@earendil-works/pi-coding-agent/dist/core')
 const ref = await import(pathToFileURL(path.join(core, 'compaction/index.js')).href)
 const { SessionManager } = await import(pathToFileURL(path.join(core, 'session-manager.js')).href)

@@ -15,7 +15,7 @@ import { createRequire } from 'node:module'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const require = createRequire(import.meta.url)
-const ours = require('../index.js')
+const ours = require('../agent-0.78.js')
 const core = path.join(here, '..', 'node_modules', '@earendil-works', 'pi-coding-agent', 'dist', 'core')
 const { serializeConversation: refSerialize } = await import(pathToFileURL(path.join(core, 'compaction', 'index.js')).href)
 const { convertToLlm } = await import(pathToFileURL(path.join(core, 'messages.js')).href)

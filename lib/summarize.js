@@ -306,10 +306,15 @@ function summarizing(native, line, { argumentEntries, computeFileLists, createFi
     return result
   }
 
-  const api = { generateBranchSummary, compact, buildSummaryRequests, generateSummary }
-  if (rules.completeSummarization) Object.assign(api, { generateSummaryWithUsage, completeSummarization, getSummarizationFailure })
-  api.SUMMARIZATION_SYSTEM_PROMPT = SUMMARIZATION_SYSTEM_PROMPT
-  return api
+  return {
+    generateBranchSummary,
+    compact,
+    buildSummaryRequests,
+    generateSummary,
+    SUMMARIZATION_SYSTEM_PROMPT,
+    // Exports some lines add; createApi keeps those the line lists.
+    added: { generateSummaryWithUsage, completeSummarization, getSummarizationFailure },
+  }
 }
 
 module.exports = { summarizing }

@@ -81,6 +81,10 @@ async function exercise(pc, examplePath) {
     calculateContextTokens: () => assert.ok(pc.calculateContextTokens(assistant.usage) > 0),
     getLastAssistantUsage: () => assert.ok(pc.getLastAssistantUsage(branch).totalTokens > 0),
     estimateContextTokens: () => assert.ok(pc.estimateContextTokens(messages).tokens > 0),
+    estimateProjectedContextTokens: () => {
+      const projection = { entries: branch.map((e) => ({ sourceEntry: e, messages: e.type === 'message' ? [e.message] : [] })), messages, thinkingLevel: 'off', model: null }
+      assert.ok(pc.estimateProjectedContextTokens(projection, branch).tokens > 0)
+    },
     createFileOps: () => assert.ok(pc.createFileOps().edited instanceof Set),
     extractFileOpsFromMessage: () => {
       const ops = pc.createFileOps()

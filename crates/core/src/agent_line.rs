@@ -22,6 +22,19 @@ pub struct AgentLine {
     pub summary_failures: SummaryFailures,
     /// What summary results carry.
     pub summary_results: SummaryResults,
+    /// How the context of a path of entries is built (`buildSessionContext`,
+    /// 1.6's `buildSessionProjection`).
+    pub session: SessionRules,
+    /// Where `findCutPoint` and the planner's cut point may fall.
+    pub cut: CutRules,
+    /// Token estimates and which usage counts.
+    pub tokens: TokenRules,
+    /// Which tool calls `extractFileOpsFromMessage` records.
+    pub file_ops: FileOpRules,
+    /// What `prepareCompaction` plans over and returns.
+    pub plan: PlanRules,
+    /// Exports this line has and older lines lack, named as the agent names them.
+    pub added_exports: &'static [&'static str],
 }
 
 /// How a line makes its summary requests. Their text is the spec's in every
@@ -93,6 +106,90 @@ pub struct SummaryResults {
     pub empty_previous_summary_stands: bool,
 }
 
+/// The context the agent rebuilds from a path of entries. Both lines walk
+/// the `parentId` chain ending at the last entry and keep, after the last
+/// compaction, its summary, the kept range from `firstKeptEntryId` and the
+/// entries after it; these rules are what 1.6 added to that walk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SessionRules {
+    /// `context_edit` entries in the context hide their target (`replacement:
+    /// null`) or replace its content; the latest edit of a target wins. Also
+    /// read by `prepareBranchEntries`.
+    pub context_edits: bool,
+    /// A message whose `content` is null or missing reads as `[]` (`""` for a
+    /// system message), as a shallow copy; a custom message's as `[]`.
+    pub normalise_null_content: bool,
+    /// A compaction contributes its `systemMessage` before its summary.
+    pub compaction_system_message: bool,
+    /// System-role message entries of the kept range before the compaction
+    /// are left out (the compaction's `systemMessage` stands for them).
+    pub kept_range_drops_system: bool,
+}
+
+/// The cut-point walk (`findCutPoint`, and the planner's own cut point).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CutRules {
+    /// Cut points and turn starts are the entries whose context messages
+    /// have a cut-point or turn-start role, and a cut at a turn start does
+    /// not split a turn (1.6). Otherwise (0.78) they are decided by entry
+    /// type and message role: every `custom_message` and `branch_summary`
+    /// (an empty one too) is both, and only a cut at a user message is unsplit.
+    pub by_context_messages: bool,
+    /// The keep-recent walk counts every entry's context messages (custom
+    /// messages, branch summaries, compactions in the range), not only
+    /// `message` entries.
+    pub budget_counts_context_messages: bool,
+    /// Entries worth 0 tokens are passed over by the keep-recent walk
+    /// (0.78 still checked the budget at a 0-token message).
+    pub skip_zero_token_entries: bool,
+    /// When no cut point lies at or after the entry that crossed the budget,
+    /// the cut falls at the last cut point (0.78: at the first).
+    pub fallback_to_last_cut_point: bool,
+    /// The backward scan that pulls metadata entries into the kept side
+    /// stops at any entry with context messages (0.78: at `message` entries).
+    pub absorb_stops_at_context_entries: bool,
+    /// The planner's cut moves one entry on when everything after it is a
+    /// failed assistant attempt hidden by context edits (and the edits).
+    pub recovery_omission_advance: bool,
+}
+
+/// Token estimates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TokenRules {
+    /// `estimateTokens` counts system messages: content, section texts and
+    /// the JSON of `toolsAdded` (0.78: 0).
+    pub estimate_system: bool,
+    /// An assistant usage that totals 0 is passed over when looking for the
+    /// last usage.
+    pub skip_zero_usage: bool,
+}
+
+/// File operations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileOpRules {
+    /// A tool result's `nestedCalls.calls` (calls made from a script)
+    /// count as tool calls.
+    pub nested_calls: bool,
+}
+
+/// `prepareCompaction`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PlanRules {
+    /// Plans over the session projection (the path's context entries, edits
+    /// applied): the range starts after the projected compaction, and the
+    /// summarized messages are the projected ones without system messages.
+    /// Otherwise (0.78) over the raw entries, from the raw position of the
+    /// previous compaction's `firstKeptEntryId`.
+    pub on_projection: bool,
+    /// `tokensBefore` is `estimateProjectedContextTokens`: usage captured
+    /// before the last `context_edit` or compaction is not trusted, and the
+    /// system messages are estimated merged.
+    pub tokens_before_projected: bool,
+    /// `undefined` when nothing would be summarized (0.78 returned a plan
+    /// with empty lists).
+    pub undefined_when_nothing_to_summarize: bool,
+}
+
 impl AgentLine {
     /// `@earendil-works/pi-coding-agent` 0.78.x.
     pub const V0_78: AgentLine = AgentLine {
@@ -116,6 +213,33 @@ impl AgentLine {
             usage: false,
             empty_previous_summary_stands: false,
         },
+        session: SessionRules {
+            context_edits: false,
+            normalise_null_content: false,
+            compaction_system_message: false,
+            kept_range_drops_system: false,
+        },
+        cut: CutRules {
+            by_context_messages: false,
+            budget_counts_context_messages: false,
+            skip_zero_token_entries: false,
+            fallback_to_last_cut_point: false,
+            absorb_stops_at_context_entries: false,
+            recovery_omission_advance: false,
+        },
+        tokens: TokenRules {
+            estimate_system: false,
+            skip_zero_usage: false,
+        },
+        file_ops: FileOpRules {
+            nested_calls: false,
+        },
+        plan: PlanRules {
+            on_projection: false,
+            tokens_before_projected: false,
+            undefined_when_nothing_to_summarize: false,
+        },
+        added_exports: &[],
     };
 
     /// `@earendil-works/pi-coding-agent` 1.6.x.
@@ -142,6 +266,36 @@ impl AgentLine {
             usage: true,
             empty_previous_summary_stands: true,
         },
+        session: SessionRules {
+            context_edits: true,
+            normalise_null_content: true,
+            compaction_system_message: true,
+            kept_range_drops_system: true,
+        },
+        cut: CutRules {
+            by_context_messages: true,
+            budget_counts_context_messages: true,
+            skip_zero_token_entries: true,
+            fallback_to_last_cut_point: true,
+            absorb_stops_at_context_entries: true,
+            recovery_omission_advance: true,
+        },
+        tokens: TokenRules {
+            estimate_system: true,
+            skip_zero_usage: true,
+        },
+        file_ops: FileOpRules { nested_calls: true },
+        plan: PlanRules {
+            on_projection: true,
+            tokens_before_projected: true,
+            undefined_when_nothing_to_summarize: true,
+        },
+        added_exports: &[
+            "completeSummarization",
+            "estimateProjectedContextTokens",
+            "generateSummaryWithUsage",
+            "getSummarizationFailure",
+        ],
     };
 
     /// Every supported line, oldest first; a line's index here is how the
