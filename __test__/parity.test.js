@@ -11,14 +11,8 @@
 
 const gen = require('./helpers/generator')
 const { fc, checkProperty, NUM_RUNS, BASE_SEED } = require('./helpers/property')
-const {
-  deepFreeze,
-  collectObjects,
-  findDifference,
-  findIdentityDifference,
-  describeValue,
-  snapshot,
-} = require('./helpers/compare')
+const { deepFreeze, collectObjects, findDifference, snapshot } = require('./helpers/compare')
+const { createChecks, freezeInputs, expectUnchanged } = require('./helpers/parity-checks')
 const { loadReference } = require('./helpers/reference')
 const { loadOurs, underTestLabel } = require('./helpers/ours')
 
@@ -26,10 +20,12 @@ jest.setTimeout(300_000)
 
 let ref
 let ours
+let checks
 
 beforeAll(async () => {
   ref = await loadReference()
   ours = await loadOurs()
+  checks = createChecks(ref, ours)
   // eslint-disable-next-line no-console
   console.log(`parity: ${underTestLabel()} vs reference; PARITY_SEED=${BASE_SEED} PARITY_RUNS=${NUM_RUNS}`)
 })
@@ -37,96 +33,12 @@ beforeAll(async () => {
 const runs = (fraction) => Math.max(20, Math.round(NUM_RUNS * fraction))
 
 // ---------------------------------------------------------------------------
-// Comparison plumbing
+// Comparison plumbing (helpers/parity-checks.js, shared with the soak)
 // ---------------------------------------------------------------------------
 
-function outcome(fn) {
-  try {
-    return { threw: false, value: fn() }
-  } catch (error) {
-    return { threw: true, error }
-  }
-}
-
-function errorText(error) {
-  if (error && typeof error === 'object') return `${error.constructor?.name ?? 'Error'}: ${error.message}`
-  return String(error)
-}
-
-/**
- * Calls refFn and oursFn, then requires: same outcome (both return or both throw the
- * same kind of error), deep-equal values, and (when inputObjects is given) identity parity.
- */
-function expectSame(label, refFn, oursFn, inputObjects) {
-  const r = outcome(refFn)
-  const o = outcome(oursFn)
-  if (r.threw || o.threw) {
-    if (r.threw && o.threw) {
-      const rn = r.error?.constructor?.name
-      const on = o.error?.constructor?.name
-      if (rn !== on) throw new Error(`${label}: both threw, but reference ${errorText(r.error)} / ours ${errorText(o.error)}`)
-      return { ref: undefined, ours: undefined, threw: true }
-    }
-    if (r.threw) throw new Error(`${label}: reference threw ${errorText(r.error)}, ours returned ${describeValue(o.value)}`)
-    throw new Error(`${label}: ours threw ${errorText(o.error)}, reference returned ${describeValue(r.value)}`)
-  }
-  const diff = findDifference(r.value, o.value)
-  if (diff) throw new Error(`${label}: ${diff}`)
-  if (inputObjects) {
-    const idDiff = findIdentityDifference(r.value, o.value, inputObjects)
-    if (idDiff) throw new Error(`${label}: identity: ${idDiff}`)
-  }
-  return { ref: r.value, ours: o.value, threw: false }
-}
-
-/** Freezes the inputs and returns the set of every object the caller owns. */
-function freezeInputs(...inputs) {
-  for (const x of inputs) deepFreeze(x)
-  return collectObjects(inputs)
-}
-
-/** Snapshots Sets/Maps/Dates (which freezing does not protect) to detect mutation. */
-function expectUnchanged(label, before, value) {
-  const after = snapshot(value)
-  const d = findDifference(before, after, { labels: ['before', 'after'] })
-  if (d) throw new Error(`${label}: input was mutated: ${d}`)
-}
-
-function checkPrepareCompaction(entries, settings, options = {}) {
-  // options.entryObjects: precomputed collectObjects(entries) (scale tests);
-  // options.checkMutation: snapshot-compare the inputs (default true; freezing
-  // already protects plain objects and arrays, the snapshot also covers Sets/Dates).
-  let inputObjects
-  if (options.entryObjects) {
-    deepFreeze(settings)
-    inputObjects = new Set(options.entryObjects)
-    for (const o of collectObjects(settings)) inputObjects.add(o)
-  } else {
-    inputObjects = freezeInputs(entries, settings)
-  }
-  const checkMutation = options.checkMutation !== false
-  const before = checkMutation ? snapshot([entries, settings]) : null
-  const res = expectSame(
-    `prepareCompaction(entries[${entries.length}], ${JSON.stringify(settings)})`,
-    () => ref.prepareCompaction(entries, settings),
-    () => ours.prepareCompaction(entries, settings),
-    inputObjects,
-  )
-  if (checkMutation) expectUnchanged('prepareCompaction', before, [entries, settings])
-  return res
-}
-
-/** Messages as callers see them: entry messages plus those built by buildSessionContext. */
-function messagesFor(entries) {
-  const fromEntries = entries.filter((e) => e.type === 'message').map((e) => e.message)
-  let built = []
-  try {
-    built = ref.buildSessionContext(entries).messages
-  } catch {
-    built = []
-  }
-  return deepFreeze(fromEntries.concat(built))
-}
+const expectSame = (...args) => checks.expectSame(...args)
+const checkPrepareCompaction = (...args) => checks.checkPrepareCompaction(...args)
+const messagesFor = (entries) => checks.messagesFor(entries)
 
 const sessionArb = gen.pathEntriesArb()
 const nonEmptySessionArb = gen.pathEntriesArb().filter((e) => e.length > 0)
@@ -467,9 +379,7 @@ describe('getLastAssistantUsage(entries): returns the very same usage object as 
   it('generated sessions (toBe identity, or both undefined)', () => {
     checkProperty('getLastAssistantUsage', [sessionArb], (entries) => {
       deepFreeze(entries)
-      const r = ref.getLastAssistantUsage(entries)
-      const o = ours.getLastAssistantUsage(entries)
-      if (r !== o) throw new Error(`getLastAssistantUsage: reference ${describeValue(r)}, ours ${describeValue(o)}${r && o ? ' (equal content, different object)' : ''}`)
+      checks.checkLastAssistantUsage(entries)
     }, { numRuns: runs(0.5) })
   })
 })
@@ -536,15 +446,7 @@ describe('extractFileOpsFromMessage(message, fileOps): same Sets (content and in
   it('each message into a fresh createFileOps()', () => {
     checkProperty('extractFileOpsFromMessage fresh', [sessionArb], (entries) => {
       deepFreeze(entries)
-      for (const m of messagesFor(entries)) {
-        const rOps = ref.createFileOps()
-        const oOps = ours.createFileOps()
-        const oSets = [oOps.read, oOps.written, oOps.edited]
-        expectSame(`extractFileOpsFromMessage(${m.role})`, () => ref.extractFileOpsFromMessage(m, rOps), () => ours.extractFileOpsFromMessage(m, oOps))
-        const d = findDifference(rOps, oOps)
-        if (d) throw new Error(`extractFileOpsFromMessage(${m.role} message) fileOps: ${d}`)
-        if (oOps.read !== oSets[0] || oOps.written !== oSets[1] || oOps.edited !== oSets[2]) throw new Error('extractFileOpsFromMessage replaced the Sets instead of adding to them')
-      }
+      for (const m of messagesFor(entries)) checks.checkExtractFileOps(m)
     }, { numRuns: runs(0.5) })
   })
 
