@@ -7,9 +7,11 @@
 //   { ..., toolCalls: [{ id, name, arguments }] }   tool calls after the text (arguments: a JSON string)
 //   { ..., usage: { prompt_tokens, completion_tokens } }   the usage reported (a final chunk when streaming)
 //   { status, error, headers }        an error body { error: { message } }, with extra response headers
+//   { status, noBody: true }          an error status with an empty body
 //   { hang: true }                    never answers (for timeouts and aborts)
 // and, for fault injection:
 //   { ..., chunkDelayMs }             server-sent events, each written chunkDelayMs after the one before
+//   { ..., onEnd }                    server-sent events; onEnd() is called once the last one is sent
 //   { ..., resetAfterChunks: k }      server-sent events, the socket destroyed after the first k chunks
 //   { ..., stallAfterChunks: k }      server-sent events, nothing more after the first k chunks
 //   { raw, contentType }              status 200 and `raw` (a string or Buffer) as the whole body
@@ -86,7 +88,7 @@ async function writeEvents(res, reply, includeUsage, hanging) {
       await new Promise((resolve) => setTimeout(resolve, reply.chunkDelayMs))
       if (res.destroyed) return
     }
-    if (i === events.length - 1) res.end(events[i])
+    if (i === events.length - 1) res.end(events[i], reply.onEnd)
     else res.write(events[i])
   }
 }
@@ -121,6 +123,11 @@ async function startServer(script) {
       }
       if (reply.destroy) {
         req.socket.destroy()
+        return
+      }
+      if (reply.status && reply.noBody) {
+        res.writeHead(reply.status, reply.headers || {})
+        res.end()
         return
       }
       if (reply.status) {
