@@ -8,6 +8,13 @@
 export declare class CompactionJob {
   /** `{ systemPrompt, prompt, maxTokens, part, attempt }`, or null when finished. */
   next(): RawValue
+  /**
+   * Drops what the job holds (its transcripts) once its outcome has been
+   * read. The wrapper's finalizer would free it too, but Node runs
+   * finalizers only on a later turn of the event loop, so callers that
+   * never yield (a streamFn answering at once) would hold every job.
+   */
+  release(): void
   /** Takes the model's answer (an `AssistantMessage`) to the last request. */
   respond(response: Arg): void
   /** The summary text alone (`generateSummary`). */

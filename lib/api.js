@@ -344,15 +344,19 @@ async function compact(preparation, model, apiKey, headers, customInstructions, 
   if (signal && signal.aborted) return abortedCompaction()
   const { job, lists } = startCompactionJob(preparation, model, customInstructions)
   try {
-    await drive(job, model, apiKey, headers, signal, thinkingLevel, streamFn)
-  } catch (err) {
-    if (signal && signal.aborted) return abortedCompaction()
-    throw err
+    try {
+      await drive(job, model, apiKey, headers, signal, thinkingLevel, streamFn)
+    } catch (err) {
+      if (signal && signal.aborted) return abortedCompaction()
+      throw err
+    }
+    const result = job.result()
+    // The lists' own values: details are `unknown`, so not always strings.
+    result.details = lists
+    return result
+  } finally {
+    job.release()
   }
-  const result = job.result()
-  // The lists' own values: details are `unknown`, so not always strings.
-  result.details = lists
-  return result
 }
 
 /**
@@ -364,10 +368,14 @@ async function compact(preparation, model, apiKey, headers, customInstructions, 
 function buildSummaryRequests(preparation, model, customInstructions) {
   const { job } = startCompactionJob(preparation, model, customInstructions)
   const requests = []
-  for (let request = job.next(); request !== null; request = job.next()) {
-    const { systemPrompt, prompt, maxTokens, part } = request
-    requests.push({ systemPrompt, prompt, maxTokens, part })
-    job.respond({ role: 'assistant', content: [{ type: 'text', text: '' }], stopReason: 'stop' })
+  try {
+    for (let request = job.next(); request !== null; request = job.next()) {
+      const { systemPrompt, prompt, maxTokens, part } = request
+      requests.push({ systemPrompt, prompt, maxTokens, part })
+      job.respond({ role: 'assistant', content: [{ type: 'text', text: '' }], stopReason: 'stop' })
+    }
+  } finally {
+    job.release()
   }
   return requests
 }
@@ -386,8 +394,12 @@ async function generateSummary(
 ) {
   if (signal && signal.aborted) throw abortError(signal)
   const job = native.startSummary(currentMessages, model, reserveTokens, customInstructions, previousSummary, argumentEntries)
-  await drive(job, model, apiKey, headers, signal, thinkingLevel, streamFn)
-  return job.summary()
+  try {
+    await drive(job, model, apiKey, headers, signal, thinkingLevel, streamFn)
+    return job.summary()
+  } finally {
+    job.release()
+  }
 }
 
 async function generateBranchSummary(entries, options) {
@@ -409,18 +421,22 @@ async function generateBranchSummary(entries, options) {
   const lists = computeFileLists(fileOps)
   const job = native.startBranchSummary(messages, lists, model, reserveTokens, customInstructions, replaceInstructions, argumentEntries)
   try {
-    await drive(job, model, apiKey, headers, signal, thinkingLevel, streamFn, (response) => {
-      if (response && response.stopReason === 'aborted') throw abortError(signal)
-    })
-  } catch (err) {
-    if (err && err.name === 'AbortError') return { aborted: true }
-    if (err && err.summarizationFailure) return { error: err.message }
-    throw err
+    try {
+      await drive(job, model, apiKey, headers, signal, thinkingLevel, streamFn, (response) => {
+        if (response && response.stopReason === 'aborted') throw abortError(signal)
+      })
+    } catch (err) {
+      if (err && err.name === 'AbortError') return { aborted: true }
+      if (err && err.summarizationFailure) return { error: err.message }
+      throw err
+    }
+    const result = job.branchResult()
+    result.readFiles = lists.readFiles
+    result.modifiedFiles = lists.modifiedFiles
+    return result
+  } finally {
+    job.release()
   }
-  const result = job.branchResult()
-  result.readFiles = lists.readFiles
-  result.modifiedFiles = lists.modifiedFiles
-  return result
 }
 
 /** The names of the agent lines, oldest first; the last is the newest. */

@@ -331,6 +331,23 @@ impl CompactionJob {
         })
     }
 
+    /// Drops what the job holds (its transcripts) once its outcome has been
+    /// read. The wrapper's finalizer would free it too, but Node runs
+    /// finalizers only on a later turn of the event loop, so callers that
+    /// never yield (a streamFn answering at once) would hold every job.
+    #[napi]
+    pub fn release(&mut self) {
+        let limits = ModelLimits {
+            max_tokens: 0.0,
+            context_window: 0.0,
+        };
+        let facts = ModelFacts {
+            limits,
+            reasoning: false,
+        };
+        *self = CompactionJob::new(Parts::new(Vec::new(), facts, 0.0, None));
+    }
+
     /// Takes the model's answer (an `AssistantMessage`) to the last request.
     #[napi]
     pub fn respond(&mut self, env: Env, response: Arg) -> napi::Result<()> {
