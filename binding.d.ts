@@ -12,6 +12,13 @@ export declare class CompactionJob {
    */
   next(): RawValue
   /**
+   * Drops what the job holds (its transcripts) once its outcome has been
+   * read. The wrapper's finalizer would free it too, but Node runs
+   * finalizers only on a later turn of the event loop, so callers that
+   * never yield (a streamFn answering at once) would hold every job.
+   */
+  release(): void
+  /**
    * Takes the model's answer (an `AssistantMessage`) to the last request:
    * true when it finished a part, so that its `usage` is the part's (pass
    * the usages of those answers, in order, to the result methods).

@@ -213,17 +213,21 @@ function summarizing(native, line, { argumentEntries, computeFileLists, createFi
     const callers = streamFn ? undefined : callerFiles(compact)
     const { job, lists } = startCompactionJob(preparation, model, customInstructions, thinkingLevel)
     const call = { model, apiKey, headers, env, signal, sessionId, reasoning: thinkingLevel, streamFn, retry, callbacks, callers }
-    let usages
     try {
-      usages = await drive(job, call)
-    } catch (err) {
-      if (signal && signal.aborted) return abortedCompaction()
-      throw err
+      let usages
+      try {
+        usages = await drive(job, call)
+      } catch (err) {
+        if (signal && signal.aborted) return abortedCompaction()
+        throw err
+      }
+      const result = job.result(usages)
+      // The lists' own values: details are `unknown`, so not always strings.
+      result.details = lists
+      return result
+    } finally {
+      job.release()
     }
-    const result = job.result(usages)
-    // The lists' own values: details are `unknown`, so not always strings.
-    result.details = lists
-    return result
   }
 
   /**
@@ -235,36 +239,42 @@ function summarizing(native, line, { argumentEntries, computeFileLists, createFi
   function buildSummaryRequests(preparation, model, customInstructions) {
     const { job } = startCompactionJob(preparation, model, customInstructions, undefined)
     const requests = []
-    for (let request = job.next(); request !== null; request = job.next()) {
-      const { systemPrompt, prompt, part } = request
-      requests.push('maxTokens' in request ? { systemPrompt, prompt, maxTokens: request.maxTokens, part } : { systemPrompt, prompt, part })
-      job.respond({ role: 'assistant', content: [{ type: 'text', text: '' }], stopReason: 'stop' })
+    try {
+      for (let request = job.next(); request !== null; request = job.next()) {
+        const { systemPrompt, prompt, part } = request
+        requests.push('maxTokens' in request ? { systemPrompt, prompt, maxTokens: request.maxTokens, part } : { systemPrompt, prompt, part })
+        job.respond({ role: 'assistant', content: [{ type: 'text', text: '' }], stopReason: 'stop' })
+      }
+    } finally {
+      job.release()
     }
     return requests
   }
 
-  async function summarize(args, caller) {
+  /** Runs a generateSummary job; `outcome(job, usages)` reads its result before the job is freed. */
+  async function summarize(args, caller, outcome) {
     const [currentMessages, model, reserveTokens, apiKey, headers, signal, customInstructions, previousSummary, thinkingLevel, streamFn, env, retry, callbacks, sessionId] = args
     if (signal && signal.aborted) throw abortError(signal)
     const callers = streamFn ? undefined : callerFiles(caller)
     const job = native.startSummary(currentMessages, model, reserveTokens, customInstructions, previousSummary, line, thinkingLevel, argumentEntries)
     const call = { model, apiKey, headers, env, signal, sessionId, reasoning: thinkingLevel, streamFn, retry, callbacks, callers }
     try {
-      return { job, usages: await drive(job, call) }
+      return outcome(job, await drive(job, call))
     } catch (err) {
       // A string result could be taken for a summary: an abort rejects, however it ended.
       if (signal && signal.aborted && !isOwnAbort(err)) throw abortError(signal)
       throw err
+    } finally {
+      job.release()
     }
   }
 
   async function generateSummary(...args) {
-    return (await summarize(args, generateSummary)).job.summary()
+    return summarize(args, generateSummary, (job) => job.summary())
   }
 
   async function generateSummaryWithUsage(...args) {
-    const { job, usages } = await summarize(args, generateSummaryWithUsage)
-    return job.summaryWithUsage(usages)
+    return summarize(args, generateSummaryWithUsage, (job, usages) => job.summaryWithUsage(usages))
   }
 
   async function generateBranchSummary(entries, options) {
@@ -290,20 +300,24 @@ function summarizing(native, line, { argumentEntries, computeFileLists, createFi
     const lists = computeFileLists(fileOps)
     const job = native.startBranchSummary(messages, lists, model, reserveTokens, customInstructions, replaceInstructions, line, thinkingLevel, argumentEntries)
     const call = { model, apiKey, headers, env, signal, reasoning: thinkingLevel, streamFn, retry, callbacks, callers }
-    let usages
     try {
-      usages = await drive(job, call, (response) => {
-        if (response && response.stopReason === 'aborted') throw abortError(signal)
-      })
-    } catch (err) {
-      if (err && err.name === 'AbortError') return { aborted: true }
-      if (err && err.summarizationFailure) return { error: err.message }
-      throw err
+      let usages
+      try {
+        usages = await drive(job, call, (response) => {
+          if (response && response.stopReason === 'aborted') throw abortError(signal)
+        })
+      } catch (err) {
+        if (err && err.name === 'AbortError') return { aborted: true }
+        if (err && err.summarizationFailure) return { error: err.message }
+        throw err
+      }
+      const result = job.branchResult(usages)
+      result.readFiles = lists.readFiles
+      result.modifiedFiles = lists.modifiedFiles
+      return result
+    } finally {
+      job.release()
     }
-    const result = job.branchResult(usages)
-    result.readFiles = lists.readFiles
-    result.modifiedFiles = lists.modifiedFiles
-    return result
   }
 
   return {

@@ -478,6 +478,23 @@ impl CompactionJob {
         })
     }
 
+    /// Drops what the job holds (its transcripts) once its outcome has been
+    /// read. The wrapper's finalizer would free it too, but Node runs
+    /// finalizers only on a later turn of the event loop, so callers that
+    /// never yield (a streamFn answering at once) would hold every job.
+    #[napi]
+    pub fn release(&mut self) {
+        let facts = ModelFacts {
+            limits: ModelLimits {
+                max_tokens: 0.0,
+                context_window: 0.0,
+            },
+            reasoning: false,
+            wants_reasoning: false,
+        };
+        *self = CompactionJob::new(Parts::new(self.line, Vec::new(), facts, 0.0, None));
+    }
+
     /// Takes the model's answer (an `AssistantMessage`) to the last request:
     /// true when it finished a part, so that its `usage` is the part's (pass
     /// the usages of those answers, in order, to the result methods).

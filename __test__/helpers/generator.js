@@ -1068,6 +1068,127 @@ const fileOpsArb = fc
   .map(([read, written, edited]) => ({ read: new Set(read), written: new Set(written), edited: new Set(edited) }))
 
 // ---------------------------------------------------------------------------
+// Session trees (built with a SessionManager's own append methods)
+// ---------------------------------------------------------------------------
+
+const treeTextArb = fc.string({ maxLength: 160 })
+const treeFilePathArb = fc.constantFrom('a.ts', 'b.ts', 'src/c.rs', 'README.md', '')
+const treeToolCallArb = fc.record({
+  name: fc.constantFrom('read', 'write', 'edit', 'bash'),
+  path: treeFilePathArb,
+})
+
+/** One step of building a tree: an append, a branch from an earlier entry, or a reset of the leaf. */
+const treeOpArb = fc.oneof(
+  { weight: 6, arbitrary: fc.record({ kind: fc.constant('user'), text: treeTextArb }) },
+  { weight: 6, arbitrary: fc.record({ kind: fc.constant('assistant'), text: treeTextArb, tools: fc.array(treeToolCallArb, { maxLength: 3 }) }) },
+  { weight: 3, arbitrary: fc.record({ kind: fc.constant('toolResult'), text: treeTextArb }) },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant('compaction'), summary: treeTextArb }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant('branchSummary'),
+      pick: fc.nat(),
+      fromRoot: fc.boolean(),
+      summary: treeTextArb,
+      details: fc.option(
+        fc.record({ readFiles: fc.array(treeFilePathArb, { maxLength: 3 }), modifiedFiles: fc.array(treeFilePathArb, { maxLength: 3 }) }),
+      ),
+      fromHook: fc.constantFrom(undefined, false, true),
+    }),
+  },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant('custom'), text: treeTextArb, display: fc.boolean() }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('other'), which: fc.constantFrom('thinking', 'model', 'entry', 'info') }) },
+  { weight: 4, arbitrary: fc.record({ kind: fc.constant('branch'), pick: fc.nat() }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('reset') }) },
+)
+
+/** The steps of one tree (up to 70). */
+const treeOpsArb = fc.array(treeOpArb, { maxLength: 70 })
+
+/** An entry id to ask about: mostly one of the tree's, sometimes one no tree has. */
+const treeIdChoiceArb = fc.oneof(
+  { weight: 8, arbitrary: fc.nat().map((n) => ({ pick: n })) },
+  { weight: 1, arbitrary: fc.constantFrom({ value: 'unknown-id' }, { value: '' }, { value: null }, { value: undefined }) },
+)
+
+const branchBudgetArb = fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 400 }), fc.double({ min: 0, max: 300, noNaN: true }))
+
+/** A branch-summary question: from which leaf, to which target, with which token budgets. */
+const treeQueryArb = fc.record({ old: treeIdChoiceArb, target: treeIdChoiceArb, budgets: fc.array(branchBudgetArb, { minLength: 1, maxLength: 3 }) })
+
+/** Builds a session with `SessionManager`'s own append methods (in memory); returns it and its ids. */
+function buildTree(SessionManager, ops) {
+  const session = SessionManager.inMemory('/tmp')
+  const ids = []
+  const pick = (n) => ids[n % ids.length]
+  let t = 0
+  for (const o of ops) {
+    t++
+    switch (o.kind) {
+      case 'user':
+        ids.push(session.appendMessage({ role: 'user', content: o.text, timestamp: t }))
+        break
+      case 'assistant':
+        ids.push(
+          session.appendMessage({
+            role: 'assistant',
+            content: [
+              { type: 'text', text: o.text },
+              ...o.tools.map((c, i) => ({ type: 'toolCall', id: `c${t}-${i}`, name: c.name, arguments: { path: c.path } })),
+            ],
+            stopReason: 'toolUse',
+            timestamp: t,
+          }),
+        )
+        break
+      case 'toolResult':
+        ids.push(
+          session.appendMessage({
+            role: 'toolResult',
+            toolCallId: `c${t}`,
+            toolName: 'read',
+            content: [{ type: 'text', text: o.text }],
+            isError: false,
+            timestamp: t,
+          }),
+        )
+        break
+      case 'compaction':
+        if (ids.length) ids.push(session.appendCompaction(o.summary, pick(t), 1000 + t))
+        break
+      case 'branchSummary': {
+        const from = o.fromRoot || !ids.length ? null : pick(o.pick)
+        ids.push(session.branchWithSummary(from, o.summary, o.details ?? undefined, o.fromHook))
+        break
+      }
+      case 'custom':
+        ids.push(session.appendCustomMessageEntry('note', o.text, o.display, { t }))
+        break
+      case 'other':
+        if (o.which === 'thinking') ids.push(session.appendThinkingLevelChange('high'))
+        else if (o.which === 'model') ids.push(session.appendModelChange('anthropic', 'claude'))
+        else if (o.which === 'entry') ids.push(session.appendCustomEntry('state', { t }))
+        else ids.push(session.appendSessionInfo('name'))
+        break
+      case 'branch':
+        if (ids.length) session.branch(pick(o.pick))
+        break
+      case 'reset':
+        session.resetLeaf()
+        break
+    }
+  }
+  return { session, ids }
+}
+
+/** The id a treeIdChoiceArb value names in a tree with `ids`. */
+function resolveTreeId(choice, ids) {
+  if ('value' in choice) return choice.value
+  return ids.length ? ids[choice.pick % ids.length] : 'no-entries'
+}
+
+// ---------------------------------------------------------------------------
 // Deterministic large sessions (no fast-check)
 // ---------------------------------------------------------------------------
 
@@ -1268,6 +1389,13 @@ module.exports = {
   keepRecentTokensArb,
   reserveTokensArb,
   fileOpsArb,
+  // trees
+  treeOpArb,
+  treeOpsArb,
+  treeQueryArb,
+  branchBudgetArb,
+  buildTree,
+  resolveTreeId,
   buildLargeSession,
   mulberry32,
   // comparison helpers (re-exported from ./compare)
