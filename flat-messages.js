@@ -4,8 +4,8 @@
 // native side returns (assembleTranscript). Neither decides anything.
 //
 // Messages for the transcript builders, read in one pass here, where a
-// property read is JIT-compiled (about a nanosecond; from native code every
-// read is an N-API call of 50 to 100 ns). Plain user, assistant and
+// property read is JIT-compiled (from native code every read is an N-API
+// call, many times as costly; docs/serialization.md). Plain user, assistant and
 // tool-result messages become codes in an Int32Array, the texts met (in
 // order), and the UTF-16 units of the short strings (ids, names, argument
 // keys and JSON, mime types) one after another in a Uint16Array, each named
@@ -106,8 +106,7 @@ function releaseFlat(flat) {
 
 // The pass is one function, its state in locals: written as closures over
 // shared counters (a helper per block kind), every counter and buffer
-// access went through the closures' context, and the pass took 0.19 ms
-// for 1k messages instead of 0.13.
+// access went through the closures' context, which measured slower.
 function flatten(messages, timestamps) {
   let codes = spareCodes ?? new Int32Array(4096)
   let units = spareUnits ?? new Uint16Array(16384)
@@ -239,8 +238,8 @@ function flatten(messages, timestamps) {
           ok = false
           break
         }
-        // Object.entries(args), read as its keys and then its values: an
-        // array of pairs cost a third of this pass. They pair up unless a
+        // Object.entries(args), read as its keys and then its values: the
+        // array of pairs was a large part of this pass. They pair up unless a
         // getter deleted or hid a later key, which Object.values then
         // skips, as Object.entries does: the lengths tell. (A Proxy's traps
         // run in another order here; its results are the same if they are
@@ -268,7 +267,7 @@ function flatten(messages, timestamps) {
           codes[n++] = key.length
           // JSON.stringify(v), written here for a finite number (as
           // String(v) prints it) and a string with nothing to escape: one
-          // JSON.stringify call per argument was a third of this pass.
+          // JSON.stringify call per argument was a large part of this pass.
           if (typeof v === 'string') {
             units = withRoom(units, u, v.length + 2)
             const end = putQuoted(units, u, v)
@@ -352,9 +351,8 @@ function assembleTranscript([ops, bounds, labels, strings]) {
   const shared = new Array(bounds.length / 3)
   for (let k = 0; k < shared.length; k++) shared[k] = labels[bounds[3 * k]].slice(bounds[3 * k + 1], bounds[3 * k + 2])
   // One piece per op (a head op takes three numbers). The pieces array is
-  // made at its size rather than grown, which at 100k messages (270k
-  // pieces) saved a third of this loop; past the length V8 keeps as a fast
-  // array it is grown instead.
+  // made at its size rather than grown, which is cheaper on long
+  // transcripts; past the length V8 keeps as a fast array it is grown instead.
   let count = 0
   for (let k = 0; k < ops.length; k += ops[k] === -1 ? 3 : 1) count++
   const pieces = count <= FAST_ARRAY_MAX ? new Array(count) : []

@@ -27,3 +27,54 @@ test("the README's one-line example of every export runs", () => {
   const run = spawnSync(process.execPath, [file], { cwd: root, encoding: 'utf8', timeout: 60_000 })
   expect({ status: run.status, stderr: run.stderr, stdout: run.stdout.trim() }).toEqual({ status: 0, stderr: '', stdout: 'ok' })
 })
+
+/** The rows of the Markdown table between `<!-- name:start -->` and `<!-- name:end -->`, as cells. */
+function tableRows(readme, name) {
+  const match = readme.match(new RegExp(`<!-- ${name}:start -->\\n([\\s\\S]*?)<!-- ${name}:end -->`))
+  expect(match).not.toBeNull()
+  return match[1]
+    .split('\n')
+    .filter((line) => line.startsWith('|'))
+    .slice(2) // the header and its delimiter row
+    .map((line) => line.slice(1, -1).split(' | ').map((cell) => cell.trim()))
+}
+
+/** `{ key: [lines] }` from rows whose first cell is `` `key` `` and second the lines, comma-separated. */
+function linesByKey(rows) {
+  const byKey = {}
+  for (const [key, lines] of rows) byKey[key.replace(/^`|`$/g, '')] = lines.split(',').map((l) => l.trim())
+  return byKey
+}
+
+describe("the README's differences section", () => {
+  const readme = fs.readFileSync(path.join(root, 'README.md'), 'utf8')
+  // The lines' lists ({ id, area, what, why } each); SUMMARY_AREAS is not one.
+  const byLine = Object.fromEntries(Object.entries(require('./differences.js')).filter(([key]) => key !== 'SUMMARY_AREAS'))
+  const agentByLine = require('./agent/differences.js')
+
+  test('lists every deliberate difference of every agent line, under that line, and nothing else', () => {
+    const expected = {}
+    for (const [line, entries] of Object.entries(byLine)) for (const { id } of entries) (expected[id] ??= []).push(line)
+    expect(Object.keys(expected).length).toBeGreaterThan(0)
+    const listed = linesByKey(tableRows(readme, 'differences'))
+    for (const lines of Object.values(listed)) lines.sort()
+    for (const lines of Object.values(expected)) lines.sort()
+    expect(listed).toEqual(expected)
+  })
+
+  test('lists every difference the real-agent suite allows, per line, and nothing else', () => {
+    const expected = {}
+    for (const [line, entries] of Object.entries(agentByLine)) for (const { where } of entries) (expected[where] ??= []).push(line)
+    expect(Object.keys(expected).length).toBeGreaterThan(0)
+    const listed = linesByKey(tableRows(readme, 'agent-differences'))
+    for (const lines of Object.values(listed)) lines.sort()
+    for (const lines of Object.values(expected)) lines.sort()
+    expect(listed).toEqual(expected)
+  })
+})
+
+test('the README is a user document: at most 300 lines, no machine-specific paths', () => {
+  const readme = fs.readFileSync(path.join(root, 'README.md'), 'utf8')
+  expect(readme.split('\n').length).toBeLessThanOrEqual(301) // 300 lines and the final newline
+  expect(readme.match(/(^|[\s`'"(])\/(work|home|tmp|Users|root)\//gm)).toBeNull()
+})

@@ -75,12 +75,10 @@ function session(n, seed) {
  * every other one about equally often; rounds for about 6 s, at least 15
  * and at most 200.
  *
- * A fixed rotation (each round starting one further along, as until
- * 2026-11-30) let each function follow only one or two others, and its
- * period locked onto the garbage collector's: at 10k messages the
- * reference took 16.6 ms after one function and 20.5 ms after another,
- * and its median was 16.7 ms under the rotation against 19.9 ms in
- * shuffled rounds of the same process.
+ * A fixed rotation (each round starting one further along) lets each
+ * function follow only one or two others, and its period can lock onto
+ * the garbage collector's, so a function's time depends on which one ran
+ * before it (docs/serialization.md, "How it is measured").
  */
 // Fewer rounds leave the interval of a paired ratio (see pairedRatio)
 // too wide to tell anything: with 9 it spans the smallest ratio to the

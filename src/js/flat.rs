@@ -156,8 +156,8 @@ impl<'c> Texts<'c> {
 
 /// What is done with each block as it is decoded: it is handed over by
 /// value, so it is built where it is kept (in a vector, as a rule) rather
-/// than moved there through return values (which cost a quarter of the
-/// native time when blocks came back as `Option`s).
+/// than moved there through return values (blocks that came back as
+/// `Option`s were copied several times; docs/serialization.md).
 trait Visit<'c> {
     fn block(&mut self, block: BlockRef<JsText<'c>, FlatArgs<'c>>);
     /// An image (a transcript does not show it; a projection keeps it).

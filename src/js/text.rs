@@ -395,8 +395,8 @@ pub struct RecipeSink<'c> {
     /// Where each labels string starts in `labels`. They are made in pieces
     /// of at most [`LABELS_CHUNK`] units (unless one label is longer),
     /// which V8 allocates in its young generation; one string of all of
-    /// them (700 KB at 10k messages) went to its large-object space, on
-    /// fresh pages, and cost a fifth of the native time.
+    /// them went to its large-object space, on fresh pages, which cost
+    /// much of the native time (docs/serialization.md).
     chunk_starts: Vec<usize>,
     shared: FxHashMap<Box<[u16]>, i32>,
     /// The last shared label met of each length, and its op: looked at

@@ -67,9 +67,8 @@ fn is_js_whitespace(c: char) -> bool {
 }
 
 fn decode(line: &[u8]) -> Cow<'_, str> {
-    // The strict check is faster on valid text (SIMD: std's check took an
-    // eighth of the parse on text with a non-ASCII char every few words);
-    // only bad bytes need the lossy walk.
+    // The strict SIMD check is faster on valid text than std's (see
+    // docs/files.md); only bad bytes need the lossy walk.
     match simdutf8::basic::from_utf8(line) {
         Ok(s) => Cow::Borrowed(s),
         Err(_) => String::from_utf8_lossy(line),

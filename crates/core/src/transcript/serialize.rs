@@ -422,7 +422,7 @@ pub fn serialize_into<T: Text, S: Sink<T>>(
 /// `serializeConversation(messages, options)`.
 pub fn serialize(messages: &[Message], options: SerializeOptions) -> JsStr {
     // Sized up front: regrowing a transcript of many megabytes costs copies
-    // and page faults that showed as a third of the time.
+    // and page faults that showed up in profiles.
     let mut out = Utf16Builder::with_capacity(size_hint(messages));
     serialize_into(messages, options, &mut out);
     out.finish()
