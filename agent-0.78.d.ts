@@ -951,8 +951,11 @@ export interface SerializeOptions {
  */
 export declare function serializeConversation(messages: Message[], options?: SerializeOptions): string
 
-/** System prompt of every summarization request. */
-export declare const SUMMARIZATION_SYSTEM_PROMPT: 'You are a context summarization assistant. Your task is to read a conversation between a user and an AI coding assistant, then produce a structured summary following the exact format specified.\n\nDo NOT continue the conversation. Do NOT respond to any questions in the conversation. ONLY output the structured summary.'
+/**
+ * System prompt of every summarization request: the spec's, not the agent's
+ * (whose text is a literal type in its own declarations), so a `string` here.
+ */
+export declare const SUMMARIZATION_SYSTEM_PROMPT: string
 
 // ============================================================================
 // Agent message helpers

@@ -1170,8 +1170,11 @@ export declare function extractFileOpsFromMessage(message: AgentMessage, fileOps
  */
 export declare function serializeConversation(messages: Message[], options?: V078.SerializeOptions): string
 
-/** System prompt of every summarization request. 1.6: "an AI assistant" (0.78: "an AI coding assistant"). */
-export declare const SUMMARIZATION_SYSTEM_PROMPT: 'You are a context summarization assistant. Your task is to read a conversation between a user and an AI assistant, then produce a structured summary following the exact format specified.\n\nDo NOT continue the conversation. Do NOT respond to any questions in the conversation. ONLY output the structured summary.'
+/**
+ * System prompt of every summarization request: the spec's, not the agent's
+ * (whose text is a literal type in its own declarations), so a `string` here.
+ */
+export declare const SUMMARIZATION_SYSTEM_PROMPT: string
 
 // ============================================================================
 // Agent message helpers

@@ -9,201 +9,50 @@
 // BRANCH_RUNS (default 400) sets the number of generated trees; BRANCH_SEED
 // (default 20250105) replays a run.
 
-const path = require('node:path')
-const { pathToFileURL } = require('node:url')
 const fc = require('fast-check')
 
 const ours = require('../agent-0.78')
+const gen = require('./helpers/generator')
+const { createChecks } = require('./helpers/parity-checks')
 const { loadReference } = require('./helpers/reference')
 
 const RUNS = Math.max(1, Number(process.env.BRANCH_RUNS) || 400)
 const SEED = process.env.BRANCH_SEED ? Number(process.env.BRANCH_SEED) | 0 : 20250105
 
-const CORE = path.join(__dirname, '..', 'node_modules/@earendil-works/pi-coding-agent/dist/core')
-
 let ref
 let SessionManager
+/** The parity checks on 0.78 (helpers/parity-checks.js, which the soak runs too). */
+let checks
 
 beforeAll(async () => {
-  ref = await import(pathToFileURL(path.join(CORE, 'compaction/index.js')).href)
-  ;({ SessionManager } = await import(pathToFileURL(path.join(CORE, 'session-manager.js')).href))
+  ref = await loadReference('0.78')
+  ;({ SessionManager } = ref)
+  checks = createChecks(ref, ours)
 })
 
 jest.setTimeout(60_000)
 
 // ---------------------------------------------------------------------------
-// Comparison
+// Comparison: the same entries, the caller's own objects (helpers/parity-checks.js)
 // ---------------------------------------------------------------------------
 
-function describeId(id) {
-  return id === undefined ? 'undefined' : JSON.stringify(id)
-}
-
-function expectSameCollect(session, oldLeafId, targetId, line = { ref, ours }) {
-  const label = `collect(${describeId(oldLeafId)}, ${describeId(targetId)})`
-  const r = line.ref.collectEntriesForBranchSummary(session, oldLeafId, targetId)
-  const o = line.ours.collectEntriesForBranchSummary(session, oldLeafId, targetId)
-  expect(Object.keys(o)).toEqual(Object.keys(r))
-  if (o.commonAncestorId !== r.commonAncestorId) {
-    throw new Error(`${label}: commonAncestorId ${describeId(o.commonAncestorId)}, reference ${describeId(r.commonAncestorId)}`)
-  }
-  if (o.entries.length !== r.entries.length) {
-    throw new Error(`${label}: ${o.entries.length} entries, reference ${r.entries.length}`)
-  }
-  r.entries.forEach((entry, i) => {
-    if (o.entries[i] !== entry) throw new Error(`${label}: entries[${i}] is not the session's own entry ${entry.id}`)
-  })
-  return r.entries
-}
-
-function expectSamePreparation(entries, tokenBudget, line = { ref, ours }) {
-  const r = line.ref.prepareBranchEntries(entries, tokenBudget)
-  const o = line.ours.prepareBranchEntries(entries, tokenBudget)
-  expect(o).toStrictEqual(r)
-  for (const kind of ['read', 'written', 'edited']) {
-    expect([...o.fileOps[kind]]).toEqual([...r.fileOps[kind]])
-  }
-  const callerMessages = new Set(entries.map((e) => e.message).filter(Boolean))
-  r.messages.forEach((message, i) => {
-    const own = callerMessages.has(message)
-    if ((o.messages[i] === message) !== own) {
-      throw new Error(`budget ${tokenBudget}: messages[${i}] ${own ? 'is not the caller\'s object' : 'should be a new object'}`)
-    }
-  })
-  return r
-}
+const expectSameCollect = (session, oldLeafId, targetId, line = checks) => line.checkCollect(session, oldLeafId, targetId)
+const expectSamePreparation = (entries, tokenBudget, line = checks) => line.checkBranchPreparation(entries, tokenBudget)
 
 // ---------------------------------------------------------------------------
-// Generated trees
+// Generated trees (helpers/generator.js, which the soak draws from too)
 // ---------------------------------------------------------------------------
 
-const text = fc.string({ maxLength: 160 })
-const filePath = fc.constantFrom('a.ts', 'b.ts', 'src/c.rs', 'README.md', '')
-const toolCall = fc.record({
-  name: fc.constantFrom('read', 'write', 'edit', 'bash'),
-  path: filePath,
-})
-
-const op = fc.oneof(
-  { weight: 6, arbitrary: fc.record({ kind: fc.constant('user'), text }) },
-  { weight: 6, arbitrary: fc.record({ kind: fc.constant('assistant'), text, tools: fc.array(toolCall, { maxLength: 3 }) }) },
-  { weight: 3, arbitrary: fc.record({ kind: fc.constant('toolResult'), text }) },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant('compaction'), summary: text }) },
-  {
-    weight: 2,
-    arbitrary: fc.record({
-      kind: fc.constant('branchSummary'),
-      pick: fc.nat(),
-      fromRoot: fc.boolean(),
-      summary: text,
-      details: fc.option(
-        fc.record({ readFiles: fc.array(filePath, { maxLength: 3 }), modifiedFiles: fc.array(filePath, { maxLength: 3 }) }),
-      ),
-      fromHook: fc.constantFrom(undefined, false, true),
-    }),
-  },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant('custom'), text, display: fc.boolean() }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant('other'), which: fc.constantFrom('thinking', 'model', 'entry', 'info') }) },
-  { weight: 4, arbitrary: fc.record({ kind: fc.constant('branch'), pick: fc.nat() }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant('reset') }) },
-)
-
-/** Builds a session with the reference's own append methods; returns it and its ids. */
-function buildSession(ops, Manager = SessionManager) {
-  const session = Manager.inMemory('/tmp')
-  const ids = []
-  const pick = (n) => ids[n % ids.length]
-  let t = 0
-  for (const o of ops) {
-    t++
-    switch (o.kind) {
-      case 'user':
-        ids.push(session.appendMessage({ role: 'user', content: o.text, timestamp: t }))
-        break
-      case 'assistant':
-        ids.push(
-          session.appendMessage({
-            role: 'assistant',
-            content: [
-              { type: 'text', text: o.text },
-              ...o.tools.map((c, i) => ({ type: 'toolCall', id: `c${t}-${i}`, name: c.name, arguments: { path: c.path } })),
-            ],
-            stopReason: 'toolUse',
-            timestamp: t,
-          }),
-        )
-        break
-      case 'toolResult':
-        ids.push(
-          session.appendMessage({
-            role: 'toolResult',
-            toolCallId: `c${t}`,
-            toolName: 'read',
-            content: [{ type: 'text', text: o.text }],
-            isError: false,
-            timestamp: t,
-          }),
-        )
-        break
-      case 'compaction':
-        if (ids.length) ids.push(session.appendCompaction(o.summary, pick(t), 1000 + t))
-        break
-      case 'branchSummary': {
-        const from = o.fromRoot || !ids.length ? null : pick(o.pick)
-        ids.push(session.branchWithSummary(from, o.summary, o.details ?? undefined, o.fromHook))
-        break
-      }
-      case 'custom':
-        ids.push(session.appendCustomMessageEntry('note', o.text, o.display, { t }))
-        break
-      case 'other':
-        if (o.which === 'thinking') ids.push(session.appendThinkingLevelChange('high'))
-        else if (o.which === 'model') ids.push(session.appendModelChange('anthropic', 'claude'))
-        else if (o.which === 'entry') ids.push(session.appendCustomEntry('state', { t }))
-        else ids.push(session.appendSessionInfo('name'))
-        break
-      case 'branch':
-        if (ids.length) session.branch(pick(o.pick))
-        break
-      case 'reset':
-        session.resetLeaf()
-        break
-      case 'system':
-        ids.push(session.appendMessage({ role: 'system', content: o.text, sections: { env: o.text }, toolsAdded: [{ name: 'read' }], timestamp: t }))
-        break
-      case 'edit':
-        // The 1.6 manager refuses targets off the branch or without editable content.
-        try {
-          if (ids.length) ids.push(session.appendContextEdit(pick(o.pick), o.hide ? null : { content: o.text }))
-        } catch {
-          // not editable
-        }
-        break
-    }
-  }
-  return { session, ids }
-}
-
-const idChoice = fc.oneof(
-  { weight: 8, arbitrary: fc.nat().map((n) => ({ pick: n })) },
-  { weight: 1, arbitrary: fc.constantFrom({ value: 'unknown-id' }, { value: '' }, { value: null }, { value: undefined }) },
-)
-
-const budget = fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 400 }), fc.double({ min: 0, max: 300, noNaN: true }))
-
-const query = fc.record({ old: idChoice, target: idChoice, budgets: fc.array(budget, { minLength: 1, maxLength: 3 }) })
-
-function resolve(choice, ids) {
-  if ('value' in choice) return choice.value
-  return ids.length ? ids[choice.pick % ids.length] : 'no-entries'
-}
+const buildSession = (ops, Manager = SessionManager) => gen.buildTree(Manager, ops)
+const resolve = gen.resolveTreeId
+const query = gen.treeQueryArb
 
 describe('collectEntriesForBranchSummary and prepareBranchEntries match the reference', () => {
   test('generated trees with branches, compactions and branch summaries', () => {
     // What the generated cases reached, so a weak generator shows up as a failure.
     const seen = { sideBranch: 0, cut: 0, squeezed: 0 }
     fc.assert(
-      fc.property(fc.array(op, { maxLength: 70 }), fc.array(query, { minLength: 1, maxLength: 6 }), (ops, queries) => {
+      fc.property(gen.treeOpsArbOf('0.78'), fc.array(query, { minLength: 1, maxLength: 6 }), (ops, queries) => {
         const { session, ids } = buildSession(ops)
         for (const q of queries) {
           const oldLeafId = resolve(q.old, ids)
@@ -399,22 +248,15 @@ describe('deep trees', () => {
 })
 
 describe('the 1.6 line (its SessionManager, system messages and context edits)', () => {
-  const line = {}
+  let line
   beforeAll(async () => {
-    line.ref = await loadReference('1.6')
-    line.ours = require('../agent-1.6')
+    line = createChecks(await loadReference('1.6'), require('../agent-1.6'))
   })
-
-  const op16 = fc.oneof(
-    { weight: 8, arbitrary: op },
-    { weight: 1, arbitrary: fc.record({ kind: fc.constant('system'), text }) },
-    { weight: 2, arbitrary: fc.record({ kind: fc.constant('edit'), pick: fc.nat(), hide: fc.boolean(), text }) },
-  )
 
   test('generated trees: the same entries, and the same branch preparation on the caller\'s objects', () => {
     let edited = 0
     fc.assert(
-      fc.property(fc.array(op16, { maxLength: 70 }), fc.array(query, { minLength: 1, maxLength: 6 }), (ops, queries) => {
+      fc.property(gen.treeOpsArbOf('1.6'), fc.array(query, { minLength: 1, maxLength: 6 }), (ops, queries) => {
         const { session, ids } = buildSession(ops, line.ref.SessionManager)
         for (const q of queries) {
           const entries = expectSameCollect(session, resolve(q.old, ids), resolve(q.target, ids), line)

@@ -12,76 +12,14 @@
 
 const gen = require('./helpers/generator')
 const { fc, checkProperty, NUM_RUNS, BASE_SEED } = require('./helpers/property')
-const {
-  deepFreeze,
-  collectObjects,
-  findDifference,
-  findIdentityDifference,
-  describeValue,
-  snapshot,
-} = require('./helpers/compare')
+const { deepFreeze, collectObjects, findDifference, snapshot } = require('./helpers/compare')
+const { createChecks, freezeInputs, expectUnchanged } = require('./helpers/parity-checks')
 const { loadReference } = require('./helpers/reference')
 const { loadOurs, underTestLabel, LINES } = require('./helpers/ours')
 
 jest.setTimeout(300_000)
 
 const runs = (fraction) => Math.max(20, Math.round(NUM_RUNS * fraction))
-
-// ---------------------------------------------------------------------------
-// Comparison plumbing
-// ---------------------------------------------------------------------------
-
-function outcome(fn) {
-  try {
-    return { threw: false, value: fn() }
-  } catch (error) {
-    return { threw: true, error }
-  }
-}
-
-function errorText(error) {
-  if (error && typeof error === 'object') return `${error.constructor?.name ?? 'Error'}: ${error.message}`
-  return String(error)
-}
-
-/**
- * Calls refFn and oursFn, then requires: same outcome (both return or both throw the
- * same kind of error), deep-equal values, and (when inputObjects is given) identity parity.
- */
-function expectSame(label, refFn, oursFn, inputObjects) {
-  const r = outcome(refFn)
-  const o = outcome(oursFn)
-  if (r.threw || o.threw) {
-    if (r.threw && o.threw) {
-      const rn = r.error?.constructor?.name
-      const on = o.error?.constructor?.name
-      if (rn !== on) throw new Error(`${label}: both threw, but reference ${errorText(r.error)} / ours ${errorText(o.error)}`)
-      return { ref: undefined, ours: undefined, threw: true }
-    }
-    if (r.threw) throw new Error(`${label}: reference threw ${errorText(r.error)}, ours returned ${describeValue(o.value)}`)
-    throw new Error(`${label}: ours threw ${errorText(o.error)}, reference returned ${describeValue(r.value)}`)
-  }
-  const diff = findDifference(r.value, o.value)
-  if (diff) throw new Error(`${label}: ${diff}`)
-  if (inputObjects) {
-    const idDiff = findIdentityDifference(r.value, o.value, inputObjects)
-    if (idDiff) throw new Error(`${label}: identity: ${idDiff}`)
-  }
-  return { ref: r.value, ours: o.value, threw: false }
-}
-
-/** Freezes the inputs and returns the set of every object the caller owns. */
-function freezeInputs(...inputs) {
-  for (const x of inputs) deepFreeze(x)
-  return collectObjects(inputs)
-}
-
-/** Snapshots Sets/Maps/Dates (which freezing does not protect) to detect mutation. */
-function expectUnchanged(label, before, value) {
-  const after = snapshot(value)
-  const d = findDifference(before, after, { labels: ['before', 'after'] })
-  if (d) throw new Error(`${label}: input was mutated: ${d}`)
-}
 
 // Tool-call arguments on which JSON.stringify throws (the types allow any value):
 // the reference throws exactly when it estimates that message, so ours must throw the
@@ -155,6 +93,7 @@ describe.each(LINES)('agent line %s', (line) => {
   beforeAll(async () => {
     ref = await loadReference(line)
     ours = await loadOurs(line)
+    checks = createChecks(ref, ours)
     // eslint-disable-next-line no-console
     console.log(`parity ${line}: ${underTestLabel()} vs reference; PARITY_SEED=${BASE_SEED} PARITY_RUNS=${NUM_RUNS}`)
   })
@@ -162,41 +101,12 @@ describe.each(LINES)('agent line %s', (line) => {
   /** The messages a session of this line holds, standalone. */
   const agentMessageArb = line === '1.6' ? gen.agentMessage16Arb : gen.agentMessageArb
 
-  function checkPrepareCompaction(entries, settings, options = {}) {
-    // options.entryObjects: precomputed collectObjects(entries) (scale tests);
-    // options.checkMutation: snapshot-compare the inputs (default true; freezing
-    // already protects plain objects and arrays, the snapshot also covers Sets/Dates).
-    let inputObjects
-    if (options.entryObjects) {
-      deepFreeze(settings)
-      inputObjects = new Set(options.entryObjects)
-      for (const o of collectObjects(settings)) inputObjects.add(o)
-    } else {
-      inputObjects = freezeInputs(entries, settings)
-    }
-    const checkMutation = options.checkMutation !== false
-    const before = checkMutation ? snapshot([entries, settings]) : null
-    const res = expectSame(
-      `prepareCompaction(entries[${entries.length}], ${JSON.stringify(settings)})`,
-      () => ref.prepareCompaction(entries, settings),
-      () => ours.prepareCompaction(entries, settings),
-      inputObjects,
-    )
-    if (checkMutation) expectUnchanged('prepareCompaction', before, [entries, settings])
-    return res
-  }
-
-  /** Messages as callers see them: entry messages plus those built by buildSessionContext. */
-  function messagesFor(entries) {
-    const fromEntries = entries.filter((e) => e.type === 'message').map((e) => e.message)
-    let built = []
-    try {
-      built = ref.buildSessionContext(entries).messages
-    } catch {
-      built = []
-    }
-    return deepFreeze(fromEntries.concat(built))
-  }
+  // The comparisons, one copy shared with the soak (helpers/parity-checks.js):
+  // same outcome, deep-equal values, identity of the caller's objects.
+  let checks
+  const expectSame = (...args) => checks.expectSame(...args)
+  const checkPrepareCompaction = (...args) => checks.checkPrepareCompaction(...args)
+  const messagesFor = (entries) => checks.messagesFor(entries)
 
   const sessionArb = gen.pathEntriesArb({ line })
   const nonEmptySessionArb = gen.pathEntriesArb({ line }).filter((e) => e.length > 0)
@@ -418,11 +328,7 @@ describe.each(LINES)('agent line %s', (line) => {
         const messages = poisoned.filter((e) => e.type === 'message').map((e) => e.message)
         expectSame(`estimateContextTokens(poison ${kind})`, () => ref.estimateContextTokens(messages), () => ours.estimateContextTokens(messages))
         expectSame(`estimateTokens(poison ${kind})`, () => ref.estimateTokens(poisoned[i].message), () => ours.estimateTokens(poisoned[i].message))
-        const rOps = ref.createFileOps()
-        const oOps = ours.createFileOps()
-        expectSame(`extractFileOpsFromMessage(poison ${kind})`, () => ref.extractFileOpsFromMessage(poisoned[i].message, rOps), () => ours.extractFileOpsFromMessage(poisoned[i].message, oOps))
-        const d = findDifference(rOps, oOps)
-        if (d) throw new Error(`extractFileOpsFromMessage(poison ${kind}) fileOps: ${d}`)
+        checks.checkExtractFileOps(poisoned[i].message)
       }, { numRuns: runs(0.1) })
     })
 
@@ -536,9 +442,7 @@ describe.each(LINES)('agent line %s', (line) => {
     it('generated sessions (toBe identity, or both undefined)', () => {
       checkProperty(`${line} getLastAssistantUsage`, [sessionArb], (entries) => {
         deepFreeze(entries)
-        const r = ref.getLastAssistantUsage(entries)
-        const o = ours.getLastAssistantUsage(entries)
-        if (r !== o) throw new Error(`getLastAssistantUsage: reference ${describeValue(r)}, ours ${describeValue(o)}${r && o ? ' (equal content, different object)' : ''}`)
+        checks.checkLastAssistantUsage(entries)
       }, { numRuns: runs(0.5) })
     })
   })
@@ -567,15 +471,7 @@ describe.each(LINES)('agent line %s', (line) => {
     describe('estimateProjectedContextTokens(projection, branchEntries): same ContextUsageEstimate', () => {
       it('the reference buildSessionProjection of generated sessions, with the whole path or a part of it', () => {
         checkProperty(`${line} estimateProjectedContextTokens`, [sessionArb, fc.nat(), fc.boolean()], (entries, k, whole) => {
-          deepFreeze(entries)
-          const projection = deepFreeze(ref.buildSessionProjection(entries))
-          // A part of the path still names the usage entry, or not, and may lose the edits after it.
-          const branch = whole ? entries : entries.slice(k % (entries.length + 1))
-          expectSame(
-            `estimateProjectedContextTokens(projection, entries[${branch.length}])`,
-            () => ref.estimateProjectedContextTokens(projection, branch),
-            () => ours.estimateProjectedContextTokens(projection, branch),
-          )
+          checks.checkProjectedContextTokens(entries, k, whole)
         }, { numRuns: runs(0.5) })
       })
     })
@@ -623,30 +519,14 @@ describe.each(LINES)('agent line %s', (line) => {
     it('each message into a fresh createFileOps()', () => {
       checkProperty(`${line} extractFileOpsFromMessage fresh`, [sessionArb], (entries) => {
         deepFreeze(entries)
-        for (const m of messagesFor(entries)) {
-          const rOps = ref.createFileOps()
-          const oOps = ours.createFileOps()
-          const oSets = [oOps.read, oOps.written, oOps.edited]
-          expectSame(`extractFileOpsFromMessage(${m.role})`, () => ref.extractFileOpsFromMessage(m, rOps), () => ours.extractFileOpsFromMessage(m, oOps))
-          const d = findDifference(rOps, oOps)
-          if (d) throw new Error(`extractFileOpsFromMessage(${m.role} message) fileOps: ${d}`)
-          if (oOps.read !== oSets[0] || oOps.written !== oSets[1] || oOps.edited !== oSets[2]) throw new Error('extractFileOpsFromMessage replaced the Sets instead of adding to them')
-        }
+        for (const m of messagesFor(entries)) checks.checkExtractFileOps(m)
       }, { numRuns: runs(0.5) })
     })
 
     it('all messages of a session accumulated into one pre-populated fileOps built by the caller', () => {
       checkProperty(`${line} extractFileOpsFromMessage accumulate`, [sessionArb, gen.fileOpsArb], (entries, initial) => {
         deepFreeze(entries)
-        const copy = (ops) => ({ read: new Set(ops.read), written: new Set(ops.written), edited: new Set(ops.edited) })
-        const rOps = copy(initial)
-        const oOps = copy(initial)
-        for (const m of messagesFor(entries)) {
-          ref.extractFileOpsFromMessage(m, rOps)
-          ours.extractFileOpsFromMessage(m, oOps)
-        }
-        const d = findDifference(rOps, oOps)
-        if (d) throw new Error(`accumulated fileOps: ${d}`)
+        checks.checkAccumulatedFileOps(messagesFor(entries), initial)
       }, { numRuns: runs(0.5) })
     })
   })
@@ -673,8 +553,7 @@ describe.each(LINES)('agent line %s', (line) => {
         deepFreeze(entries)
         const prep = ref.prepareCompaction(entries, { enabled: true, reserveTokens: 16384, keepRecentTokens: 50 })
         if (!prep) return
-        const lists = expectSame('computeFileLists(prep.fileOps)', () => ref.computeFileLists(prep.fileOps), () => ours.computeFileLists(prep.fileOps))
-        expectSame('formatFileOperations(lists)', () => ref.formatFileOperations(lists.ref.readFiles, lists.ref.modifiedFiles), () => ours.formatFileOperations(lists.ref.readFiles, lists.ref.modifiedFiles))
+        checks.checkFileLists(prep.fileOps)
       }, { numRuns: runs(0.25) })
     })
   })

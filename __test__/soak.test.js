@@ -9,7 +9,7 @@ const { execFile } = require('node:child_process')
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
-const { PARITY_LINES } = require('./helpers/ours')
+const { LINES } = require('./helpers/ours')
 
 jest.setTimeout(120_000)
 
@@ -31,14 +31,16 @@ afterAll(() => {
   if (dir) fs.rmSync(dir, { recursive: true, force: true })
 })
 
-test('40 sessions on the parity lines: every shared function compared, "40 passed, 0 failed"', async () => {
+test('40 sessions on every agent line: every shared function compared, "40 passed, 0 failed"', async () => {
   const run = await soak({ SOAK_SESSIONS: '40', SOAK_SEED: '7', SOAK_FAILURES: path.join(dir, 'clean') })
   expect({ code: run.code, stderr: run.stderr, last: run.last }).toEqual({ code: 0, stderr: '', last: '40 passed, 0 failed' })
   expect(run.stdout).not.toMatch(/not reached/)
-  for (const line of PARITY_LINES) expect(run.stdout).toContain(`calls compared on ${line}: `)
-  const counts = JSON.parse(new RegExp(`calls compared on ${PARITY_LINES[0].replace('.', '\\.')}: (\\{.*\\})`).exec(run.stdout)[1])
-  for (const name of ['prepareCompaction', 'findCutPoint', 'estimateTokens', 'convertToLlm', 'compact', 'generateSummary', 'generateBranchSummary', 'collectEntriesForBranchSummary', 'prepareBranchEntries']) {
-    expect({ name, calls: counts[name] > 0 }).toEqual({ name, calls: true })
+  const added = { '0.78': [], '1.6': ['estimateProjectedContextTokens', 'generateSummaryWithUsage', 'completeSummarization', 'getSummarizationFailure'] }
+  for (const line of LINES) {
+    const counts = JSON.parse(new RegExp(`calls compared on ${line.replace('.', '\\.')}: (\\{.*\\})`).exec(run.stdout)[1])
+    for (const name of ['prepareCompaction', 'findCutPoint', 'estimateTokens', 'convertToLlm', 'compact', 'generateSummary', 'generateBranchSummary', 'collectEntriesForBranchSummary', 'prepareBranchEntries', ...added[line]]) {
+      expect({ line, name, calls: counts[name] > 0 }).toEqual({ line, name, calls: true })
+    }
   }
 })
 
@@ -55,7 +57,7 @@ module.exports.loadOurs = async (line) => {
 `,
   )
   const failures = path.join(dir, 'failing')
-  const run = await soak({ SOAK_SESSIONS: '20', SOAK_SEED: '7', SOAK_FAILURES: failures, SOAK_OURS: impl })
+  const run = await soak({ SOAK_SESSIONS: '20', SOAK_SEED: '7', SOAK_LINES: '0.78', SOAK_FAILURES: failures, SOAK_OURS: impl })
   expect(run.code).toBe(1)
   const [, passed, failed] = /^(\d+) passed, (\d+) failed$/.exec(run.last).map(Number)
   expect(passed + failed).toBe(20)
@@ -65,8 +67,8 @@ module.exports.loadOurs = async (line) => {
   expect(saved.length).toBe(failed)
   const seed = /^soak-(-?\d+)-0\.78\.js$/.exec(saved[0])[1]
   expect(fs.readFileSync(path.join(failures, saved[0]), 'utf8')).toContain(`replay: SOAK_SEED=${seed} SOAK_SESSIONS=1`)
-  const replay = await soak({ SOAK_SESSIONS: '1', SOAK_SEED: seed, SOAK_WORKERS: '1', SOAK_FAILURES: path.join(dir, 'replay'), SOAK_OURS: impl })
+  const replay = await soak({ SOAK_SESSIONS: '1', SOAK_SEED: seed, SOAK_LINES: '0.78', SOAK_WORKERS: '1', SOAK_FAILURES: path.join(dir, 'replay'), SOAK_OURS: impl })
   expect(replay.last).toBe('0 passed, 1 failed')
-  const again = await soak({ SOAK_SESSIONS: '1', SOAK_SEED: seed, SOAK_WORKERS: '1', SOAK_FAILURES: path.join(dir, 'replay-real') })
+  const again = await soak({ SOAK_SESSIONS: '1', SOAK_SEED: seed, SOAK_LINES: '0.78', SOAK_WORKERS: '1', SOAK_FAILURES: path.join(dir, 'replay-real') })
   expect(again.last).toBe('1 passed, 0 failed')
 })

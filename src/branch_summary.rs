@@ -13,7 +13,8 @@ use crate::js::errors::run;
 use crate::js::out::{Arg, Raw, RawValue};
 use crate::js::view::{check, Cx, JsVal};
 use crate::prepare_compaction::messages_object;
-use prime_compaction_core::error::{Context, Error, Result};
+use prime_compaction_core::error::{join, quoted, Context, Error, Result};
+use prime_compaction_core::js::string::JsStr;
 use prime_compaction_core::js::view::{Key, Kind, View};
 use prime_compaction_core::plan::branch_summary::{
     collect_entries_for_branch_summary, prepare_branch_entries, Collected, EntryLookup, Found,
@@ -151,12 +152,12 @@ impl EntryLookup for JsSession<'_> {
             })
         };
         read()
-            .within_with(|| format!("session.getEntry({:?})", self.describe(id)))
+            .within_with(|| join(&[&"session.getEntry(", &quoted(&self.describe(id)), &")"]))
             .map(Some)
     }
 
-    fn describe(&self, id: &JsId) -> String {
-        String::from_utf16_lossy(id.units.as_slice())
+    fn describe(&self, id: &JsId) -> JsStr {
+        JsStr::from_utf16(id.units.as_slice())
     }
 }
 

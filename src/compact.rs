@@ -421,10 +421,7 @@ fn read_response(v: &JsVal<'_>) -> Result<Response> {
         ));
     }
     let stop = stop_of(v)?;
-    let error_message = v
-        .get(Key::ErrorMessage)?
-        .string()
-        .map(|s| s.to_string_lossy().into_owned());
+    let error_message = v.get(Key::ErrorMessage)?.string();
     let content = v.get(Key::Content)?;
     let mut texts = Vec::new();
     let mut has_tool_call = false;

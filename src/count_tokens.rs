@@ -15,7 +15,8 @@ use napi_derive::napi;
 use crate::js::errors::throw;
 use crate::js::out::Arg;
 use crate::js::view::check;
-use prime_compaction_core::error::{Error, Result};
+use prime_compaction_core::error::{join, quoted, Error, Result};
+use prime_compaction_core::js::string::JsStr;
 use prime_compaction_core::tokens::tokenizer::{count_tokens_str, Encoding};
 
 fn type_of(env: sys::napi_env, raw: sys::napi_value) -> Result<sys::napi_valuetype> {
@@ -58,6 +59,19 @@ fn utf8_arg(env: sys::napi_env, raw: sys::napi_value, name: &str) -> Result<Stri
     String::from_utf8(buf).map_err(|_| Error::invalid(format!("{name}: V8 returned invalid UTF-8")))
 }
 
+/// A string argument as it is (UTF-16, lone surrogates kept), for messages.
+fn js_str_arg(env: sys::napi_env, raw: sys::napi_value) -> Result<JsStr> {
+    let mut len = 0usize;
+    check(unsafe { sys::napi_get_value_string_utf16(env, raw, ptr::null_mut(), 0, &mut len) })?;
+    let mut buf = vec![0u16; len + 1];
+    let mut written = 0usize;
+    check(unsafe {
+        sys::napi_get_value_string_utf16(env, raw, buf.as_mut_ptr(), buf.len(), &mut written)
+    })?;
+    buf.truncate(written);
+    Ok(JsStr::from_utf16_vec(buf))
+}
+
 /// The optional encoding: `undefined` (or left out) picks the default, as a
 /// JS default parameter does; `null` is an error, as it would be there.
 fn encoding_arg(env: sys::napi_env, raw: sys::napi_value) -> Result<Encoding> {
@@ -65,16 +79,16 @@ fn encoding_arg(env: sys::napi_env, raw: sys::napi_value) -> Result<Encoding> {
         return Ok(Encoding::O200kBase);
     }
     let name = utf8_arg(env, raw, "encoding")?;
-    Encoding::from_name(&name).ok_or_else(|| {
-        let known: Vec<&str> = Encoding::ALL.iter().map(|e| e.name()).collect();
-        Error::type_error(
-            "encoding",
-            format!(
-                "unknown encoding {name:?}; expected one of {}",
-                known.join(", ")
-            ),
-        )
-    })
+    if let Some(encoding) = Encoding::from_name(&name) {
+        return Ok(encoding);
+    }
+    let known: Vec<&str> = Encoding::ALL.iter().map(|e| e.name()).collect();
+    let known = format!("; expected one of {}", known.join(", "));
+    let name = js_str_arg(env, raw)?;
+    Err(Error::type_error(
+        "encoding",
+        join(&[&"unknown encoding ", &quoted(&name), &known]),
+    ))
 }
 
 /// The exact number of tokens in `text` with `encoding` (`"o200k_base"`, the

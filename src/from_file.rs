@@ -7,16 +7,16 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
 use std::ptr;
 
-use napi::bindgen_prelude::{AsyncTask, JsError, JsRangeError, JsTypeError, Unknown};
-use napi::{sys, Env, Status, Task};
+use napi::bindgen_prelude::{AsyncTask, Unknown};
+use napi::{sys, Env, Task};
 use napi_derive::napi;
 
 use crate::agent_line::line_arg;
-use crate::js::errors::run;
+use crate::js::errors::{error_value, run};
 use crate::js::out::{Arg, Raw, RawValue};
 use crate::js::view::{check, Cx, JsVal};
 use prime_compaction_core::agent_line::AgentLine;
-use prime_compaction_core::error::{Context, Error, ErrorKind, Result};
+use prime_compaction_core::error::{Context, Error, Result};
 use prime_compaction_core::js::json::{stringify_to_string, Value};
 use prime_compaction_core::js::string::JsStr;
 use prime_compaction_core::js::view::{Key, Kind, View};
@@ -193,21 +193,8 @@ pub fn guarded<T>(f: impl FnOnce() -> Result<T>) -> Result<T> {
 /// A core error as the value a Promise rejects with: a `TypeError`,
 /// `RangeError` or `Error`, as the synchronous twin would throw.
 pub fn rejection(env: &Env, err: Error) -> napi::Error {
-    let message = err.to_string();
     let raw = env.raw();
-    let value = unsafe {
-        match err.kind {
-            ErrorKind::Type => {
-                JsTypeError::from(napi::Error::new(Status::InvalidArg, message)).into_value(raw)
-            }
-            ErrorKind::Range => {
-                JsRangeError::from(napi::Error::new(Status::InvalidArg, message)).into_value(raw)
-            }
-            ErrorKind::Invalid | ErrorKind::JsException => {
-                JsError::from(napi::Error::new(Status::GenericFailure, message)).into_value(raw)
-            }
-        }
-    };
+    let value = error_value(raw, &err);
     napi::Error::from_unknown_without_coercion(unsafe { Unknown::from_raw_unchecked(raw, value) })
 }
 

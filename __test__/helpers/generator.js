@@ -1103,8 +1103,21 @@ const treeOpArb = fc.oneof(
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('reset') }) },
 )
 
+/** A step of a 1.6 tree: those of 0.78, a system message, or a context edit (hiding or replacing). */
+const treeOp16Arb = fc.oneof(
+  { weight: 8, arbitrary: treeOpArb },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('system'), text: treeTextArb }) },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant('edit'), pick: fc.nat(), hide: fc.boolean(), text: treeTextArb }) },
+)
+
 /** The steps of one tree (up to 70). */
 const treeOpsArb = fc.array(treeOpArb, { maxLength: 70 })
+const treeOps16Arb = fc.array(treeOp16Arb, { maxLength: 70 })
+
+/** The steps of one tree of agent line `line` ('0.78' or '1.6'). */
+function treeOpsArbOf(line = '0.78') {
+  return line === '1.6' ? treeOps16Arb : treeOpsArb
+}
 
 /** An entry id to ask about: mostly one of the tree's, sometimes one no tree has. */
 const treeIdChoiceArb = fc.oneof(
@@ -1117,7 +1130,10 @@ const branchBudgetArb = fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 400 }
 /** A branch-summary question: from which leaf, to which target, with which token budgets. */
 const treeQueryArb = fc.record({ old: treeIdChoiceArb, target: treeIdChoiceArb, budgets: fc.array(branchBudgetArb, { minLength: 1, maxLength: 3 }) })
 
-/** Builds a session with `SessionManager`'s own append methods (in memory); returns it and its ids. */
+/**
+ * Builds a session with `SessionManager`'s own append methods (in memory);
+ * returns it and its ids. The 1.6 steps (system, edit) need 1.6's manager.
+ */
 function buildTree(SessionManager, ops) {
   const session = SessionManager.inMemory('/tmp')
   const ids = []
@@ -1176,6 +1192,17 @@ function buildTree(SessionManager, ops) {
         break
       case 'reset':
         session.resetLeaf()
+        break
+      case 'system':
+        ids.push(session.appendMessage({ role: 'system', content: o.text, sections: { env: o.text }, toolsAdded: [{ name: 'read' }], timestamp: t }))
+        break
+      case 'edit':
+        // The 1.6 manager refuses targets off the branch or without editable content.
+        try {
+          if (ids.length) ids.push(session.appendContextEdit(pick(o.pick), o.hide ? null : { content: o.text }))
+        } catch {
+          // not editable
+        }
         break
     }
   }
@@ -1391,7 +1418,10 @@ module.exports = {
   fileOpsArb,
   // trees
   treeOpArb,
+  treeOp16Arb,
   treeOpsArb,
+  treeOps16Arb,
+  treeOpsArbOf,
   treeQueryArb,
   branchBudgetArb,
   buildTree,

@@ -151,6 +151,46 @@ function createChecks(ref, ours) {
     if (oOps.read !== oSets[0] || oOps.written !== oSets[1] || oOps.edited !== oSets[2]) throw new Error('extractFileOpsFromMessage replaced the Sets instead of adding to them')
   }
 
+  /**
+   * Every message into one copy each of a caller's `initial` fileOps: the
+   * same Sets at the end. Returns the reference's.
+   */
+  function checkAccumulatedFileOps(messages, initial) {
+    const copy = (ops) => ({ read: new Set(ops.read), written: new Set(ops.written), edited: new Set(ops.edited) })
+    const rOps = copy(initial)
+    const oOps = copy(initial)
+    for (const m of messages) {
+      ref.extractFileOpsFromMessage(m, rOps)
+      ours.extractFileOpsFromMessage(m, oOps)
+    }
+    const d = findDifference(rOps, oOps)
+    if (d) throw new Error(`accumulated fileOps: ${d}`)
+    return rOps
+  }
+
+  /** computeFileLists(fileOps), then formatFileOperations of the lists: the same text. */
+  function checkFileLists(fileOps) {
+    const lists = expectSame('computeFileLists(fileOps)', () => ref.computeFileLists(fileOps), () => ours.computeFileLists(fileOps))
+    expectSame('formatFileOperations(lists)', () => ref.formatFileOperations(lists.ref.readFiles, lists.ref.modifiedFiles), () => ours.formatFileOperations(lists.ref.readFiles, lists.ref.modifiedFiles))
+  }
+
+  /**
+   * 1.6: estimateProjectedContextTokens on the reference's
+   * buildSessionProjection of `entries`, with the whole path (`whole`) or the
+   * part from index `k` on (which may no longer name the usage entry, or may
+   * lose the edits after it).
+   */
+  function checkProjectedContextTokens(entries, k, whole) {
+    deepFreeze(entries)
+    const projection = deepFreeze(ref.buildSessionProjection(entries))
+    const branch = whole ? entries : entries.slice(k % (entries.length + 1))
+    return expectSame(
+      `estimateProjectedContextTokens(projection, entries[${branch.length}])`,
+      () => ref.estimateProjectedContextTokens(projection, branch),
+      () => ours.estimateProjectedContextTokens(projection, branch),
+    )
+  }
+
   /** collectEntriesForBranchSummary: the same ancestor and the session's own entries, in order. */
   function checkCollect(session, oldLeafId, targetId) {
     const label = `collectEntriesForBranchSummary(${describeValue(oldLeafId)}, ${describeValue(targetId)})`
@@ -168,13 +208,15 @@ function createChecks(ref, ours) {
     return r.entries
   }
 
-  /** prepareBranchEntries: deep-equal, the caller's own messages where the reference passes them on. */
+  /**
+   * prepareBranchEntries: deep-equal, the caller's own messages where the
+   * reference passes them on; undefined when both threw the same kind of error.
+   */
   function checkBranchPreparation(entries, tokenBudget) {
     const label = `prepareBranchEntries(entries[${entries.length}], ${describeValue(tokenBudget)})`
-    const r = ref.prepareBranchEntries(entries, tokenBudget)
-    const o = ours.prepareBranchEntries(entries, tokenBudget)
-    const d = findDifference(r, o)
-    if (d) throw new Error(`${label}: ${d}`)
+    // Both may throw (a message the line cannot estimate): then the same kind of error.
+    const { ref: r, ours: o, threw } = expectSame(label, () => ref.prepareBranchEntries(entries, tokenBudget), () => ours.prepareBranchEntries(entries, tokenBudget))
+    if (threw) return undefined
     const callerMessages = new Set(entries.map((e) => e.message).filter(Boolean))
     r.messages.forEach((message, i) => {
       const own = callerMessages.has(message)
@@ -194,6 +236,9 @@ function createChecks(ref, ours) {
     messagesFor,
     checkLastAssistantUsage,
     checkExtractFileOps,
+    checkAccumulatedFileOps,
+    checkFileLists,
+    checkProjectedContextTokens,
     checkCollect,
     checkBranchPreparation,
   }

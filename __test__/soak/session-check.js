@@ -1,12 +1,14 @@
 'use strict'
-// One soak sample: a generated session, a generated tree and the other
-// arguments, run through every function the implementation under test
-// shares with its reference, with the parity suites' own comparisons
-// (helpers/parity-checks.js) on the parity suites' own generators
-// (helpers/generator.js).
+// One soak sample of an agent line: a generated session and tree of that
+// line (1.6: system messages, context edits, nested calls, zero usage, null
+// contents) and the other arguments, run through every function the
+// implementation under test shares with that line's reference, with the
+// parity suites' own comparisons (helpers/parity-checks.js) on the parity
+// suites' own generators (helpers/generator.js).
 
 const gen = require('../helpers/generator')
 const { collectObjects } = require('../helpers/compare')
+const { recorder, UUID_V7 } = require('../helpers/summary')
 const { fc } = gen
 
 /**
@@ -17,16 +19,33 @@ const NOT_COMPARED = {
   serializeConversation: "the spec's transcript format, not the reference's (docs/serialization.md; serialize.test.js checks the format)",
 }
 
-const sessionArb = fc.oneof(
-  { weight: 6, arbitrary: gen.pathEntriesArb() },
-  { weight: 2, arbitrary: gen.pathEntriesArb({ maxEntries: 150, shape: 'turns' }) },
-  { weight: 1, arbitrary: gen.pathEntriesArb({ oddFileEntries: true }) },
-)
+/** The sessions of agent line `line`, as its agent writes them (1.6: system messages, context edits, nested calls, zero usage, null contents). */
+function sessionArbOf(line) {
+  return fc.oneof(
+    { weight: 6, arbitrary: gen.pathEntriesArb({ line }) },
+    { weight: 2, arbitrary: gen.pathEntriesArb({ line, maxEntries: 150, shape: 'turns' }) },
+    { weight: 1, arbitrary: gen.pathEntriesArb({ line, oddFileEntries: true }) },
+  )
+}
 
-const answerArb = fc.oneof(
-  { weight: 8, arbitrary: gen.textArb(80).map((text) => ({ role: 'assistant', content: [{ type: 'text', text }], stopReason: 'stop' })) },
-  { weight: 1, arbitrary: gen.textArb(30).map((errorMessage) => ({ role: 'assistant', content: [], stopReason: 'error', errorMessage: errorMessage || 'provider error' })) },
-)
+/** Error texts pi-ai's retry loop retries (1.6 retries summary requests under a policy). */
+const RETRYABLE_ERRORS = ['503 Service Unavailable', 'overloaded_error: Overloaded', 'terminated', 'fetch failed', 'rate limit exceeded']
+
+/** The model's answers: 0.78's two kinds; 1.6 adds usage, length stops, tool calls and retryable errors. */
+function answerArbOf(line) {
+  const stop = gen.textArb(80).map((text) => ({ role: 'assistant', content: [{ type: 'text', text }], stopReason: 'stop' }))
+  const error = gen.textArb(30).map((errorMessage) => ({ role: 'assistant', content: [], stopReason: 'error', errorMessage: errorMessage || 'provider error' }))
+  if (line !== '1.6') return fc.oneof({ weight: 8, arbitrary: stop }, { weight: 1, arbitrary: error })
+  const answer = fc.oneof(
+    { weight: 8, arbitrary: stop },
+    { weight: 1, arbitrary: error },
+    { weight: 1, arbitrary: fc.constantFrom(...RETRYABLE_ERRORS).map((errorMessage) => ({ role: 'assistant', content: [], stopReason: 'error', errorMessage })) },
+    { weight: 1, arbitrary: gen.textArb(20).map((text) => ({ role: 'assistant', content: [{ type: 'text', text }], stopReason: 'length' })) },
+    { weight: 1, arbitrary: fc.constant({ role: 'assistant', content: [{ type: 'toolCall', id: 'call_1', name: 'read', arguments: { path: 'a.ts' } }], stopReason: 'toolUse' }) },
+  )
+  // A 1.6 answer always carries its usage (a split turn sums both).
+  return fc.tuple(answer, gen.usageArb).map(([a, usage]) => ({ ...a, usage }))
+}
 
 const modelArb = fc.record({
   reasoning: fc.boolean(),
@@ -34,29 +53,50 @@ const modelArb = fc.record({
   contextWindow: fc.constantFrom(6000, 128_000, 200_000),
 })
 
-/** Everything one soak session needs, drawn from one seed. */
-const sampleArb = fc.record({
-  entries: sessionArb,
-  settings: gen.compactionSettingsArb,
-  smallKeep: fc.integer({ min: 2, max: 300 }),
-  range: fc.tuple(fc.nat(), fc.nat()),
-  cutKeep: gen.keepRecentTokensArb,
-  turn: fc.tuple(fc.nat(), fc.nat()),
-  window: fc.oneof(fc.nat(300_000), gen.oddNumberArb),
-  budget: fc.oneof(fc.constant(0), fc.nat(5000)),
-  fileOps: gen.fileOpsArb,
-  model: modelArb,
-  thinkingLevel: fc.constantFrom(undefined, 'off', 'low', 'high'),
-  customInstructions: fc.option(gen.textArb(40), { nil: undefined }),
-  previousSummary: fc.option(gen.textArb(40), { nil: undefined }),
-  answers: fc.array(answerArb, { minLength: 2, maxLength: 2 }),
-  tree: gen.treeOpsArb,
-  queries: fc.array(gen.treeQueryArb, { minLength: 1, maxLength: 3 }),
-})
+/** 1.6's retry policy for summary requests: none, off, or a few retries without delay. */
+const retryArb = fc.oneof(
+  fc.constant(undefined),
+  fc.constant({ enabled: false }),
+  fc.integer({ min: 0, max: 3 }).map((maxRetries) => ({ enabled: true, maxRetries, baseDelayMs: 0 })),
+)
 
-/** The sample of `seed`: the same value on every run and in every process. */
-function sampleOf(seed) {
-  return fc.sample(sampleArb, { seed, numRuns: 1 })[0]
+/** Everything one soak session of agent line `line` needs, drawn from one seed. */
+function sampleArbOf(line) {
+  const common = {
+    entries: sessionArbOf(line),
+    settings: gen.compactionSettingsArb,
+    smallKeep: fc.integer({ min: 2, max: 300 }),
+    range: fc.tuple(fc.nat(), fc.nat()),
+    cutKeep: gen.keepRecentTokensArb,
+    turn: fc.tuple(fc.nat(), fc.nat()),
+    window: fc.oneof(fc.nat(300_000), gen.oddNumberArb),
+    budget: fc.oneof(fc.constant(0), fc.nat(5000)),
+    fileOps: gen.fileOpsArb,
+    model: modelArb,
+    thinkingLevel: fc.constantFrom(undefined, 'off', 'low', 'high'),
+    customInstructions: fc.option(gen.textArb(40), { nil: undefined }),
+    previousSummary: fc.option(gen.textArb(40), { nil: undefined }),
+    answers: fc.array(answerArbOf(line), { minLength: 2, maxLength: 2 }),
+    tree: gen.treeOpsArbOf(line),
+    queries: fc.array(gen.treeQueryArb, { minLength: 1, maxLength: 3 }),
+  }
+  if (line !== '1.6') return fc.record(common)
+  return fc.record({
+    ...common,
+    projectionCut: fc.tuple(fc.nat(), fc.boolean()),
+    sessionId: fc.option(fc.constantFrom('soak-session', ''), { nil: undefined }),
+    retry: retryArb,
+    label: fc.oneof(fc.constantFrom('Summarization', 'Branch summarization'), gen.textArb(12)),
+  })
+}
+
+const SAMPLE_ARBS = { '0.78': sampleArbOf('0.78'), '1.6': sampleArbOf('1.6') }
+
+/** The sample of `seed` on agent line `line`: the same value on every run and in every process. */
+function sampleOf(seed, line = '0.78') {
+  const arb = SAMPLE_ARBS[line]
+  if (!arb) throw new TypeError(`no soak sample for agent line ${JSON.stringify(line)}`)
+  return fc.sample(arb, { seed, numRuns: 1 })[0]
 }
 
 const ZERO_COST = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }
@@ -65,11 +105,15 @@ function modelOf(m) {
   return { id: 'soak-model', name: 'Soak', api: 'openai-completions', provider: 'openai', baseUrl: 'http://127.0.0.1:1', reasoning: m.reasoning, input: ['text'], cost: ZERO_COST, contextWindow: m.contextWindow, maxTokens: m.maxTokens }
 }
 
-/** A streamFn answering `answers` in turn, recording each call's options. */
+/**
+ * A streamFn answering `answers` in turn, recording each call's options (a
+ * fresh session id as the marker "fresh UUIDv7", since each side makes its own).
+ */
 function scriptedStream(answers) {
   const calls = []
   const fn = async (_model, _context, options) => {
     const { signal, ...rest } = options || {}
+    if (typeof rest.sessionId === 'string' && UUID_V7.test(rest.sessionId)) rest.sessionId = 'fresh UUIDv7'
     calls.push({ ...rest, signal: signal === undefined ? 'none' : 'given' })
     const answer = answers[(calls.length - 1) % answers.length]
     return { result: async () => answer }
@@ -97,7 +141,7 @@ function withoutEchoedInstructions(result, customInstructions) {
 
 /**
  * A split turn with no history before it keeps the previous summary where
- * the reference writes "No prior history." (documented, as above): there,
+ * 0.78's reference writes "No prior history." (documented, as above): there,
  * ours must read as the reference's with that part replaced.
  */
 function keptPreviousSummaryAsReference(result, prep) {
@@ -109,10 +153,12 @@ function keptPreviousSummaryAsReference(result, prep) {
 }
 
 /**
- * Runs `sample` through `checks` (createChecks(ref, ours)); throws on the
- * first difference. `count(name)` is told each function compared.
+ * Runs `sample` (sampleOf(seed, line)) through `checks` (createChecks(ref,
+ * ours) of that line); throws on the first difference. `count(name)` is told
+ * each function compared.
  */
-async function checkSample(checks, sample, count) {
+async function checkSample(checks, sample, count, line = '0.78') {
+  const line16 = line === '1.6'
   const { ref, ours, expectSame, expectSameAsync } = checks
   const { entries, settings } = sample
 
@@ -143,6 +189,10 @@ async function checkSample(checks, sample, count) {
   for (const m of messages) expectSame(`estimateTokens(${m.role} message)`, () => ref.estimateTokens(m), () => ours.estimateTokens(m))
   count('estimateContextTokens')
   expectSame('estimateContextTokens(session messages)', () => ref.estimateContextTokens(messages), () => ours.estimateContextTokens(messages))
+  if (line16) {
+    count('estimateProjectedContextTokens')
+    checks.checkProjectedContextTokens(entries, ...sample.projectionCut)
+  }
   count('calculateContextTokens')
   count('shouldCompact')
   for (const e of entries) {
@@ -178,45 +228,64 @@ async function checkSample(checks, sample, count) {
   count('createFileOps')
   count('extractFileOpsFromMessage')
   for (const m of messages) checks.checkExtractFileOps(m)
-  const copy = (ops) => ({ read: new Set(ops.read), written: new Set(ops.written), edited: new Set(ops.edited) })
-  const rOps = copy(sample.fileOps)
-  const oOps = copy(sample.fileOps)
-  for (const m of messages) {
-    ref.extractFileOpsFromMessage(m, rOps)
-    ours.extractFileOpsFromMessage(m, oOps)
-  }
-  expectSame('accumulated fileOps', () => rOps, () => oOps)
+  const rOps = checks.checkAccumulatedFileOps(messages, sample.fileOps)
   count('computeFileLists')
   count('formatFileOperations')
-  for (const ops of prep.ref ? [rOps, prep.ref.fileOps] : [rOps]) {
-    const lists = expectSame('computeFileLists(fileOps)', () => ref.computeFileLists(ops), () => ours.computeFileLists(ops))
-    expectSame('formatFileOperations(lists)', () => ref.formatFileOperations(lists.ref.readFiles, lists.ref.modifiedFiles), () => ours.formatFileOperations(lists.ref.readFiles, lists.ref.modifiedFiles))
-  }
+  for (const ops of prep.ref ? [rOps, prep.ref.fileOps] : [rOps]) checks.checkFileLists(ops)
 
   // Summaries, on a scripted streamFn: the same answers give the same results and the same request options.
+  // 1.6 also takes env, a retry policy, its callbacks and a session id.
   const model = modelOf(sample.model)
+  const extra = (callbacks) => (line16 ? [undefined, sample.retry, callbacks, sample.sessionId] : [])
   if (prep.ref) {
     count('compact')
     const run = async (impl) => {
       const p = impl.prepareCompaction(entries, settings)
       const streamFn = scriptedStream(sample.answers)
-      const result = await impl.compact(p, model, 'soak-key', undefined, sample.customInstructions, undefined, sample.thinkingLevel, streamFn)
-      if (impl === ours) return { result: keptPreviousSummaryAsReference(withoutEchoedInstructions(result, sample.customInstructions), p), calls: streamFn.calls }
-      return { result, calls: streamFn.calls }
+      const callbacks = recorder()
+      const result = await impl.compact(p, model, 'soak-key', undefined, sample.customInstructions, undefined, sample.thinkingLevel, streamFn, ...extra(callbacks))
+      if (impl === ours) {
+        const asGiven = withoutEchoedInstructions(result, sample.customInstructions)
+        // 1.6 keeps the previous summary there too: only 0.78 differs.
+        return { result: line16 ? asGiven : keptPreviousSummaryAsReference(asGiven, p), calls: streamFn.calls, retries: callbacks.log }
+      }
+      return { result, calls: streamFn.calls, retries: callbacks.log }
     }
     await expectSameAsync('compact(preparation)', () => run(ref), () => run(ours))
-    count('generateSummary')
-    const summarize = async (impl) => {
-      const streamFn = scriptedStream(sample.answers)
-      const text = await impl.generateSummary(prep.ref.messagesToSummarize, model, settings.reserveTokens, 'soak-key', undefined, undefined, sample.customInstructions, sample.previousSummary, sample.thinkingLevel, streamFn)
-      return { text, calls: streamFn.calls }
+    const summarizers = line16 ? ['generateSummary', 'generateSummaryWithUsage'] : ['generateSummary']
+    for (const name of summarizers) {
+      count(name)
+      const summarize = async (impl) => {
+        const streamFn = scriptedStream(sample.answers)
+        const callbacks = recorder()
+        const value = await impl[name](prep.ref.messagesToSummarize, model, settings.reserveTokens, 'soak-key', undefined, undefined, sample.customInstructions, sample.previousSummary, sample.thinkingLevel, streamFn, ...extra(callbacks))
+        return { value, calls: streamFn.calls, retries: callbacks.log }
+      }
+      await expectSameAsync(`${name}(messagesToSummarize)`, () => summarize(ref), () => summarize(ours))
     }
-    await expectSameAsync('generateSummary(messagesToSummarize)', () => summarize(ref), () => summarize(ours))
+  }
+  if (line16) {
+    // The request itself: the caller's context and options, the line's additions, the retries.
+    count('completeSummarization')
+    const context = { systemPrompt: 'soak system prompt', messages: messages.filter((m) => m.role === 'user').slice(0, 2) }
+    const complete = async (impl) => {
+      const streamFn = scriptedStream(sample.answers)
+      const callbacks = recorder()
+      const options = sample.sessionId === undefined ? { apiKey: 'soak-key' } : { apiKey: 'soak-key', sessionId: sample.sessionId }
+      const value = await impl.completeSummarization(model, context, options, streamFn, sample.retry, callbacks)
+      return { value, calls: streamFn.calls, retries: callbacks.log }
+    }
+    await expectSameAsync('completeSummarization(context)', () => complete(ref), () => complete(ours))
+    count('getSummarizationFailure')
+    for (const answer of sample.answers) {
+      expectSame(`getSummarizationFailure(${answer.stopReason} answer, label)`, () => ref.getSummarizationFailure(answer, sample.label), () => ours.getSummarizationFailure(answer, sample.label))
+    }
   }
 
   // Branches: the path itself, and a tree built with the reference's SessionManager.
   count('prepareBranchEntries')
   checks.checkBranchPreparation(entries, sample.budget)
+  // (A 1.6 tree also holds system messages and context edits.)
   const { session, ids } = gen.buildTree(ref.SessionManager, sample.tree)
   count('collectEntriesForBranchSummary')
   for (const q of sample.queries) {
@@ -224,10 +293,17 @@ async function checkSample(checks, sample, count) {
     for (const b of q.budgets) checks.checkBranchPreparation(collected, b)
     if (collected.length > 0) {
       count('generateBranchSummary')
-      const branch = (impl) => impl.generateBranchSummary(collected, { model, apiKey: 'soak-key', signal: undefined, customInstructions: sample.customInstructions, streamFn: scriptedStream(sample.answers) })
+      const branch = async (impl) => {
+        const streamFn = scriptedStream(sample.answers)
+        const callbacks = recorder()
+        const more = line16 ? { retry: sample.retry, callbacks } : {}
+        const value = await impl.generateBranchSummary(collected, { model, apiKey: 'soak-key', signal: undefined, customInstructions: sample.customInstructions, streamFn, ...more })
+        // 0.78's branch request options differ by design (README, differences.js "branch-output-budget").
+        return line16 ? { value, calls: streamFn.calls, retries: callbacks.log } : value
+      }
       await expectSameAsync('generateBranchSummary(collected)', () => branch(ref), () => branch(ours))
     }
   }
 }
 
-module.exports = { sampleArb, sampleOf, checkSample, NOT_COMPARED }
+module.exports = { sampleArbOf, sampleOf, checkSample, NOT_COMPARED }

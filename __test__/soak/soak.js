@@ -1,7 +1,8 @@
 'use strict'
 // Differential soak: SOAK_SESSIONS generated sessions (and trees), each run
 // through every function the package shares with the agent's own module,
-// for every agent line at parity, in worker processes. Off CI: the Jest
+// for every agent line (each with its own reference and its own kind of
+// sessions), in worker processes. Off CI: the Jest
 // parity suites run 2,000 sessions a run; this runs as many as asked.
 //
 //   SOAK_SESSIONS=1000000 npm run soak
@@ -9,7 +10,7 @@
 // Environment:
 //   SOAK_SESSIONS  sessions to run (default 10000)
 //   SOAK_SEED      seed of the first session; session i uses SOAK_SEED + i (default: random)
-//   SOAK_LINES     agent lines, comma-separated (default: helpers/ours.js PARITY_LINES)
+//   SOAK_LINES     agent lines, comma-separated (default: every line, helpers/ours.js LINES)
 //   SOAK_WORKERS   worker processes (default 2)
 //   SOAK_FAILURES  folder for failing samples (default: a folder in the OS temp dir)
 //   SOAK_OURS      a module whose loadOurs(line) replaces the package (to test the soak itself)
@@ -22,13 +23,13 @@ const { fork } = require('node:child_process')
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
-const { PARITY_LINES } = require('../helpers/ours')
+const { LINES: ALL_LINES } = require('../helpers/ours')
 const { failureSignature } = require('../helpers/property')
 const { NOT_COMPARED } = require('./session-check')
 
 const SESSIONS = Math.max(1, Number(process.env.SOAK_SESSIONS) || 10_000)
 const SEED = process.env.SOAK_SEED !== undefined && process.env.SOAK_SEED !== '' ? Number(process.env.SOAK_SEED) | 0 : (Date.now() ^ Math.floor(Math.random() * 0x7fffffff)) | 0
-const LINES = process.env.SOAK_LINES ? process.env.SOAK_LINES.split(',').map((s) => s.trim()) : PARITY_LINES
+const LINES = process.env.SOAK_LINES ? process.env.SOAK_LINES.split(',').map((s) => s.trim()) : ALL_LINES
 const WORKERS = Math.max(1, Number(process.env.SOAK_WORKERS) || 2)
 const FAILURES = process.env.SOAK_FAILURES || path.join(os.tmpdir(), `prime-compaction-soak-${SEED >>> 0}`)
 const CHUNK = Math.max(1, Math.min(200, Math.ceil(SESSIONS / (WORKERS * 4))))

@@ -1,8 +1,8 @@
 'use strict'
 // A soak worker process (forked by soak.js): loads the reference and the
 // implementation under test for each agent line, then runs the chunks of
-// seeds it is sent. Each seed is one sample (session-check.js) checked on
-// every line; a sample that fails on a line is written to the failures
+// seeds it is sent. Each seed gives one sample per line (session-check.js,
+// drawn as that line's sessions are) checked on that line; a sample that fails on a line is written to the failures
 // folder as a JavaScript literal with its seed.
 
 const fs = require('node:fs')
@@ -55,21 +55,23 @@ async function main() {
     let passed = 0
     for (let i = 0; i < msg.count; i++) {
       const seed = (msg.start + i) | 0
-      let sample
       let ok = true
-      try {
-        sample = sampleOf(seed)
-      } catch (error) {
-        recordFailure(failures, seed, 'generator', error, undefined)
-        continue
-      }
       for (const { line, checks } of byLine) {
+        // Each line's sample holds what that line's sessions hold.
+        let sample
+        try {
+          sample = sampleOf(seed, line)
+        } catch (error) {
+          ok = false
+          recordFailure(failures, seed, `${line}-generator`, error, undefined)
+          continue
+        }
         current = { seed, line }
         const count = (name) => {
           counts[line][name] = (counts[line][name] || 0) + 1
         }
         try {
-          await checkSample(checks, sample, count)
+          await checkSample(checks, sample, count, line)
           // Let a stray rejection of this session surface before the next one starts.
           await new Promise((resolve) => setImmediate(resolve))
           if (current.lateError) throw current.lateError

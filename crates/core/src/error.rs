@@ -1,7 +1,13 @@
 //! The core's error type. The binding turns it into a JS `TypeError`/`Error`
 //! in one place; messages name the entry index and field.
+//!
+//! Messages and locations are JS strings ([`JsStr`]): the text a message
+//! quotes from the caller (a model's `errorMessage`, an entry id) may hold
+//! lone surrogates, and the JS error must carry it as it came.
 
 use std::fmt;
+
+use crate::js::string::{JsStr, Utf16Builder};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorKind {
@@ -19,33 +25,34 @@ pub enum ErrorKind {
 pub struct Error {
     pub kind: ErrorKind,
     /// Where the bad value sits, outermost first, e.g. `["pathEntries[3]", "message", "role"]`.
-    pub path: Vec<String>,
-    pub message: String,
+    pub path: Vec<JsStr>,
+    pub message: JsStr,
 }
 
 pub type Result<T> = std::result::Result<T, Error>;
 
 impl Error {
-    pub fn type_error(field: &str, message: impl Into<String>) -> Self {
+    pub fn type_error(field: impl Into<JsStr>, message: impl Into<JsStr>) -> Self {
+        let field = field.into();
         Error {
             kind: ErrorKind::Type,
             path: if field.is_empty() {
                 Vec::new()
             } else {
-                vec![field.to_string()]
+                vec![field]
             },
             message: message.into(),
         }
     }
 
-    pub fn range(field: &str, message: impl Into<String>) -> Self {
+    pub fn range(field: impl Into<JsStr>, message: impl Into<JsStr>) -> Self {
         Error {
             kind: ErrorKind::Range,
             ..Error::type_error(field, message)
         }
     }
 
-    pub fn invalid(message: impl Into<String>) -> Self {
+    pub fn invalid(message: impl Into<JsStr>) -> Self {
         Error {
             kind: ErrorKind::Invalid,
             path: Vec::new(),
@@ -62,32 +69,106 @@ impl Error {
     }
 
     /// Prefixes the error's location with an outer segment (an argument name, `entries[4]`, a field).
-    pub fn within(mut self, segment: impl Into<String>) -> Self {
+    pub fn within(mut self, segment: impl Into<JsStr>) -> Self {
         self.path.insert(0, segment.into());
         self
     }
 
     /// The dotted location, e.g. `pathEntries[3].message.role` (`[k]` segments attach without a dot).
-    pub fn location(&self) -> String {
-        let mut out = String::new();
+    pub fn location(&self) -> JsStr {
+        let mut out = Utf16Builder::new();
+        self.push_location(&mut out);
+        out.finish()
+    }
+
+    fn push_location(&self, out: &mut Utf16Builder) {
         for seg in &self.path {
-            if !out.is_empty() && !seg.starts_with('[') {
-                out.push('.');
+            if !out.is_empty() && seg.code_unit_at(0) != Some(u16::from(b'[')) {
+                out.push_str(".");
             }
-            out.push_str(seg);
+            out.push_js(seg);
         }
-        out
+    }
+
+    /// The whole message the JS error carries, `location: message`, exactly
+    /// (lone surrogates included).
+    pub fn text(&self) -> JsStr {
+        let mut out = Utf16Builder::new();
+        self.push_location(&mut out);
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_js(&self.message);
+        out.finish()
     }
 }
 
+/// `"` + `s` + `"`, for naming a caller's string (an id, a key) in a
+/// message: `"` and `\` and control characters escaped as `JSON.stringify`
+/// escapes them, everything else, lone surrogates included, as it is.
+pub fn quoted(s: &JsStr) -> JsStr {
+    let mut out = Utf16Builder::new();
+    out.push_str("\"");
+    for u in s.code_units() {
+        match u {
+            0x22 => out.push_str("\\\""),
+            0x5C => out.push_str("\\\\"),
+            0x08 => out.push_str("\\b"),
+            0x0C => out.push_str("\\f"),
+            0x0A => out.push_str("\\n"),
+            0x0D => out.push_str("\\r"),
+            0x09 => out.push_str("\\t"),
+            u if u < 0x20 => out.push_str(&format!("\\u{u:04x}")),
+            u => out.push_unit(u),
+        }
+    }
+    out.push_str("\"");
+    out.finish()
+}
+
+/// Rust and JS text joined into one message; JS text kept exactly.
+pub fn join(parts: &[&dyn AsMessagePart]) -> JsStr {
+    let mut out = Utf16Builder::new();
+    for p in parts {
+        p.push_into(&mut out);
+    }
+    out.finish()
+}
+
+/// A piece of an error message: Rust text or a JS string.
+pub trait AsMessagePart {
+    fn push_into(&self, out: &mut Utf16Builder);
+}
+
+impl AsMessagePart for str {
+    fn push_into(&self, out: &mut Utf16Builder) {
+        out.push_str(self);
+    }
+}
+
+impl AsMessagePart for &str {
+    fn push_into(&self, out: &mut Utf16Builder) {
+        out.push_str(self);
+    }
+}
+
+impl AsMessagePart for String {
+    fn push_into(&self, out: &mut Utf16Builder) {
+        out.push_str(self);
+    }
+}
+
+impl AsMessagePart for JsStr {
+    fn push_into(&self, out: &mut Utf16Builder) {
+        out.push_js(self);
+    }
+}
+
+/// Lossy (a lone surrogate shows as U+FFFD): for logs and Rust-side tests.
+/// The binding builds the JS error from [`Error::text`].
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let loc = self.location();
-        if loc.is_empty() {
-            f.write_str(&self.message)
-        } else {
-            write!(f, "{loc}: {}", self.message)
-        }
+        f.write_str(&self.text().to_string_lossy())
     }
 }
 
@@ -95,15 +176,15 @@ impl std::error::Error for Error {}
 
 /// Adds location context to results as they bubble out of nested reads.
 pub trait Context<T> {
-    fn within(self, segment: impl Into<String>) -> Result<T>;
-    fn within_with(self, segment: impl FnOnce() -> String) -> Result<T>;
+    fn within(self, segment: impl Into<JsStr>) -> Result<T>;
+    fn within_with<S: Into<JsStr>>(self, segment: impl FnOnce() -> S) -> Result<T>;
 }
 
 impl<T> Context<T> for Result<T> {
-    fn within(self, segment: impl Into<String>) -> Result<T> {
+    fn within(self, segment: impl Into<JsStr>) -> Result<T> {
         self.map_err(|e| e.within(segment))
     }
-    fn within_with(self, segment: impl FnOnce() -> String) -> Result<T> {
+    fn within_with<S: Into<JsStr>>(self, segment: impl FnOnce() -> S) -> Result<T> {
         self.map_err(|e| e.within(segment()))
     }
 }

@@ -603,6 +603,18 @@ impl From<String> for JsStr {
     }
 }
 
+impl From<&String> for JsStr {
+    fn from(s: &String) -> JsStr {
+        JsStr::from_str(s)
+    }
+}
+
+impl From<&JsStr> for JsStr {
+    fn from(s: &JsStr) -> JsStr {
+        s.clone()
+    }
+}
+
 impl From<Box<str>> for JsStr {
     fn from(s: Box<str>) -> JsStr {
         JsStr::Utf8(s)

@@ -7,7 +7,8 @@ use std::hash::{BuildHasherDefault, Hash, Hasher};
 
 use rustc_hash::FxHashMap;
 
-use crate::error::{Context, Error, Result};
+use crate::error::{join, quoted, Context, Error, Result};
+use crate::js::string::JsStr;
 use crate::js::view::{Key, Kind, View};
 use crate::plan::file_ops::{extract_tool_call_file_ops, FileOps};
 use crate::session::entries::Entries;
@@ -36,8 +37,8 @@ pub trait EntryLookup {
     type Id: Clone + Eq + Hash;
     /// `session.getEntry(id)`; `None` when it gives a falsy value.
     fn get_entry(&mut self, id: &Self::Id) -> Result<Option<Found<Self::Entry, Self::Id>>>;
-    /// The id's text, for error messages.
-    fn describe(&self, id: &Self::Id) -> String;
+    /// The id's text, for error messages (exactly, lone surrogates included).
+    fn describe(&self, id: &Self::Id) -> JsStr;
 }
 
 /// `CollectEntriesResult`: entries root-first, and the deepest shared entry.
@@ -81,11 +82,13 @@ impl<I: Clone + Eq> CycleGuard<I> {
 /// A `parentId` that `getEntry` cannot resolve: the session is corrupt, and
 /// a summary built from the part of the path above the gap would be wrong.
 fn dangling_parent_error<L: EntryLookup>(session: &L, child: &L::Id, parent: &L::Id) -> Error {
-    Error::invalid(format!(
-        "entry {:?} has parentId {:?}, which getEntry does not resolve",
-        session.describe(child),
-        session.describe(parent)
-    ))
+    Error::invalid(join(&[
+        &"entry ",
+        &quoted(&session.describe(child)),
+        &" has parentId ",
+        &quoted(&session.describe(parent)),
+        &", which getEntry does not resolve",
+    ]))
 }
 
 /// Follows parent links from `start`, handing each entry found (with the id
@@ -120,10 +123,10 @@ fn walk<L: EntryLookup>(
 }
 
 fn cycle_error<L: EntryLookup>(session: &L, id: &L::Id) -> Error {
-    Error::invalid(format!(
-        "parentId links form a cycle through entry id {:?}",
-        session.describe(id)
-    ))
+    Error::invalid(join(&[
+        &"parentId links form a cycle through entry id ",
+        &quoted(&session.describe(id)),
+    ]))
 }
 
 /// FxHash: ids are short and come from the caller's own session, so a fast

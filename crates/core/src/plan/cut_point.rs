@@ -78,7 +78,7 @@ pub fn turn_start_index<E: CutEntries>(
     let mut i = entry_index;
     while i >= start_index {
         let idx = usize::try_from(i)
-            .map_err(|_| Error::range(&entries.label(0), format!("index {i} is negative")))?;
+            .map_err(|_| Error::range(entries.label(0), format!("index {i} is negative")))?;
         if entries.starts_turn(idx)? {
             return Ok(Some(idx));
         }

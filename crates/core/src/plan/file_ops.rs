@@ -111,7 +111,7 @@ pub fn extract_nested_call_file_ops<V: View>(
         if matches!(call.kind(), Kind::Undefined | Kind::Null) {
             let got = call.kind().describe();
             return Err(Error::type_error(
-                &format!("nestedCalls.calls[{i}]"),
+                format!("nestedCalls.calls[{i}]"),
                 format!("expected a call record, got {got}"),
             ));
         }

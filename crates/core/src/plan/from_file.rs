@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use crate::agent_line::AgentLine;
-use crate::error::{Error, Result};
+use crate::error::{join, Error, Result};
 use crate::js::json;
 use crate::js::json::view::Val;
 use crate::js::json::Value;
@@ -47,6 +47,7 @@ impl Branch {
         let index = err
             .path
             .first()
+            .and_then(|seg| seg.as_str())
             .and_then(|seg| {
                 seg.strip_prefix(BRANCH)?
                     .strip_prefix('[')?
@@ -55,7 +56,7 @@ impl Branch {
             .and_then(|i| i.parse::<usize>().ok());
         let Some(line) = index.and_then(|i| self.lines.get(i)) else {
             return Error {
-                message: format!("{}: {}", self.path, err),
+                message: join(&[&format!("{}: ", self.path), &err.text()]),
                 path: Vec::new(),
                 ..err
             };
@@ -67,7 +68,7 @@ impl Branch {
         Error {
             kind: err.kind,
             path: Vec::new(),
-            message: format!("{}: line {line}: {inner}", self.path),
+            message: join(&[&format!("{}: line {line}: ", self.path), &inner.text()]),
         }
     }
 }

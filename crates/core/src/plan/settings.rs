@@ -1,6 +1,7 @@
 //! `CompactionSettings` and `shouldCompact`.
 
-use crate::error::{Error, Result};
+use crate::error::{join, quoted, Error, Result};
+use crate::js::string::JsStr;
 use crate::js::view::{Key, Kind, View};
 use crate::session::model::require_object;
 use crate::tokens::estimate::Counter;
@@ -89,12 +90,12 @@ pub fn read_counter<V: View>(options: &V) -> Result<Counter> {
         .map(Counter::Exact)
         .ok_or_else(|| {
             let got = match t.string() {
-                Some(name) => format!("{:?}", name.to_string_lossy()),
-                None => t.kind().describe().to_string(),
+                Some(name) => quoted(&name),
+                None => JsStr::from_str(t.kind().describe()),
             };
             Error::type_error(
                 "tokenizer",
-                format!("expected \"o200k_base\" or \"cl100k_base\", got {got}"),
+                join(&[&"expected \"o200k_base\" or \"cl100k_base\", got ", &got]),
             )
         })
 }

@@ -7,7 +7,7 @@ use std::hash::BuildHasherDefault;
 
 use crate::plan::branch_summary::FxHasher;
 
-use crate::error::{Error, Result};
+use crate::error::{join, quoted, Error, Result};
 use crate::js::string::JsStr;
 use crate::js::view::{Key, Kind, View};
 use crate::session::entries::Entries;
@@ -82,10 +82,10 @@ impl Ids {
                 break;
             };
             if path.len() >= self.ids.len() {
-                return Err(Error::invalid(format!(
-                    "parentId links form a cycle through entry id {:?}",
-                    parent.to_string_lossy()
-                )));
+                return Err(Error::invalid(join(&[
+                    &"parentId links form a cycle through entry id ",
+                    &quoted(parent),
+                ])));
             }
             path.push(next);
             current = next;

@@ -78,7 +78,7 @@ impl<'a, V: View> Entries<'a, V> {
     pub fn kind(&self, i: usize) -> Result<EntryKind> {
         if i >= self.len {
             return Err(Error::range(
-                &self.label(i),
+                self.label(i),
                 format!("index out of range (length {})", self.len),
             ));
         }

@@ -62,7 +62,7 @@ pub enum Stop {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Response {
     pub stop: Stop,
-    pub error_message: Option<String>,
+    pub error_message: Option<JsStr>,
     /// The text blocks, in order.
     pub texts: Vec<JsStr>,
     pub has_tool_call: bool,
@@ -225,9 +225,7 @@ impl<T: Transcript> Job<T> {
             Some(custom) if replace => prompt.push_js(custom),
             Some(custom) => {
                 prompt.push_str(&instructions);
-                prompt.push_str(&prompts::custom_instructions_block(
-                    &custom.to_string_lossy(),
-                ));
+                prompt.push_js(&prompts::custom_instructions_block(custom));
             }
             None => prompt.push_str(&instructions),
         }
@@ -273,7 +271,7 @@ impl<T: Transcript> Job<T> {
             Stop::Aborted => return fail(self, Failure::Aborted),
             Stop::Error => {
                 let message = response.error_message.clone().unwrap_or_default();
-                if is_context_overflow(&message) {
+                if is_context_overflow(&message.to_string_lossy()) {
                     if attempt < MAX_OVERFLOW_RETRIES {
                         self.state = State::Asking {
                             part,

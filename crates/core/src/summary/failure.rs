@@ -19,7 +19,7 @@ pub fn label(part: Part) -> &'static str {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Failure<'a> {
     /// `stopReason: "error"` with this message (empty when there was none).
-    Error(&'a str),
+    Error(&'a JsStr),
     /// `stopReason: "length"`; the output budget the request asked for, if any.
     Length(Option<f64>),
     /// A tool call instead of a summary.
@@ -27,33 +27,51 @@ pub enum Failure<'a> {
     /// `stopReason: "aborted"` without the caller's signal aborting.
     Aborted,
     /// Still a context overflow after the spec's smaller retries.
-    Overflow { retries: u8, message: &'a str },
+    Overflow { retries: u8, message: &'a JsStr },
 }
 
-/// The message a failure of `part` is reported with in a line.
-pub fn describe(rules: &SummaryFailures, part: Part, failure: Failure<'_>) -> String {
-    let detail = match failure {
+/// The message a failure of `part` is reported with in a line; the model's
+/// own error message is kept exactly (lone surrogates included).
+pub fn describe(rules: &SummaryFailures, part: Part, failure: Failure<'_>) -> JsStr {
+    let mut detail = Utf16Builder::new();
+    match failure {
         Failure::ToolCall if rules.tool_call_attempted => {
-            return format!("{} attempted to call a tool", label(part));
+            return JsStr::from_string(format!("{} attempted to call a tool", label(part)));
         }
-        Failure::ToolCall => "the model answered with a tool call instead of a summary".to_string(),
-        Failure::Error("") if part == Part::Branch => rules.branch_no_message.to_string(),
-        Failure::Error("") => "Unknown error".to_string(),
-        Failure::Error(message) => message.to_string(),
-        Failure::Length(_) if rules.length.is_some() => rules.length.unwrap_or_default().to_string(),
-        Failure::Length(Some(limit)) => format!(
+        Failure::ToolCall => {
+            detail.push_str("the model answered with a tool call instead of a summary")
+        }
+        Failure::Error(message) if message.is_empty() && part == Part::Branch => {
+            detail.push_str(rules.branch_no_message)
+        }
+        Failure::Error(message) if message.is_empty() => detail.push_str("Unknown error"),
+        Failure::Error(message) => detail.push_js(message),
+        Failure::Length(_) if rules.length.is_some() => {
+            detail.push_str(rules.length.unwrap_or_default())
+        }
+        Failure::Length(Some(limit)) => detail.push_str(&format!(
             "the summary is incomplete (the model stopped at its output limit of {limit} tokens)"
-        ),
-        Failure::Length(None) => "the summary is incomplete (the model stopped at its output limit)".to_string(),
-        Failure::Aborted => "the request was aborted".to_string(),
-        Failure::Overflow { retries, message } => format!(
-            "the request still overflows the model's context after {retries} smaller retries: {message}"
-        ),
-    };
+        )),
+        Failure::Length(None) => {
+            detail.push_str("the summary is incomplete (the model stopped at its output limit)")
+        }
+        Failure::Aborted => detail.push_str("the request was aborted"),
+        Failure::Overflow { retries, message } => {
+            detail.push_str(&format!(
+                "the request still overflows the model's context after {retries} smaller retries: "
+            ));
+            detail.push_js(message);
+        }
+    }
+    let detail = detail.finish();
     if part == Part::Branch && !rules.branch_labelled {
         detail
     } else {
-        format!("{} failed: {detail}", label(part))
+        let mut out = Utf16Builder::new();
+        out.push_str(label(part));
+        out.push_str(" failed: ");
+        out.push_js(&detail);
+        out.finish()
     }
 }
 
@@ -93,11 +111,12 @@ mod tests {
             &AgentLine::V0_78.summary_failures,
             &AgentLine::V1_6.summary_failures,
         );
+        let (bad, none) = (JsStr::from_str("bad"), JsStr::empty());
         let cases: &[(Part, Failure<'_>, &str, &str)] = &[
-            (Part::History, Failure::Error("bad"), "Summarization failed: bad", "Summarization failed: bad"),
-            (Part::Branch, Failure::Error("bad"), "bad", "Branch summarization failed: bad"),
-            (Part::Branch, Failure::Error(""), "Summarization failed", "Branch summarization failed: Unknown error"),
-            (Part::TurnPrefix, Failure::Error(""), "Turn prefix summarization failed: Unknown error", "Turn prefix summarization failed: Unknown error"),
+            (Part::History, Failure::Error(&bad), "Summarization failed: bad", "Summarization failed: bad"),
+            (Part::Branch, Failure::Error(&bad), "bad", "Branch summarization failed: bad"),
+            (Part::Branch, Failure::Error(&none), "Summarization failed", "Branch summarization failed: Unknown error"),
+            (Part::TurnPrefix, Failure::Error(&none), "Turn prefix summarization failed: Unknown error", "Turn prefix summarization failed: Unknown error"),
             (
                 Part::History,
                 Failure::Length(Some(4096.0)),
@@ -122,6 +141,43 @@ mod tests {
             assert_eq!(describe(old, part, failure), want_old);
             assert_eq!(describe(new, part, failure), want_new);
         }
+    }
+
+    #[test]
+    fn a_model_message_with_lone_surrogates_is_kept_exactly() {
+        // "a\u{D83D}b" and a lone low surrogate at the end.
+        let message = JsStr::from_utf16(&[0x61, 0xD83D, 0x62, 0xDC00]);
+        for line in [&AgentLine::V0_78, &AgentLine::V1_6] {
+            let rules = &line.summary_failures;
+            let text = describe(rules, Part::History, Failure::Error(&message));
+            let mut want: Vec<u16> = "Summarization failed: ".encode_utf16().collect();
+            want.extend([0x61, 0xD83D, 0x62, 0xDC00]);
+            assert_eq!(text.to_utf16(), want);
+            let overflow = describe(
+                rules,
+                Part::TurnPrefix,
+                Failure::Overflow {
+                    retries: 2,
+                    message: &message,
+                },
+            );
+            assert!(overflow
+                .to_utf16()
+                .ends_with(&[0x3A, 0x20, 0x61, 0xD83D, 0x62, 0xDC00]));
+            let branch = describe(rules, Part::Branch, Failure::Error(&message)).to_utf16();
+            assert!(branch.ends_with(&[0x61, 0xD83D, 0x62, 0xDC00]));
+        }
+        // A high surrogate at the end of the label's text and a low one at the
+        // start of the message join into a pair, as JS concatenation joins them.
+        let rules = &AgentLine::V1_6.summary_failures;
+        let label = JsStr::from_utf16(&[0x78, 0xD83D]);
+        let low = JsStr::from_utf16(&[0xDE00]);
+        let joined =
+            summarization_failure(rules, Stop::Error, Some(&low), &label).map(|s| s.to_utf16());
+        let mut want: Vec<u16> = vec![0x78, 0xD83D];
+        want.extend(" failed: ".encode_utf16());
+        want.push(0xDE00);
+        assert_eq!(joined, Some(want));
     }
 
     #[test]

@@ -2,6 +2,8 @@
 //! headings are the spec's structured summary format, which the agent and
 //! later compactions read back.
 
+use crate::js::string::{JsStr, Utf16Builder};
+
 /// The system prompt of every summarization request.
 pub const SUMMARIZATION_SYSTEM_PROMPT: &str = "You write context checkpoints for an AI coding assistant. You are given a transcript of work between a user and the assistant, and you produce a structured summary in the exact format requested, so that another model can pick up the work from it.
 
@@ -58,10 +60,12 @@ pub fn turn_prefix_instructions() -> String {
 }
 
 /// The user's own instructions, placed last and marked as overriding.
-pub fn custom_instructions_block(custom: &str) -> String {
-    format!(
-        "\n\n<user-instructions priority=\"high\">\nThe user asked for this compaction with the following instructions. They take priority over the defaults above wherever the two differ:\n{custom}\n</user-instructions>"
-    )
+pub fn custom_instructions_block(custom: &JsStr) -> JsStr {
+    let mut out = Utf16Builder::new();
+    out.push_str("\n\n<user-instructions priority=\"high\">\nThe user asked for this compaction with the following instructions. They take priority over the defaults above wherever the two differ:\n");
+    out.push_js(custom);
+    out.push_str("\n</user-instructions>");
+    out.finish()
 }
 
 /// Separates the history summary from the split turn's prefix summary.

@@ -10,7 +10,7 @@
 
 use rustc_hash::FxHashMap;
 
-use crate::error::{Context, Error, Result};
+use crate::error::{join, quoted, Context, Error, Result};
 use crate::js::string::JsStr;
 use crate::js::view::{Key, Kind, View};
 use crate::tokens::estimate::{measure_content, Measure};
@@ -42,7 +42,7 @@ fn section_measure<V: View, M: Measure>(name: &JsStr, value: &V, m: &M) -> Resul
     m.text(value)?.map(Some).ok_or_else(|| {
         let got = value.kind().describe();
         Error::type_error(
-            &format!("sections[{:?}]", name.to_string_lossy()),
+            join(&[&"sections[", &quoted(name), &"]"]),
             format!("expected a string or null, got {got}"),
         )
     })

@@ -45,8 +45,8 @@ impl EntryLookup for MapSession {
         }))
     }
 
-    fn describe(&self, id: &String) -> String {
-        id.clone()
+    fn describe(&self, id: &String) -> JsStr {
+        JsStr::from_str(id)
     }
 }
 
@@ -181,7 +181,10 @@ fn a_parent_cycle_is_an_error_naming_an_id() {
             .err()
             .unwrap_or_else(|| panic!("no error for {old} -> {target}"));
         assert_eq!(err.kind, ErrorKind::Invalid);
-        assert!(err.message.contains("cycle through entry id"), "{err}");
+        assert!(
+            err.message.to_string().contains("cycle through entry id"),
+            "{err}"
+        );
     }
     // A self-parent is the shortest cycle.
     let mut s = MapSession::new(&[("A", Some("A"))]);

@@ -169,7 +169,7 @@ fn overflow_retries_shrink_and_stop_after_two() {
         ],
     );
     assert_eq!(seen.len(), 3);
-    assert!(out.is_err_and(|e| e.message.contains("after 2 smaller retries")));
+    assert!(out.is_err_and(|e| e.message.to_string().contains("after 2 smaller retries")));
 }
 
 #[test]
@@ -177,7 +177,7 @@ fn other_failures_reject_without_retry() {
     let (out, seen) = go(input(false, None, None), vec![error("Invalid API key")]);
     assert_eq!(seen.len(), 1);
     assert_eq!(
-        out.err().map(|e| e.message).as_deref(),
+        out.err().map(|e| e.message.to_string()).as_deref(),
         Some("Summarization failed: Invalid API key")
     );
     let length = Response {
@@ -186,24 +186,24 @@ fn other_failures_reject_without_retry() {
     };
     assert!(go(input(false, None, None), vec![length])
         .0
-        .is_err_and(|e| e.message.contains("incomplete")));
+        .is_err_and(|e| e.message.to_string().contains("incomplete")));
     let tool = Response {
         has_tool_call: true,
         ..text("")
     };
     assert!(go(input(false, None, None), vec![tool])
         .0
-        .is_err_and(|e| e.message.contains("tool call")));
+        .is_err_and(|e| e.message.to_string().contains("tool call")));
     let aborted = Response {
         stop: Stop::Aborted,
         ..text("")
     };
     assert!(go(input(false, None, None), vec![aborted])
         .0
-        .is_err_and(|e| e.message.contains("aborted")));
+        .is_err_and(|e| e.message.to_string().contains("aborted")));
     let (out, _) = go(input(true, None, None), vec![text("H"), error("")]);
     assert_eq!(
-        out.err().map(|e| e.message).as_deref(),
+        out.err().map(|e| e.message.to_string()).as_deref(),
         Some("Turn prefix summarization failed: Unknown error")
     );
 }
@@ -235,7 +235,7 @@ fn branch_summaries_open_with_the_preamble_and_may_replace_instructions() {
     );
     let (out, _) = go(input(true, None, None), vec![text("H"), error("")]);
     assert_eq!(
-        out.err().map(|e| e.message).as_deref(),
+        out.err().map(|e| e.message.to_string()).as_deref(),
         Some("Turn prefix summarization failed: Unknown error")
     );
 }
@@ -278,7 +278,8 @@ fn the_1_6_line_sends_no_max_tokens_and_its_own_option_keys() {
 
 #[test]
 fn the_1_6_line_words_failures_as_1_6_does() {
-    let failure = |i: JobInput<Fake>, answers| go(i, answers).0.err().map(|e| e.message);
+    let failure =
+        |i: JobInput<Fake>, answers| go(i, answers).0.err().map(|e| e.message.to_string());
     let length = Response {
         stop: Stop::Length,
         ..text("cut")
