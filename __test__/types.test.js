@@ -4,10 +4,27 @@
 // must report nothing. Then checks that each entry point declares exactly the
 // values it exports.
 const { spawnSync } = require('node:child_process')
+const fs = require('node:fs')
 const path = require('node:path')
 
 const root = path.join(__dirname, '..')
 const tsc = path.join(root, 'node_modules', 'typescript', 'bin', 'tsc')
+
+/**
+ * Each drop-in check is written once, as an ES module (drop-in-<line>.mts); its
+ * CommonJS consumer is the same file as a .cts (under `nodenext` its imports
+ * become require() calls), written here before tsc runs and ignored by git.
+ */
+function writeCommonJsCopies() {
+  const dir = path.join(__dirname, 'types')
+  for (const name of fs.readdirSync(dir).filter((n) => /^drop-in-.*\.mts$/.test(n))) {
+    const cts = name.replace(/\.mts$/, '.cts')
+    const header = `// Written by __test__/types.test.js from ${name}: the same checks from a CommonJS consumer.\n`
+    fs.writeFileSync(path.join(dir, cts), header + fs.readFileSync(path.join(dir, name), 'utf8'))
+  }
+}
+
+beforeAll(writeCommonJsCopies)
 
 describe.each(['tsconfig.declarations.json', 'tsconfig.json'])('tsc -p __test__/types/%s', (config) => {
   test('type-checks with no diagnostics', () => {

@@ -1,13 +1,17 @@
-// ESM consumer: checks that our declarations, as `import ... from 'prime-compaction/agent-0.78'`
-// sees them, are interchangeable with the reference's (pi-coding-agent 0.78.1).
-// Keep the body in sync with drop-in-0.78.cts.
+// Checks that our declarations, as `import ... from 'prime-compaction/agent-0.78'` (this
+// file) and as `require('prime-compaction/agent-0.78')` (drop-in-0.78.cts, which
+// __test__/types.test.js writes from this file) see them, are interchangeable with
+// the reference's (pi-coding-agent 0.78.1).
 
 import * as Ours from 'prime-compaction/agent-0.78'
+// The reference is ESM-only; TypeScript >= 5.8 accepts require() of ESM under `nodenext`
+// (the CommonJS copy).
 import * as Ref from '../../node_modules/@earendil-works/pi-coding-agent/dist/core/compaction/index.js'
 import * as RefMsg from '../../node_modules/@earendil-works/pi-coding-agent/dist/core/messages.js'
 import type * as RefSession from '../../node_modules/@earendil-works/pi-coding-agent/dist/core/session-manager.js'
-import type * as Core from '@earendil-works/pi-agent-core'
-import type * as Ai from '@earendil-works/pi-ai'
+// These packages export no CommonJS entry, so their types are looked up in ESM mode.
+import type * as Core from '@earendil-works/pi-agent-core' with { 'resolution-mode': 'import' }
+import type * as Ai from '@earendil-works/pi-ai' with { 'resolution-mode': 'import' }
 
 /*
  * Nothing here runs: the file only has to type-check. `value<T>()` stands for

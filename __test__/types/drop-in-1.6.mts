@@ -1,10 +1,13 @@
-// ESM consumer: checks that our declarations, as `import ... from 'prime-compaction/agent-1.6'`
-// sees them, are interchangeable with the reference's (pi-coding-agent 1.6.0), and
-// that the bare 'prime-compaction' is the same line.
-// Keep the body in sync with drop-in-1.6.cts.
+// Checks that our declarations, as `import ... from 'prime-compaction/agent-1.6'` (this
+// file) and as `require('prime-compaction/agent-1.6')` (drop-in-1.6.cts, which
+// __test__/types.test.js writes from this file) see them, are interchangeable with
+// the reference's (pi-coding-agent 1.6.0), and that the bare 'prime-compaction'
+// is the same line.
 
 import * as Ours from 'prime-compaction/agent-1.6'
 import * as Bare from 'prime-compaction'
+// The reference is ESM-only; TypeScript >= 5.8 accepts require() of ESM under `nodenext`
+// (the CommonJS copy).
 import * as Ref from '../../node_modules/pi-coding-agent-1.6/dist/core/compaction/index.js'
 import * as RefMsg from '../../node_modules/pi-coding-agent-1.6/dist/core/messages.js'
 import type * as RefSession from '../../node_modules/pi-coding-agent-1.6/dist/core/session-manager.js'
