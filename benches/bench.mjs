@@ -1,6 +1,8 @@
 // Benchmark: prime-compaction (require('..')) vs the reference
-// @earendil-works/pi-coding-agent@0.78.1, in the same process, on deterministic
-// realistic sessions from buildLargeSession (1k / 10k / 100k entries).
+// @earendil-works/pi-coding-agent@0.78.1, in the same process, on real-shaped
+// sessions first (benches/sessions.mjs: a real session cycled to the size)
+// and then on deterministic generated ones from buildLargeSession
+// (1k / 10k / 100k entries).
 //
 // For every case: both implementations run once and their results must be
 // deep-equal (Sets by content and order); then warm-up, then the median of N
@@ -10,7 +12,7 @@
 //   PRIME_COMPACTION_UNDER_TEST=reference benchmarks the reference against itself (harness check).
 //
 // Adding a benchmark: append an object to SECTIONS below:
-//   { name, title, cases: (options) => [{ label, setup() -> input, reference(input), ours(input) }] }
+//   { name, title, cases: (options) => [{ label, setup() -> input (or a Promise of it), reference(input), ours(input) }] }
 // Each case is checked for deep-equal results, then timed.
 
 import os from 'node:os'
@@ -22,6 +24,7 @@ const gen = require('../__test__/helpers/generator.js')
 const { findDifference } = require('../__test__/helpers/compare.js')
 const { loadReference } = require('../__test__/helpers/reference.js')
 const { loadOurs, underTestLabel } = require('../__test__/helpers/ours.js')
+const { realSource, realEntries } = await import('./sessions.mjs')
 
 // ---------------------------------------------------------------------------
 // Options
@@ -53,8 +56,22 @@ const fmtInt = (n) => n.toLocaleString('en-US')
 
 const SECTIONS = [
   {
+    name: 'prepareCompaction-real',
+    title: 'prepareCompaction(pathEntries, DEFAULT_COMPACTION_SETTINGS), real-shaped',
+    source: async () => (await realSource()).label,
+    columns: ['entries'],
+    cases: ({ ref, ours, sizes }) =>
+      sizes.map((n) => ({
+        label: [fmtInt(n)],
+        setup: async () => ({ entries: await realEntries(n), settings: { ...ref.DEFAULT_COMPACTION_SETTINGS } }),
+        reference: ({ entries, settings }) => ref.prepareCompaction(entries, settings),
+        ours: ({ entries, settings }) => ours.prepareCompaction(entries, settings),
+      })),
+  },
+  {
     name: 'prepareCompaction',
-    title: 'prepareCompaction(pathEntries, DEFAULT_COMPACTION_SETTINGS)',
+    title: 'prepareCompaction(pathEntries, DEFAULT_COMPACTION_SETTINGS), generated',
+    source: async () => 'buildLargeSession (__test__/helpers/generator.js)',
     columns: ['entries'],
     cases: ({ ref, ours, sizes }) =>
       sizes.map((n) => ({
@@ -83,8 +100,8 @@ function timeOnce(fn, input) {
   return { dt, result }
 }
 
-function benchCase(c, opts) {
-  const input = c.setup()
+async function benchCase(c, opts) {
+  const input = await c.setup()
   // Correctness first: both must give deep-equal results.
   const refResult = c.reference(input)
   const oursResult = c.ours(input)
@@ -142,12 +159,12 @@ async function main() {
   let failed = false
   const sections = opts.sections ? SECTIONS.filter((s) => opts.sections.includes(s.name)) : SECTIONS
   for (const section of sections) {
-    const lines = ['', `## ${section.title}`, '', `| ${section.columns.join(' | ')} | reference ms | ours ms | ratio (ours/reference) | runs |`, `|${section.columns.map(() => '---:').join('|')}|---:|---:|---:|---:|`]
+    const lines = ['', `## ${section.title}`, '', `source: ${await section.source()}`, '', `| ${section.columns.join(' | ')} | reference ms | ours ms | ratio (ours/reference) | runs |`, `|${section.columns.map(() => '---:').join('|')}|---:|---:|---:|---:|`]
     console.log(lines.join('\n'))
     for (const c of section.cases({ ref, ours, sizes: opts.sizes })) {
       let r
       try {
-        r = benchCase(c, opts)
+        r = await benchCase(c, opts)
       } catch (err) {
         r = { error: err }
       }
