@@ -1,10 +1,11 @@
 /*
- * Public types of `prime-compaction`.
+ * Public types of `prime-compaction/agent-0.78`.
  *
  * The shapes match the compaction module of `@earendil-works/pi-coding-agent`
- * (and the message, model and session types it relies on) so that either
+ * 0.78.1 (and the message, model and session types it relies on) so that either
  * package can be used where the other is expected. Everything is declared here
  * structurally: nothing from `@earendil-works/*` needs to be installed.
+ * `agent-1.6.d.ts` re-exports the declarations that 1.6 has unchanged.
  *
  * `AbortSignal` is the global one (from `@types/node` or the DOM lib).
  */
@@ -448,7 +449,7 @@ export interface CompactionSummaryMessage {
  * declaration merging:
  *
  * ```ts
- * declare module 'prime-compaction' {
+ * declare module 'prime-compaction/agent-0.78' {
  *   interface CustomAgentMessages { note: { role: 'note'; text: string; timestamp: number } }
  * }
  * ```

@@ -6,16 +6,35 @@
  * null when done), `respond()` takes the model's answer, `result()` the outcome.
  */
 export declare class CompactionJob {
-  /** `{ systemPrompt, prompt, maxTokens, part, attempt }`, or null when finished. */
+  /**
+   * `{ systemPrompt, prompt, maxTokens?, optionKeys, part, attempt }`, or
+   * null when finished; `maxTokens` only in lines that send one.
+   */
   next(): RawValue
-  /** Takes the model's answer (an `AssistantMessage`) to the last request. */
-  respond(response: Arg): void
+  /**
+   * Drops what the job holds (its transcripts) once its outcome has been
+   * read. The wrapper's finalizer would free it too, but Node runs
+   * finalizers only on a later turn of the event loop, so callers that
+   * never yield (a streamFn answering at once) would hold every job.
+   */
+  release(): void
+  /**
+   * Takes the model's answer (an `AssistantMessage`) to the last request:
+   * true when it finished a part, so that its `usage` is the part's (pass
+   * the usages of those answers, in order, to the result methods).
+   */
+  respond(response: Arg): boolean
   /** The summary text alone (`generateSummary`). */
   summary(): RawValue
+  /** `{ text, usage }` (`generateSummaryWithUsage`). */
+  summaryWithUsage(usages: Arg): RawValue
   /** The `BranchSummaryResult` of a finished branch summary. */
-  branchResult(): RawValue
-  /** The `CompactionResult`. */
-  result(): RawValue
+  branchResult(usages: Arg): RawValue
+  /**
+   * The `CompactionResult`. No `estimatedTokensAfter`: the agent computes
+   * it from the session once the entry is stored.
+   */
+  result(usages: Arg): RawValue
 }
 
 /**
@@ -23,8 +42,11 @@ export declare class CompactionJob {
  * index.js reads the next slice; planned off the JS thread.
  */
 export declare class EntriesJson {
-  /** Checks `settings` at once, so bad settings fail before any work. */
-  constructor(settings: Arg)
+  /**
+   * Checks `settings` at once, so bad settings fail before any work;
+   * plans as the agent line `line` does.
+   */
+  constructor(settings: Arg, line: Arg)
   /** Adds `JSON.stringify(pathEntries.slice(first, first + count))`. */
   push(json: Arg, first: number, count: number): void
   /**
@@ -38,6 +60,44 @@ export declare class EntriesJson {
    */
   plan(): Promise<unknown>
 }
+
+/**
+ * The retries of one summary request under the caller's `RetryPolicy`, as
+ * pi-ai 1.6's `retryAssistantCall` makes them. Each step names the callback
+ * to await and its arguments; the caller waits and calls.
+ */
+export declare class SummaryRetry {
+  /**
+   * `policy` is the caller's `retry` (`undefined` or not `enabled`: no
+   * retries); with `overflowIsFinal`, a context overflow is never retried
+   * as it is (compaction sends a smaller request instead).
+   */
+  constructor(policy: Arg, overflowIsFinal: boolean)
+  /**
+   * The step after `answer`: `{ finished, scheduled, delayMs }`, where
+   * `finished` holds the arguments of `onRetryFinished` to await before
+   * returning the answer (or null), and `scheduled` those of
+   * `onRetryScheduled` when the request is to be sent again after
+   * `delayMs` (or null: return the answer).
+   */
+  answer(answer: Arg): RawValue
+  /**
+   * The signal aborted the wait before a retry of `answer`: the arguments
+   * of the `onRetryFinished` to await before returning it as aborted.
+   */
+  waitAborted(answer: Arg): RawValue
+  /**
+   * The signal aborted a call before it answered: the arguments of the
+   * `onRetryFinished` its aborted answer would have brought, or null.
+   */
+  callAborted(): RawValue
+}
+
+/**
+ * The exports agent line `line` has and older lines lack (`lib/api.js`
+ * adds them to that line's entry).
+ */
+export declare function agentLineAddedExports(line: Arg): Array<string>
 
 /**
  * The index of the agent line named `name` ("0.78", "1.6"), to pass to the
@@ -85,56 +145,89 @@ export declare function countTokens(text: string, encoding?: 'o200k_base' | 'cl1
 /** `DEFAULT_COMPACTION_SETTINGS`, as a fresh object. */
 export declare function defaultCompactionSettings(): RawValue
 
-/** `estimateContextTokens(messages)`. */
-export declare function estimateContextTokens(messages: Arg): RawValue
-
-/** `estimateTokens(message)`. */
-export declare function estimateTokens(message: Arg, options?: Arg | undefined | null): number
+/** `estimateContextTokens(messages)` as the agent line counts it. */
+export declare function estimateContextTokens(messages: Arg, line: Arg): RawValue
 
 /**
- * The file operations of one message, in order: `{ kinds, paths }` with
- * kinds 0 = read, 1 = written, 2 = edited. index.js adds them to the caller's Sets.
+ * `estimateProjectedContextTokens(projection, branchEntries)`: the context
+ * size of the agent's `SessionProjection`, trusting its last usage only
+ * when no `context_edit` or `compaction` among `branchEntries` came after it.
  */
-export declare function fileOpsOfMessage(message: Arg): RawValue
+export declare function estimateProjectedContextTokens(projection: Arg, branchEntries: Arg, line: Arg): RawValue
 
-/** `findCutPoint(entries, startIndex, endIndex, keepRecentTokens)`. */
-export declare function findCutPoint(entries: Arg, start: Arg, end: Arg, keep: Arg, options?: Arg | undefined | null): RawValue
+/** `estimateTokens(message)` as the agent line counts it. */
+export declare function estimateTokens(message: Arg, line: Arg, options?: Arg | undefined | null): number
 
-/** `findTurnStartIndex(entries, entryIndex, startIndex)`. */
-export declare function findTurnStartIndex(entries: Arg, entryIndex: Arg, startIndex: Arg): number
+/**
+ * The file operations of one message as the agent line finds them, in
+ * order: `{ kinds, paths }` with kinds 0 = read, 1 = written, 2 = edited.
+ * `lib/api.js` adds them to the caller's Sets.
+ */
+export declare function fileOpsOfMessage(message: Arg, line: Arg): RawValue
+
+/**
+ * `findCutPoint(entries, startIndex, endIndex, keepRecentTokens)` as the
+ * agent line does it.
+ */
+export declare function findCutPoint(entries: Arg, start: Arg, end: Arg, keep: Arg, line: Arg, options?: Arg | undefined | null): RawValue
+
+/** `findTurnStartIndex(entries, entryIndex, startIndex)` as the agent line does it. */
+export declare function findTurnStartIndex(entries: Arg, entryIndex: Arg, startIndex: Arg, line: Arg): number
 
 /** `formatFileOperations(readFiles, modifiedFiles)`. */
 export declare function formatFileOperations(readFiles: Arg, modifiedFiles: Arg): RawValue
 
 /**
- * The index of the entry whose message holds the last valid usage, or -1;
- * index.js returns that message's own `usage` object.
+ * `getSummarizationFailure(response, label)` in agent line `line`: the
+ * failure message of an error or `length` answer, `undefined` otherwise.
  */
-export declare function lastAssistantUsageIndex(entries: Arg): number
+export declare function getSummarizationFailure(response: Arg, label: Arg, line: Arg): RawValue
 
 /**
- * The plan for `prepareBranchEntries`: message entry indices, file
- * operations and the token total; index.js maps indices to messages.
+ * The index of the entry whose message holds the last valid usage, or -1;
+ * `lib/api.js` returns that message's own `usage` object.
  */
-export declare function prepareBranchEntries(entries: Arg, tokenBudget: Arg): RawValue
+export declare function lastAssistantUsageIndex(entries: Arg, line: Arg): number
 
-/** The plan for `prepareCompaction`; index.js turns indices back into the caller's messages. */
-export declare function prepareCompaction(pathEntries: Arg, settings: Arg): RawValue
+/**
+ * How a plan's messages are built (`{ own: 0, custom: 1, ... }`): the one
+ * source of the numbers in a plan's `shapes`, for `lib/api.js`.
+ */
+export declare function messageShapes(): RawValue
+
+/**
+ * A fresh UUIDv7 (lower-case, time-ordered within the process), the
+ * `sessionId` of a summary request whose caller gave none.
+ */
+export declare function newSessionId(): string
+
+/**
+ * The plan for `prepareBranchEntries` as the agent line does it: the
+ * messages (entries and shapes), file operations and the token total;
+ * `lib/api.js` maps them to messages.
+ */
+export declare function prepareBranchEntries(entries: Arg, tokenBudget: Arg, line: Arg): RawValue
+
+/**
+ * The plan for `prepareCompaction` as the agent line does it; `lib/api.js`
+ * turns indices back into the caller's messages.
+ */
+export declare function prepareCompaction(pathEntries: Arg, settings: Arg, line: Arg): RawValue
 
 /**
  * `prepareCompactionFromFile(path, options?)`: reads a version-3 session
  * file, takes the branch ending at `options.leafId` (default: the last
- * entry) and plans its compaction, all on the libuv pool. Resolves to the
+ * entry) and plans its compaction as the agent line does, all on the libuv pool. Resolves to the
  * plan with entries named by id, or `undefined` where `prepareCompaction`
  * returns `undefined`.
  */
-export declare function prepareCompactionFromFile(path: Arg, options: Arg): Promise<unknown>
+export declare function prepareCompactionFromFile(path: Arg, options: Arg, line: Arg): Promise<unknown>
 
 /**
  * `prepareCompactionFromFileSync(path, options?)`: the same plan, computed
  * on the calling thread.
  */
-export declare function prepareCompactionFromFileSync(path: Arg, options: Arg): RawValue
+export declare function prepareCompactionFromFileSync(path: Arg, options: Arg, line: Arg): RawValue
 
 /**
  * `projectForSummary(messages, options?)`'s plan; index.js builds the new
@@ -157,10 +250,10 @@ export declare function serializeForSummary(messages: Arg, options?: Arg | undef
  * carry (`conversation`, and `turnPrefix` for a split turn), with the plan;
  * `undefined` where there is nothing to compact. Runs on the libuv pool.
  */
-export declare function serializeForSummaryFromFile(path: Arg, options: Arg): Promise<unknown>
+export declare function serializeForSummaryFromFile(path: Arg, options: Arg, line: Arg): Promise<unknown>
 
 /** `serializeForSummaryFromFileSync(path, options?)`: the same, on the calling thread. */
-export declare function serializeForSummaryFromFileSync(path: Arg, options: Arg): RawValue
+export declare function serializeForSummaryFromFileSync(path: Arg, options: Arg, line: Arg): RawValue
 
 /** `shouldCompact(contextTokens, contextWindow, settings)`. */
 export declare function shouldCompact(contextTokens: Arg, contextWindow: Arg, settings: Arg): boolean
@@ -169,22 +262,29 @@ export declare function shouldCompact(contextTokens: Arg, contextWindow: Arg, se
  * Starts the model call of `generateBranchSummary`, after index.js ran
  * `prepareBranchEntries`: `file_ops` as arrays, like `startCompaction`.
  */
-export declare function startBranchSummary(messages: Arg, fileOps: Arg, model: Arg, reserveTokens: Arg, custom: Arg, replace: Arg, argumentEntries?: Arg | undefined | null): CompactionJob
+export declare function startBranchSummary(messages: Arg, fileOps: Arg, model: Arg, reserveTokens: Arg, custom: Arg, replace: Arg, line: Arg, thinkingLevel: Arg, argumentEntries?: Arg | undefined | null): CompactionJob
 
 /**
  * Starts `compact(preparation, model, ..., customInstructions)`. `file_ops`
  * is `{ read, written, edited }` as arrays (index.js spreads the Sets).
  */
-export declare function startCompaction(preparation: Arg, fileOps: Arg, model: Arg, custom: Arg, argumentEntries?: Arg | undefined | null): CompactionJob
+export declare function startCompaction(preparation: Arg, fileOps: Arg, model: Arg, custom: Arg, line: Arg, thinkingLevel: Arg, argumentEntries?: Arg | undefined | null): CompactionJob
 
 /**
  * Starts `generateSummary(currentMessages, model, reserveTokens, ...)`: one
  * summary (with overflow retries), no file lists.
  */
-export declare function startSummary(messages: Arg, model: Arg, reserveTokens: Arg, custom: Arg, previousSummary: Arg, argumentEntries?: Arg | undefined | null): CompactionJob
+export declare function startSummary(messages: Arg, model: Arg, reserveTokens: Arg, custom: Arg, previousSummary: Arg, line: Arg, thinkingLevel: Arg, argumentEntries?: Arg | undefined | null): CompactionJob
 
 /** `SUMMARIZATION_SYSTEM_PROMPT`. */
 export declare function summarizationSystemPrompt(): string
+
+/**
+ * How requests are made and answered in agent line `line`, for
+ * lib/summarize.js: `{ transcriptContext, completeSummarization:
+ * { cacheRetention } | null, completeSimpleFrom }`.
+ */
+export declare function summaryRules(line: Arg): RawValue
 
 /**
  * The wire text around summaries in the agent's context: `{ compactionPrefix,

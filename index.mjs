@@ -44,5 +44,9 @@ export const {
   createBranchSummaryMessage,
   createCompactionSummaryMessage,
   createCustomMessage,
+  completeSummarization,
+  estimateProjectedContextTokens,
+  generateSummaryWithUsage,
+  getSummarizationFailure,
 } = api
 export default api

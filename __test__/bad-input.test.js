@@ -19,18 +19,10 @@ const gen = require('./helpers/generator')
 const { fc, checkProperty, NUM_RUNS } = require('./helpers/property')
 const { deepFreeze, fingerprint, findDifference, describeValue } = require('./helpers/compare')
 const { loadReference } = require('./helpers/reference')
-const { loadOurs, PACKAGE_DIR } = require('./helpers/ours')
+const { loadOurs, PACKAGE_DIR, LINES } = require('./helpers/ours')
 const { MODULE_PATHS } = require('./helpers/reference')
 
 jest.setTimeout(300_000)
-
-let ref
-let ours
-
-beforeAll(async () => {
-  ref = await loadReference()
-  ours = await loadOurs()
-})
 
 const SETTINGS = Object.freeze({ enabled: true, reserveTokens: 16384, keepRecentTokens: 20 })
 const runs = (fraction) => Math.max(20, Math.round(NUM_RUNS * fraction))
@@ -74,105 +66,11 @@ function validSession(n = 6) {
 // self-check) these two blocks are skipped.
 const describeValidation = process.env.PRIME_COMPACTION_UNDER_TEST === 'reference' ? describe.skip : describe
 
-describeValidation('prepareCompaction rejects malformed pathEntries with a TypeError naming the index and field', () => {
-  it.each([
-    ['null', null],
-    ['undefined', undefined],
-    ['a plain object', { 0: { type: 'message' }, length: 1 }],
-    ['a string', 'entries'],
-    ['a number', 42],
-    ['a Set', new Set()],
-  ])('pathEntries is %s (not an array)', (_label, value) => {
-    expectTypeError('prepareCompaction(non-array)', () => ours.prepareCompaction(value, SETTINGS), [/pathEntries|entries|array/i])
-  })
-
-  it('an entry that is null (at a random index)', () => {
-    checkProperty('bad-input null entry', [fc.integer({ min: 3, max: 40 }), fc.nat()], (n, k) => {
-      const entries = validSession(n)
-      const i = k % entries.length
-      entries[i] = null
-      deepFreeze(entries)
-      expectTypeError(`prepareCompaction(entries with null at ${i})`, () => ours.prepareCompaction(entries, SETTINGS), [indexRe(i)])
-    }, { numRuns: runs(0.02) })
-  })
-
-  it('an entry that is not an object (string, number, boolean, undefined, array)', () => {
-    checkProperty('bad-input non-object entry', [fc.integer({ min: 3, max: 40 }), fc.nat(), fc.constantFrom('message', 7, true, undefined, Symbol('e'), 10n)], (n, k, bad) => {
-      const entries = validSession(n)
-      const i = k % entries.length
-      entries[i] = bad
-      deepFreeze(entries)
-      expectTypeError(`prepareCompaction(entries with ${String(bad)} at ${i})`, () => ours.prepareCompaction(entries, SETTINGS), [indexRe(i)])
-    }, { numRuns: runs(0.02) })
-  })
-
-  it('an entry that lacks `type` (or has a non-string type)', () => {
-    checkProperty('bad-input entry without type', [fc.integer({ min: 3, max: 40 }), fc.nat(), fc.constantFrom('delete', undefined, null, 5, {})], (n, k, typeValue) => {
-      const entries = validSession(n)
-      const i = k % entries.length
-      const copy = { ...entries[i] }
-      if (typeValue === 'delete') delete copy.type
-      else copy.type = typeValue
-      entries[i] = copy
-      deepFreeze(entries)
-      expectTypeError(`prepareCompaction(entry ${i} type=${String(typeValue)})`, () => ours.prepareCompaction(entries, SETTINGS), [indexRe(i), /type/])
-    }, { numRuns: runs(0.02) })
-  })
-
-  it('a message entry whose message lacks `role`', () => {
-    checkProperty('bad-input message without role', [fc.integer({ min: 3, max: 40 }), fc.nat()], (n, k) => {
-      const entries = validSession(n)
-      const messageIdx = entries.map((e, i) => (e.type === 'message' ? i : -1)).filter((i) => i >= 0)
-      const i = messageIdx[k % messageIdx.length]
-      const { role, ...rest } = entries[i].message // eslint-disable-line no-unused-vars
-      entries[i] = { ...entries[i], message: rest }
-      deepFreeze(entries)
-      expectTypeError(`prepareCompaction(message entry ${i} without role)`, () => ours.prepareCompaction(entries, SETTINGS), [indexRe(i), /role/])
-    }, { numRuns: runs(0.02) })
-  })
-
-  it('a message entry whose message is missing / null / not an object', () => {
-    for (const bad of [undefined, null, 'text', 3]) {
-      const entries = validSession(8)
-      const i = entries.findIndex((e, idx) => idx > 2 && e.type === 'message')
-      entries[i] = { ...entries[i], message: bad }
-      deepFreeze(entries)
-      expectTypeError(`prepareCompaction(message entry ${i} with message=${String(bad)})`, () => ours.prepareCompaction(entries, SETTINGS), [indexRe(i), /message/])
-    }
-  })
-})
-
-describeValidation('prepareCompaction rejects malformed settings with a TypeError naming the field', () => {
-  const entries = deepFreeze(validSession(20))
-  it.each([
-    ['keepRecentTokens', { enabled: true, reserveTokens: 16384 }],
-    ['reserveTokens', { enabled: true, keepRecentTokens: 20000 }],
-  ])('settings missing %s', (field, settings) => {
-    expectTypeError(`prepareCompaction(settings without ${field})`, () => ours.prepareCompaction(entries, Object.freeze(settings)), [new RegExp(field)])
-  })
-
-  it.each([
-    ['keepRecentTokens', { enabled: true, reserveTokens: 16384, keepRecentTokens: '20000' }],
-    ['reserveTokens', { enabled: true, reserveTokens: null, keepRecentTokens: 20000 }],
-  ])('settings.%s not a number', (field, settings) => {
-    expectTypeError(`prepareCompaction(settings.${field} not a number)`, () => ours.prepareCompaction(entries, Object.freeze(settings)), [new RegExp(field)])
-  })
-
-  it.each([['undefined', undefined], ['null', null], ['a number', 5]])('settings is %s', (_label, settings) => {
-    expectTypeError('prepareCompaction(bad settings)', () => ours.prepareCompaction(entries, settings), [/settings|keepRecentTokens|reserveTokens/])
-  })
-
-  it('the TypeError is thrown for an empty path too (settings are validated)', () => {
-    expectTypeError('prepareCompaction([], {})', () => ours.prepareCompaction([], Object.freeze({ enabled: true })), [/keepRecentTokens|reserveTokens/])
-  })
-})
-
-// ---------------------------------------------------------------------------
-// 2. Inputs are never mutated
-// ---------------------------------------------------------------------------
-
-/** Every exported function with the arguments derived from one generated session. */
-function callsFor(entries, settings, fileOps) {
+/**
+ * Every exported function with the arguments derived from one generated
+ * session (and its projection, for a line that estimates one).
+ */
+function callsFor(entries, settings, fileOps, projection) {
   const messages = entries.filter((e) => e && e.type === 'message').map((e) => e.message)
   const calls = [
     ['prepareCompaction', [entries, settings]],
@@ -183,7 +81,9 @@ function callsFor(entries, settings, fileOps) {
     ['computeFileLists', [fileOps]],
     ['formatFileOperations', [[...fileOps.read], [...fileOps.edited]]],
     ['shouldCompact', [1000, 2000, settings]],
+    ['prepareBranchEntries', [entries, settings.keepRecentTokens]],
   ]
+  if (projection) calls.push(['estimateProjectedContextTokens', [projection, entries]])
   if (entries.length > 0) calls.push(['findTurnStartIndex', [entries, entries.length - 1, 0]])
   for (const m of messages.slice(0, 10)) {
     calls.push(['estimateTokens', [m]])
@@ -192,64 +92,6 @@ function callsFor(entries, settings, fileOps) {
   }
   return calls
 }
-
-describe('inputs are never mutated', () => {
-  it('deep-frozen generated inputs: ours never throws where the reference does not', () => {
-    checkProperty('bad-input frozen inputs', [gen.pathEntriesArb(), gen.compactionSettingsArb, gen.fileOpsArb], (entries, settings, fileOps) => {
-      deepFreeze([entries, settings, fileOps])
-      for (const [name, args] of callsFor(entries, settings, fileOps)) {
-        const r = catchError(() => ref[name](...args))
-        if (r.threw) continue
-        const o = catchError(() => ours[name](...args))
-        if (o.threw) throw new Error(`${name} threw on deep-frozen input where the reference did not: ${o.error && o.error.name}: ${o.error && o.error.message}`)
-      }
-    }, { numRuns: runs(0.25) })
-  })
-
-  it('unfrozen generated inputs: structural fingerprint unchanged after every call (Sets, extensibility, hidden keys included)', () => {
-    checkProperty('bad-input no mutation', [gen.pathEntriesArb(), gen.compactionSettingsArb, gen.fileOpsArb], (entries, settings, fileOps) => {
-      // One fingerprint of everything up front; after each call, the call's own inputs are re-fingerprinted.
-      const all = [entries, settings, fileOps]
-      const before = fingerprint(all)
-      const fnIds = new Map()
-      const flat = (fp) => JSON.stringify(fp, (_k, v) => (typeof v === 'function' ? `fn#${fnIds.get(v) ?? fnIds.set(v, fnIds.size).get(v)}` : v))
-      const beforeFlat = flat(before)
-      const check = (what) => {
-        const after = fingerprint(all)
-        if (flat(after) === beforeFlat) return
-        const d = findDifference(before, after, { labels: ['before', 'after'] })
-        if (d) throw new Error(`${what} mutated its input: ${d}`)
-      }
-      for (const [name, args] of callsFor(entries, settings, fileOps)) {
-        catchError(() => ours[name](...args))
-        // extractFileOpsFromMessage mutates its fileOps argument by design: only the message must be untouched.
-        const guarded = name === 'extractFileOpsFromMessage' ? [args[0]] : args
-        if (guarded.some((a) => a === entries || a === settings || a === fileOps || (Array.isArray(a) && a.length > 0 && a[0] && a[0].role))) check(name)
-      }
-      check('an estimateTokens / extractFileOpsFromMessage / calculateContextTokens / formatFileOperations call')
-    }, { numRuns: runs(0.15) })
-  })
-
-  it('extractFileOpsFromMessage only adds to the given Sets (same Set objects, no other keys touched)', () => {
-    checkProperty('bad-input extractFileOps in place', [gen.assistantMessageArb, gen.fileOpsArb], (message, initial) => {
-      deepFreeze(message)
-      const ops = { read: new Set(initial.read), written: new Set(initial.written), edited: new Set(initial.edited), extra: 'kept' }
-      const sets = [ops.read, ops.written, ops.edited]
-      const before = sets.map((s) => [...s])
-      ours.extractFileOpsFromMessage(message, ops)
-      if (ops.read !== sets[0] || ops.written !== sets[1] || ops.edited !== sets[2]) throw new Error('fileOps Sets were replaced')
-      if (ops.extra !== 'kept' || Object.keys(ops).join() !== 'read,written,edited,extra') throw new Error(`fileOps keys changed: ${Object.keys(ops)}`)
-      sets.forEach((s, i) => {
-        const prefix = [...s].slice(0, before[i].length)
-        if (findDifference(before[i], prefix)) throw new Error('existing Set entries were removed or reordered')
-      })
-    }, { numRuns: runs(0.1) })
-  })
-})
-
-// ---------------------------------------------------------------------------
-// 3. Malformed input never crashes the process
-// ---------------------------------------------------------------------------
 
 const garbageArb = fc.oneof(
   fc.constant(null),
@@ -295,43 +137,225 @@ function corrupt(entries, at, pathPick, garbage) {
   return out
 }
 
-describe('malformed input never crashes: ours returns or throws an Error', () => {
-  it('generated sessions with one field anywhere replaced by garbage, every entry-taking function', () => {
-    checkProperty('bad-input garbage fields', [gen.pathEntriesArb({ maxEntries: 30 }), fc.nat(), fc.nat(), garbageArb], (entries, at, pathPick, garbage) => {
-      const bad = deepFreeze(corrupt(entries, at, pathPick, garbage))
-      const messages = bad.filter((e) => e && e.type === 'message').map((e) => e.message)
-      const calls = [
-        ['prepareCompaction', () => ours.prepareCompaction(bad, SETTINGS)],
-        ['findCutPoint', () => ours.findCutPoint(bad, 0, bad.length, 10)],
-        ['getLastAssistantUsage', () => ours.getLastAssistantUsage(bad)],
-        ['estimateContextTokens', () => ours.estimateContextTokens(messages)],
-        ['convertToLlm', () => ours.convertToLlm(messages)],
-      ]
-      for (const m of messages) {
-        calls.push(['estimateTokens', () => ours.estimateTokens(m)])
-        calls.push(['extractFileOpsFromMessage', () => ours.extractFileOpsFromMessage(m, ours.createFileOps())])
-      }
-      for (const [name, call] of calls) {
-        const r = catchError(call)
-        if (r.threw && !(r.error !== null && typeof r.error === 'object' && typeof r.error.message === 'string')) {
-          throw new Error(`${name} threw a non-Error value: ${describeValue(r.error)}`)
-        }
-      }
-    }, { numRuns: runs(0.25) })
+// ---------------------------------------------------------------------------
+// Every line's entry
+// ---------------------------------------------------------------------------
+
+describe.each(LINES)('agent line %s', (line) => {
+  let ref
+  let ours
+
+  beforeAll(async () => {
+    ref = await loadReference(line)
+    ours = await loadOurs(line)
   })
 
-  it('findCutPoint / findTurnStartIndex with out-of-range or non-integer indices', () => {
-    const entries = deepFreeze(validSession(30))
-    const odd = [-1, entries.length + 5, 1.5, NaN, Infinity, -Infinity, 2 ** 32, '3', undefined, null]
-    for (const a of odd) {
-      for (const b of [0, entries.length, ...odd]) {
-        for (const call of [() => ours.findCutPoint(entries, a, b, 100), () => ours.findTurnStartIndex(entries, a, b)]) {
+  /** The reference's own projection of the session, where the line has one. */
+  function projectionOf(entries) {
+    if (!ref.buildSessionProjection) return undefined
+    try {
+      return ref.buildSessionProjection(entries)
+    } catch {
+      return undefined
+    }
+  }
+
+  describeValidation('prepareCompaction rejects malformed pathEntries with a TypeError naming the index and field', () => {
+    it.each([
+      ['null', null],
+      ['undefined', undefined],
+      ['a plain object', { 0: { type: 'message' }, length: 1 }],
+      ['a string', 'entries'],
+      ['a number', 42],
+      ['a Set', new Set()],
+    ])('pathEntries is %s (not an array)', (_label, value) => {
+      expectTypeError('prepareCompaction(non-array)', () => ours.prepareCompaction(value, SETTINGS), [/pathEntries|entries|array/i])
+    })
+
+    it('an entry that is null (at a random index)', () => {
+      checkProperty(`${line} bad-input null entry`, [fc.integer({ min: 3, max: 40 }), fc.nat()], (n, k) => {
+        const entries = validSession(n)
+        const i = k % entries.length
+        entries[i] = null
+        deepFreeze(entries)
+        expectTypeError(`prepareCompaction(entries with null at ${i})`, () => ours.prepareCompaction(entries, SETTINGS), [indexRe(i)])
+      }, { numRuns: runs(0.02) })
+    })
+
+    it('an entry that is not an object (string, number, boolean, undefined, array)', () => {
+      checkProperty(`${line} bad-input non-object entry`, [fc.integer({ min: 3, max: 40 }), fc.nat(), fc.constantFrom('message', 7, true, undefined, Symbol('e'), 10n)], (n, k, bad) => {
+        const entries = validSession(n)
+        const i = k % entries.length
+        entries[i] = bad
+        deepFreeze(entries)
+        expectTypeError(`prepareCompaction(entries with ${String(bad)} at ${i})`, () => ours.prepareCompaction(entries, SETTINGS), [indexRe(i)])
+      }, { numRuns: runs(0.02) })
+    })
+
+    it('an entry that lacks `type` (or has a non-string type)', () => {
+      checkProperty(`${line} bad-input entry without type`, [fc.integer({ min: 3, max: 40 }), fc.nat(), fc.constantFrom('delete', undefined, null, 5, {})], (n, k, typeValue) => {
+        const entries = validSession(n)
+        const i = k % entries.length
+        const copy = { ...entries[i] }
+        if (typeValue === 'delete') delete copy.type
+        else copy.type = typeValue
+        entries[i] = copy
+        deepFreeze(entries)
+        expectTypeError(`prepareCompaction(entry ${i} type=${String(typeValue)})`, () => ours.prepareCompaction(entries, SETTINGS), [indexRe(i), /type/])
+      }, { numRuns: runs(0.02) })
+    })
+
+    it('a message entry whose message lacks `role`', () => {
+      checkProperty(`${line} bad-input message without role`, [fc.integer({ min: 3, max: 40 }), fc.nat()], (n, k) => {
+        const entries = validSession(n)
+        const messageIdx = entries.map((e, i) => (e.type === 'message' ? i : -1)).filter((i) => i >= 0)
+        const i = messageIdx[k % messageIdx.length]
+        const { role, ...rest } = entries[i].message // eslint-disable-line no-unused-vars
+        entries[i] = { ...entries[i], message: rest }
+        deepFreeze(entries)
+        expectTypeError(`prepareCompaction(message entry ${i} without role)`, () => ours.prepareCompaction(entries, SETTINGS), [indexRe(i), /role/])
+      }, { numRuns: runs(0.02) })
+    })
+
+    it('a message entry whose message is missing / null / not an object', () => {
+      for (const bad of [undefined, null, 'text', 3]) {
+        const entries = validSession(8)
+        const i = entries.findIndex((e, idx) => idx > 2 && e.type === 'message')
+        entries[i] = { ...entries[i], message: bad }
+        deepFreeze(entries)
+        expectTypeError(`prepareCompaction(message entry ${i} with message=${String(bad)})`, () => ours.prepareCompaction(entries, SETTINGS), [indexRe(i), /message/])
+      }
+    })
+  })
+
+  describeValidation('prepareCompaction rejects malformed settings with a TypeError naming the field', () => {
+    const entries = deepFreeze(validSession(20))
+    it.each([
+      ['keepRecentTokens', { enabled: true, reserveTokens: 16384 }],
+      ['reserveTokens', { enabled: true, keepRecentTokens: 20000 }],
+    ])('settings missing %s', (field, settings) => {
+      expectTypeError(`prepareCompaction(settings without ${field})`, () => ours.prepareCompaction(entries, Object.freeze(settings)), [new RegExp(field)])
+    })
+
+    it.each([
+      ['keepRecentTokens', { enabled: true, reserveTokens: 16384, keepRecentTokens: '20000' }],
+      ['reserveTokens', { enabled: true, reserveTokens: null, keepRecentTokens: 20000 }],
+    ])('settings.%s not a number', (field, settings) => {
+      expectTypeError(`prepareCompaction(settings.${field} not a number)`, () => ours.prepareCompaction(entries, Object.freeze(settings)), [new RegExp(field)])
+    })
+
+    it.each([['undefined', undefined], ['null', null], ['a number', 5]])('settings is %s', (_label, settings) => {
+      expectTypeError('prepareCompaction(bad settings)', () => ours.prepareCompaction(entries, settings), [/settings|keepRecentTokens|reserveTokens/])
+    })
+
+    it('the TypeError is thrown for an empty path too (settings are validated)', () => {
+      expectTypeError('prepareCompaction([], {})', () => ours.prepareCompaction([], Object.freeze({ enabled: true })), [/keepRecentTokens|reserveTokens/])
+    })
+  })
+
+  // ---------------------------------------------------------------------------
+  // 2. Inputs are never mutated
+  // ---------------------------------------------------------------------------
+
+  describe('inputs are never mutated', () => {
+    it('deep-frozen generated inputs: ours never throws where the reference does not', () => {
+      checkProperty(`${line} bad-input frozen inputs`, [gen.pathEntriesArb({ line }), gen.compactionSettingsArb, gen.fileOpsArb], (entries, settings, fileOps) => {
+        deepFreeze([entries, settings, fileOps])
+        for (const [name, args] of callsFor(entries, settings, fileOps, projectionOf(entries))) {
+          const r = catchError(() => ref[name](...args))
+          if (r.threw) continue
+          const o = catchError(() => ours[name](...args))
+          if (o.threw) throw new Error(`${name} threw on deep-frozen input where the reference did not: ${o.error && o.error.name}: ${o.error && o.error.message}`)
+        }
+      }, { numRuns: runs(0.25) })
+    })
+
+    it('unfrozen generated inputs: structural fingerprint unchanged after every call (Sets, extensibility, hidden keys included)', () => {
+      checkProperty(`${line} bad-input no mutation`, [gen.pathEntriesArb({ line }), gen.compactionSettingsArb, gen.fileOpsArb], (entries, settings, fileOps) => {
+        // One fingerprint of everything up front; after each call, the call's own inputs are re-fingerprinted.
+        const all = [entries, settings, fileOps]
+        const before = fingerprint(all)
+        const fnIds = new Map()
+        const flat = (fp) => JSON.stringify(fp, (_k, v) => (typeof v === 'function' ? `fn#${fnIds.get(v) ?? fnIds.set(v, fnIds.size).get(v)}` : v))
+        const beforeFlat = flat(before)
+        const check = (what) => {
+          const after = fingerprint(all)
+          if (flat(after) === beforeFlat) return
+          const d = findDifference(before, after, { labels: ['before', 'after'] })
+          if (d) throw new Error(`${what} mutated its input: ${d}`)
+        }
+        for (const [name, args] of callsFor(entries, settings, fileOps, projectionOf(entries))) {
+          catchError(() => ours[name](...args))
+          // extractFileOpsFromMessage mutates its fileOps argument by design: only the message must be untouched.
+          const guarded = name === 'extractFileOpsFromMessage' ? [args[0]] : args
+          if (guarded.some((a) => a === entries || a === settings || a === fileOps || (Array.isArray(a) && a.length > 0 && a[0] && a[0].role))) check(name)
+        }
+        check('an estimateTokens / extractFileOpsFromMessage / calculateContextTokens / formatFileOperations call')
+      }, { numRuns: runs(0.15) })
+    })
+
+    it('extractFileOpsFromMessage only adds to the given Sets (same Set objects, no other keys touched)', () => {
+      const messageArb = line === '1.6' ? fc.oneof(gen.assistantMessageArb, gen.toolResult16Arb) : gen.assistantMessageArb
+      checkProperty(`${line} bad-input extractFileOps in place`, [messageArb, gen.fileOpsArb], (message, initial) => {
+        deepFreeze(message)
+        const ops = { read: new Set(initial.read), written: new Set(initial.written), edited: new Set(initial.edited), extra: 'kept' }
+        const sets = [ops.read, ops.written, ops.edited]
+        const before = sets.map((s) => [...s])
+        ours.extractFileOpsFromMessage(message, ops)
+        if (ops.read !== sets[0] || ops.written !== sets[1] || ops.edited !== sets[2]) throw new Error('fileOps Sets were replaced')
+        if (ops.extra !== 'kept' || Object.keys(ops).join() !== 'read,written,edited,extra') throw new Error(`fileOps keys changed: ${Object.keys(ops)}`)
+        sets.forEach((s, i) => {
+          const prefix = [...s].slice(0, before[i].length)
+          if (findDifference(before[i], prefix)) throw new Error('existing Set entries were removed or reordered')
+        })
+      }, { numRuns: runs(0.1) })
+    })
+  })
+
+  // ---------------------------------------------------------------------------
+  // 3. Malformed input never crashes the process
+  // ---------------------------------------------------------------------------
+
+  describe('malformed input never crashes: ours returns or throws an Error', () => {
+    it('generated sessions with one field anywhere replaced by garbage, every entry-taking function', () => {
+      checkProperty(`${line} bad-input garbage fields`, [gen.pathEntriesArb({ line, maxEntries: 30 }), fc.nat(), fc.nat(), garbageArb], (entries, at, pathPick, garbage) => {
+        const bad = deepFreeze(corrupt(entries, at, pathPick, garbage))
+        const messages = bad.filter((e) => e && e.type === 'message').map((e) => e.message)
+        const calls = [
+          ['prepareCompaction', () => ours.prepareCompaction(bad, SETTINGS)],
+          ['findCutPoint', () => ours.findCutPoint(bad, 0, bad.length, 10)],
+          ['getLastAssistantUsage', () => ours.getLastAssistantUsage(bad)],
+          ['estimateContextTokens', () => ours.estimateContextTokens(messages)],
+          ['convertToLlm', () => ours.convertToLlm(messages)],
+          ['prepareBranchEntries', () => ours.prepareBranchEntries(bad, 50)],
+        ]
+        for (const m of messages) {
+          calls.push(['estimateTokens', () => ours.estimateTokens(m)])
+          calls.push(['extractFileOpsFromMessage', () => ours.extractFileOpsFromMessage(m, ours.createFileOps())])
+        }
+        for (const [name, call] of calls) {
           const r = catchError(call)
-          if (r.threw && !(r.error && typeof r.error.message === 'string')) throw new Error(`threw a non-Error for (${String(a)}, ${String(b)})`)
+          if (r.threw && !(r.error !== null && typeof r.error === 'object' && typeof r.error.message === 'string')) {
+            throw new Error(`${name} threw a non-Error value: ${describeValue(r.error)}`)
+          }
+        }
+      }, { numRuns: runs(0.25) })
+    })
+
+    it('findCutPoint / findTurnStartIndex with out-of-range or non-integer indices', () => {
+      const entries = deepFreeze(validSession(30))
+      const odd = [-1, entries.length + 5, 1.5, NaN, Infinity, -Infinity, 2 ** 32, '3', undefined, null]
+      for (const a of odd) {
+        for (const b of [0, entries.length, ...odd]) {
+          for (const call of [() => ours.findCutPoint(entries, a, b, 100), () => ours.findTurnStartIndex(entries, a, b)]) {
+            const r = catchError(call)
+            if (r.threw && !(r.error && typeof r.error.message === 'string')) throw new Error(`threw a non-Error for (${String(a)}, ${String(b)})`)
+          }
         }
       }
-    }
+    })
   })
+
 })
 
 describe('pathological nesting never crashes the process (checked in a child process)', () => {

@@ -1,10 +1,12 @@
 'use strict'
-// generateBranchSummary() with a scripted fake streamFn: prompt contents,
-// replaceInstructions, errors, abort, and parity with the reference on the
-// result's assembly (preamble, file lists) for the same answers.
+// generateBranchSummary() with a scripted fake streamFn, in each agent line:
+// prompt contents, replaceInstructions, errors, abort, and parity with the
+// line's reference on the result's assembly (preamble, file lists, usage)
+// for the same answers.
 
-const ours = require('../agent-0.78')
 const { loadReference } = require('./helpers/reference')
+const { LINES } = require('./helpers/ours')
+const { promptOf } = require('./helpers/summary')
 
 const MODEL = {
   id: 'gpt-test',
@@ -20,7 +22,7 @@ const text = (t) => ({ role: 'assistant', content: [{ type: 'text', text: t }], 
 function scripted(script) {
   const calls = []
   const fn = async (model, context, options) => {
-    calls.push({ context, options, prompt: context.messages[0].content[0].text })
+    calls.push({ context, options, prompt: promptOf(context) })
     const step = script.shift()
     return { result: async () => step }
   }
@@ -51,7 +53,9 @@ function branchEntries() {
   return list.map((e, i) => ({ ...base, id: `b${i}`, parentId: i ? `b${i - 1}` : 'root', ...e }))
 }
 
-describe('generateBranchSummary()', () => {
+describe.each(LINES.map((line) => [line, require(`../agent-${line}`)]))('agent line %s: generateBranchSummary()', (line, ours) => {
+  const is078 = line === '0.78'
+
   test('asks once with the structured format and assembles preamble, text and file lists', async () => {
     const streamFn = scripted([text('## Goal\nCache')])
     const result = await ours.generateBranchSummary(branchEntries(), { model: MODEL, apiKey: 'k', signal: undefined, streamFn })
@@ -60,8 +64,8 @@ describe('generateBranchSummary()', () => {
     expect(prompt).toContain('[User]: try the cache idea')
     expect(prompt).toContain('[Assistant tool calls]: read#t1(path="src/cache.ts"); write#t2(path="src/lru.ts", content="x")')
     expect(prompt).toContain('## Reasoning Digest')
-    // The output budget follows the reserve and the model, never a fixed 2048.
-    expect(options.maxTokens).toBe(Math.floor(0.8 * 16384))
+    // 0.78: the output budget follows the reserve and the model, never a fixed 2048; 1.6 sends none.
+    expect(options.maxTokens).toBe(is078 ? Math.floor(0.8 * 16384) : undefined)
     expect(result).toEqual({
       summary:
         'The user explored a different conversation branch before returning here.\nSummary of that exploration:\n\n## Goal\nCache' +
@@ -69,6 +73,8 @@ describe('generateBranchSummary()', () => {
       readFiles: ['README.md', 'src/cache.ts'],
       modifiedFiles: ['src/lru.ts'],
     })
+    // 1.6 reports the answer's usage (here none) under its own key.
+    expect('usage' in result).toBe(!is078)
   })
 
   test('customInstructions add to the prompt, or replace it with replaceInstructions', async () => {
@@ -91,7 +97,7 @@ describe('generateBranchSummary()', () => {
   test('errors and aborts come back as { error } and { aborted: true }', async () => {
     const failing = scripted([{ role: 'assistant', content: [], stopReason: 'error', errorMessage: 'quota exceeded' }])
     await expect(ours.generateBranchSummary(branchEntries(), { model: MODEL, apiKey: 'k', streamFn: failing })).resolves.toEqual({
-      error: 'quota exceeded',
+      error: is078 ? 'quota exceeded' : 'Branch summarization failed: quota exceeded',
     })
     const aborted = scripted([{ role: 'assistant', content: [], stopReason: 'aborted' }])
     await expect(ours.generateBranchSummary(branchEntries(), { model: MODEL, apiKey: 'k', streamFn: aborted })).resolves.toEqual({
@@ -112,8 +118,9 @@ describe('generateBranchSummary()', () => {
   })
 
   test('the same answers assemble the same results as the reference', async () => {
-    const ref = await loadReference()
-    for (const answer of [text('## Goal\nX'), { role: 'assistant', content: [], stopReason: 'error', errorMessage: 'boom' }]) {
+    const ref = await loadReference(line)
+    const usage = { input: 3, output: 2, cacheRead: 0, cacheWrite: 0, totalTokens: 5, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } }
+    for (const answer of [text('## Goal\nX'), { ...text('## Goal\nY'), usage }, { role: 'assistant', content: [], stopReason: 'error', errorMessage: 'boom' }]) {
       const a = await ref.generateBranchSummary(branchEntries(), { model: MODEL, apiKey: 'k', streamFn: scripted([answer]) })
       const b = await ours.generateBranchSummary(branchEntries(), { model: MODEL, apiKey: 'k', streamFn: scripted([answer]) })
       expect(b).toEqual(a)

@@ -3,7 +3,8 @@
 // prepareBranchEntries against the reference (@earendil-works/pi-coding-agent
 // 0.78.1), on trees built with the reference's own in-memory SessionManager,
 // so both implementations read the very same objects. Results must be
-// deep-equal, and hand back the caller's own entry and message objects.
+// deep-equal, and hand back the caller's own entry and message objects. The
+// last block does the same on the 1.6 line, with 1.6.0's SessionManager.
 //
 // BRANCH_RUNS (default 400) sets the number of generated trees; BRANCH_SEED
 // (default 20250105) replays a run.
@@ -13,6 +14,7 @@ const { pathToFileURL } = require('node:url')
 const fc = require('fast-check')
 
 const ours = require('../agent-0.78')
+const { loadReference } = require('./helpers/reference')
 
 const RUNS = Math.max(1, Number(process.env.BRANCH_RUNS) || 400)
 const SEED = process.env.BRANCH_SEED ? Number(process.env.BRANCH_SEED) | 0 : 20250105
@@ -37,10 +39,10 @@ function describeId(id) {
   return id === undefined ? 'undefined' : JSON.stringify(id)
 }
 
-function expectSameCollect(session, oldLeafId, targetId) {
+function expectSameCollect(session, oldLeafId, targetId, line = { ref, ours }) {
   const label = `collect(${describeId(oldLeafId)}, ${describeId(targetId)})`
-  const r = ref.collectEntriesForBranchSummary(session, oldLeafId, targetId)
-  const o = ours.collectEntriesForBranchSummary(session, oldLeafId, targetId)
+  const r = line.ref.collectEntriesForBranchSummary(session, oldLeafId, targetId)
+  const o = line.ours.collectEntriesForBranchSummary(session, oldLeafId, targetId)
   expect(Object.keys(o)).toEqual(Object.keys(r))
   if (o.commonAncestorId !== r.commonAncestorId) {
     throw new Error(`${label}: commonAncestorId ${describeId(o.commonAncestorId)}, reference ${describeId(r.commonAncestorId)}`)
@@ -54,9 +56,9 @@ function expectSameCollect(session, oldLeafId, targetId) {
   return r.entries
 }
 
-function expectSamePreparation(entries, tokenBudget) {
-  const r = ref.prepareBranchEntries(entries, tokenBudget)
-  const o = ours.prepareBranchEntries(entries, tokenBudget)
+function expectSamePreparation(entries, tokenBudget, line = { ref, ours }) {
+  const r = line.ref.prepareBranchEntries(entries, tokenBudget)
+  const o = line.ours.prepareBranchEntries(entries, tokenBudget)
   expect(o).toStrictEqual(r)
   for (const kind of ['read', 'written', 'edited']) {
     expect([...o.fileOps[kind]]).toEqual([...r.fileOps[kind]])
@@ -107,8 +109,8 @@ const op = fc.oneof(
 )
 
 /** Builds a session with the reference's own append methods; returns it and its ids. */
-function buildSession(ops) {
-  const session = SessionManager.inMemory('/tmp')
+function buildSession(ops, Manager = SessionManager) {
+  const session = Manager.inMemory('/tmp')
   const ids = []
   const pick = (n) => ids[n % ids.length]
   let t = 0
@@ -165,6 +167,17 @@ function buildSession(ops) {
         break
       case 'reset':
         session.resetLeaf()
+        break
+      case 'system':
+        ids.push(session.appendMessage({ role: 'system', content: o.text, sections: { env: o.text }, toolsAdded: [{ name: 'read' }], timestamp: t }))
+        break
+      case 'edit':
+        // The 1.6 manager refuses targets off the branch or without editable content.
+        try {
+          if (ids.length) ids.push(session.appendContextEdit(pick(o.pick), o.hide ? null : { content: o.text }))
+        } catch {
+          // not editable
+        }
         break
     }
   }
@@ -382,5 +395,35 @@ describe('deep trees', () => {
     for (let i = 0; i < DEPTH; i++) list.push(entry(`n${i}`, i === 0 ? `n${DEPTH - 1}` : `n${i - 1}`))
     const session = mapSession(list)
     expect(() => ours.collectEntriesForBranchSummary(session, `n${DEPTH - 1}`, 'n5')).toThrow(/cycle through entry id "n\d+"/)
+  })
+})
+
+describe('the 1.6 line (its SessionManager, system messages and context edits)', () => {
+  const line = {}
+  beforeAll(async () => {
+    line.ref = await loadReference('1.6')
+    line.ours = require('../agent-1.6')
+  })
+
+  const op16 = fc.oneof(
+    { weight: 8, arbitrary: op },
+    { weight: 1, arbitrary: fc.record({ kind: fc.constant('system'), text }) },
+    { weight: 2, arbitrary: fc.record({ kind: fc.constant('edit'), pick: fc.nat(), hide: fc.boolean(), text }) },
+  )
+
+  test('generated trees: the same entries, and the same branch preparation on the caller\'s objects', () => {
+    let edited = 0
+    fc.assert(
+      fc.property(fc.array(op16, { maxLength: 70 }), fc.array(query, { minLength: 1, maxLength: 6 }), (ops, queries) => {
+        const { session, ids } = buildSession(ops, line.ref.SessionManager)
+        for (const q of queries) {
+          const entries = expectSameCollect(session, resolve(q.old, ids), resolve(q.target, ids), line)
+          if (entries.some((e) => e.type === 'context_edit')) edited++
+          for (const b of q.budgets) expectSamePreparation(entries, b, line)
+        }
+      }),
+      { numRuns: Math.max(1, Math.round(RUNS / 4)), seed: SEED },
+    )
+    expect(edited).toBeGreaterThan(0)
   })
 })

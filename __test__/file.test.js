@@ -12,7 +12,9 @@ const path = require('node:path')
 const { pathToFileURL } = require('node:url')
 const { isDeepStrictEqual } = require('node:util')
 
-const { writeSessionFile, referencePlanFromFile, makeRng } = require('./helpers/session-file')
+const { writeSessionFile, referencePlanFromFile, referenceBranch, makeRng } = require('./helpers/session-file')
+const gen = require('./helpers/generator')
+const { loadReference } = require('./helpers/reference')
 
 const ours = require('../agent-0.78')
 
@@ -272,5 +274,66 @@ describe('serializeForSummaryFromFile', () => {
     const without = ours.serializeForSummaryFromFileSync(p, { settings, reasoning: false })
     expect(withR.conversation).toContain('[Assistant reasoning]')
     expect(without.conversation).not.toContain('[Assistant reasoning]')
+  })
+})
+
+describe('the 1.6 line: a file of a 1.6 session plans as 1.6.0 plans its branch', () => {
+  const ours16 = require('../agent-1.6')
+  const header = JSON.stringify({ type: 'session', version: 3, id: 's', timestamp: '2026-01-01T00:00:00.000Z', cwd: '/w' })
+  let ref16
+  beforeAll(async () => {
+    ref16 = await loadReference('1.6')
+  })
+
+  /** The role the message an entry contributes has. */
+  const roleOf = (entry) => (entry.type === 'message' ? entry.message.role : entry.type === 'custom_message' ? 'custom' : entry.type === 'branch_summary' ? 'branchSummary' : entry.type)
+
+  test('generated 1.6 sessions (system messages, context edits, nested calls, trees), sync and async, plan and transcript', async () => {
+    const sessions = gen.fc.sample(gen.pathEntriesArb({ line: '1.6' }), { numRuns: 150, seed: 20261201 })
+    let planned = 0
+    let copies = 0
+    for (const [k, generated] of sessions.entries()) {
+      // Generated entries may inherit their type, which JSON would drop: a file holds it. Non-finite
+      // numbers would come back from JSON as null, which the types do not allow: 0 instead.
+      const line = (e) => JSON.stringify({ type: e.type, ...e }, (_k, v) => (typeof v === 'number' && !Number.isFinite(v) ? 0 : v))
+      const p = file(`g16-${k}.jsonl`, [header, ...generated.map(line)].join('\n'))
+      const settings = settingsFor(k)
+      const entries = ref16.parseSessionEntries(fs.readFileSync(p, 'utf8'))
+      ref16.migrateSessionEntries(entries)
+      const branch = referenceBranch(entries)
+      const prep = ref16.prepareCompaction(branch, settings)
+      const mine = local(ours16.prepareCompactionFromFileSync(p, { settings }))
+      expect(local(await ours16.prepareCompactionFromFile(p, { settings }))).toStrictEqual(mine)
+      if (prep === undefined) {
+        expect(mine).toBeUndefined()
+        continue
+      }
+      planned++
+      const want = {
+        firstKeptEntryId: prep.firstKeptEntryId,
+        tokensBefore: prep.tokensBefore,
+        isSplitTurn: prep.isSplitTurn,
+        fileOps: { read: [...prep.fileOps.read], written: [...prep.fileOps.written], edited: [...prep.fileOps.edited] },
+        previousSummary: prep.previousSummary,
+      }
+      const got = { firstKeptEntryId: mine.firstKeptEntryId, tokensBefore: mine.tokensBefore, isSplitTurn: mine.isSplitTurn, fileOps: mine.fileOps, previousSummary: mine.previousSummary }
+      expect({ file: p, plan: got }).toStrictEqual({ file: p, plan: local(want) })
+      // Each message is named by the branch entry it comes from, in branch order.
+      const byId = new Map(branch.map((e, i) => [e.id, i]))
+      for (const [ids, messages] of [[mine.messagesToSummarizeIds, prep.messagesToSummarize], [mine.turnPrefixIds, prep.turnPrefixMessages]]) {
+        expect(ids.map((id) => roleOf(branch[byId.get(id)]))).toEqual(messages.map((m) => m.role))
+        const at = ids.map((id) => byId.get(id))
+        expect(at).toEqual([...at].sort((x, y) => x - y))
+        copies += messages.filter((m, i) => branch[at[i]].message !== m).length
+      }
+      // The transcript is the one built from 1.6.0's own messages (edited copies included).
+      const text = (messages) => ours16.serializeConversation(ours16.projectForSummary(messages))
+      const transcript = ours16.serializeForSummaryFromFileSync(p, { settings })
+      expect(transcript.conversation).toBe(text(prep.messagesToSummarize))
+      expect(transcript.turnPrefix).toBe(prep.isSplitTurn && prep.turnPrefixMessages.length > 0 ? text(prep.turnPrefixMessages) : undefined)
+    }
+    // Real plans, and messages 1.6 makes anew (custom messages, edited and normalised copies).
+    expect(planned).toBeGreaterThan(50)
+    expect(copies).toBeGreaterThan(20)
   })
 })

@@ -1,14 +1,16 @@
 'use strict'
 // Load: 200 concurrent compact() calls against one fake streamFn with random
-// delays and failures, a random third of them aborted. Every call must settle
+// delays and failures, a random third of them aborted, in each agent line. Every call must settle
 // with its own result: the summary or error it gets names its own call id,
 // which is embedded in its messages and so in every prompt it sends.
-// Memory: repeated prepareCompaction calls on a 10k-entry session keep RSS
-// flat (a shorter run of benches/leak.mjs, in a child for a clean RSS).
+// Memory: repeated prepareCompaction calls on a 10k-entry session, compact()
+// calls on a scripted streamFn and serializeForSummary calls on 10k messages
+// keep RSS flat (shorter runs of benches/leak.mjs, in a child for a clean RSS).
 
 const { execFile } = require('node:child_process')
 const path = require('node:path')
-const { loadOurs } = require('./helpers/ours')
+const { loadOurs, LINES } = require('./helpers/ours')
+const { promptOf } = require('./helpers/summary')
 
 jest.setTimeout(300_000)
 
@@ -48,12 +50,8 @@ function sessionFor(id, rand) {
 const idsIn = (text) => new Set(text.match(/CALL\d+/g) || [])
 
 describe('load', () => {
-  let ours
-  beforeAll(async () => {
-    ours = await loadOurs()
-  })
-
-  it(`${CALLS} concurrent compact() calls each get their own result; a third aborted`, async () => {
+  it.each(LINES)(`agent line %s: ${CALLS} concurrent compact() calls each get their own result; a third aborted`, async (line) => {
+    const ours = await loadOurs(line)
     const rand = mulberry32(20260101)
     const plans = []
     for (let i = 0; i < CALLS; i++) {
@@ -70,7 +68,7 @@ describe('load', () => {
 
     // One streamFn shared by every call, as an app would share its provider.
     const streamFn = async (model, context, options) => {
-      const prompt = context.messages[0].content[0].text
+      const prompt = promptOf(context)
       const ids = idsIn(prompt)
       expect(ids.size).toBe(1)
       const [id] = ids
@@ -124,18 +122,40 @@ describe('load', () => {
     expect(tally.aborted).toBeGreaterThan(CALLS / 6)
     expect(tally.resolved).toBeGreaterThan(CALLS / 4)
     expect(peak).toBeGreaterThan(50)
-    process.stdout.write(`load: ${JSON.stringify({ ...tally, peakConcurrentRequests: peak, requests: [...requests.values()].reduce((a, b) => a + b, 0) })}\n`)
+    process.stdout.write(`load ${line}: ${JSON.stringify({ ...tally, peakConcurrentRequests: peak, requests: [...requests.values()].reduce((a, b) => a + b, 0) })}\n`)
   })
 
-  it('repeated prepareCompaction on a 10k-entry session keeps RSS flat', async () => {
+  /** benches/leak.mjs in a child (a clean RSS), with `args`; its report. */
+  function leak(args) {
     const script = path.join(__dirname, '..', 'benches', 'leak.mjs')
-    const out = await new Promise((resolve, reject) =>
-      execFile(process.execPath, ['--expose-gc', script, '--calls', '1000', '--warmup', '200', '--bound-mb', '16'], { timeout: 240_000 }, (err, stdout, stderr) => {
+    return new Promise((resolve, reject) =>
+      execFile(process.execPath, ['--expose-gc', script, ...args, '--bound-mb', '16'], { timeout: 240_000 }, (err, stdout, stderr) => {
         if (err && err.code !== 1) reject(new Error(`${err.message}\n${stderr}`))
         else resolve(JSON.parse(stdout))
       }),
     )
+  }
+
+  it('repeated prepareCompaction on a 10k-entry session keeps RSS flat', async () => {
+    const out = await leak(['--calls', '1000', '--warmup', '200'])
     process.stdout.write(`leak: ${JSON.stringify(out.rssMb)}\n`)
+    expect(out.rssMb.growth).toBeLessThan(16)
+  })
+
+  it('5,000 compact() calls on a streamFn that answers at once, never yielding, keep RSS flat', async () => {
+    // No turn of the event loop, so no finalizer runs: what each job holds
+    // must go when its call ends (about 70 KB a call here, 350 MB in all, if it did not).
+    const out = await leak(['--mode', 'compact', '--calls', '5000', '--warmup', '500', '--yield-every', '0'])
+    process.stdout.write(`leak compact: ${JSON.stringify(out.rssMb)}\n`)
+    expect(out.calls).toBe(5000)
+    expect(out.rssMb.growth).toBeLessThan(16)
+  })
+
+  it('100 serializeForSummary calls on 10k messages keep RSS flat', async () => {
+    // Each call's transcript is over 1 MB: one kept per call would add 100 MB.
+    const out = await leak(['--mode', 'serialize', '--calls', '100', '--warmup', '20'])
+    process.stdout.write(`leak serialize: ${JSON.stringify(out.rssMb)}\n`)
+    expect(out.check).toBeGreaterThan(100 * 1_000_000)
     expect(out.rssMb.growth).toBeLessThan(16)
   })
 })

@@ -33,7 +33,7 @@ for (let i = 0; i < 3; i++) {
   }
 }
 // Still usable after the panics.
-out.after = native.estimateTokens({ role: 'user', content: 'abcdefgh' })
+out.after = native.estimateTokens({ role: 'user', content: 'abcdefgh' }, native.agentLineIndex('0.78'))
 process.stdout.write(JSON.stringify(out))
 `
 

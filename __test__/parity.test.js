@@ -1,7 +1,8 @@
 'use strict'
-// Parity: prime-compaction (require('../agent-0.78')) against the reference
-// @earendil-works/pi-coding-agent@0.78.1 compaction module, on the same
-// deep-frozen inputs. Results must be deep-equal (strict: Sets and Maps by
+// Parity, per agent line: prime-compaction's entry for the line
+// (require('../agent-0.78'), require('../agent-1.6')) against that line's
+// reference compaction module (@earendil-works/pi-coding-agent 0.78.1, 1.6.0),
+// on the same deep-frozen inputs, generated as that line's sessions are. Results must be deep-equal (strict: Sets and Maps by
 // content AND insertion order, object keys in the same order, undefined-valued
 // keys present in both or neither, NaN/-0 distinguished) and, for functions that
 // hand back the caller's objects, identity-equal as well.
@@ -20,19 +21,9 @@ const {
   snapshot,
 } = require('./helpers/compare')
 const { loadReference } = require('./helpers/reference')
-const { loadOurs, underTestLabel } = require('./helpers/ours')
+const { loadOurs, underTestLabel, LINES } = require('./helpers/ours')
 
 jest.setTimeout(300_000)
-
-let ref
-let ours
-
-beforeAll(async () => {
-  ref = await loadReference()
-  ours = await loadOurs()
-  // eslint-disable-next-line no-console
-  console.log(`parity: ${underTestLabel()} vs reference; PARITY_SEED=${BASE_SEED} PARITY_RUNS=${NUM_RUNS}`)
-})
 
 const runs = (fraction) => Math.max(20, Math.round(NUM_RUNS * fraction))
 
@@ -92,224 +83,6 @@ function expectUnchanged(label, before, value) {
   if (d) throw new Error(`${label}: input was mutated: ${d}`)
 }
 
-function checkPrepareCompaction(entries, settings, options = {}) {
-  // options.entryObjects: precomputed collectObjects(entries) (scale tests);
-  // options.checkMutation: snapshot-compare the inputs (default true; freezing
-  // already protects plain objects and arrays, the snapshot also covers Sets/Dates).
-  let inputObjects
-  if (options.entryObjects) {
-    deepFreeze(settings)
-    inputObjects = new Set(options.entryObjects)
-    for (const o of collectObjects(settings)) inputObjects.add(o)
-  } else {
-    inputObjects = freezeInputs(entries, settings)
-  }
-  const checkMutation = options.checkMutation !== false
-  const before = checkMutation ? snapshot([entries, settings]) : null
-  const res = expectSame(
-    `prepareCompaction(entries[${entries.length}], ${JSON.stringify(settings)})`,
-    () => ref.prepareCompaction(entries, settings),
-    () => ours.prepareCompaction(entries, settings),
-    inputObjects,
-  )
-  if (checkMutation) expectUnchanged('prepareCompaction', before, [entries, settings])
-  return res
-}
-
-/** Messages as callers see them: entry messages plus those built by buildSessionContext. */
-function messagesFor(entries) {
-  const fromEntries = entries.filter((e) => e.type === 'message').map((e) => e.message)
-  let built = []
-  try {
-    built = ref.buildSessionContext(entries).messages
-  } catch {
-    built = []
-  }
-  return deepFreeze(fromEntries.concat(built))
-}
-
-const sessionArb = gen.pathEntriesArb()
-const nonEmptySessionArb = gen.pathEntriesArb().filter((e) => e.length > 0)
-
-// ---------------------------------------------------------------------------
-// Export surface
-// ---------------------------------------------------------------------------
-
-const REQUIRED_EXPORTS = [
-  'prepareCompaction',
-  'estimateTokens',
-  'findCutPoint',
-  'findTurnStartIndex',
-  'getLastAssistantUsage',
-  'estimateContextTokens',
-  'calculateContextTokens',
-  'shouldCompact',
-  'convertToLlm',
-  'createFileOps',
-  'extractFileOpsFromMessage',
-  'computeFileLists',
-  'formatFileOperations',
-  'DEFAULT_COMPACTION_SETTINGS',
-]
-
-describe('export surface', () => {
-  it('exports every function and constant compared by this suite, with the reference types', () => {
-    const problems = []
-    for (const name of REQUIRED_EXPORTS) {
-      if (!(name in ours)) problems.push(`${name}: missing`)
-      else if (typeof ours[name] !== typeof ref[name]) problems.push(`${name}: ${typeof ours[name]} (reference ${typeof ref[name]})`)
-    }
-    expect(problems).toEqual([])
-  })
-
-  it('DEFAULT_COMPACTION_SETTINGS deep-equals the reference (same keys, same order, same values)', () => {
-    expect(findDifference(ref.DEFAULT_COMPACTION_SETTINGS, ours.DEFAULT_COMPACTION_SETTINGS)).toBeNull()
-  })
-
-  it('createFileOps() returns { read, written, edited } empty Sets, a fresh object each call', () => {
-    expectSame('createFileOps()', () => ref.createFileOps(), () => ours.createFileOps())
-    const a = ours.createFileOps()
-    const b = ours.createFileOps()
-    expect(a).not.toBe(b)
-    expect(a.read).not.toBe(b.read)
-    a.read.add('x')
-    expect(b.read.size).toBe(0)
-    expect(Object.prototype.toString.call(a.read)).toBe('[object Set]')
-  })
-})
-
-// ---------------------------------------------------------------------------
-// prepareCompaction
-// ---------------------------------------------------------------------------
-
-describe('prepareCompaction(pathEntries, settings): deep-equal result and object identity vs reference', () => {
-  it(`generated sessions × random settings (${NUM_RUNS} runs)`, () => {
-    checkProperty('prepareCompaction random settings', [sessionArb, gen.compactionSettingsArb], (entries, settings) => {
-      checkPrepareCompaction(entries, settings)
-    })
-  })
-
-  it('generated sessions × DEFAULT_COMPACTION_SETTINGS (keepRecentTokens 20000)', () => {
-    checkProperty('prepareCompaction default settings', [sessionArb], (entries) => {
-      checkPrepareCompaction(entries, { ...ref.DEFAULT_COMPACTION_SETTINGS })
-    }, { numRuns: runs(0.25) })
-  })
-
-  it('generated sessions × keepRecentTokens 0 and 1', () => {
-    checkProperty('prepareCompaction keepRecentTokens 0/1', [sessionArb, fc.constantFrom(0, 1), gen.reserveTokensArb], (entries, keep, reserve) => {
-      checkPrepareCompaction(entries, { enabled: true, reserveTokens: reserve, keepRecentTokens: keep })
-    }, { numRuns: runs(0.25) })
-  })
-
-  it('generated sessions × small keepRecentTokens (2..300)', () => {
-    checkProperty('prepareCompaction small keep', [sessionArb, fc.integer({ min: 2, max: 300 })], (entries, keep) => {
-      checkPrepareCompaction(entries, { enabled: true, reserveTokens: 16384, keepRecentTokens: keep })
-    }, { numRuns: runs(0.25) })
-  })
-
-  it('generated sessions × huge keepRecentTokens (1e9, MAX_SAFE_INTEGER, Infinity)', () => {
-    checkProperty('prepareCompaction huge keep', [sessionArb, fc.constantFrom(1e9, Number.MAX_SAFE_INTEGER, Infinity)], (entries, keep) => {
-      checkPrepareCompaction(entries, { enabled: false, reserveTokens: 16384, keepRecentTokens: keep })
-    }, { numRuns: runs(0.1) })
-  })
-
-  it('longer turn-shaped sessions (up to 150 entries)', () => {
-    checkProperty('prepareCompaction turn-shaped', [gen.pathEntriesArb({ maxEntries: 150, shape: 'turns' }), gen.compactionSettingsArb], (entries, settings) => {
-      checkPrepareCompaction(entries, settings)
-    }, { numRuns: runs(0.1) })
-  })
-
-  it('previous compaction / branch_summary details whose file lists hold non-strings (details is `unknown`)', () => {
-    checkProperty('prepareCompaction non-string details files', [gen.pathEntriesArb({ oddFileEntries: true }), gen.compactionSettingsArb], (entries, settings) => {
-      checkPrepareCompaction(entries, settings)
-    }, { numRuns: runs(0.25) })
-  })
-
-  it('settings object is returned as the caller\'s own object, extra settings keys survive', () => {
-    const entries = gen.buildLargeSession(60, 3)
-    const settings = { enabled: true, reserveTokens: 100, keepRecentTokens: 50, extra: 'kept' }
-    const res = checkPrepareCompaction(entries, settings)
-    expect(res.ours.settings).toBe(settings)
-  })
-
-  it('sessions built through the reference SessionManager (appends, branches, labels, compactions)', () => {
-    const opArb = fc.oneof(
-      { weight: 8, arbitrary: fc.oneof(gen.userMessageArb, gen.assistantMessageArb, gen.toolResultMessageArb, gen.bashExecutionMessageArb, gen.customMessageArb).map((m) => ({ op: 'message', m })) },
-      { weight: 1, arbitrary: fc.constantFrom('off', 'low', 'high').map((l) => ({ op: 'thinking', l })) },
-      { weight: 1, arbitrary: fc.constant({ op: 'model' }) },
-      { weight: 2, arbitrary: fc.tuple(fc.nat(), gen.bodyArb(300), fc.boolean()).map(([n, s, hook]) => ({ op: 'compaction', n, s, hook })) },
-      { weight: 1, arbitrary: fc.tuple(fc.nat(), gen.bodyArb(300)).map(([n, s]) => ({ op: 'branchWithSummary', n, s })) },
-      { weight: 1, arbitrary: fc.nat().map((n) => ({ op: 'branch', n })) },
-      { weight: 1, arbitrary: fc.tuple(fc.nat(), gen.textArb(8)).map(([n, l]) => ({ op: 'label', n, l })) },
-      { weight: 1, arbitrary: gen.bodyArb(200).map((c) => ({ op: 'customMessage', c })) },
-      { weight: 1, arbitrary: fc.constant({ op: 'customEntry' }) },
-      { weight: 1, arbitrary: gen.textArb(10).map((name) => ({ op: 'info', name })) },
-    )
-    checkProperty('prepareCompaction SessionManager-built', [fc.array(opArb, { maxLength: 50 }), gen.compactionSettingsArb], (ops, settings) => {
-      const sm = ref.SessionManager.inMemory('/tmp/prime-compaction-parity')
-      const ids = []
-      for (const o of ops) {
-        const pick = (n) => ids[n % ids.length]
-        switch (o.op) {
-          case 'message':
-            ids.push(sm.appendMessage({ ...o.m }))
-            break
-          case 'thinking':
-            ids.push(sm.appendThinkingLevelChange(o.l))
-            break
-          case 'model':
-            ids.push(sm.appendModelChange('anthropic', 'claude-sonnet-4-5'))
-            break
-          case 'compaction':
-            if (ids.length) ids.push(sm.appendCompaction(o.s, pick(o.n), 1234, { readFiles: ['a.ts'], modifiedFiles: ['b.ts'] }, o.hook ? true : undefined))
-            break
-          case 'branchWithSummary':
-            if (ids.length) ids.push(sm.branchWithSummary(pick(o.n), o.s))
-            break
-          case 'branch':
-            if (ids.length) sm.branch(pick(o.n))
-            break
-          case 'label':
-            if (ids.length) ids.push(sm.appendLabelChange(pick(o.n), o.l))
-            break
-          case 'customMessage':
-            ids.push(sm.appendCustomMessageEntry('ext', o.c, true, { any: 1 }))
-            break
-          case 'customEntry':
-            ids.push(sm.appendCustomEntry('ext', { state: 1 }))
-            break
-          case 'info':
-            ids.push(sm.appendSessionInfo(o.name))
-            break
-          default:
-            break
-        }
-      }
-      checkPrepareCompaction(sm.getBranch(), settings)
-    }, { numRuns: runs(0.15) })
-  })
-
-  it('v1 / v2 session files migrated with the reference parseSessionEntries + migrateSessionEntries', () => {
-    // Non-finite numbers would come back from JSON as null, which the types do not allow: write 0 instead.
-    const v1Line = (o) => JSON.stringify(o, (_k, v) => (typeof v === 'number' && !Number.isFinite(v) ? 0 : v))
-    checkProperty('prepareCompaction migrated v1/v2', [fc.array(gen.agentMessageArb, { minLength: 1, maxLength: 30 }), fc.nat(), fc.constantFrom(1, 2), gen.compactionSettingsArb], (msgs, k, version, settings) => {
-      const lines = [v1Line({ type: 'session', version: version === 1 ? undefined : 2, id: 'sess', timestamp: '2024-01-01T00:00:00.000Z', cwd: '/w' })]
-      let n = 0
-      for (const m of msgs) {
-        lines.push(v1Line({ type: 'message', timestamp: new Date(Date.UTC(2024, 0, 1, 0, 0, ++n)).toISOString(), message: m.role === 'custom' && version === 2 ? { ...m, role: 'hookMessage' } : m }))
-        if (version === 1 && n % 7 === 3) {
-          lines.push(v1Line({ type: 'compaction', timestamp: '2024-01-01T01:00:00.000Z', summary: 'older work', firstKeptEntryIndex: 1 + (k % n), tokensBefore: 999 }))
-        }
-      }
-      lines.push(v1Line({ type: 'message', timestamp: '2024-01-01T02:00:00.000Z', message: { role: 'user', content: 'continue', timestamp: 1 } }))
-      const fileEntries = ref.parseSessionEntries(lines.join('\n'))
-      ref.migrateSessionEntries(fileEntries)
-      const entries = fileEntries.filter((e) => e.type !== 'session')
-      checkPrepareCompaction(entries, settings)
-    }, { numRuns: runs(0.1) })
-  })
-})
-
 // Tool-call arguments on which JSON.stringify throws (the types allow any value):
 // the reference throws exactly when it estimates that message, so ours must throw the
 // same kind of error in the same situations, and return the same result otherwise.
@@ -330,292 +103,6 @@ function poisonValue(kind) {
       throw new Error(kind)
   }
 }
-
-describe('prepareCompaction and friends with tool-call arguments that make JSON.stringify throw', () => {
-  const poisonKindArb = fc.constantFrom('cycle', 'bigint', 'toJSON-throws', 'getter-throws')
-  it('same throw / return behaviour as the reference (cycles, BigInt, throwing toJSON, throwing getter)', () => {
-    checkProperty('poisoned tool-call arguments', [gen.pathEntriesArb({ shape: 'turns' }), fc.nat(), poisonKindArb, gen.compactionSettingsArb], (entries, at, kind, settings) => {
-      const assistants = entries.map((e, i) => (e.type === 'message' && e.message.role === 'assistant' ? i : -1)).filter((i) => i >= 0)
-      if (assistants.length === 0) return
-      const i = assistants[at % assistants.length]
-      const poisoned = entries.slice()
-      const message = poisoned[i].message
-      // Copies that keep the prototype (generated entries may inherit `type` / `role`).
-      const withOwn = (o, extra) => Object.assign(Object.create(Object.getPrototypeOf(o)), o, extra)
-      poisoned[i] = withOwn(poisoned[i], { message: withOwn(message, { content: [...message.content, { type: 'toolCall', id: 'poison', name: 'read', arguments: poisonValue(kind) }] }) })
-      const inputObjects = freezeInputs(poisoned, settings)
-      expectSame(`prepareCompaction(poison ${kind} at ${i})`, () => ref.prepareCompaction(poisoned, settings), () => ours.prepareCompaction(poisoned, settings), inputObjects)
-      expectSame(`findCutPoint(poison ${kind} at ${i})`, () => ref.findCutPoint(poisoned, 0, poisoned.length, settings.keepRecentTokens), () => ours.findCutPoint(poisoned, 0, poisoned.length, settings.keepRecentTokens))
-      const messages = poisoned.filter((e) => e.type === 'message').map((e) => e.message)
-      expectSame(`estimateContextTokens(poison ${kind})`, () => ref.estimateContextTokens(messages), () => ours.estimateContextTokens(messages))
-      expectSame(`estimateTokens(poison ${kind})`, () => ref.estimateTokens(poisoned[i].message), () => ours.estimateTokens(poisoned[i].message))
-      const rOps = ref.createFileOps()
-      const oOps = ours.createFileOps()
-      expectSame(`extractFileOpsFromMessage(poison ${kind})`, () => ref.extractFileOpsFromMessage(poisoned[i].message, rOps), () => ours.extractFileOpsFromMessage(poisoned[i].message, oOps))
-      const d = findDifference(rOps, oOps)
-      if (d) throw new Error(`extractFileOpsFromMessage(poison ${kind}) fileOps: ${d}`)
-    }, { numRuns: runs(0.1) })
-  })
-
-  it('deeply nested arguments (depth 2,000 arrays and objects) estimate like the reference', () => {
-    let nestedArray = ['leaf']
-    let nestedObject = { leaf: '😀' }
-    for (let d = 0; d < 2000; d++) {
-      nestedArray = [nestedArray, d]
-      nestedObject = { d, child: nestedObject }
-    }
-    const entries = deepFreeze(chain([user('go'), assistant([toolCall('write', { path: 'deep.ts', a: nestedArray, o: nestedObject })]), user('x'.repeat(100))]))
-    // Deep-frozen and free of Sets/Dates: skip the (recursive) snapshot comparison.
-    for (const keep of [0, 1, 20000]) checkPrepareCompaction(entries, { enabled: true, reserveTokens: 1, keepRecentTokens: keep }, { checkMutation: false })
-    expectSame('estimateTokens(deep)', () => ref.estimateTokens(entries[1].message), () => ours.estimateTokens(entries[1].message))
-  })
-})
-
-describe('prepareCompaction: timestamps without an offset under non-UTC time zones', () => {
-  const savedTz = process.env.TZ
-  afterAll(() => {
-    if (savedTz === undefined) delete process.env.TZ
-    else process.env.TZ = savedTz
-  })
-  for (const tz of ['America/New_York', 'Asia/Kolkata']) {
-    it(`TZ=${tz}: custom_message / branch_summary timestamps parsed like Date`, () => {
-      process.env.TZ = tz
-      const timestamps = fc.constantFrom(...gen.ODD_PARSEABLE_TIMESTAMPS, ...gen.UNPARSEABLE_TIMESTAMPS, '2024-07-01T12:00:00', '2024-03-10 02:30:00')
-      const entryArb = fc.tuple(timestamps, fc.boolean(), gen.textArb(10)).map(([ts, isCustom, text]) => ({ ts, isCustom, text }))
-      checkProperty(`prepareCompaction TZ ${tz}`, [fc.array(entryArb, { minLength: 1, maxLength: 12 })], (specs) => {
-        const entries = []
-        specs.forEach((s, i) => {
-          const base = { id: `e${i}`, parentId: i ? `e${i - 1}` : null, timestamp: s.ts }
-          entries.push(s.isCustom
-            ? { type: 'custom_message', ...base, customType: 'x', content: s.text, display: true }
-            : { type: 'branch_summary', ...base, fromId: 'root', summary: s.text || 's' })
-        })
-        entries.push({ type: 'message', id: 'last', parentId: entries[entries.length - 1].id, timestamp: '2024-01-01T00:00:00Z', message: { role: 'user', content: 'x'.repeat(400), timestamp: 1 } })
-        checkPrepareCompaction(entries, { enabled: true, reserveTokens: 1, keepRecentTokens: 1 })
-      }, { numRuns: runs(0.1) })
-    })
-  }
-})
-
-// ---------------------------------------------------------------------------
-// Token estimation and cut points
-// ---------------------------------------------------------------------------
-
-describe('estimateTokens(message): same number as the reference', () => {
-  it('every message of generated sessions (entry messages and buildSessionContext messages)', () => {
-    checkProperty('estimateTokens session messages', [sessionArb], (entries) => {
-      deepFreeze(entries)
-      for (const m of messagesFor(entries)) {
-        expectSame(`estimateTokens(${m.role} message)`, () => ref.estimateTokens(m), () => ours.estimateTokens(m))
-      }
-    })
-  })
-
-  it('standalone messages of every role, including huge strings', () => {
-    const msgArb = fc.oneof(
-      { weight: 20, arbitrary: gen.agentMessageArb },
-      { weight: 1, arbitrary: fc.tuple(fc.constantFrom(...gen.HUGE_STRINGS), gen.agentMessageArb).map(([h, m]) => ({ ...m, ...(m.role === 'user' ? { content: h } : {}), ...(m.role === 'bashExecution' ? { output: h } : {}), ...(m.role === 'branchSummary' || m.role === 'compactionSummary' ? { summary: h } : {}) })) },
-    )
-    checkProperty('estimateTokens standalone', [msgArb], (m) => {
-      deepFreeze(m)
-      expectSame(`estimateTokens(${m.role} message)`, () => ref.estimateTokens(m), () => ours.estimateTokens(m))
-    })
-  })
-
-  it('assistant tool calls with odd argument values (numbers, toJSON, Dates, undefined, surrogates)', () => {
-    checkProperty('estimateTokens tool-call arguments', [fc.array(gen.toolCallBlockArb, { minLength: 1, maxLength: 3 })], (blocks) => {
-      const m = deepFreeze({ role: 'assistant', content: blocks, api: 'anthropic-messages', provider: 'anthropic', model: 'm', usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } }, stopReason: 'toolUse', timestamp: 1 })
-      expectSame('estimateTokens(assistant with tool calls)', () => ref.estimateTokens(m), () => ours.estimateTokens(m))
-    })
-  })
-})
-
-describe('findCutPoint(entries, startIndex, endIndex, keepRecentTokens): same CutPointResult', () => {
-  it('random valid ranges 0 <= start <= end <= length', () => {
-    checkProperty('findCutPoint', [sessionArb, fc.nat(), fc.nat(), gen.keepRecentTokensArb], (entries, a, b, keep) => {
-      const inputObjects = freezeInputs(entries)
-      const start = a % (entries.length + 1)
-      const end = start + (b % (entries.length - start + 1))
-      expectSame(`findCutPoint(entries[${entries.length}], ${start}, ${end}, ${keep})`, () => ref.findCutPoint(entries, start, end, keep), () => ours.findCutPoint(entries, start, end, keep), inputObjects)
-    })
-  })
-
-  it('full range with keepRecentTokens 0, 1, 20000', () => {
-    checkProperty('findCutPoint full range', [sessionArb, fc.constantFrom(0, 1, 20000)], (entries, keep) => {
-      deepFreeze(entries)
-      expectSame(`findCutPoint(entries[${entries.length}], 0, ${entries.length}, ${keep})`, () => ref.findCutPoint(entries, 0, entries.length, keep), () => ours.findCutPoint(entries, 0, entries.length, keep))
-    }, { numRuns: runs(0.25) })
-  })
-})
-
-describe('findTurnStartIndex(entries, entryIndex, startIndex): same index', () => {
-  it('random entryIndex in [0, length) and startIndex in [0, entryIndex + 1]', () => {
-    checkProperty('findTurnStartIndex', [nonEmptySessionArb, fc.nat(), fc.nat()], (entries, a, b) => {
-      deepFreeze(entries)
-      const entryIndex = a % entries.length
-      const startIndex = b % (entryIndex + 2)
-      expectSame(`findTurnStartIndex(entries[${entries.length}], ${entryIndex}, ${startIndex})`, () => ref.findTurnStartIndex(entries, entryIndex, startIndex), () => ours.findTurnStartIndex(entries, entryIndex, startIndex))
-    }, { numRuns: runs(0.5) })
-  })
-})
-
-// ---------------------------------------------------------------------------
-// Usage and context tokens
-// ---------------------------------------------------------------------------
-
-describe('getLastAssistantUsage(entries): returns the very same usage object as the reference', () => {
-  it('generated sessions (toBe identity, or both undefined)', () => {
-    checkProperty('getLastAssistantUsage', [sessionArb], (entries) => {
-      deepFreeze(entries)
-      const r = ref.getLastAssistantUsage(entries)
-      const o = ours.getLastAssistantUsage(entries)
-      if (r !== o) throw new Error(`getLastAssistantUsage: reference ${describeValue(r)}, ours ${describeValue(o)}${r && o ? ' (equal content, different object)' : ''}`)
-    }, { numRuns: runs(0.5) })
-  })
-})
-
-describe('estimateContextTokens(messages): same ContextUsageEstimate', () => {
-  it('messages of generated sessions (entry messages + buildSessionContext messages)', () => {
-    checkProperty('estimateContextTokens session', [sessionArb], (entries) => {
-      deepFreeze(entries)
-      const messages = messagesFor(entries)
-      expectSame('estimateContextTokens(session messages)', () => ref.estimateContextTokens(messages), () => ours.estimateContextTokens(messages), collectObjects(messages))
-      const ctx = ref.buildSessionContext(entries).messages
-      deepFreeze(ctx)
-      expectSame('estimateContextTokens(buildSessionContext(entries).messages)', () => ref.estimateContextTokens(ctx), () => ours.estimateContextTokens(ctx))
-    }, { numRuns: runs(0.5) })
-  })
-
-  it('arbitrary message arrays', () => {
-    checkProperty('estimateContextTokens arrays', [fc.array(gen.agentMessageArb, { maxLength: 20 })], (messages) => {
-      deepFreeze(messages)
-      expectSame('estimateContextTokens(messages)', () => ref.estimateContextTokens(messages), () => ours.estimateContextTokens(messages))
-    }, { numRuns: runs(0.5) })
-  })
-})
-
-describe('calculateContextTokens(usage) and shouldCompact(contextTokens, contextWindow, settings): same values', () => {
-  it('calculateContextTokens on generated usage (zero, totalTokens 0, odd numbers)', () => {
-    checkProperty('calculateContextTokens', [gen.usageArb], (usage) => {
-      deepFreeze(usage)
-      expectSame('calculateContextTokens(usage)', () => ref.calculateContextTokens(usage), () => ours.calculateContextTokens(usage))
-    })
-  })
-
-  it('shouldCompact on generated numbers and settings', () => {
-    const num = fc.oneof(fc.nat(300_000), gen.oddNumberArb)
-    checkProperty('shouldCompact', [num, num, gen.compactionSettingsArb], (tokens, window, settings) => {
-      deepFreeze(settings)
-      expectSame(`shouldCompact(${tokens}, ${window}, ${JSON.stringify(settings)})`, () => ref.shouldCompact(tokens, window, settings), () => ours.shouldCompact(tokens, window, settings))
-    })
-  })
-})
-
-// ---------------------------------------------------------------------------
-// Messages and file operations
-// ---------------------------------------------------------------------------
-
-describe('convertToLlm(messages): deep-equal, passes through the caller\'s user/assistant/toolResult objects', () => {
-  it('messages of generated sessions', () => {
-    checkProperty('convertToLlm session', [sessionArb], (entries) => {
-      deepFreeze(entries)
-      const messages = messagesFor(entries)
-      expectSame('convertToLlm(messages)', () => ref.convertToLlm(messages), () => ours.convertToLlm(messages), collectObjects(messages))
-    }, { numRuns: runs(0.5) })
-  })
-
-  it('arbitrary message arrays of every role (bashExecution excludeFromContext, custom string/array content)', () => {
-    checkProperty('convertToLlm arrays', [fc.array(gen.agentMessageArb, { maxLength: 15 })], (messages) => {
-      const inputObjects = freezeInputs(messages)
-      expectSame('convertToLlm(messages)', () => ref.convertToLlm(messages), () => ours.convertToLlm(messages), inputObjects)
-    }, { numRuns: runs(0.5) })
-  })
-})
-
-describe('extractFileOpsFromMessage(message, fileOps): same Sets (content and insertion order), mutated in place', () => {
-  it('each message into a fresh createFileOps()', () => {
-    checkProperty('extractFileOpsFromMessage fresh', [sessionArb], (entries) => {
-      deepFreeze(entries)
-      for (const m of messagesFor(entries)) {
-        const rOps = ref.createFileOps()
-        const oOps = ours.createFileOps()
-        const oSets = [oOps.read, oOps.written, oOps.edited]
-        expectSame(`extractFileOpsFromMessage(${m.role})`, () => ref.extractFileOpsFromMessage(m, rOps), () => ours.extractFileOpsFromMessage(m, oOps))
-        const d = findDifference(rOps, oOps)
-        if (d) throw new Error(`extractFileOpsFromMessage(${m.role} message) fileOps: ${d}`)
-        if (oOps.read !== oSets[0] || oOps.written !== oSets[1] || oOps.edited !== oSets[2]) throw new Error('extractFileOpsFromMessage replaced the Sets instead of adding to them')
-      }
-    }, { numRuns: runs(0.5) })
-  })
-
-  it('all messages of a session accumulated into one pre-populated fileOps built by the caller', () => {
-    checkProperty('extractFileOpsFromMessage accumulate', [sessionArb, gen.fileOpsArb], (entries, initial) => {
-      deepFreeze(entries)
-      const copy = (ops) => ({ read: new Set(ops.read), written: new Set(ops.written), edited: new Set(ops.edited) })
-      const rOps = copy(initial)
-      const oOps = copy(initial)
-      for (const m of messagesFor(entries)) {
-        ref.extractFileOpsFromMessage(m, rOps)
-        ours.extractFileOpsFromMessage(m, oOps)
-      }
-      const d = findDifference(rOps, oOps)
-      if (d) throw new Error(`accumulated fileOps: ${d}`)
-    }, { numRuns: runs(0.5) })
-  })
-})
-
-describe('computeFileLists(fileOps) and formatFileOperations(readFiles, modifiedFiles): same output', () => {
-  it('computeFileLists on generated Sets (unicode sort order, overlaps), inputs untouched', () => {
-    checkProperty('computeFileLists', [gen.fileOpsArb], (fileOps) => {
-      const before = snapshot(fileOps)
-      const inputObjects = freezeInputs(fileOps)
-      expectSame('computeFileLists(fileOps)', () => ref.computeFileLists(fileOps), () => ours.computeFileLists(fileOps), inputObjects)
-      expectUnchanged('computeFileLists', before, fileOps)
-    })
-  })
-
-  it('formatFileOperations on generated path lists', () => {
-    checkProperty('formatFileOperations', [fc.array(gen.filePathArb, { maxLength: 8 }), fc.array(gen.filePathArb, { maxLength: 8 })], (readFiles, modifiedFiles) => {
-      deepFreeze([readFiles, modifiedFiles])
-      expectSame('formatFileOperations(readFiles, modifiedFiles)', () => ref.formatFileOperations(readFiles, modifiedFiles), () => ours.formatFileOperations(readFiles, modifiedFiles))
-    })
-  })
-
-  it('computeFileLists → formatFileOperations pipeline on prepareCompaction fileOps', () => {
-    checkProperty('file lists pipeline', [sessionArb], (entries) => {
-      deepFreeze(entries)
-      const prep = ref.prepareCompaction(entries, { enabled: true, reserveTokens: 16384, keepRecentTokens: 50 })
-      if (!prep) return
-      const lists = expectSame('computeFileLists(prep.fileOps)', () => ref.computeFileLists(prep.fileOps), () => ours.computeFileLists(prep.fileOps))
-      expectSame('formatFileOperations(lists)', () => ref.formatFileOperations(lists.ref.readFiles, lists.ref.modifiedFiles), () => ours.formatFileOperations(lists.ref.readFiles, lists.ref.modifiedFiles))
-    }, { numRuns: runs(0.25) })
-  })
-})
-
-// ---------------------------------------------------------------------------
-// Further exports of the reference compaction module, when ours provides them
-// ---------------------------------------------------------------------------
-
-// serializeConversation and SUMMARIZATION_SYSTEM_PROMPT are not compared: the project
-// specifies its own transcript format and prompt (docs/serialization.md).
-describe('other reference exports (checked when prime-compaction exports them)', () => {
-  it('prepareBranchEntries(entries, tokenBudget)', () => {
-    if (typeof ours.prepareBranchEntries !== 'function') return
-    checkProperty('prepareBranchEntries', [sessionArb, fc.oneof(fc.constant(0), fc.nat(5000))], (entries, budget) => {
-      const inputObjects = freezeInputs(entries)
-      expectSame(`prepareBranchEntries(entries, ${budget})`, () => ref.prepareBranchEntries(entries, budget), () => ours.prepareBranchEntries(entries, budget), inputObjects)
-    }, { numRuns: runs(0.25) })
-  })
-
-  it('prepareBranchEntries with branch_summary details whose file lists hold non-strings', () => {
-    if (typeof ours.prepareBranchEntries !== 'function') return
-    checkProperty('prepareBranchEntries non-string details files', [gen.pathEntriesArb({ oddFileEntries: true }), fc.oneof(fc.constant(0), fc.nat(5000))], (entries, budget) => {
-      const inputObjects = freezeInputs(entries)
-      expectSame(`prepareBranchEntries(entries, ${budget})`, () => ref.prepareBranchEntries(entries, budget), () => ours.prepareBranchEntries(entries, budget), inputObjects)
-    }, { numRuns: runs(0.1) })
-  })
-
-})
 
 // ---------------------------------------------------------------------------
 // Targeted cases (always run, independent of the seed)
@@ -656,36 +143,596 @@ const TARGETED = [
   ['entry with empty id as cut point (reference returns undefined)', chain([user('a'.repeat(300)), { ...user('b'.repeat(300)), id: '' }, user('c')])],
 ]
 
-describe('targeted cases: prepareCompaction, estimateTokens, findCutPoint, convertToLlm, getLastAssistantUsage', () => {
-  for (const [name, entries] of TARGETED) {
-    it(name, () => {
-      for (const keep of [0, 1, 60, 20000]) checkPrepareCompaction(entries, { enabled: true, reserveTokens: 16384, keepRecentTokens: keep })
-      const messages = messagesFor(entries)
-      for (const m of messages) expectSame(`estimateTokens(${m.role})`, () => ref.estimateTokens(m), () => ours.estimateTokens(m))
-      for (let s = 0; s <= entries.length; s++) {
-        expectSame(`findCutPoint(entries, ${s}, ${entries.length}, 30)`, () => ref.findCutPoint(entries, s, entries.length, 30), () => ours.findCutPoint(entries, s, entries.length, 30))
-      }
-      expectSame('convertToLlm', () => ref.convertToLlm(messages), () => ours.convertToLlm(messages), collectObjects(messages))
-      expect(ours.getLastAssistantUsage(entries)).toBe(ref.getLastAssistantUsage(entries))
-      expectSame('estimateContextTokens', () => ref.estimateContextTokens(messages), () => ours.estimateContextTokens(messages))
-    })
-  }
-})
-
 // ---------------------------------------------------------------------------
-// Scale
+// Every line: the same properties against that line's reference
 // ---------------------------------------------------------------------------
 
-describe('scale: prepareCompaction parity on large realistic sessions (buildLargeSession)', () => {
-  for (const [n, seed] of [[10_000, 10], [100_000, 100]]) {
-    it(`${n.toLocaleString('en-US')} entries, default settings and keepRecentTokens 2000`, () => {
-      // Deep-frozen; buildLargeSession creates no Sets/Maps/Dates, so freezing alone guards against mutation.
-      const entries = deepFreeze(gen.buildLargeSession(n, seed))
-      const entryObjects = collectObjects(entries)
-      for (const settings of [{ ...ref.DEFAULT_COMPACTION_SETTINGS }, { enabled: true, reserveTokens: 16384, keepRecentTokens: 2000 }]) {
-        const res = checkPrepareCompaction(entries, settings, { entryObjects, checkMutation: false })
-        expect(res.ref).toBeDefined()
+describe.each(LINES)('agent line %s', (line) => {
+  // The line's reference module and ours, loaded before its first test.
+  let ref
+  let ours
+
+  beforeAll(async () => {
+    ref = await loadReference(line)
+    ours = await loadOurs(line)
+    // eslint-disable-next-line no-console
+    console.log(`parity ${line}: ${underTestLabel()} vs reference; PARITY_SEED=${BASE_SEED} PARITY_RUNS=${NUM_RUNS}`)
+  })
+
+  /** The messages a session of this line holds, standalone. */
+  const agentMessageArb = line === '1.6' ? gen.agentMessage16Arb : gen.agentMessageArb
+
+  function checkPrepareCompaction(entries, settings, options = {}) {
+    // options.entryObjects: precomputed collectObjects(entries) (scale tests);
+    // options.checkMutation: snapshot-compare the inputs (default true; freezing
+    // already protects plain objects and arrays, the snapshot also covers Sets/Dates).
+    let inputObjects
+    if (options.entryObjects) {
+      deepFreeze(settings)
+      inputObjects = new Set(options.entryObjects)
+      for (const o of collectObjects(settings)) inputObjects.add(o)
+    } else {
+      inputObjects = freezeInputs(entries, settings)
+    }
+    const checkMutation = options.checkMutation !== false
+    const before = checkMutation ? snapshot([entries, settings]) : null
+    const res = expectSame(
+      `prepareCompaction(entries[${entries.length}], ${JSON.stringify(settings)})`,
+      () => ref.prepareCompaction(entries, settings),
+      () => ours.prepareCompaction(entries, settings),
+      inputObjects,
+    )
+    if (checkMutation) expectUnchanged('prepareCompaction', before, [entries, settings])
+    return res
+  }
+
+  /** Messages as callers see them: entry messages plus those built by buildSessionContext. */
+  function messagesFor(entries) {
+    const fromEntries = entries.filter((e) => e.type === 'message').map((e) => e.message)
+    let built = []
+    try {
+      built = ref.buildSessionContext(entries).messages
+    } catch {
+      built = []
+    }
+    return deepFreeze(fromEntries.concat(built))
+  }
+
+  const sessionArb = gen.pathEntriesArb({ line })
+  const nonEmptySessionArb = gen.pathEntriesArb({ line }).filter((e) => e.length > 0)
+
+  // ---------------------------------------------------------------------------
+  // Export surface
+  // ---------------------------------------------------------------------------
+
+  const REQUIRED_EXPORTS = [
+    'prepareCompaction',
+    'estimateTokens',
+    'findCutPoint',
+    'findTurnStartIndex',
+    'getLastAssistantUsage',
+    'estimateContextTokens',
+    'calculateContextTokens',
+    'shouldCompact',
+    'convertToLlm',
+    'createFileOps',
+    'extractFileOpsFromMessage',
+    'computeFileLists',
+    'formatFileOperations',
+    'DEFAULT_COMPACTION_SETTINGS',
+    ...(line === '1.6' ? ['estimateProjectedContextTokens'] : []),
+  ]
+
+  describe('export surface', () => {
+    it('exports every function and constant compared by this suite, with the reference types', () => {
+      const problems = []
+      for (const name of REQUIRED_EXPORTS) {
+        if (!(name in ours)) problems.push(`${name}: missing`)
+        else if (typeof ours[name] !== typeof ref[name]) problems.push(`${name}: ${typeof ours[name]} (reference ${typeof ref[name]})`)
       }
+      expect(problems).toEqual([])
+    })
+
+    it('DEFAULT_COMPACTION_SETTINGS deep-equals the reference (same keys, same order, same values)', () => {
+      expect(findDifference(ref.DEFAULT_COMPACTION_SETTINGS, ours.DEFAULT_COMPACTION_SETTINGS)).toBeNull()
+    })
+
+    it('createFileOps() returns { read, written, edited } empty Sets, a fresh object each call', () => {
+      expectSame('createFileOps()', () => ref.createFileOps(), () => ours.createFileOps())
+      const a = ours.createFileOps()
+      const b = ours.createFileOps()
+      expect(a).not.toBe(b)
+      expect(a.read).not.toBe(b.read)
+      a.read.add('x')
+      expect(b.read.size).toBe(0)
+      expect(Object.prototype.toString.call(a.read)).toBe('[object Set]')
+    })
+  })
+
+  // ---------------------------------------------------------------------------
+  // prepareCompaction
+  // ---------------------------------------------------------------------------
+
+  describe('prepareCompaction(pathEntries, settings): deep-equal result and object identity vs reference', () => {
+    it(`generated sessions × random settings (${NUM_RUNS} runs)`, () => {
+      checkProperty(`${line} prepareCompaction random settings`, [sessionArb, gen.compactionSettingsArb], (entries, settings) => {
+        checkPrepareCompaction(entries, settings)
+      })
+    })
+
+    it('generated sessions × DEFAULT_COMPACTION_SETTINGS (keepRecentTokens 20000)', () => {
+      checkProperty(`${line} prepareCompaction default settings`, [sessionArb], (entries) => {
+        checkPrepareCompaction(entries, { ...ref.DEFAULT_COMPACTION_SETTINGS })
+      }, { numRuns: runs(0.25) })
+    })
+
+    it('generated sessions × keepRecentTokens 0 and 1', () => {
+      checkProperty(`${line} prepareCompaction keepRecentTokens 0/1`, [sessionArb, fc.constantFrom(0, 1), gen.reserveTokensArb], (entries, keep, reserve) => {
+        checkPrepareCompaction(entries, { enabled: true, reserveTokens: reserve, keepRecentTokens: keep })
+      }, { numRuns: runs(0.25) })
+    })
+
+    it('generated sessions × small keepRecentTokens (2..300)', () => {
+      checkProperty(`${line} prepareCompaction small keep`, [sessionArb, fc.integer({ min: 2, max: 300 })], (entries, keep) => {
+        checkPrepareCompaction(entries, { enabled: true, reserveTokens: 16384, keepRecentTokens: keep })
+      }, { numRuns: runs(0.25) })
+    })
+
+    it('generated sessions × huge keepRecentTokens (1e9, MAX_SAFE_INTEGER, Infinity)', () => {
+      checkProperty(`${line} prepareCompaction huge keep`, [sessionArb, fc.constantFrom(1e9, Number.MAX_SAFE_INTEGER, Infinity)], (entries, keep) => {
+        checkPrepareCompaction(entries, { enabled: false, reserveTokens: 16384, keepRecentTokens: keep })
+      }, { numRuns: runs(0.1) })
+    })
+
+    it('longer turn-shaped sessions (up to 150 entries)', () => {
+      checkProperty(`${line} prepareCompaction turn-shaped`, [gen.pathEntriesArb({ line, maxEntries: 150, shape: 'turns' }), gen.compactionSettingsArb], (entries, settings) => {
+        checkPrepareCompaction(entries, settings)
+      }, { numRuns: runs(0.1) })
+    })
+
+    it('previous compaction / branch_summary details whose file lists hold non-strings (details is `unknown`)', () => {
+      checkProperty(`${line} prepareCompaction non-string details files`, [gen.pathEntriesArb({ line, oddFileEntries: true }), gen.compactionSettingsArb], (entries, settings) => {
+        checkPrepareCompaction(entries, settings)
+      }, { numRuns: runs(0.25) })
+    })
+
+    it('settings object is returned as the caller\'s own object, extra settings keys survive', () => {
+      const entries = gen.buildLargeSession(60, 3)
+      const settings = { enabled: true, reserveTokens: 100, keepRecentTokens: 50, extra: 'kept' }
+      const res = checkPrepareCompaction(entries, settings)
+      expect(res.ours.settings).toBe(settings)
+    })
+
+    it('sessions built through the reference SessionManager (appends, branches, labels, compactions; 1.6: system messages, context edits, usage)', () => {
+      const opArb = fc.oneof(
+        { weight: 8, arbitrary: fc.oneof(gen.userMessageArb, gen.assistantMessageArb, gen.toolResultMessageArb, gen.bashExecutionMessageArb, gen.customMessageArb).map((m) => ({ op: 'message', m })) },
+        { weight: 1, arbitrary: fc.constantFrom('off', 'low', 'high').map((l) => ({ op: 'thinking', l })) },
+        { weight: 1, arbitrary: fc.constant({ op: 'model' }) },
+        { weight: 2, arbitrary: fc.tuple(fc.nat(), gen.bodyArb(300), fc.boolean()).map(([n, s, hook]) => ({ op: 'compaction', n, s, hook })) },
+        { weight: 1, arbitrary: fc.tuple(fc.nat(), gen.bodyArb(300)).map(([n, s]) => ({ op: 'branchWithSummary', n, s })) },
+        { weight: 1, arbitrary: fc.nat().map((n) => ({ op: 'branch', n })) },
+        { weight: 1, arbitrary: fc.tuple(fc.nat(), gen.textArb(8)).map(([n, l]) => ({ op: 'label', n, l })) },
+        { weight: 1, arbitrary: gen.bodyArb(200).map((c) => ({ op: 'customMessage', c })) },
+        { weight: 1, arbitrary: fc.constant({ op: 'customEntry' }) },
+        { weight: 1, arbitrary: gen.textArb(10).map((name) => ({ op: 'info', name })) },
+        // What the 1.6 agent appends besides: system prompt state, context edits, usage.
+        ...(line === '1.6'
+          ? [
+              { weight: 2, arbitrary: gen.systemMessageArb.map((m) => ({ op: 'message', m })) },
+              { weight: 2, arbitrary: fc.tuple(fc.nat(), fc.option(gen.replacementContentArb, { nil: null })).map(([n, c]) => ({ op: 'contextEdit', n, replacement: c === null ? null : { content: c } })) },
+              { weight: 1, arbitrary: gen.usageArb.map((usage) => ({ op: 'usage', usage })) },
+            ]
+          : []),
+      )
+      checkProperty(`${line} prepareCompaction SessionManager-built`, [fc.array(opArb, { maxLength: 50 }), gen.compactionSettingsArb], (ops, settings) => {
+        const sm = ref.SessionManager.inMemory('/tmp/prime-compaction-parity')
+        const ids = []
+        for (const o of ops) {
+          const pick = (n) => ids[n % ids.length]
+          switch (o.op) {
+            case 'message':
+              ids.push(sm.appendMessage({ ...o.m }))
+              break
+            case 'thinking':
+              ids.push(sm.appendThinkingLevelChange(o.l))
+              break
+            case 'model':
+              ids.push(sm.appendModelChange('anthropic', 'claude-sonnet-4-5'))
+              break
+            case 'compaction':
+              if (ids.length) ids.push(sm.appendCompaction(o.s, pick(o.n), 1234, { readFiles: ['a.ts'], modifiedFiles: ['b.ts'] }, o.hook ? true : undefined))
+              break
+            case 'branchWithSummary':
+              if (ids.length) ids.push(sm.branchWithSummary(pick(o.n), o.s))
+              break
+            case 'branch':
+              if (ids.length) sm.branch(pick(o.n))
+              break
+            case 'label':
+              if (ids.length) ids.push(sm.appendLabelChange(pick(o.n), o.l))
+              break
+            case 'customMessage':
+              ids.push(sm.appendCustomMessageEntry('ext', o.c, true, { any: 1 }))
+              break
+            case 'customEntry':
+              ids.push(sm.appendCustomEntry('ext', { state: 1 }))
+              break
+            case 'info':
+              ids.push(sm.appendSessionInfo(o.name))
+              break
+            case 'contextEdit':
+              // The manager refuses targets off the branch or without editable content.
+              try {
+                if (ids.length) ids.push(sm.appendContextEdit(pick(o.n), o.replacement))
+              } catch {
+                // not editable
+              }
+              break
+            case 'usage':
+              ids.push(sm.appendUsage('compaction', 'anthropic', 'claude-sonnet-4-5', o.usage).id)
+              break
+            default:
+              break
+          }
+        }
+        checkPrepareCompaction(sm.getBranch(), settings)
+      }, { numRuns: runs(0.15) })
+    })
+
+    it('v1 / v2 session files migrated with the reference parseSessionEntries + migrateSessionEntries', () => {
+      // Non-finite numbers would come back from JSON as null, which the types do not allow: write 0 instead.
+      const v1Line = (o) => JSON.stringify(o, (_k, v) => (typeof v === 'number' && !Number.isFinite(v) ? 0 : v))
+      checkProperty(`${line} prepareCompaction migrated v1/v2`, [fc.array(gen.agentMessageArb, { minLength: 1, maxLength: 30 }), fc.nat(), fc.constantFrom(1, 2), gen.compactionSettingsArb], (msgs, k, version, settings) => {
+        const lines = [v1Line({ type: 'session', version: version === 1 ? undefined : 2, id: 'sess', timestamp: '2024-01-01T00:00:00.000Z', cwd: '/w' })]
+        let n = 0
+        for (const m of msgs) {
+          lines.push(v1Line({ type: 'message', timestamp: new Date(Date.UTC(2024, 0, 1, 0, 0, ++n)).toISOString(), message: m.role === 'custom' && version === 2 ? { ...m, role: 'hookMessage' } : m }))
+          if (version === 1 && n % 7 === 3) {
+            lines.push(v1Line({ type: 'compaction', timestamp: '2024-01-01T01:00:00.000Z', summary: 'older work', firstKeptEntryIndex: 1 + (k % n), tokensBefore: 999 }))
+          }
+        }
+        lines.push(v1Line({ type: 'message', timestamp: '2024-01-01T02:00:00.000Z', message: { role: 'user', content: 'continue', timestamp: 1 } }))
+        const fileEntries = ref.parseSessionEntries(lines.join('\n'))
+        ref.migrateSessionEntries(fileEntries)
+        const entries = fileEntries.filter((e) => e.type !== 'session')
+        checkPrepareCompaction(entries, settings)
+      }, { numRuns: runs(0.1) })
+    })
+  })
+
+  describe('prepareCompaction and friends with tool-call arguments that make JSON.stringify throw', () => {
+    const poisonKindArb = fc.constantFrom('cycle', 'bigint', 'toJSON-throws', 'getter-throws')
+    it('same throw / return behaviour as the reference (cycles, BigInt, throwing toJSON, throwing getter)', () => {
+      checkProperty(`${line} poisoned tool-call arguments`, [gen.pathEntriesArb({ line, shape: 'turns' }), fc.nat(), poisonKindArb, gen.compactionSettingsArb], (entries, at, kind, settings) => {
+        const assistants = entries.map((e, i) => (e.type === 'message' && e.message.role === 'assistant' && Array.isArray(e.message.content) ? i : -1)).filter((i) => i >= 0)
+        if (assistants.length === 0) return
+        const i = assistants[at % assistants.length]
+        const poisoned = entries.slice()
+        const message = poisoned[i].message
+        // Copies that keep the prototype (generated entries may inherit `type` / `role`).
+        const withOwn = (o, extra) => Object.assign(Object.create(Object.getPrototypeOf(o)), o, extra)
+        poisoned[i] = withOwn(poisoned[i], { message: withOwn(message, { content: [...message.content, { type: 'toolCall', id: 'poison', name: 'read', arguments: poisonValue(kind) }] }) })
+        const inputObjects = freezeInputs(poisoned, settings)
+        expectSame(`prepareCompaction(poison ${kind} at ${i})`, () => ref.prepareCompaction(poisoned, settings), () => ours.prepareCompaction(poisoned, settings), inputObjects)
+        expectSame(`findCutPoint(poison ${kind} at ${i})`, () => ref.findCutPoint(poisoned, 0, poisoned.length, settings.keepRecentTokens), () => ours.findCutPoint(poisoned, 0, poisoned.length, settings.keepRecentTokens))
+        const messages = poisoned.filter((e) => e.type === 'message').map((e) => e.message)
+        expectSame(`estimateContextTokens(poison ${kind})`, () => ref.estimateContextTokens(messages), () => ours.estimateContextTokens(messages))
+        expectSame(`estimateTokens(poison ${kind})`, () => ref.estimateTokens(poisoned[i].message), () => ours.estimateTokens(poisoned[i].message))
+        const rOps = ref.createFileOps()
+        const oOps = ours.createFileOps()
+        expectSame(`extractFileOpsFromMessage(poison ${kind})`, () => ref.extractFileOpsFromMessage(poisoned[i].message, rOps), () => ours.extractFileOpsFromMessage(poisoned[i].message, oOps))
+        const d = findDifference(rOps, oOps)
+        if (d) throw new Error(`extractFileOpsFromMessage(poison ${kind}) fileOps: ${d}`)
+      }, { numRuns: runs(0.1) })
+    })
+
+    it('deeply nested arguments (depth 2,000 arrays and objects) estimate like the reference', () => {
+      let nestedArray = ['leaf']
+      let nestedObject = { leaf: '😀' }
+      for (let d = 0; d < 2000; d++) {
+        nestedArray = [nestedArray, d]
+        nestedObject = { d, child: nestedObject }
+      }
+      const entries = deepFreeze(chain([user('go'), assistant([toolCall('write', { path: 'deep.ts', a: nestedArray, o: nestedObject })]), user('x'.repeat(100))]))
+      // Deep-frozen and free of Sets/Dates: skip the (recursive) snapshot comparison.
+      for (const keep of [0, 1, 20000]) checkPrepareCompaction(entries, { enabled: true, reserveTokens: 1, keepRecentTokens: keep }, { checkMutation: false })
+      expectSame('estimateTokens(deep)', () => ref.estimateTokens(entries[1].message), () => ours.estimateTokens(entries[1].message))
+    })
+  })
+
+  describe('prepareCompaction: timestamps without an offset under non-UTC time zones', () => {
+    const savedTz = process.env.TZ
+    afterAll(() => {
+      if (savedTz === undefined) delete process.env.TZ
+      else process.env.TZ = savedTz
+    })
+    for (const tz of ['America/New_York', 'Asia/Kolkata']) {
+      it(`TZ=${tz}: custom_message / branch_summary timestamps parsed like Date`, () => {
+        process.env.TZ = tz
+        const timestamps = fc.constantFrom(...gen.ODD_PARSEABLE_TIMESTAMPS, ...gen.UNPARSEABLE_TIMESTAMPS, '2024-07-01T12:00:00', '2024-03-10 02:30:00')
+        const entryArb = fc.tuple(timestamps, fc.boolean(), gen.textArb(10)).map(([ts, isCustom, text]) => ({ ts, isCustom, text }))
+        checkProperty(`${line} prepareCompaction TZ ${tz}`, [fc.array(entryArb, { minLength: 1, maxLength: 12 })], (specs) => {
+          const entries = []
+          specs.forEach((s, i) => {
+            const base = { id: `e${i}`, parentId: i ? `e${i - 1}` : null, timestamp: s.ts }
+            entries.push(s.isCustom
+              ? { type: 'custom_message', ...base, customType: 'x', content: s.text, display: true }
+              : { type: 'branch_summary', ...base, fromId: 'root', summary: s.text || 's' })
+          })
+          entries.push({ type: 'message', id: 'last', parentId: entries[entries.length - 1].id, timestamp: '2024-01-01T00:00:00Z', message: { role: 'user', content: 'x'.repeat(400), timestamp: 1 } })
+          checkPrepareCompaction(entries, { enabled: true, reserveTokens: 1, keepRecentTokens: 1 })
+        }, { numRuns: runs(0.1) })
+      })
+    }
+  })
+
+  // ---------------------------------------------------------------------------
+  // Token estimation and cut points
+  // ---------------------------------------------------------------------------
+
+  describe('estimateTokens(message): same number as the reference', () => {
+    it('every message of generated sessions (entry messages and buildSessionContext messages)', () => {
+      checkProperty(`${line} estimateTokens session messages`, [sessionArb], (entries) => {
+        deepFreeze(entries)
+        for (const m of messagesFor(entries)) {
+          expectSame(`estimateTokens(${m.role} message)`, () => ref.estimateTokens(m), () => ours.estimateTokens(m))
+        }
+      })
+    })
+
+    it('standalone messages of every role, including huge strings', () => {
+      const msgArb = fc.oneof(
+        { weight: 20, arbitrary: agentMessageArb },
+        { weight: 1, arbitrary: fc.tuple(fc.constantFrom(...gen.HUGE_STRINGS), agentMessageArb).map(([h, m]) => ({ ...m, ...(m.role === 'user' ? { content: h } : {}), ...(m.role === 'bashExecution' ? { output: h } : {}), ...(m.role === 'branchSummary' || m.role === 'compactionSummary' ? { summary: h } : {}) })) },
+      )
+      checkProperty(`${line} estimateTokens standalone`, [msgArb], (m) => {
+        deepFreeze(m)
+        expectSame(`estimateTokens(${m.role} message)`, () => ref.estimateTokens(m), () => ours.estimateTokens(m))
+      })
+    })
+
+    it('assistant tool calls with odd argument values (numbers, toJSON, Dates, undefined, surrogates)', () => {
+      checkProperty(`${line} estimateTokens tool-call arguments`, [fc.array(gen.toolCallBlockArb, { minLength: 1, maxLength: 3 })], (blocks) => {
+        const m = deepFreeze({ role: 'assistant', content: blocks, api: 'anthropic-messages', provider: 'anthropic', model: 'm', usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } }, stopReason: 'toolUse', timestamp: 1 })
+        expectSame('estimateTokens(assistant with tool calls)', () => ref.estimateTokens(m), () => ours.estimateTokens(m))
+      })
+    })
+  })
+
+  describe('findCutPoint(entries, startIndex, endIndex, keepRecentTokens): same CutPointResult', () => {
+    it('random valid ranges 0 <= start <= end <= length', () => {
+      checkProperty(`${line} findCutPoint`, [sessionArb, fc.nat(), fc.nat(), gen.keepRecentTokensArb], (entries, a, b, keep) => {
+        const inputObjects = freezeInputs(entries)
+        const start = a % (entries.length + 1)
+        const end = start + (b % (entries.length - start + 1))
+        expectSame(`findCutPoint(entries[${entries.length}], ${start}, ${end}, ${keep})`, () => ref.findCutPoint(entries, start, end, keep), () => ours.findCutPoint(entries, start, end, keep), inputObjects)
+      })
+    })
+
+    it('full range with keepRecentTokens 0, 1, 20000', () => {
+      checkProperty(`${line} findCutPoint full range`, [sessionArb, fc.constantFrom(0, 1, 20000)], (entries, keep) => {
+        deepFreeze(entries)
+        expectSame(`findCutPoint(entries[${entries.length}], 0, ${entries.length}, ${keep})`, () => ref.findCutPoint(entries, 0, entries.length, keep), () => ours.findCutPoint(entries, 0, entries.length, keep))
+      }, { numRuns: runs(0.25) })
+    })
+  })
+
+  describe('findTurnStartIndex(entries, entryIndex, startIndex): same index', () => {
+    it('random entryIndex in [0, length) and startIndex in [0, entryIndex + 1]', () => {
+      checkProperty(`${line} findTurnStartIndex`, [nonEmptySessionArb, fc.nat(), fc.nat()], (entries, a, b) => {
+        deepFreeze(entries)
+        const entryIndex = a % entries.length
+        const startIndex = b % (entryIndex + 2)
+        expectSame(`findTurnStartIndex(entries[${entries.length}], ${entryIndex}, ${startIndex})`, () => ref.findTurnStartIndex(entries, entryIndex, startIndex), () => ours.findTurnStartIndex(entries, entryIndex, startIndex))
+      }, { numRuns: runs(0.5) })
+    })
+  })
+
+  // ---------------------------------------------------------------------------
+  // Usage and context tokens
+  // ---------------------------------------------------------------------------
+
+  describe('getLastAssistantUsage(entries): returns the very same usage object as the reference', () => {
+    it('generated sessions (toBe identity, or both undefined)', () => {
+      checkProperty(`${line} getLastAssistantUsage`, [sessionArb], (entries) => {
+        deepFreeze(entries)
+        const r = ref.getLastAssistantUsage(entries)
+        const o = ours.getLastAssistantUsage(entries)
+        if (r !== o) throw new Error(`getLastAssistantUsage: reference ${describeValue(r)}, ours ${describeValue(o)}${r && o ? ' (equal content, different object)' : ''}`)
+      }, { numRuns: runs(0.5) })
+    })
+  })
+
+  describe('estimateContextTokens(messages): same ContextUsageEstimate', () => {
+    it('messages of generated sessions (entry messages + buildSessionContext messages)', () => {
+      checkProperty(`${line} estimateContextTokens session`, [sessionArb], (entries) => {
+        deepFreeze(entries)
+        const messages = messagesFor(entries)
+        expectSame('estimateContextTokens(session messages)', () => ref.estimateContextTokens(messages), () => ours.estimateContextTokens(messages), collectObjects(messages))
+        const ctx = ref.buildSessionContext(entries).messages
+        deepFreeze(ctx)
+        expectSame('estimateContextTokens(buildSessionContext(entries).messages)', () => ref.estimateContextTokens(ctx), () => ours.estimateContextTokens(ctx))
+      }, { numRuns: runs(0.5) })
+    })
+
+    it('arbitrary message arrays', () => {
+      checkProperty(`${line} estimateContextTokens arrays`, [fc.array(agentMessageArb, { maxLength: 20 })], (messages) => {
+        deepFreeze(messages)
+        expectSame('estimateContextTokens(messages)', () => ref.estimateContextTokens(messages), () => ours.estimateContextTokens(messages))
+      }, { numRuns: runs(0.5) })
+    })
+  })
+
+  if (line === '1.6') {
+    describe('estimateProjectedContextTokens(projection, branchEntries): same ContextUsageEstimate', () => {
+      it('the reference buildSessionProjection of generated sessions, with the whole path or a part of it', () => {
+        checkProperty(`${line} estimateProjectedContextTokens`, [sessionArb, fc.nat(), fc.boolean()], (entries, k, whole) => {
+          deepFreeze(entries)
+          const projection = deepFreeze(ref.buildSessionProjection(entries))
+          // A part of the path still names the usage entry, or not, and may lose the edits after it.
+          const branch = whole ? entries : entries.slice(k % (entries.length + 1))
+          expectSame(
+            `estimateProjectedContextTokens(projection, entries[${branch.length}])`,
+            () => ref.estimateProjectedContextTokens(projection, branch),
+            () => ours.estimateProjectedContextTokens(projection, branch),
+          )
+        }, { numRuns: runs(0.5) })
+      })
     })
   }
+
+  describe('calculateContextTokens(usage) and shouldCompact(contextTokens, contextWindow, settings): same values', () => {
+    it('calculateContextTokens on generated usage (zero, totalTokens 0, odd numbers)', () => {
+      checkProperty(`${line} calculateContextTokens`, [gen.usageArb], (usage) => {
+        deepFreeze(usage)
+        expectSame('calculateContextTokens(usage)', () => ref.calculateContextTokens(usage), () => ours.calculateContextTokens(usage))
+      })
+    })
+
+    it('shouldCompact on generated numbers and settings', () => {
+      const num = fc.oneof(fc.nat(300_000), gen.oddNumberArb)
+      checkProperty(`${line} shouldCompact`, [num, num, gen.compactionSettingsArb], (tokens, window, settings) => {
+        deepFreeze(settings)
+        expectSame(`shouldCompact(${tokens}, ${window}, ${JSON.stringify(settings)})`, () => ref.shouldCompact(tokens, window, settings), () => ours.shouldCompact(tokens, window, settings))
+      })
+    })
+  })
+
+  // ---------------------------------------------------------------------------
+  // Messages and file operations
+  // ---------------------------------------------------------------------------
+
+  describe('convertToLlm(messages): deep-equal, passes through the caller\'s user/assistant/toolResult objects', () => {
+    it('messages of generated sessions', () => {
+      checkProperty(`${line} convertToLlm session`, [sessionArb], (entries) => {
+        deepFreeze(entries)
+        const messages = messagesFor(entries)
+        expectSame('convertToLlm(messages)', () => ref.convertToLlm(messages), () => ours.convertToLlm(messages), collectObjects(messages))
+      }, { numRuns: runs(0.5) })
+    })
+
+    it('arbitrary message arrays of every role (bashExecution excludeFromContext, custom string/array content)', () => {
+      checkProperty(`${line} convertToLlm arrays`, [fc.array(agentMessageArb, { maxLength: 15 })], (messages) => {
+        const inputObjects = freezeInputs(messages)
+        expectSame('convertToLlm(messages)', () => ref.convertToLlm(messages), () => ours.convertToLlm(messages), inputObjects)
+      }, { numRuns: runs(0.5) })
+    })
+  })
+
+  describe('extractFileOpsFromMessage(message, fileOps): same Sets (content and insertion order), mutated in place', () => {
+    it('each message into a fresh createFileOps()', () => {
+      checkProperty(`${line} extractFileOpsFromMessage fresh`, [sessionArb], (entries) => {
+        deepFreeze(entries)
+        for (const m of messagesFor(entries)) {
+          const rOps = ref.createFileOps()
+          const oOps = ours.createFileOps()
+          const oSets = [oOps.read, oOps.written, oOps.edited]
+          expectSame(`extractFileOpsFromMessage(${m.role})`, () => ref.extractFileOpsFromMessage(m, rOps), () => ours.extractFileOpsFromMessage(m, oOps))
+          const d = findDifference(rOps, oOps)
+          if (d) throw new Error(`extractFileOpsFromMessage(${m.role} message) fileOps: ${d}`)
+          if (oOps.read !== oSets[0] || oOps.written !== oSets[1] || oOps.edited !== oSets[2]) throw new Error('extractFileOpsFromMessage replaced the Sets instead of adding to them')
+        }
+      }, { numRuns: runs(0.5) })
+    })
+
+    it('all messages of a session accumulated into one pre-populated fileOps built by the caller', () => {
+      checkProperty(`${line} extractFileOpsFromMessage accumulate`, [sessionArb, gen.fileOpsArb], (entries, initial) => {
+        deepFreeze(entries)
+        const copy = (ops) => ({ read: new Set(ops.read), written: new Set(ops.written), edited: new Set(ops.edited) })
+        const rOps = copy(initial)
+        const oOps = copy(initial)
+        for (const m of messagesFor(entries)) {
+          ref.extractFileOpsFromMessage(m, rOps)
+          ours.extractFileOpsFromMessage(m, oOps)
+        }
+        const d = findDifference(rOps, oOps)
+        if (d) throw new Error(`accumulated fileOps: ${d}`)
+      }, { numRuns: runs(0.5) })
+    })
+  })
+
+  describe('computeFileLists(fileOps) and formatFileOperations(readFiles, modifiedFiles): same output', () => {
+    it('computeFileLists on generated Sets (unicode sort order, overlaps), inputs untouched', () => {
+      checkProperty(`${line} computeFileLists`, [gen.fileOpsArb], (fileOps) => {
+        const before = snapshot(fileOps)
+        const inputObjects = freezeInputs(fileOps)
+        expectSame('computeFileLists(fileOps)', () => ref.computeFileLists(fileOps), () => ours.computeFileLists(fileOps), inputObjects)
+        expectUnchanged('computeFileLists', before, fileOps)
+      })
+    })
+
+    it('formatFileOperations on generated path lists', () => {
+      checkProperty(`${line} formatFileOperations`, [fc.array(gen.filePathArb, { maxLength: 8 }), fc.array(gen.filePathArb, { maxLength: 8 })], (readFiles, modifiedFiles) => {
+        deepFreeze([readFiles, modifiedFiles])
+        expectSame('formatFileOperations(readFiles, modifiedFiles)', () => ref.formatFileOperations(readFiles, modifiedFiles), () => ours.formatFileOperations(readFiles, modifiedFiles))
+      })
+    })
+
+    it('computeFileLists → formatFileOperations pipeline on prepareCompaction fileOps', () => {
+      checkProperty(`${line} file lists pipeline`, [sessionArb], (entries) => {
+        deepFreeze(entries)
+        const prep = ref.prepareCompaction(entries, { enabled: true, reserveTokens: 16384, keepRecentTokens: 50 })
+        if (!prep) return
+        const lists = expectSame('computeFileLists(prep.fileOps)', () => ref.computeFileLists(prep.fileOps), () => ours.computeFileLists(prep.fileOps))
+        expectSame('formatFileOperations(lists)', () => ref.formatFileOperations(lists.ref.readFiles, lists.ref.modifiedFiles), () => ours.formatFileOperations(lists.ref.readFiles, lists.ref.modifiedFiles))
+      }, { numRuns: runs(0.25) })
+    })
+  })
+
+  // ---------------------------------------------------------------------------
+  // Further exports of the reference compaction module, when ours provides them
+  // ---------------------------------------------------------------------------
+
+  // serializeConversation and SUMMARIZATION_SYSTEM_PROMPT are not compared: the project
+  // specifies its own transcript format and prompt (docs/serialization.md).
+  describe('prepareBranchEntries(entries, tokenBudget): same messages, file operations and total', () => {
+    it('prepareBranchEntries(entries, tokenBudget)', () => {
+      checkProperty(`${line} prepareBranchEntries`, [sessionArb, fc.oneof(fc.constant(0), fc.nat(5000))], (entries, budget) => {
+        const inputObjects = freezeInputs(entries)
+        expectSame(`prepareBranchEntries(entries, ${budget})`, () => ref.prepareBranchEntries(entries, budget), () => ours.prepareBranchEntries(entries, budget), inputObjects)
+      }, { numRuns: runs(0.25) })
+    })
+
+    it('prepareBranchEntries with branch_summary details whose file lists hold non-strings', () => {
+      checkProperty(`${line} prepareBranchEntries non-string details files`, [gen.pathEntriesArb({ line, oddFileEntries: true }), fc.oneof(fc.constant(0), fc.nat(5000))], (entries, budget) => {
+        const inputObjects = freezeInputs(entries)
+        expectSame(`prepareBranchEntries(entries, ${budget})`, () => ref.prepareBranchEntries(entries, budget), () => ours.prepareBranchEntries(entries, budget), inputObjects)
+      }, { numRuns: runs(0.1) })
+    })
+
+  })
+
+  describe('targeted cases: prepareCompaction, estimateTokens, findCutPoint, convertToLlm, getLastAssistantUsage', () => {
+    for (const [name, entries] of TARGETED) {
+      it(name, () => {
+        for (const keep of [0, 1, 60, 20000]) checkPrepareCompaction(entries, { enabled: true, reserveTokens: 16384, keepRecentTokens: keep })
+        const messages = messagesFor(entries)
+        for (const m of messages) expectSame(`estimateTokens(${m.role})`, () => ref.estimateTokens(m), () => ours.estimateTokens(m))
+        for (let s = 0; s <= entries.length; s++) {
+          expectSame(`findCutPoint(entries, ${s}, ${entries.length}, 30)`, () => ref.findCutPoint(entries, s, entries.length, 30), () => ours.findCutPoint(entries, s, entries.length, 30))
+        }
+        expectSame('convertToLlm', () => ref.convertToLlm(messages), () => ours.convertToLlm(messages), collectObjects(messages))
+        expect(ours.getLastAssistantUsage(entries)).toBe(ref.getLastAssistantUsage(entries))
+        expectSame('estimateContextTokens', () => ref.estimateContextTokens(messages), () => ours.estimateContextTokens(messages))
+      })
+    }
+  })
+
+  // ---------------------------------------------------------------------------
+  // Scale
+  // ---------------------------------------------------------------------------
+
+  describe('scale: prepareCompaction parity on large realistic sessions (buildLargeSession)', () => {
+    for (const [n, seed] of [[10_000, 10], [100_000, 100]]) {
+      it(`${n.toLocaleString('en-US')} entries, default settings and keepRecentTokens 2000`, () => {
+        // Deep-frozen; buildLargeSession creates no Sets/Maps/Dates, so freezing alone guards against mutation.
+        const entries = deepFreeze(gen.buildLargeSession(n, seed))
+        const entryObjects = collectObjects(entries)
+        for (const settings of [{ ...ref.DEFAULT_COMPACTION_SETTINGS }, { enabled: true, reserveTokens: 16384, keepRecentTokens: 2000 }]) {
+          const res = checkPrepareCompaction(entries, settings, { entryObjects, checkMutation: false })
+          expect(res.ref).toBeDefined()
+        }
+      })
+    }
+  })
 })

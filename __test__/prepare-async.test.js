@@ -6,7 +6,9 @@
 const gen = require('./helpers/generator')
 const { fc } = require('./helpers/property')
 const { deepFreeze, snapshot, deepEqual, findDifference, findIdentityDifference, collectObjects } = require('./helpers/compare')
+const { LINES } = require('./helpers/ours')
 const ours = require('../agent-0.78')
+const lines = { '0.78': ours, '1.6': require('../agent-1.6') }
 
 jest.setTimeout(120_000)
 const RUNS = Number(process.env.ASYNC_RUNS) || 150
@@ -14,20 +16,20 @@ const RUNS = Number(process.env.ASYNC_RUNS) || 150
 /** The session as a session file holds it. */
 const asJson = (entries) => JSON.parse(JSON.stringify(entries))
 
-async function expectTwin(entries, settings) {
+async function expectTwin(entries, settings, m = ours) {
   deepFreeze(entries)
   const before = snapshot(entries)
   let sync
   let syncError
   try {
-    sync = ours.prepareCompaction(entries, settings)
+    sync = m.prepareCompaction(entries, settings)
   } catch (err) {
     syncError = err
   }
   let async
   let asyncError
   try {
-    async = await ours.prepareCompactionAsync(entries, settings)
+    async = await m.prepareCompactionAsync(entries, settings)
   } catch (err) {
     asyncError = err
   }
@@ -42,11 +44,11 @@ async function expectTwin(entries, settings) {
 }
 
 describe('prepareCompactionAsync', () => {
-  test(`generated sessions (as JSON) × random settings: the synchronous result, same objects (${RUNS} runs)`, async () => {
-    const cases = fc.sample(fc.tuple(gen.pathEntriesArb(), gen.compactionSettingsArb), { numRuns: RUNS, seed: 20261130 })
+  test.each(LINES)(`%s: generated sessions (as JSON) × random settings: the synchronous result, same objects (${RUNS} runs)`, async (line) => {
+    const cases = fc.sample(fc.tuple(gen.pathEntriesArb({ line }), gen.compactionSettingsArb), { numRuns: RUNS, seed: 20261130 })
     let planned = 0
     for (const [entries, settings] of cases) {
-      const result = await expectTwin(asJson(entries), settings)
+      const result = await expectTwin(asJson(entries), settings, lines[line])
       if (result) planned++
     }
     // Not a vacuous run: most sessions give a plan.

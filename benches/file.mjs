@@ -21,7 +21,9 @@ import { isDeepStrictEqual } from 'node:util'
 const here = path.dirname(fileURLToPath(import.meta.url))
 const root = path.join(here, '..')
 const require = createRequire(import.meta.url)
-const ours = require(root)
+// Compared with the 0.78.1 reference: the 0.78 line's entry.
+const entry = path.join(root, 'agent-0.78.js')
+const ours = require(entry)
 const { writeSessionFile, referencePlanFromFile } = require(path.join(root, '__test__', 'helpers', 'session-file.js'))
 const { realSource, writeRealSessionFile } = await import('./sessions.mjs')
 
@@ -53,7 +55,7 @@ async function time(runs, fn) {
 /** Peak RSS growth of a fresh node process that only loads ours and plans `file`. */
 function peakRss(file) {
   const script = `
-    const ours = require(${JSON.stringify(root)})
+    const ours = require(${JSON.stringify(entry)})
     const before = process.memoryUsage().rss
     ours.prepareCompactionFromFileSync(${JSON.stringify(file)})
     // VmHWM is this process image's own peak; ru_maxrss would carry over the
@@ -76,7 +78,7 @@ function peakRss(file) {
 function loopDelay(file) {
   const script = `
     const { monitorEventLoopDelay } = require('node:perf_hooks')
-    const ours = require(${JSON.stringify(root)})
+    const ours = require(${JSON.stringify(entry)})
     const h = monitorEventLoopDelay({ resolution: 1 })
     const tick = setInterval(() => {}, 1)
     h.enable()

@@ -140,15 +140,18 @@ function openAiStreamFn({ baseUrl, stream = false, timeoutMs, onEvent = () => {}
   const url = `${baseUrl.replace(/\/+$/, '')}/chat/completions`
   return (model, context, options = {}) => {
     const result = (async () => {
-      const user = context.messages[0]
-      const prompt = typeof user.content === 'string' ? user.content : user.content.map((b) => b.text || '').join('')
+      // Either context shape: { systemPrompt, messages } or a transcript whose first message is the system prompt.
+      const system = context.messages.find((m) => m.role === 'system')
+      const user = context.messages.find((m) => m.role === 'user')
+      const text = (content) => (typeof content === 'string' ? content : content.map((b) => b.text || '').join(''))
       const body = {
         model: model.id,
         messages: [
-          { role: 'system', content: context.systemPrompt },
-          { role: 'user', content: prompt },
+          { role: 'system', content: system ? text(system.content) : context.systemPrompt },
+          { role: 'user', content: text(user.content) },
         ],
-        max_tokens: options.maxTokens,
+        // Lines that send no maxTokens leave the cap to the model, as pi-ai does.
+        max_tokens: options.maxTokens ?? model.maxTokens,
       }
       if (stream) body.stream = true
       const headers = { 'content-type': 'application/json', ...(options.headers || {}) }

@@ -240,14 +240,16 @@ function printRequests(requests, model, options) {
         { role: 'system', content: r.systemPrompt },
         { role: 'user', content: r.prompt },
       ],
-      max_tokens: r.maxTokens,
+      max_tokens: r.maxTokens ?? model.maxTokens,
     }))
     process.stdout.write(`${JSON.stringify(bodies, null, 2)}\n`)
     return
   }
   const out = []
   requests.forEach((r, i) => {
-    out.push(`===== request ${i + 1} of ${requests.length}: ${r.part === 'turnPrefix' ? 'turn prefix' : 'history'}, max_tokens ${r.maxTokens} =====`)
+    const maxTokens = r.maxTokens ?? model.maxTokens
+    const budget = maxTokens === undefined ? '' : `, max_tokens ${maxTokens}`
+    out.push(`===== request ${i + 1} of ${requests.length}: ${r.part === 'turnPrefix' ? 'turn prefix' : 'history'}${budget} =====`)
     out.push('----- system -----', r.systemPrompt, '----- user -----', r.prompt)
   })
   process.stdout.write(`${out.join('\n')}\n`)

@@ -7,6 +7,7 @@
 
 const native = require('../binding.js')
 const { flatMessages, releaseFlat, assembleTranscript, projectionOfPlan } = require('../flat-messages.js')
+const { summarizing } = require('./summarize.js')
 
 // The agent's context reads summaries between these exact strings.
 const {
@@ -53,23 +54,41 @@ function createCompactionSummaryMessage(summary, tokensBefore, timestamp) {
   return { role: 'compactionSummary', summary, tokensBefore, timestamp: new Date(timestamp).getTime() }
 }
 
-/** The message an entry contributes to a summary: the caller's own object, or a new one where the reference builds one. */
-function messageOfEntry(entry) {
-  switch (entry.type) {
-    case 'message':
-      return entry.message
-    case 'custom_message':
-      return createCustomMessage(entry.customType, entry.content, entry.display, entry.details, entry.timestamp)
-    case 'branch_summary':
-      return createBranchSummaryMessage(entry.summary, entry.fromId, entry.timestamp)
-    default:
-      return createCompactionSummaryMessage(entry.summary, entry.tokensBefore, entry.timestamp)
-  }
+/**
+ * How a plan's message is made from the caller's entries, by the shape the
+ * native plan names (MessageShape in crates/core/src/session/projection.rs):
+ * the caller's own object, or the new object or shallow copy the reference
+ * makes there.
+ */
+const SHAPES = native.messageShapes()
+const BUILDERS = []
+BUILDERS[SHAPES.own] = (entries, i) => entries[i].message
+BUILDERS[SHAPES.custom] = (entries, i) => customMessageOf(entries[i], entries[i].content)
+BUILDERS[SHAPES.branchSummary] = (entries, i) => {
+  const entry = entries[i]
+  return createBranchSummaryMessage(entry.summary, entry.fromId, entry.timestamp)
+}
+BUILDERS[SHAPES.compactionSummary] = (entries, i) => {
+  const entry = entries[i]
+  return createCompactionSummaryMessage(entry.summary, entry.tokensBefore, entry.timestamp)
+}
+BUILDERS[SHAPES.emptyContent] = (entries, i) => ({ ...entries[i].message, content: [] })
+BUILDERS[SHAPES.emptyText] = (entries, i) => ({ ...entries[i].message, content: '' })
+BUILDERS[SHAPES.customEmpty] = (entries, i) => customMessageOf(entries[i], [])
+BUILDERS[SHAPES.replaced] = (entries, i, e) => ({ ...entries[i].message, content: entries[e].replacement.content })
+BUILDERS[SHAPES.replacedText] = (entries, i, e) => ({ ...entries[i].message, content: [{ type: 'text', text: entries[e].replacement.content }] })
+BUILDERS[SHAPES.customReplaced] = (entries, i, e) => customMessageOf(entries[i], entries[e].replacement.content)
+BUILDERS[SHAPES.systemMessage] = (entries, i) => entries[i].systemMessage
+
+function customMessageOf(entry, content) {
+  return createCustomMessage(entry.customType, content, entry.display, entry.details, entry.timestamp)
 }
 
-function messagesAt(entries, indices) {
-  const out = new Array(indices.length)
-  for (let i = 0; i < indices.length; i++) out[i] = messageOfEntry(entries[indices[i]])
+/** A plan's messages (`{ entries, shapes, edits }`) on the caller's entries. */
+function messagesOf(entries, plan) {
+  const { entries: at, shapes, edits } = plan
+  const out = new Array(at.length)
+  for (let i = 0; i < at.length; i++) out[i] = BUILDERS[shapes[i]](entries, at[i], edits[i])
   return out
 }
 
@@ -95,8 +114,8 @@ function fileOpsOfPlan(entries, detailsFrom, plan) {
   return fileOps
 }
 
-function prepareCompaction(pathEntries, settings) {
-  return preparationOf(pathEntries, native.prepareCompaction(pathEntries, settings), settings)
+function prepareCompaction(pathEntries, settings, line) {
+  return preparationOf(pathEntries, native.prepareCompaction(pathEntries, settings, line), settings)
 }
 
 /** The preparation for a native plan (entry indices), on the caller's own objects. */
@@ -105,8 +124,8 @@ function preparationOf(pathEntries, plan, settings) {
   const previous = plan.previousCompactionIndex
   return {
     firstKeptEntryId: pathEntries[plan.firstKeptEntryIndex].id,
-    messagesToSummarize: messagesAt(pathEntries, plan.summarize),
-    turnPrefixMessages: messagesAt(pathEntries, plan.turnPrefix),
+    messagesToSummarize: messagesOf(pathEntries, plan.summarize),
+    turnPrefixMessages: messagesOf(pathEntries, plan.turnPrefix),
     isSplitTurn: plan.isSplitTurn,
     tokensBefore: plan.tokensBefore,
     previousSummary: previous >= 0 ? pathEntries[previous].summary : undefined,
@@ -150,10 +169,10 @@ function entriesJson(pathEntries, first, end) {
  * the native side parses each slice on a thread of its own as it arrives
  * and plans on the libuv pool. Do not change the entries until it settles.
  */
-async function prepareCompactionAsync(pathEntries, settings) {
+async function prepareCompactionAsync(pathEntries, settings, line) {
   // The same TypeErrors as the synchronous call for a non-array and for bad settings.
-  if (!Array.isArray(pathEntries) || pathEntries.length > ASYNC_MAX_ENTRIES) return prepareCompaction(pathEntries, settings)
-  const json = new native.EntriesJson(settings)
+  if (!Array.isArray(pathEntries) || pathEntries.length > ASYNC_MAX_ENTRIES) return prepareCompaction(pathEntries, settings, line)
+  const json = new native.EntriesJson(settings, line)
   const n = pathEntries.length
   let batch = 32
   let i = 0
@@ -204,24 +223,24 @@ function collectEntriesForBranchSummary(session, oldLeafId, targetId) {
   return native.collectEntriesForBranchSummary(session, oldLeafId, target)
 }
 
-function prepareBranchEntries(entries, tokenBudget = 0) {
-  const plan = native.prepareBranchEntries(entries, tokenBudget)
+function prepareBranchEntries(entries, tokenBudget, line) {
+  const plan = native.prepareBranchEntries(entries, tokenBudget, line)
   return {
-    messages: messagesAt(entries, plan.messages),
+    messages: messagesOf(entries, plan.messages),
     fileOps: fileOpsOfPlan(entries, plan.detailsFrom, plan),
     totalTokens: plan.totalTokens,
   }
 }
 
-function getLastAssistantUsage(entries) {
-  const index = native.lastAssistantUsageIndex(entries)
+function getLastAssistantUsage(entries, line) {
+  const index = native.lastAssistantUsageIndex(entries, line)
   return index < 0 ? undefined : entries[index].message.usage
 }
 
 const FILE_OP_SETS = ['read', 'written', 'edited']
 
-function extractFileOpsFromMessage(message, fileOps) {
-  const { kinds, paths } = native.fileOpsOfMessage(message)
+function extractFileOpsFromMessage(message, fileOps, line) {
+  const { kinds, paths } = native.fileOpsOfMessage(message, line)
   for (let i = 0; i < kinds.length; i++) fileOps[FILE_OP_SETS[kinds[i]]].add(paths[i])
 }
 
@@ -247,221 +266,54 @@ function splitUserRounds(messages) {
   return rounds
 }
 
-const SUMMARIZATION_SYSTEM_PROMPT = native.summarizationSystemPrompt()
-
-function abortError(signal) {
-  const err = new Error('Compaction aborted')
-  err.name = 'AbortError'
-  if (signal && signal.reason !== undefined) err.cause = signal.reason
-  return err
-}
-
-/** Rejects as soon as `signal` aborts, whatever `promise` does. */
-function unlessAborted(promise, signal) {
-  if (!signal) return promise
-  if (signal.aborted) {
-    // Settled here or not, `promise` must not become an unhandled rejection.
-    Promise.resolve(promise).catch(() => {})
-    return Promise.reject(abortError(signal))
-  }
-  return new Promise((resolve, reject) => {
-    const onAbort = () => reject(abortError(signal))
-    signal.addEventListener('abort', onAbort, { once: true })
-    Promise.resolve(promise).then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort)
-        resolve(value)
-      },
-      (err) => {
-        signal.removeEventListener('abort', onAbort)
-        reject(err)
-      },
-    )
-  })
-}
-
-async function defaultComplete(model, context, options) {
-  let ai
-  try {
-    ai = await import('@earendil-works/pi-ai')
-  } catch {
-    throw new Error(
-      'prime-compaction: no streamFn was passed and @earendil-works/pi-ai is not installed; ' +
-        'pass a streamFn(model, context, options) or install @earendil-works/pi-ai',
-    )
-  }
-  return ai.completeSimple(model, context, options)
-}
-
-/** One model call, the way the reference makes it: through streamFn when given. */
-async function callModel(model, context, options, streamFn, signal) {
-  if (!streamFn) return unlessAborted(defaultComplete(model, context, options), signal)
-  const stream = await unlessAborted(streamFn(model, context, options), signal)
-  return unlessAborted(stream.result(), signal)
-}
-
-/** Runs a native summarization job: each request goes out in turn, never in parallel. */
-async function drive(job, model, apiKey, headers, signal, thinkingLevel, streamFn, inspect) {
-  for (let request = job.next(); request !== null; request = job.next()) {
-    if (signal && signal.aborted) throw abortError(signal)
-    const context = {
-      systemPrompt: request.systemPrompt,
-      messages: [{ role: 'user', content: [{ type: 'text', text: request.prompt }], timestamp: Date.now() }],
-    }
-    const options = { maxTokens: request.maxTokens, signal, apiKey, headers }
-    if (model.reasoning && thinkingLevel && thinkingLevel !== 'off') options.reasoning = thinkingLevel
-    const response = await callModel(model, context, options, streamFn, signal)
-    if (inspect) inspect(response)
-    try {
-      job.respond(response)
-    } catch (err) {
-      // The job's own verdict on the answer, as opposed to a failing streamFn.
-      if (err && !(err instanceof TypeError)) err.summarizationFailure = true
-      throw err
-    }
-  }
-}
-
-/** The native job for `preparation`, with its file lists computed as computeFileLists does. */
-function startCompactionJob(preparation, model, customInstructions) {
-  const lists = computeFileLists((preparation && preparation.fileOps) || createFileOps())
-  const job = native.startCompaction(preparation, lists, model, customInstructions, argumentEntries)
-  return { job, lists }
-}
-
-/**
- * What compact() resolves with once its signal has aborted: no summary, no
- * cut, nothing a caller could store. The agent reads the result's fields
- * and then checks the signal, as it does for the reference's compact() (which
- * resolves with whatever text the aborted request left); a rejection it
- * would report as a failure.
- */
-function abortedCompaction() {
-  return { aborted: true }
-}
-
-async function compact(preparation, model, apiKey, headers, customInstructions, signal, thinkingLevel, streamFn) {
-  if (signal && signal.aborted) return abortedCompaction()
-  const { job, lists } = startCompactionJob(preparation, model, customInstructions)
-  try {
-    await drive(job, model, apiKey, headers, signal, thinkingLevel, streamFn)
-  } catch (err) {
-    if (signal && signal.aborted) return abortedCompaction()
-    throw err
-  }
-  const result = job.result()
-  // The lists' own values: details are `unknown`, so not always strings.
-  result.details = lists
-  return result
-}
-
-/**
- * The requests compact() would send for `preparation`, built by the same job,
- * without calling a model: the first attempt of each part (history, then the
- * turn prefix of a split turn). The turn-prefix prompt does not depend on the
- * history's answer, so a blank answer stands in for it.
- */
-function buildSummaryRequests(preparation, model, customInstructions) {
-  const { job } = startCompactionJob(preparation, model, customInstructions)
-  const requests = []
-  for (let request = job.next(); request !== null; request = job.next()) {
-    const { systemPrompt, prompt, maxTokens, part } = request
-    requests.push({ systemPrompt, prompt, maxTokens, part })
-    job.respond({ role: 'assistant', content: [{ type: 'text', text: '' }], stopReason: 'stop' })
-  }
-  return requests
-}
-
-async function generateSummary(
-  currentMessages,
-  model,
-  reserveTokens,
-  apiKey,
-  headers,
-  signal,
-  customInstructions,
-  previousSummary,
-  thinkingLevel,
-  streamFn,
-) {
-  if (signal && signal.aborted) throw abortError(signal)
-  const job = native.startSummary(currentMessages, model, reserveTokens, customInstructions, previousSummary, argumentEntries)
-  await drive(job, model, apiKey, headers, signal, thinkingLevel, streamFn)
-  return job.summary()
-}
-
-async function generateBranchSummary(entries, options) {
-  const {
-    model,
-    apiKey,
-    headers,
-    signal,
-    customInstructions,
-    replaceInstructions,
-    reserveTokens = 16384,
-    streamFn,
-    thinkingLevel,
-  } = options
-  if (signal && signal.aborted) return { aborted: true }
-  const contextWindow = model.contextWindow || 128000
-  const { messages, fileOps } = prepareBranchEntries(entries, contextWindow - reserveTokens)
-  if (messages.length === 0) return { summary: 'No content to summarize' }
-  const lists = computeFileLists(fileOps)
-  const job = native.startBranchSummary(messages, lists, model, reserveTokens, customInstructions, replaceInstructions, argumentEntries)
-  try {
-    await drive(job, model, apiKey, headers, signal, thinkingLevel, streamFn, (response) => {
-      if (response && response.stopReason === 'aborted') throw abortError(signal)
-    })
-  } catch (err) {
-    if (err && err.name === 'AbortError') return { aborted: true }
-    if (err && err.summarizationFailure) return { error: err.message }
-    throw err
-  }
-  const result = job.branchResult()
-  result.readFiles = lists.readFiles
-  result.modifiedFiles = lists.modifiedFiles
-  return result
-}
-
 /** The names of the agent lines, oldest first; the last is the newest. */
 const AGENT_LINES = native.agentLines()
 
 /**
  * The package's exports as the agent line `lineName` ("0.78", "1.6")
  * behaves; an unknown name is a TypeError. The line is looked up once and
- * passed to each export whose result depends on it.
+ * passed to each export whose result depends on it. Exports a line added
+ * (the native line lists them) come last.
  */
 function createApi(lineName) {
   const line = native.agentLineIndex(lineName)
-  return {
+  const prepareBranchEntriesOfLine = (entries, tokenBudget = 0) => prepareBranchEntries(entries, tokenBudget, line)
+  const { added: summarizingAdded, ...summarize } = summarizing(native, line, {
+    argumentEntries,
+    computeFileLists,
+    createFileOps,
+    prepareBranchEntries: prepareBranchEntriesOfLine,
+  })
+  const added = {
+    ...summarizingAdded,
+    estimateProjectedContextTokens: (projection, branchEntries) => native.estimateProjectedContextTokens(projection, branchEntries, line),
+  }
+  const api = {
     DEFAULT_COMPACTION_SETTINGS,
     BRANCH_SUMMARY_PREFIX,
     BRANCH_SUMMARY_SUFFIX,
     COMPACTION_SUMMARY_PREFIX,
     COMPACTION_SUMMARY_SUFFIX,
-    prepareCompaction,
-    prepareCompactionAsync,
+    prepareCompaction: (pathEntries, settings) => prepareCompaction(pathEntries, settings, line),
+    prepareCompactionAsync: (pathEntries, settings) => prepareCompactionAsync(pathEntries, settings, line),
     collectEntriesForBranchSummary,
-    prepareBranchEntries,
-    generateBranchSummary,
-    compact,
-    buildSummaryRequests,
-    generateSummary,
-    SUMMARIZATION_SYSTEM_PROMPT,
-    prepareCompactionFromFile: native.prepareCompactionFromFile,
-    prepareCompactionFromFileSync: native.prepareCompactionFromFileSync,
-    serializeForSummaryFromFile: native.serializeForSummaryFromFile,
-    serializeForSummaryFromFileSync: native.serializeForSummaryFromFileSync,
-    estimateTokens: native.estimateTokens,
+    prepareBranchEntries: prepareBranchEntriesOfLine,
+    ...summarize,
+    prepareCompactionFromFile: (path, options) => native.prepareCompactionFromFile(path, options, line),
+    prepareCompactionFromFileSync: (path, options) => native.prepareCompactionFromFileSync(path, options, line),
+    serializeForSummaryFromFile: (path, options) => native.serializeForSummaryFromFile(path, options, line),
+    serializeForSummaryFromFileSync: (path, options) => native.serializeForSummaryFromFileSync(path, options, line),
+    estimateTokens: (message, options) => native.estimateTokens(message, line, options),
     countTokens: native.countTokens,
-    findCutPoint: native.findCutPoint,
-    findTurnStartIndex: native.findTurnStartIndex,
+    findCutPoint: (entries, startIndex, endIndex, keepRecentTokens, options) =>
+      native.findCutPoint(entries, startIndex, endIndex, keepRecentTokens, line, options),
+    findTurnStartIndex: (entries, entryIndex, startIndex) => native.findTurnStartIndex(entries, entryIndex, startIndex, line),
     shouldCompact: native.shouldCompact,
     calculateContextTokens: native.calculateContextTokens,
-    getLastAssistantUsage,
-    estimateContextTokens: native.estimateContextTokens,
+    getLastAssistantUsage: (entries) => getLastAssistantUsage(entries, line),
+    estimateContextTokens: (messages) => native.estimateContextTokens(messages, line),
     createFileOps,
-    extractFileOpsFromMessage,
+    extractFileOpsFromMessage: (message, fileOps) => extractFileOpsFromMessage(message, fileOps, line),
     computeFileLists,
     formatFileOperations: native.formatFileOperations,
     convertToLlm: (messages) => native.convertToLlm(messages, line),
@@ -474,6 +326,11 @@ function createApi(lineName) {
     createCompactionSummaryMessage,
     createCustomMessage,
   }
+  for (const name of native.agentLineAddedExports(line)) {
+    if (!(name in added)) throw new Error(`prime-compaction: agent line ${lineName} adds ${name}, which lib/api.js lacks`)
+    api[name] = added[name]
+  }
+  return api
 }
 
 module.exports = { createApi, AGENT_LINES }

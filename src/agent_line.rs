@@ -49,6 +49,13 @@ pub fn agent_lines() -> Vec<&'static str> {
     AgentLine::ALL.iter().map(|line| line.name).collect()
 }
 
+/// The exports agent line `line` has and older lines lack (`lib/api.js`
+/// adds them to that line's entry).
+#[napi(js_name = "agentLineAddedExports")]
+pub fn agent_line_added_exports(env: Env, line: Arg) -> napi::Result<Vec<&'static str>> {
+    run(&env, |cx| Ok(line_arg(cx, &line)?.added_exports.to_vec()))
+}
+
 /// The line an export was given (the index from [`agent_line_index`]).
 pub fn line_arg(cx: &Cx, a: &Arg) -> Result<&'static AgentLine> {
     let n = number_arg(cx, a, "line")?;

@@ -8,9 +8,11 @@ use std::ptr;
 use napi::{sys, Env};
 use napi_derive::napi;
 
+use crate::agent_line::line_arg;
 use crate::js::errors::run;
 use crate::js::out::{Arg, Raw, RawValue};
 use crate::js::view::{check, Cx, JsVal};
+use crate::prepare_compaction::messages_object;
 use prime_compaction_core::error::{Context, Error, Result};
 use prime_compaction_core::js::view::{Key, Kind, View};
 use prime_compaction_core::plan::branch_summary::{
@@ -234,21 +236,24 @@ fn to_number(cx: &Cx, v: &JsVal<'_>) -> Result<f64> {
     Ok(cx.wrap(out)?.number().unwrap_or(f64::NAN))
 }
 
-/// The plan for `prepareBranchEntries`: message entry indices, file
-/// operations and the token total; index.js maps indices to messages.
+/// The plan for `prepareBranchEntries` as the agent line does it: the
+/// messages (entries and shapes), file operations and the token total;
+/// `lib/api.js` maps them to messages.
 #[napi(js_name = "prepareBranchEntries")]
 pub fn prepare_branch_entries_native(
     env: Env,
     entries: Arg,
     token_budget: Arg,
+    line: Arg,
 ) -> napi::Result<RawValue> {
     run(&env, |cx| {
+        let line = line_arg(cx, &line)?;
         let budget = to_number(cx, &cx.wrap(token_budget.0)?).within("tokenBudget")?;
         let array = cx.wrap(entries.0)?;
-        let list = Entries::new(&array, "entries")?;
+        let list = Entries::new(&array, "entries", line)?;
         let plan = prepare_branch_entries(&list, budget)?;
         let o = cx.object()?;
-        cx.set(o, c"messages", cx.u32_array(&plan.messages)?)?;
+        cx.set(o, c"messages", messages_object(cx, &plan.messages)?)?;
         let seeds: Vec<u32> = plan.details_from.iter().map(|&i| i as u32).collect();
         cx.set(o, c"detailsFrom", cx.u32_array(&seeds)?)?;
         cx.set(o, c"read", cx.strings(plan.file_ops.read.iter())?)?;

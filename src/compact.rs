@@ -1,18 +1,23 @@
 //! The jobs behind `compact()`, `generateSummary()` and
 //! `generateBranchSummary()`: the binding holds a core
 //! [`Job`](prime_compaction_core::summary::compact::Job) between model
-//! calls; index.js only awaits the caller's `streamFn` and hands each answer
-//! back.
+//! calls; lib/summarize.js only awaits the caller's `streamFn` and hands
+//! each answer back. Each start function takes the agent line, whose rules
+//! shape the requests, the failures and the results.
 
 use napi::Env;
 use napi_derive::napi;
 
+use crate::agent_line::line_arg;
 use crate::file_ops::joined_elements;
+use crate::js::args::{primitive, property};
 use crate::js::errors::run;
-use crate::js::out::{Arg, RawValue};
-use crate::js::view::JsVal;
+use crate::js::out::{Arg, Raw, RawValue};
+use crate::js::view::{Cx, JsVal};
+use prime_compaction_core::agent_line::AgentLine;
 use prime_compaction_core::error::{Context, Error, Result};
 use prime_compaction_core::js::string::JsStr;
+use prime_compaction_core::js::to_number::to_number;
 use prime_compaction_core::js::view::{Key, Kind, View};
 use prime_compaction_core::projection::is_claude_family;
 use prime_compaction_core::summary::compact::{
@@ -20,12 +25,16 @@ use prime_compaction_core::summary::compact::{
 };
 use prime_compaction_core::summary::message_transcript::MessageTranscript;
 use prime_compaction_core::summary::prompts::SUMMARIZATION_SYSTEM_PROMPT;
+use prime_compaction_core::summary::usage::{
+    combine_usage, split_turn_usage, CostNumbers, ResultUsage, UsageNumbers,
+};
 use prime_compaction_core::transcript::llm_message::transcript_messages;
 
 /// A summarization in progress. `next()` gives the request to send (or
 /// null when done), `respond()` takes the model's answer, `result()` the outcome.
 #[napi]
 pub struct CompactionJob {
+    line: &'static AgentLine,
     job: Job<MessageTranscript>,
     first_kept_entry_id: JsStr,
     tokens_before: f64,
@@ -81,6 +90,7 @@ fn file_lists(lists: &JsVal<'_>) -> Result<(Vec<JsStr>, Vec<JsStr>)> {
 /// What a summarization job is made of; the three entry points differ
 /// only in where the parts come from.
 struct Parts {
+    line: &'static AgentLine,
     history: Vec<prime_compaction_core::transcript::llm_message::Message>,
     history_is_empty: bool,
     turn_prefix: Option<Vec<prime_compaction_core::transcript::llm_message::Message>>,
@@ -97,12 +107,14 @@ struct Parts {
 
 impl Parts {
     fn new(
+        line: &'static AgentLine,
         history: Vec<prime_compaction_core::transcript::llm_message::Message>,
         facts: ModelFacts,
         reserve_tokens: f64,
         custom_instructions: Option<JsStr>,
     ) -> Parts {
         Parts {
+            line,
             history,
             history_is_empty: false,
             turn_prefix: None,
@@ -127,6 +139,8 @@ impl CompactionJob {
             reasoning,
         };
         let job = Job::new(JobInput {
+            line: p.line,
+            wants_reasoning: p.facts.wants_reasoning,
             history: transcript(p.history),
             history_is_empty: p.history_is_empty,
             turn_prefix: p.turn_prefix.map(transcript),
@@ -139,6 +153,7 @@ impl CompactionJob {
             branch: p.branch,
         });
         CompactionJob {
+            line: p.line,
             job,
             first_kept_entry_id: p.first_kept_entry_id,
             tokens_before: p.tokens_before,
@@ -147,6 +162,101 @@ impl CompactionJob {
             modified_files: p.modified_files,
         }
     }
+}
+
+impl CompactionJob {
+    /// The result's `usage`, in lines whose results carry one: the one
+    /// answer's own usage value, or a split turn's two added up. `usages`
+    /// holds the usage of each accepted answer, in order.
+    fn usage_of(&self, cx: &Cx, usages: &Arg) -> Result<Option<Raw>> {
+        if !self.line.summary_results.usage {
+            return Ok(None);
+        }
+        let usages = cx.wrap(usages.0)?;
+        let at = |i: usize| usages.at(i).within_with(|| format!("usages[{i}]"));
+        let which = match self.job.answered() {
+            [] => return Ok(Some(cx.undefined())),
+            [Part::History, Part::TurnPrefix] => {
+                split_turn_usage(at(0)?.is_object_like(), at(1)?.is_object_like())
+            }
+            parts => ResultUsage::Answer(parts.len() - 1),
+        };
+        Ok(Some(match which {
+            ResultUsage::Answer(i) => at(i)?.raw,
+            ResultUsage::Sum(a, b) => usage_object(
+                cx,
+                &combine_usage(&usage_numbers(&at(a)?)?, &usage_numbers(&at(b)?)?),
+            )?,
+        }))
+    }
+}
+
+/// What JS `+` adds of `v[name]`.
+fn addend(v: &JsVal<'_>, name: &std::ffi::CStr) -> Result<f64> {
+    Ok(to_number(&primitive(&property(v, name)?)))
+}
+
+/// `v[name]`, `None` when it is `undefined` (an optional split of the usage).
+fn optional_addend(v: &JsVal<'_>, name: &std::ffi::CStr) -> Result<Option<f64>> {
+    let field = property(v, name)?;
+    Ok((!field.is_undefined()).then(|| to_number(&primitive(&field))))
+}
+
+fn usage_numbers(usage: &JsVal<'_>) -> Result<UsageNumbers> {
+    let cost = property(usage, c"cost")?;
+    let cost = if cost.is_object_like() {
+        Some(CostNumbers {
+            input: addend(&cost, c"input")?,
+            output: addend(&cost, c"output")?,
+            cache_read: addend(&cost, c"cacheRead")?,
+            cache_write: addend(&cost, c"cacheWrite")?,
+            total: addend(&cost, c"total")?,
+            total_from_provider: property(&cost, c"totalFromProvider")?.boolean() == Some(true),
+        })
+    } else {
+        None
+    };
+    Ok(UsageNumbers {
+        input: addend(usage, c"input")?,
+        output: addend(usage, c"output")?,
+        cache_read: addend(usage, c"cacheRead")?,
+        cache_write: addend(usage, c"cacheWrite")?,
+        cache_write_1h: optional_addend(usage, c"cacheWrite1h")?,
+        reasoning: optional_addend(usage, c"reasoning")?,
+        total_tokens: addend(usage, c"totalTokens")?,
+        cost,
+    })
+}
+
+/// A summed usage as an object, in `combineUsage`'s key order.
+fn usage_object(cx: &Cx, u: &UsageNumbers) -> Result<Raw> {
+    let o = cx.object()?;
+    cx.set(o, c"input", cx.number(u.input)?)?;
+    cx.set(o, c"output", cx.number(u.output)?)?;
+    cx.set(o, c"cacheRead", cx.number(u.cache_read)?)?;
+    cx.set(o, c"cacheWrite", cx.number(u.cache_write)?)?;
+    if let Some(n) = u.cache_write_1h {
+        cx.set(o, c"cacheWrite1h", cx.number(n)?)?;
+    }
+    if let Some(n) = u.reasoning {
+        cx.set(o, c"reasoning", cx.number(n)?)?;
+    }
+    cx.set(o, c"totalTokens", cx.number(u.total_tokens)?)?;
+    if let Some(c) = &u.cost {
+        let cost = cx.object()?;
+        cx.set(cost, c"input", cx.number(c.input)?)?;
+        cx.set(cost, c"output", cx.number(c.output)?)?;
+        cx.set(cost, c"cacheRead", cx.number(c.cache_read)?)?;
+        cx.set(cost, c"cacheWrite", cx.number(c.cache_write)?)?;
+        cx.set(cost, c"total", cx.number(c.total)?)?;
+        cx.set(
+            cost,
+            c"totalFromProvider",
+            cx.boolean(c.total_from_provider)?,
+        )?;
+        cx.set(o, c"cost", cost)?;
+    }
+    Ok(o)
 }
 
 /// A number argument; anything else is a `TypeError` naming it.
@@ -161,10 +271,15 @@ fn number_arg(v: &JsVal<'_>, name: &str) -> Result<f64> {
 
 struct ModelFacts {
     limits: ModelLimits,
+    /// Keep readable reasoning in the transcript (not for Claude-family summarizers).
     reasoning: bool,
+    /// Pass the thinking level on as `reasoning`.
+    wants_reasoning: bool,
 }
 
-fn model_facts(model: &JsVal<'_>) -> Result<ModelFacts> {
+/// What the request depends on in `model`, and whether it gets the thinking
+/// level: `model.reasoning` truthy and a level that is truthy and not "off".
+fn model_facts(model: &JsVal<'_>, thinking_level: &JsVal<'_>) -> Result<ModelFacts> {
     if !model.is_object_like() {
         return Err(Error::type_error(
             "model",
@@ -182,21 +297,28 @@ fn model_facts(model: &JsVal<'_>) -> Result<ModelFacts> {
             context_window: number_field(model, Key::ContextWindow).within("model")?,
         },
         reasoning: !claude,
+        wants_reasoning: property(model, c"reasoning")?.truthy()
+            && thinking_level.truthy()
+            && !thinking_level.str_is("off"),
     })
 }
 
 /// Starts `compact(preparation, model, ..., customInstructions)`. `file_ops`
 /// is `{ read, written, edited }` as arrays (index.js spreads the Sets).
 #[napi(js_name = "startCompaction")]
+#[allow(clippy::too_many_arguments)] // one per value lib/summarize.js passes on, flat as napi takes them
 pub fn start_compaction(
     env: Env,
     preparation: Arg,
     file_ops: Arg,
     model: Arg,
     custom: Arg,
+    line: Arg,
+    thinking_level: Arg,
     argument_entries: Option<Arg>,
 ) -> napi::Result<CompactionJob> {
     run(&env, |cx| {
+        let line = line_arg(cx, &line)?;
         cx.use_argument_entries(&argument_entries)?;
         let prep = cx.wrap(preparation.0)?;
         if !prep.is_object_like() {
@@ -219,11 +341,15 @@ pub fn start_compaction(
         } else {
             None
         };
-        let settings = prep.get(Key::Settings)?;
-        let reserve_tokens =
-            number_field(&settings, Key::ReserveTokens).within("preparation.settings")?;
+        // Lines that send no maxTokens do not read the settings (1.6's compact() does not).
+        let reserve_tokens = if line.summary_requests.max_tokens {
+            let settings = prep.get(Key::Settings)?;
+            number_field(&settings, Key::ReserveTokens).within("preparation.settings")?
+        } else {
+            f64::NAN
+        };
         let (read_files, modified_files) = file_lists(&cx.wrap(file_ops.0)?)?;
-        let facts = model_facts(&cx.wrap(model.0)?)?;
+        let facts = model_facts(&cx.wrap(model.0)?, &cx.wrap(thinking_level.0)?)?;
         let custom_instructions = optional_string(&cx.wrap(custom.0)?, "customInstructions")?;
         Ok(CompactionJob::new(Parts {
             history_is_empty: history_value.array_len().unwrap_or(0) == 0,
@@ -233,7 +359,7 @@ pub fn start_compaction(
             tokens_before: number_field(&prep, Key::TokensBefore).within("preparation")?,
             read_files,
             modified_files,
-            ..Parts::new(history, facts, reserve_tokens, custom_instructions)
+            ..Parts::new(line, history, facts, reserve_tokens, custom_instructions)
         }))
     })
 }
@@ -241,6 +367,7 @@ pub fn start_compaction(
 /// Starts `generateSummary(currentMessages, model, reserveTokens, ...)`: one
 /// summary (with overflow retries), no file lists.
 #[napi(js_name = "startSummary")]
+#[allow(clippy::too_many_arguments)] // one per value lib/summarize.js passes on, flat as napi takes them
 pub fn start_summary(
     env: Env,
     messages: Arg,
@@ -248,19 +375,42 @@ pub fn start_summary(
     reserve_tokens: Arg,
     custom: Arg,
     previous_summary: Arg,
+    line: Arg,
+    thinking_level: Arg,
     argument_entries: Option<Arg>,
 ) -> napi::Result<CompactionJob> {
     run(&env, |cx| {
+        let line = line_arg(cx, &line)?;
         cx.use_argument_entries(&argument_entries)?;
         let history = transcript_messages(&cx.wrap(messages.0)?).within("currentMessages")?;
-        let facts = model_facts(&cx.wrap(model.0)?)?;
-        let reserve_tokens = number_arg(&cx.wrap(reserve_tokens.0)?, "reserveTokens")?;
+        let facts = model_facts(&cx.wrap(model.0)?, &cx.wrap(thinking_level.0)?)?;
+        // Lines that send no maxTokens do not read reserveTokens (1.6 types it `number | undefined`).
+        let reserve_tokens = if line.summary_requests.max_tokens {
+            number_arg(&cx.wrap(reserve_tokens.0)?, "reserveTokens")?
+        } else {
+            f64::NAN
+        };
         let custom_instructions = optional_string(&cx.wrap(custom.0)?, "customInstructions")?;
         Ok(CompactionJob::new(Parts {
             previous_summary: optional_string(&cx.wrap(previous_summary.0)?, "previousSummary")?,
-            ..Parts::new(history, facts, reserve_tokens, custom_instructions)
+            ..Parts::new(line, history, facts, reserve_tokens, custom_instructions)
         }))
     })
+}
+
+/// `stopReason` as compaction and the retry loop tell answers apart.
+pub fn stop_of(answer: &JsVal<'_>) -> Result<Stop> {
+    Ok(
+        match answer
+            .get(Key::StopReason)?
+            .str_one_of(&["length", "error", "aborted"])
+        {
+            Some(0) => Stop::Length,
+            Some(1) => Stop::Error,
+            Some(2) => Stop::Aborted,
+            _ => Stop::Finished,
+        },
+    )
 }
 
 fn read_response(v: &JsVal<'_>) -> Result<Response> {
@@ -270,15 +420,7 @@ fn read_response(v: &JsVal<'_>) -> Result<Response> {
             format!("expected an assistant message, got {}", v.kind().describe()),
         ));
     }
-    let stop = match v
-        .get(Key::StopReason)?
-        .str_one_of(&["length", "error", "aborted"])
-    {
-        Some(0) => Stop::Length,
-        Some(1) => Stop::Error,
-        Some(2) => Stop::Aborted,
-        _ => Stop::Finished,
-    };
+    let stop = stop_of(v)?;
     let error_message = v
         .get(Key::ErrorMessage)?
         .string()
@@ -309,7 +451,8 @@ fn read_response(v: &JsVal<'_>) -> Result<Response> {
 
 #[napi]
 impl CompactionJob {
-    /// `{ systemPrompt, prompt, maxTokens, part, attempt }`, or null when finished.
+    /// `{ systemPrompt, prompt, maxTokens?, optionKeys, part, attempt }`, or
+    /// null when finished; `maxTokens` only in lines that send one.
     #[napi]
     pub fn next(&self, env: Env) -> napi::Result<RawValue> {
         run(&env, |cx| {
@@ -319,7 +462,11 @@ impl CompactionJob {
             let o = cx.object()?;
             cx.set(o, c"systemPrompt", cx.str(request.system_prompt)?)?;
             cx.set(o, c"prompt", cx.js_str(&request.prompt)?)?;
-            cx.set(o, c"maxTokens", cx.number(request.max_tokens)?)?;
+            if let Some(max_tokens) = request.max_tokens {
+                cx.set(o, c"maxTokens", cx.number(max_tokens)?)?;
+            }
+            let keys = request.option_keys.iter().map(|k| cx.str(k));
+            cx.set(o, c"optionKeys", cx.array(keys)?)?;
             let part = match request.part {
                 Part::History => "history",
                 Part::TurnPrefix => "turnPrefix",
@@ -331,9 +478,28 @@ impl CompactionJob {
         })
     }
 
-    /// Takes the model's answer (an `AssistantMessage`) to the last request.
+    /// Drops what the job holds (its transcripts) once its outcome has been
+    /// read. The wrapper's finalizer would free it too, but Node runs
+    /// finalizers only on a later turn of the event loop, so callers that
+    /// never yield (a streamFn answering at once) would hold every job.
     #[napi]
-    pub fn respond(&mut self, env: Env, response: Arg) -> napi::Result<()> {
+    pub fn release(&mut self) {
+        let facts = ModelFacts {
+            limits: ModelLimits {
+                max_tokens: 0.0,
+                context_window: 0.0,
+            },
+            reasoning: false,
+            wants_reasoning: false,
+        };
+        *self = CompactionJob::new(Parts::new(self.line, Vec::new(), facts, 0.0, None));
+    }
+
+    /// Takes the model's answer (an `AssistantMessage`) to the last request:
+    /// true when it finished a part, so that its `usage` is the part's (pass
+    /// the usages of those answers, in order, to the result methods).
+    #[napi]
+    pub fn respond(&mut self, env: Env, response: Arg) -> napi::Result<bool> {
         run(&env, |cx| {
             let response = read_response(&cx.wrap(response.0)?).within("response")?;
             self.job.on_response(&response)
@@ -349,9 +515,28 @@ impl CompactionJob {
         })
     }
 
+    /// `{ text, usage }` (`generateSummaryWithUsage`).
+    #[napi(js_name = "summaryWithUsage")]
+    pub fn summary_with_usage(&self, env: Env, usages: Arg) -> napi::Result<RawValue> {
+        run(&env, |cx| {
+            let text = self
+                .job
+                .summary()
+                .ok_or_else(|| Error::invalid("summarization has not finished"))?;
+            let o = cx.object()?;
+            cx.set(o, c"text", cx.js_str(text)?)?;
+            cx.set(
+                o,
+                c"usage",
+                self.usage_of(cx, &usages)?.unwrap_or(cx.undefined()),
+            )?;
+            Ok(RawValue(o))
+        })
+    }
+
     /// The `BranchSummaryResult` of a finished branch summary.
     #[napi(js_name = "branchResult")]
-    pub fn branch_result(&self, env: Env) -> napi::Result<RawValue> {
+    pub fn branch_result(&self, env: Env, usages: Arg) -> napi::Result<RawValue> {
         run(&env, |cx| {
             let summary = self
                 .job
@@ -359,15 +544,19 @@ impl CompactionJob {
                 .ok_or_else(|| Error::invalid("branch summary has not finished"))?;
             let o = cx.object()?;
             cx.set(o, c"summary", cx.js_str(summary)?)?;
+            if let Some(usage) = self.usage_of(cx, &usages)? {
+                cx.set(o, c"usage", usage)?;
+            }
             cx.set(o, c"readFiles", cx.strings(self.read_files.iter())?)?;
             cx.set(o, c"modifiedFiles", cx.strings(self.modified_files.iter())?)?;
             Ok(RawValue(o))
         })
     }
 
-    /// The `CompactionResult`.
+    /// The `CompactionResult`. No `estimatedTokensAfter`: the agent computes
+    /// it from the session once the entry is stored.
     #[napi]
-    pub fn result(&self, env: Env) -> napi::Result<RawValue> {
+    pub fn result(&self, env: Env, usages: Arg) -> napi::Result<RawValue> {
         run(&env, |cx| {
             let summary = self
                 .job
@@ -381,6 +570,9 @@ impl CompactionJob {
                 cx.js_str(&self.first_kept_entry_id)?,
             )?;
             cx.set(o, c"tokensBefore", cx.number(self.tokens_before)?)?;
+            if let Some(usage) = self.usage_of(cx, &usages)? {
+                cx.set(o, c"usage", usage)?;
+            }
             let details = cx.object()?;
             cx.set(details, c"readFiles", cx.strings(self.read_files.iter())?)?;
             cx.set(
@@ -409,12 +601,15 @@ pub fn start_branch_summary(
     reserve_tokens: Arg,
     custom: Arg,
     replace: Arg,
+    line: Arg,
+    thinking_level: Arg,
     argument_entries: Option<Arg>,
 ) -> napi::Result<CompactionJob> {
     run(&env, |cx| {
+        let line = line_arg(cx, &line)?;
         cx.use_argument_entries(&argument_entries)?;
         let history = transcript_messages(&cx.wrap(messages.0)?).within("messages")?;
-        let facts = model_facts(&cx.wrap(model.0)?)?;
+        let facts = model_facts(&cx.wrap(model.0)?, &cx.wrap(thinking_level.0)?)?;
         let reserve_tokens = number_arg(&cx.wrap(reserve_tokens.0)?, "options.reserveTokens")?;
         let (read_files, modified_files) = file_lists(&cx.wrap(file_ops.0)?)?;
         let custom_instructions =
@@ -426,7 +621,7 @@ pub fn start_branch_summary(
             branch: Some(BranchOptions {
                 replace_instructions,
             }),
-            ..Parts::new(history, facts, reserve_tokens, custom_instructions)
+            ..Parts::new(line, history, facts, reserve_tokens, custom_instructions)
         }))
     })
 }
@@ -435,4 +630,35 @@ pub fn start_branch_summary(
 #[napi(js_name = "summarizationSystemPrompt")]
 pub fn summarization_system_prompt() -> &'static str {
     SUMMARIZATION_SYSTEM_PROMPT
+}
+
+/// How requests are made and answered in agent line `line`, for
+/// lib/summarize.js: `{ transcriptContext, completeSummarization:
+/// { cacheRetention } | null, completeSimpleFrom }`.
+#[napi(js_name = "summaryRules")]
+pub fn summary_rules(env: Env, line: Arg) -> napi::Result<RawValue> {
+    run(&env, |cx| {
+        let rules = &line_arg(cx, &line)?.summary_requests;
+        let o = cx.object()?;
+        cx.set(
+            o,
+            c"transcriptContext",
+            cx.boolean(rules.transcript_context)?,
+        )?;
+        let complete = match &rules.complete_summarization {
+            Some(c) => {
+                let options = cx.object()?;
+                cx.set(options, c"cacheRetention", cx.str(c.cache_retention)?)?;
+                options
+            }
+            None => cx.null()?,
+        };
+        cx.set(o, c"completeSummarization", complete)?;
+        cx.set(
+            o,
+            c"completeSimpleFrom",
+            cx.str(rules.complete_simple_from)?,
+        )?;
+        Ok(RawValue(o))
+    })
 }

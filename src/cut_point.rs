@@ -3,6 +3,7 @@
 use napi::Env;
 use napi_derive::napi;
 
+use crate::agent_line::line_arg;
 use crate::js::args::{arg, counter_option, index_arg, number_arg};
 use crate::js::errors::run;
 use crate::js::out::{Arg, RawValue};
@@ -10,7 +11,8 @@ use prime_compaction_core::error::Error;
 use prime_compaction_core::plan::cut_point::{find_cut_point, find_turn_start_index};
 use prime_compaction_core::session::entries::Entries;
 
-/// `findCutPoint(entries, startIndex, endIndex, keepRecentTokens)`.
+/// `findCutPoint(entries, startIndex, endIndex, keepRecentTokens)` as the
+/// agent line does it.
 #[napi(js_name = "findCutPoint")]
 pub fn find_cut_point_native(
     env: Env,
@@ -18,12 +20,14 @@ pub fn find_cut_point_native(
     start: Arg,
     end: Arg,
     keep: Arg,
+    line: Arg,
     options: Option<Arg>,
 ) -> napi::Result<RawValue> {
     run(&env, |cx| {
+        let line = line_arg(cx, &line)?;
         let counter = counter_option(cx, &options)?;
         let array = arg(cx, &entries)?;
-        let list = Entries::new(&array, "entries")?.with_counter(counter);
+        let list = Entries::new(&array, "entries", line)?.with_counter(counter);
         let start = index_arg(cx, &start, "startIndex")?;
         let end = index_arg(cx, &end, "endIndex")?;
         let keep = number_arg(cx, &keep, "keepRecentTokens")?;
@@ -57,17 +61,19 @@ pub fn find_cut_point_native(
     })
 }
 
-/// `findTurnStartIndex(entries, entryIndex, startIndex)`.
+/// `findTurnStartIndex(entries, entryIndex, startIndex)` as the agent line does it.
 #[napi(js_name = "findTurnStartIndex")]
 pub fn find_turn_start_index_native(
     env: Env,
     entries: Arg,
     entry_index: Arg,
     start_index: Arg,
+    line: Arg,
 ) -> napi::Result<f64> {
     run(&env, |cx| {
+        let line = line_arg(cx, &line)?;
         let array = arg(cx, &entries)?;
-        let list = Entries::new(&array, "entries")?;
+        let list = Entries::new(&array, "entries", line)?;
         let entry_index = index_arg(cx, &entry_index, "entryIndex")?;
         let start_index = index_arg(cx, &start_index, "startIndex")?;
         if entry_index >= start_index && (start_index < 0 || entry_index as usize >= list.len()) {

@@ -1,42 +1,57 @@
 //! Token estimates: `estimateTokens`, `estimateContextTokens`,
-//! `calculateContextTokens`, and the index behind `getLastAssistantUsage`.
+//! `estimateProjectedContextTokens`, `calculateContextTokens`, and the index
+//! behind `getLastAssistantUsage`.
 
 use napi::Env;
 use napi_derive::napi;
 
+use crate::agent_line::line_arg;
 use crate::js::args::{arg, counter_option};
 use crate::js::errors::run;
-use crate::js::out::{Arg, RawValue};
-use prime_compaction_core::error::Context;
+use crate::js::out::{Arg, Raw, RawValue};
+use crate::js::view::Cx;
+use prime_compaction_core::error::{Context, Result};
 use prime_compaction_core::js::view::{Key, View};
 use prime_compaction_core::session::entries::Entries;
 use prime_compaction_core::session::model::EntryType;
 use prime_compaction_core::tokens::estimate::{
-    context_tokens, estimate_context_tokens, valid_usage,
+    context_tokens, estimate_context_tokens, valid_usage, ContextEstimate, Counter,
+};
+use prime_compaction_core::tokens::projected::{
+    projected_context_tokens, usage_is_current_in, MessageArray,
 };
 
-/// `estimateTokens(message)`.
+/// `estimateTokens(message)` as the agent line counts it.
 #[napi(js_name = "estimateTokens")]
-pub fn estimate_tokens_native(env: Env, message: Arg, options: Option<Arg>) -> napi::Result<f64> {
+pub fn estimate_tokens_native(
+    env: Env,
+    message: Arg,
+    line: Arg,
+    options: Option<Arg>,
+) -> napi::Result<f64> {
     run(&env, |cx| {
+        let line = line_arg(cx, &line)?;
         let counter = counter_option(cx, &options)?;
-        Ok(counter.message(&arg(cx, &message)?).within("message")? as f64)
+        Ok(counter
+            .message(&arg(cx, &message)?, &line.tokens)
+            .within("message")? as f64)
     })
 }
 
 /// The index of the entry whose message holds the last valid usage, or -1;
-/// index.js returns that message's own `usage` object.
+/// `lib/api.js` returns that message's own `usage` object.
 #[napi(js_name = "lastAssistantUsageIndex")]
-pub fn last_assistant_usage_index(env: Env, entries: Arg) -> napi::Result<f64> {
+pub fn last_assistant_usage_index(env: Env, entries: Arg, line: Arg) -> napi::Result<f64> {
     run(&env, |cx| {
+        let line = line_arg(cx, &line)?;
         let array = arg(cx, &entries)?;
-        let list = Entries::new(&array, "entries")?;
+        let list = Entries::new(&array, "entries", line)?;
         for i in (0..list.len()).rev() {
             if list.kind(i)?.ty != EntryType::Message {
                 continue;
             }
             let valid = list.with_entry(i, |e| {
-                Ok(valid_usage(&e.get(Key::Message)?)
+                Ok(valid_usage(&e.get(Key::Message)?, &line.tokens)
                     .within("message")?
                     .is_some())
             })?;
@@ -48,21 +63,54 @@ pub fn last_assistant_usage_index(env: Env, entries: Arg) -> napi::Result<f64> {
     })
 }
 
-/// `estimateContextTokens(messages)`.
+/// `ContextUsageEstimate`, in the reference's key order.
+fn estimate_object(cx: &Cx, est: &ContextEstimate) -> Result<Raw> {
+    let o = cx.object()?;
+    cx.set(o, c"tokens", cx.number(est.tokens)?)?;
+    cx.set(o, c"usageTokens", cx.number(est.usage_tokens)?)?;
+    cx.set(o, c"trailingTokens", cx.number(est.trailing_tokens)?)?;
+    let last = match est.last_usage_index {
+        Some(i) => cx.number(i as f64)?,
+        None => cx.null()?,
+    };
+    cx.set(o, c"lastUsageIndex", last)?;
+    Ok(o)
+}
+
+/// `estimateContextTokens(messages)` as the agent line counts it.
 #[napi(js_name = "estimateContextTokens")]
-pub fn estimate_context_tokens_native(env: Env, messages: Arg) -> napi::Result<RawValue> {
+pub fn estimate_context_tokens_native(
+    env: Env,
+    messages: Arg,
+    line: Arg,
+) -> napi::Result<RawValue> {
     run(&env, |cx| {
-        let est = estimate_context_tokens(&arg(cx, &messages)?).within("messages")?;
-        let o = cx.object()?;
-        cx.set(o, c"tokens", cx.number(est.tokens)?)?;
-        cx.set(o, c"usageTokens", cx.number(est.usage_tokens)?)?;
-        cx.set(o, c"trailingTokens", cx.number(est.trailing_tokens)?)?;
-        let last = match est.last_usage_index {
-            Some(i) => cx.number(i as f64)?,
-            None => cx.null()?,
-        };
-        cx.set(o, c"lastUsageIndex", last)?;
-        Ok(RawValue(o))
+        let line = line_arg(cx, &line)?;
+        let est = estimate_context_tokens(&arg(cx, &messages)?, &line.tokens).within("messages")?;
+        Ok(RawValue(estimate_object(cx, &est)?))
+    })
+}
+
+/// `estimateProjectedContextTokens(projection, branchEntries)`: the context
+/// size of the agent's `SessionProjection`, trusting its last usage only
+/// when no `context_edit` or `compaction` among `branchEntries` came after it.
+#[napi(js_name = "estimateProjectedContextTokens")]
+pub fn estimate_projected_context_tokens(
+    env: Env,
+    projection: Arg,
+    branch_entries: Arg,
+    line: Arg,
+) -> napi::Result<RawValue> {
+    run(&env, |cx| {
+        let line = line_arg(cx, &line)?;
+        let projection = arg(cx, &projection)?;
+        let branch = arg(cx, &branch_entries)?;
+        let messages = projection.get(Key::Messages)?;
+        let list = MessageArray::named(&messages, "projection.messages")?;
+        let est = projected_context_tokens(&list, Counter::Estimate, &line.tokens, |index| {
+            usage_is_current_in(&projection, &branch, index)
+        })?;
+        Ok(RawValue(estimate_object(cx, &est)?))
     })
 }
 

@@ -5,6 +5,7 @@
 use napi::Env;
 use napi_derive::napi;
 
+use crate::agent_line::line_arg;
 use crate::js::args::arg;
 use crate::js::errors::run;
 use crate::js::out::{Arg, RawValue};
@@ -16,17 +17,23 @@ use prime_compaction_core::plan::file_ops::{
     compute_file_lists_values, extract_file_ops, format_file_operations, join_element,
 };
 
-/// The file operations of one message, in order: `{ kinds, paths }` with
-/// kinds 0 = read, 1 = written, 2 = edited. index.js adds them to the caller's Sets.
+/// The file operations of one message as the agent line finds them, in
+/// order: `{ kinds, paths }` with kinds 0 = read, 1 = written, 2 = edited.
+/// `lib/api.js` adds them to the caller's Sets.
 #[napi(js_name = "fileOpsOfMessage")]
-pub fn file_ops_of_message(env: Env, message: Arg) -> napi::Result<RawValue> {
+pub fn file_ops_of_message(env: Env, message: Arg, line: Arg) -> napi::Result<RawValue> {
     run(&env, |cx| {
+        let line = line_arg(cx, &line)?;
         let mut kinds = Vec::new();
         let mut paths = Vec::new();
-        extract_file_ops(&arg(cx, &message)?, &mut |kind, path| {
-            kinds.push(kind.index());
-            paths.push(path);
-        })
+        extract_file_ops(
+            &arg(cx, &message)?,
+            &mut |kind, path| {
+                kinds.push(kind.index());
+                paths.push(path);
+            },
+            &line.file_ops,
+        )
         .within("message")?;
         let o = cx.object()?;
         cx.set(o, c"kinds", cx.u8_array(&kinds)?)?;

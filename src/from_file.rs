@@ -11,9 +11,11 @@ use napi::bindgen_prelude::{AsyncTask, JsError, JsRangeError, JsTypeError, Unkno
 use napi::{sys, Env, Status, Task};
 use napi_derive::napi;
 
+use crate::agent_line::line_arg;
 use crate::js::errors::run;
 use crate::js::out::{Arg, Raw, RawValue};
 use crate::js::view::{check, Cx, JsVal};
+use prime_compaction_core::agent_line::AgentLine;
 use prime_compaction_core::error::{Context, Error, ErrorKind, Result};
 use prime_compaction_core::js::json::{stringify_to_string, Value};
 use prime_compaction_core::js::string::JsStr;
@@ -34,6 +36,8 @@ pub struct FileRequest {
     /// Keep readable assistant reasoning in transcripts: false for a
     /// Claude-family `options.model` or `options.reasoning === false`.
     pub reasoning: bool,
+    /// The agent line whose rules the plan follows.
+    pub line: &'static AgentLine,
 }
 
 fn string_of(v: &JsVal<'_>, name: &str) -> Result<JsStr> {
@@ -45,8 +49,9 @@ fn string_of(v: &JsVal<'_>, name: &str) -> Result<JsStr> {
     })
 }
 
-/// Reads `(path, options?)` with `options = { leafId?, settings?, model?, reasoning? }`.
-pub fn read_request(cx: &Cx, path: &Arg, options: &Arg) -> Result<FileRequest> {
+/// Reads `(path, options?, line)` with `options = { leafId?, settings?, model?, reasoning? }`.
+pub fn read_request(cx: &Cx, path: &Arg, options: &Arg, line: &Arg) -> Result<FileRequest> {
+    let line = line_arg(cx, line)?;
     let path = string_of(&cx.wrap(path.0)?, "path")?;
     let options = cx.wrap(options.0)?;
     let mut leaf = None;
@@ -89,6 +94,7 @@ pub fn read_request(cx: &Cx, path: &Arg, options: &Arg) -> Result<FileRequest> {
         leaf,
         budget: Budget::from(&settings),
         reasoning,
+        line,
     })
 }
 
@@ -229,7 +235,7 @@ impl Task for PrepareFromFile {
     fn compute(&mut self) -> napi::Result<Self::Output> {
         let r = &self.request;
         Ok(guarded(|| {
-            prepare_compaction_from_file(&r.path, r.leaf.as_ref(), r.budget)
+            prepare_compaction_from_file(&r.path, r.leaf.as_ref(), r.budget, r.line)
         }))
     }
 
@@ -240,7 +246,7 @@ impl Task for PrepareFromFile {
 
 /// `prepareCompactionFromFile(path, options?)`: reads a version-3 session
 /// file, takes the branch ending at `options.leafId` (default: the last
-/// entry) and plans its compaction, all on the libuv pool. Resolves to the
+/// entry) and plans its compaction as the agent line does, all on the libuv pool. Resolves to the
 /// plan with entries named by id, or `undefined` where `prepareCompaction`
 /// returns `undefined`.
 #[napi(
@@ -251,9 +257,10 @@ pub fn prepare_compaction_from_file_async(
     env: Env,
     path: Arg,
     options: Arg,
+    line: Arg,
 ) -> napi::Result<AsyncTask<PrepareFromFile>> {
     run(&env, |cx| {
-        let request = read_request(cx, &path, &options)?;
+        let request = read_request(cx, &path, &options, &line)?;
         Ok(AsyncTask::new(PrepareFromFile { request }))
     })
 }
@@ -265,10 +272,11 @@ pub fn prepare_compaction_from_file_sync(
     env: Env,
     path: Arg,
     options: Arg,
+    line: Arg,
 ) -> napi::Result<RawValue> {
     run(&env, |cx| {
-        let r = read_request(cx, &path, &options)?;
-        let plan = prepare_compaction_from_file(&r.path, r.leaf.as_ref(), r.budget)?;
+        let r = read_request(cx, &path, &options, &line)?;
+        let plan = prepare_compaction_from_file(&r.path, r.leaf.as_ref(), r.budget, r.line)?;
         Ok(RawValue(plan_to_js(cx, plan.as_ref())?))
     })
 }
@@ -290,7 +298,7 @@ pub fn transcript_to_js(cx: &Cx, transcript: Option<&FileTranscript>) -> Result<
 }
 
 fn transcript_of(r: &FileRequest) -> Result<Option<FileTranscript>> {
-    serialize_for_summary_from_file(&r.path, r.leaf.as_ref(), r.budget, r.reasoning)
+    serialize_for_summary_from_file(&r.path, r.leaf.as_ref(), r.budget, r.reasoning, r.line)
 }
 
 pub struct SerializeFromFile {
@@ -322,9 +330,10 @@ pub fn serialize_for_summary_from_file_async(
     env: Env,
     path: Arg,
     options: Arg,
+    line: Arg,
 ) -> napi::Result<AsyncTask<SerializeFromFile>> {
     run(&env, |cx| {
-        let request = read_request(cx, &path, &options)?;
+        let request = read_request(cx, &path, &options, &line)?;
         Ok(AsyncTask::new(SerializeFromFile { request }))
     })
 }
@@ -335,9 +344,10 @@ pub fn serialize_for_summary_from_file_sync(
     env: Env,
     path: Arg,
     options: Arg,
+    line: Arg,
 ) -> napi::Result<RawValue> {
     run(&env, |cx| {
-        let request = read_request(cx, &path, &options)?;
+        let request = read_request(cx, &path, &options, &line)?;
         let transcript = transcript_of(&request)?;
         Ok(RawValue(transcript_to_js(cx, transcript.as_ref())?))
     })

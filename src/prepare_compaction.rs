@@ -1,9 +1,10 @@
-//! `prepareCompaction`: the plan, as indices index.js maps back onto the
-//! caller's entries.
+//! `prepareCompaction`: the plan, as indices `lib/api.js` maps back onto
+//! the caller's entries.
 
 use napi::Env;
 use napi_derive::napi;
 
+use crate::agent_line::line_arg;
 use crate::js::args::arg;
 use crate::js::errors::run;
 use crate::js::out::{Arg, Raw, RawValue};
@@ -13,24 +14,28 @@ use prime_compaction_core::plan::file_ops::FileOps;
 use prime_compaction_core::plan::prepare::{prepare_compaction, Preparation};
 use prime_compaction_core::plan::settings::read_settings;
 use prime_compaction_core::session::entries::Entries;
+use prime_compaction_core::session::projection::{MessageShape, PlanMessage};
 
-/// The plan for `prepareCompaction`; index.js turns indices back into the caller's messages.
+/// The plan for `prepareCompaction` as the agent line does it; `lib/api.js`
+/// turns indices back into the caller's messages.
 #[napi(js_name = "prepareCompaction")]
 pub fn prepare_compaction_native(
     env: Env,
     path_entries: Arg,
     settings: Arg,
+    line: Arg,
 ) -> napi::Result<RawValue> {
     run(&env, |cx| {
+        let line = line_arg(cx, &line)?;
         let settings = read_settings(&arg(cx, &settings)?).within("settings")?;
         let array = arg(cx, &path_entries)?;
-        let entries = Entries::new(&array, "pathEntries")?.with_counter(settings.counter);
+        let entries = Entries::new(&array, "pathEntries", line)?.with_counter(settings.counter);
         let plan = prepare_compaction(&entries, settings.keep_recent_tokens)?;
         Ok(RawValue(plan_object(cx, plan.as_ref())?))
     })
 }
 
-/// The plan object index.js maps onto the caller's entries; `undefined`
+/// The plan object `lib/api.js` maps onto the caller's entries; `undefined`
 /// where the reference returns `undefined`.
 pub fn plan_object(cx: &Cx, plan: Option<&Preparation>) -> Result<Raw> {
     let Some(plan) = plan else {
@@ -44,13 +49,39 @@ pub fn plan_object(cx: &Cx, plan: Option<&Preparation>) -> Result<Raw> {
     )?;
     cx.set(o, c"isSplitTurn", cx.boolean(plan.is_split_turn)?)?;
     cx.set(o, c"tokensBefore", cx.number(plan.tokens_before)?)?;
-    cx.set(o, c"summarize", cx.u32_array(&plan.summarize)?)?;
-    cx.set(o, c"turnPrefix", cx.u32_array(&plan.turn_prefix)?)?;
+    cx.set(o, c"summarize", messages_object(cx, &plan.summarize)?)?;
+    cx.set(o, c"turnPrefix", messages_object(cx, &plan.turn_prefix)?)?;
     let previous = plan.previous_compaction.map_or(-1.0, |p| p as f64);
     let details_from = plan.details_from.map_or(-1.0, |p| p as f64);
     cx.set(o, c"detailsFrom", cx.number(details_from)?)?;
     cx.set(o, c"previousCompactionIndex", cx.number(previous)?)?;
     set_file_ops(cx, o, &plan.file_ops)?;
+    Ok(o)
+}
+
+/// How a plan's messages are built (`{ own: 0, custom: 1, ... }`): the one
+/// source of the numbers in a plan's `shapes`, for `lib/api.js`.
+#[napi(js_name = "messageShapes")]
+pub fn message_shapes(env: Env) -> napi::Result<RawValue> {
+    run(&env, |cx| {
+        let o = cx.object()?;
+        for (name, shape) in MessageShape::ALL {
+            cx.set(o, name, cx.number(shape as u8 as f64)?)?;
+        }
+        Ok(RawValue(o))
+    })
+}
+
+/// A plan's messages: `{ entries, shapes, edits }`, typed arrays of equal
+/// length (entry index, `MessageShape`, the context edit's entry index).
+pub fn messages_object(cx: &Cx, messages: &[PlanMessage]) -> Result<Raw> {
+    let entries: Vec<u32> = messages.iter().map(|m| m.entry).collect();
+    let shapes: Vec<u8> = messages.iter().map(|m| m.shape as u8).collect();
+    let edits: Vec<u32> = messages.iter().map(|m| m.edit).collect();
+    let o = cx.object()?;
+    cx.set(o, c"entries", cx.u32_array(&entries)?)?;
+    cx.set(o, c"shapes", cx.u8_array(&shapes)?)?;
+    cx.set(o, c"edits", cx.u32_array(&edits)?)?;
     Ok(o)
 }
 

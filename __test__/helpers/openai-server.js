@@ -6,8 +6,16 @@
 //   { sse: ['chunk', ...], finish }   server-sent events, one delta per chunk, then [DONE]
 //   { ..., toolCalls: [{ id, name, arguments }] }   tool calls after the text (arguments: a JSON string)
 //   { ..., usage: { prompt_tokens, completion_tokens } }   the usage reported (a final chunk when streaming)
-//   { status, error }                 an error body { error: { message } }
+//   { status, error, headers }        an error body { error: { message } }, with extra response headers
+//   { status, noBody: true }          an error status with an empty body
 //   { hang: true }                    never answers (for timeouts and aborts)
+// and, for fault injection:
+//   { ..., chunkDelayMs }             server-sent events, each written chunkDelayMs after the one before
+//   { ..., onEnd }                    server-sent events; onEnd() is called once the last one is sent
+//   { ..., resetAfterChunks: k }      server-sent events, the socket destroyed after the first k chunks
+//   { ..., stallAfterChunks: k }      server-sent events, nothing more after the first k chunks
+//   { raw, contentType }              status 200 and `raw` (a string or Buffer) as the whole body
+//   { destroy: true }                 the socket destroyed before any response
 // A reply may also be a Promise of one. The last reply repeats once the
 // script runs out. Requests are recorded, with the body as parsed and as sent (`raw`).
 
@@ -47,17 +55,42 @@ function chunk(delta, finish = null) {
   return { id: 'chatcmpl-test', object: 'chat.completion.chunk', created: 1, model: 'test-model', choices: [{ index: 0, delta, finish_reason: finish }] }
 }
 
-function writeEvents(res, reply, includeUsage) {
+/** The server-sent events of `reply`, each a complete `data:` line with its blank line. */
+function eventsOf(reply, includeUsage) {
   const pieces = reply.sse || (reply.text === undefined ? [] : [reply.text])
   const toolCalls = toolCallsOf(reply)
-  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' })
-  res.write(`data: ${JSON.stringify(chunk({ role: 'assistant', content: '' }))}\n\n`)
-  for (const piece of pieces) res.write(`data: ${JSON.stringify(chunk({ content: piece }))}\n\n`)
-  for (const call of toolCalls) res.write(`data: ${JSON.stringify(chunk({ tool_calls: [call] }))}\n\n`)
+  const events = [`data: ${JSON.stringify(chunk({ role: 'assistant', content: '' }))}\n\n`]
+  for (const piece of pieces) events.push(`data: ${JSON.stringify(chunk({ content: piece }))}\n\n`)
+  for (const call of toolCalls) events.push(`data: ${JSON.stringify(chunk({ tool_calls: [call] }))}\n\n`)
   const finish = reply.finish || (toolCalls.length > 0 ? 'tool_calls' : 'stop')
-  res.write(`data: ${JSON.stringify(chunk({}, finish))}\n\n`)
-  if (includeUsage) res.write(`data: ${JSON.stringify({ ...chunk({}), choices: [], usage: usageOf(reply) })}\n\n`)
-  res.end('data: [DONE]\n\n')
+  events.push(`data: ${JSON.stringify(chunk({}, finish))}\n\n`)
+  if (includeUsage) events.push(`data: ${JSON.stringify({ ...chunk({}), choices: [], usage: usageOf(reply) })}\n\n`)
+  events.push('data: [DONE]\n\n')
+  return events
+}
+
+async function writeEvents(res, reply, includeUsage, hanging) {
+  const events = eventsOf(reply, includeUsage)
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' })
+  for (let i = 0; i < events.length; i++) {
+    if (reply.resetAfterChunks === i) {
+      res.socket.destroy()
+      return
+    }
+    if (reply.stallAfterChunks === i) {
+      // Headers flushed, the rest never comes.
+      res.flushHeaders()
+      hanging.add(res)
+      res.on('close', () => hanging.delete(res))
+      return
+    }
+    if (i > 0 && reply.chunkDelayMs) {
+      await new Promise((resolve) => setTimeout(resolve, reply.chunkDelayMs))
+      if (res.destroyed) return
+    }
+    if (i === events.length - 1) res.end(events[i], reply.onEnd)
+    else res.write(events[i])
+  }
 }
 
 async function startServer(script) {
@@ -88,13 +121,27 @@ async function startServer(script) {
         res.on('close', () => hanging.delete(res))
         return
       }
+      if (reply.destroy) {
+        req.socket.destroy()
+        return
+      }
+      if (reply.status && reply.noBody) {
+        res.writeHead(reply.status, reply.headers || {})
+        res.end()
+        return
+      }
       if (reply.status) {
-        res.writeHead(reply.status, { 'content-type': 'application/json' })
+        res.writeHead(reply.status, { 'content-type': 'application/json', ...(reply.headers || {}) })
         res.end(JSON.stringify({ error: { message: reply.error, type: 'invalid_request_error' } }))
         return
       }
+      if (reply.raw !== undefined) {
+        res.writeHead(200, { 'content-type': reply.contentType || 'text/event-stream', 'cache-control': 'no-cache' })
+        res.end(reply.raw)
+        return
+      }
       if (reply.sse || (parsed && parsed.stream === true)) {
-        writeEvents(res, reply, Boolean(parsed && parsed.stream_options && parsed.stream_options.include_usage))
+        await writeEvents(res, reply, Boolean(parsed && parsed.stream_options && parsed.stream_options.include_usage), hanging)
         return
       }
       res.writeHead(200, { 'content-type': 'application/json' })
@@ -115,4 +162,4 @@ async function startServer(script) {
   }
 }
 
-module.exports = { startServer }
+module.exports = { startServer, eventsOf }

@@ -313,4 +313,4 @@ function checkProperty(name, arbitraries, predicate, options = {}) {
   throw err
 }
 
-module.exports = { fc, NUM_RUNS, BASE_SEED, SHRINK_TIME_MS, checkProperty, toSource }
+module.exports = { fc, NUM_RUNS, BASE_SEED, SHRINK_TIME_MS, checkProperty, toSource, failureSignature }

@@ -35,7 +35,8 @@ const cached = new Map()
 
 /**
  * Returns the reference compaction module of `line` (all its exports) merged
- * with `convertToLlm` from messages.js and `{ SessionManager,
+ * with `convertToLlm`, `bashExecutionToText` and the three `create*Message`
+ * functions from messages.js and `{ SessionManager,
  * buildSessionContext, parseSessionEntries, migrateSessionEntries }` (1.6
  * also `buildSessionProjection`) from session-manager.js.
  */
@@ -50,6 +51,7 @@ async function loadReference(line = '0.78') {
     const sessionManager = await import(pathToFileURL(paths.sessionManager).href)
     const merged = { ...compaction }
     merged.convertToLlm = messages.convertToLlm
+    for (const name of ['bashExecutionToText', 'createBranchSummaryMessage', 'createCompactionSummaryMessage', 'createCustomMessage']) merged[name] = messages[name]
     merged.SessionManager = sessionManager.SessionManager
     merged.buildSessionContext = sessionManager.buildSessionContext
     merged.parseSessionEntries = sessionManager.parseSessionEntries

@@ -661,4 +661,140 @@ add(
   { heavy: true },
 )
 
+// The 1.6 line: what its sessions hold besides ----------------------------------
+
+const line16 = { line: '1.6' }
+
+/** session(9) with a 1.6 entry or message put in at index 4 (chained like the rest). */
+function with16(entry) {
+  const entries = session(9)
+  entries[4] = { ...entry, id: 'e4', parentId: 'e3', timestamp: '2026-01-01T00:00:00.000Z' }
+  return entries
+}
+
+/** The entry-taking calls of the 1.6 line, each a clear error naming the place or a well-formed result. */
+function entryCalls16(m, label, entries, mentions) {
+  errorOr(`prepareCompaction ${label}`, () => m.prepareCompaction(entries, SETTINGS), mentions, wellFormedPlan(entries))
+  errorOr(`prepareBranchEntries ${label}`, () => m.prepareBranchEntries(entries, 1000), mentions, (r) => isCount(r.totalTokens, label))
+  errorOr(`findCutPoint ${label}`, () => m.findCutPoint(entries, 0, entries.length, 50), mentions, (r) => isCount(r.firstKeptEntryIndex, label))
+  errorOr(`findTurnStartIndex ${label}`, () => m.findTurnStartIndex(entries, entries.length - 1, 0), mentions, (r) => assert(Number.isInteger(r), label))
+  errorOr(`getLastAssistantUsage ${label}`, () => m.getLastAssistantUsage(entries), mentions)
+}
+
+for (const field of ['targetId', 'replacement', 'replacement.content']) {
+  add(`1.6: wrong type: context_edit.${field}`, (m) => {
+    for (const [kind, bad] of Object.entries(BAD)) {
+      for (const target of ['e1', 'e2', 'e3']) {
+        const edit = { type: 'context_edit', targetId: target, replacement: { content: 'new' } }
+        if (field === 'replacement.content') edit.replacement = { content: bad }
+        else edit[field] = bad
+        // The edit last, and inside the path before later entries.
+        const last = session(9).concat([{ ...edit, id: 'e9', parentId: 'e8', timestamp: '2026-01-01T00:00:00.000Z' }])
+        entryCalls16(m, `edit of ${target} ${field} = ${kind} (last)`, last, /pathEntries\[\d+\]|entries\[\d+\]/)
+        entryCalls16(m, `edit of ${target} ${field} = ${kind} (inside)`, with16(edit), /pathEntries\[\d+\]|entries\[\d+\]/)
+      }
+    }
+  }, line16)
+}
+
+for (const field of ['content', 'sections', 'toolsAdded', 'toolsRemoved', 'timestamp']) {
+  add(`1.6: wrong type: system message.${field}`, (m) => {
+    for (const [kind, bad] of Object.entries(BAD)) {
+      const system = { role: 'system', content: 'You are pi.', sections: { a: 'x', b: null }, toolsAdded: [{ name: 'read' }], toolsRemoved: [{ name: 'bash' }], timestamp: 1, [field]: bad }
+      const label = `system.${field} = ${kind}`
+      const named = new RegExp(`\\b${field}\\b|\\[\\d+\\]|message`)
+      errorOr(`estimateTokens ${label}`, () => m.estimateTokens(system), named, isCount)
+      errorOr(`estimateContextTokens ${label}`, () => m.estimateContextTokens([system, userMsg('u')]), /messages\[0\]/, (r) => assert(typeof r.tokens === 'number', label))
+      errorOr(`convertToLlm ${label}`, () => m.convertToLlm([system]), /messages\[0\]/, isArray)
+      entryCalls16(m, `message ${label}`, with16({ type: 'message', message: system }), /pathEntries\[4\]|entries\[4\]/)
+      const compaction = { type: 'compaction', summary: 's', firstKeptEntryId: 'e2', tokensBefore: 1, systemMessage: system }
+      entryCalls16(m, `compaction systemMessage ${label}`, with16(compaction), /pathEntries\[4\]|entries\[4\]/)
+      const projection = { entries: [{ sourceEntry: { type: 'message', id: 'a' }, messages: [system] }], messages: [system, userMsg('u')] }
+      errorOr(`estimateProjectedContextTokens ${label}`, () => m.estimateProjectedContextTokens(projection, [{ type: 'context_edit', id: 'x' }]), /projection\.messages\[0\]/, (r) => isCount(r.tokens, label))
+    }
+  }, line16)
+}
+
+for (const field of ['nestedCalls', 'nestedCalls.calls', 'nestedCalls.calls[0]', 'nestedCalls.calls[0].name', 'nestedCalls.calls[0].arguments']) {
+  add(`1.6: wrong type: toolResult.${field}`, (m) => {
+    for (const [kind, bad] of Object.entries(BAD)) {
+      const call = { id: 'n', name: 'read', arguments: { path: 'a.ts' }, status: 'ok' }
+      const nested = { calls: [call], complete: true }
+      if (field === 'nestedCalls.calls') nested.calls = bad
+      else if (field === 'nestedCalls.calls[0]') nested.calls = [bad]
+      else if (field !== 'nestedCalls') call[field.split('.').pop()] = bad
+      const message = { ...toolResultMsg(3), nestedCalls: field === 'nestedCalls' ? bad : nested }
+      const label = `${field} = ${kind}`
+      errorOr(`extractFileOpsFromMessage ${label}`, () => m.extractFileOpsFromMessage(message, m.createFileOps()), /nestedCalls|message/)
+      // Summarized: the tool result falls before the cut.
+      const entries = session(30)
+      entries[5] = { ...entries[5], message }
+      errorOr(`prepareCompaction ${label}`, () => m.prepareCompaction(entries, SETTINGS), /pathEntries\[5\]\.message\.nestedCalls/, wellFormedPlan(entries))
+    }
+  }, line16)
+}
+
+add('1.6: wrong type: estimateProjectedContextTokens arguments', (m) => {
+  const projection = () => ({ entries: [{ sourceEntry: { type: 'message', id: 'e1' }, messages: [assistantMsg('a', 1)] }], messages: [assistantMsg('a', 1)] })
+  const branch = session(3)
+  for (const [kind, bad] of Object.entries(BAD)) {
+    const check = (r, label) => isCount(r.tokens, label)
+    errorOr(`projection = ${kind}`, () => m.estimateProjectedContextTokens(bad, branch), /projection/, check)
+    errorOr(`branchEntries = ${kind}`, () => m.estimateProjectedContextTokens(projection(), bad), /branchEntries/, check)
+    for (const [field, set] of [
+      ['projection.messages', (p) => (p.messages = bad)],
+      ['projection.entries', (p) => (p.entries = bad)],
+      ['projection.entries[0]', (p) => (p.entries[0] = bad)],
+      ['projection.entries[0].messages', (p) => (p.entries[0].messages = bad)],
+      ['projection.entries[0].sourceEntry', (p) => (p.entries[0].sourceEntry = bad)],
+      ['projection.entries[0].sourceEntry.id', (p) => (p.entries[0].sourceEntry.id = bad)],
+    ]) {
+      const p = projection()
+      set(p)
+      errorOr(`${field} = ${kind}`, () => m.estimateProjectedContextTokens(p, branch), /projection/, check)
+    }
+    const odd = session(3)
+    odd[1] = bad
+    errorOr(`branchEntries[1] = ${kind}`, () => m.estimateProjectedContextTokens(projection(), odd), /branchEntries\[\d\]/, check)
+  }
+}, line16)
+
+add('1.6: parent cycles and null content', (m) => {
+  const entries = session(9)
+  entries[0] = { ...entries[0], parentId: 'e8' }
+  mustThrow('prepareCompaction, cycle through the root', () => m.prepareCompaction(entries, SETTINGS), /cycle/)
+  const self = session(9)
+  self[8] = { ...self[8], parentId: 'e8' }
+  mustThrow('prepareCompaction, self-parent leaf', () => m.prepareCompaction(self, SETTINGS), /cycle/)
+  for (const content of [null, undefined]) {
+    for (const i of [0, 1, 2, 3]) {
+      const nulls = session(9)
+      nulls[i] = { ...nulls[i], message: { ...nulls[i].message, content } }
+      mustReturn(`prepareCompaction with a ${String(content)} content at ${i}`, () => m.prepareCompaction(nulls, SETTINGS), wellFormedPlan(nulls))
+    }
+  }
+}, line16)
+
+add('1.6: 100k entries with edits, system messages and nested calls', (m) => {
+  const entries = session(100_000)
+  // Every 99th entry from 2 is a tool result (user, assistant, tool result repeat).
+  for (let i = 2; i < entries.length; i += 99) {
+    entries[i] = { ...entries[i], message: { ...entries[i].message, nestedCalls: { calls: [{ id: 'n', name: 'edit', arguments: { path: `n${i}.ts` }, status: 'ok' }], complete: true } } }
+  }
+  entries[0] = { ...entries[0], message: { role: 'system', content: 'You are pi. '.repeat(100), toolsAdded: [{ name: 'read' }], timestamp: 0 } }
+  const edits = []
+  for (let i = 1; i < entries.length; i += 1000) edits.push({ type: 'context_edit', targetId: `e${i}`, replacement: i % 2000 === 1 ? null : { content: 'short' } })
+  let parent = entries[entries.length - 1].id
+  edits.forEach((e, k) => {
+    entries.push({ ...e, id: `x${k}`, parentId: parent, timestamp: '2026-01-01T00:00:00.000Z' })
+    parent = `x${k}`
+  })
+  const started = Date.now()
+  const plan = mustReturn('prepareCompaction', () => m.prepareCompaction(entries, SETTINGS), wellFormedPlan(entries))
+  assert(plan.messagesToSummarize.length > 99_000, `summarized ${plan.messagesToSummarize.length}`)
+  assert(plan.fileOps.edited.size > 900, `edited ${plan.fileOps.edited.size}`)
+  assert(Date.now() - started < 30_000, 'linear, not quadratic')
+  mustReturn('prepareBranchEntries', () => m.prepareBranchEntries(entries, 0), (r) => isCount(r.totalTokens, 'totalTokens'))
+}, line16)
+
 module.exports = { cases, stats }

@@ -5,7 +5,8 @@
 // timeout, as a failure of that case.
 
 const { cases, stats } = require('./cases')
-const ours = require('../../agent-0.78')
+// Cases run on the 0.78 line unless they name another.
+const lines = { '0.78': require('../../agent-0.78'), '1.6': require('../../agent-1.6') }
 
 async function main() {
   const byName = new Map(cases.map((c) => [c.name, c]))
@@ -17,7 +18,7 @@ async function main() {
     const t0 = Date.now()
     try {
       if (!c) throw new Error(`no such case: ${name}`)
-      await c.run(ours)
+      await c.run(lines[c.line || '0.78'])
       outcome = { name, ok: true, calls: stats.calls - before, ms: Date.now() - t0 }
     } catch (err) {
       outcome = { name, ok: false, error: String((err && err.stack) || err).slice(0, 2000) }

@@ -8,6 +8,7 @@
 
 use std::io::Cursor;
 
+use prime_compaction_core::agent_line::AgentLine;
 use prime_compaction_core::js::json::view::Val;
 use prime_compaction_core::js::json::{self, number_to_js_string, stringify, stringify_len, Value};
 use prime_compaction_core::js::string::JsStr;
@@ -253,44 +254,56 @@ pub fn js_format(data: &[u8]) {
 
 const KEEP_RECENT: [f64; 4] = [0.0, 20.0, 20_000.0, f64::NAN];
 
-/// Preparation over arbitrary entries: the input is parsed as JSON; an array
-/// goes through `prepareCompaction`, `findCutPoint`, `prepareBranchEntries`
-/// and `estimateContextTokens`. Errors are fine; panics and plans that point
-/// outside the array are not.
+/// Preparation over arbitrary entries, as every agent line plans: the input
+/// is parsed as JSON; an array goes through `prepareCompaction`,
+/// `findCutPoint`, `prepareBranchEntries` and `estimateContextTokens`.
+/// Errors are fine; panics and plans that point outside the array are not.
 pub fn prepare(data: &[u8]) {
     let Ok(value) = json::parse_bytes(data) else {
         return;
     };
     let array = Val::new(&value);
-    let _ = estimate_context_tokens(&array);
-    let Ok(entries) = Entries::new(&array, "pathEntries") else {
-        return;
-    };
+    for line in AgentLine::ALL {
+        let _ = estimate_context_tokens(&array, &line.tokens);
+        let Ok(entries) = Entries::new(&array, "pathEntries", line) else {
+            return;
+        };
+        prepare_as(&entries);
+    }
+}
+
+fn prepare_as(entries: &Entries<'_, Val<'_>>) {
     let n = entries.len();
+    let in_range = |m: &prime_compaction_core::session::projection::PlanMessage| {
+        (m.entry as usize) < n && (m.edit as usize) < n.max(1)
+    };
     for keep in KEEP_RECENT {
-        if let Ok(Some(plan)) = prepare_compaction(&entries, keep) {
+        if let Ok(Some(plan)) = prepare_compaction(entries, keep) {
             assert!(plan.first_kept_entry_index < n, "firstKept out of range");
             let all = plan.summarize.iter().chain(&plan.turn_prefix);
-            assert!(all.clone().all(|&i| (i as usize) < n), "index out of range");
-            assert!(plan.summarize.windows(2).all(|w| w[0] < w[1]));
-            assert!(plan.turn_prefix.windows(2).all(|w| w[0] < w[1]));
-            assert!(plan
-                .turn_prefix
-                .iter()
-                .all(|&i| (i as usize) < plan.first_kept_entry_index));
+            assert!(all.clone().all(in_range), "index out of range");
+            if !entries.line.plan.on_projection {
+                // Raw entries are planned in array order.
+                assert!(plan.summarize.windows(2).all(|w| w[0].entry < w[1].entry));
+                assert!(plan.turn_prefix.windows(2).all(|w| w[0].entry < w[1].entry));
+                assert!(plan
+                    .turn_prefix
+                    .iter()
+                    .all(|m| (m.entry as usize) < plan.first_kept_entry_index));
+            }
             assert!(plan.tokens_before >= 0.0 || plan.tokens_before.is_nan());
             if let Some(p) = plan.previous_compaction {
                 assert!(p < n);
             }
         }
-        if let Ok(cut) = find_cut_point(&entries, 0, n, keep) {
+        if let Ok(cut) = find_cut_point(entries, 0, n, keep) {
             assert!(cut.first_kept_entry_index <= n.max(1));
             if let Some(start) = cut.turn_start_index {
                 assert!(start <= cut.first_kept_entry_index);
             }
         }
-        if let Ok(branch) = prepare_branch_entries(&entries, keep) {
-            assert!(branch.messages.iter().all(|&i| (i as usize) < n));
+        if let Ok(branch) = prepare_branch_entries(entries, keep) {
+            assert!(branch.messages.iter().all(in_range));
         }
     }
 }

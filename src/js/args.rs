@@ -7,6 +7,7 @@ use std::ptr;
 use napi::sys;
 
 use prime_compaction_core::error::{Context, Error, Result};
+use prime_compaction_core::js::to_number::Primitive;
 use prime_compaction_core::js::view::{Kind, View};
 use prime_compaction_core::plan::settings::read_counter;
 use prime_compaction_core::tokens::estimate::Counter;
@@ -106,4 +107,28 @@ pub fn count_option(options: &JsVal<'_>, name: &CStr) -> Result<Option<usize>> {
 /// `options.reasoning !== false`.
 pub fn reasoning_option(options: &JsVal<'_>) -> Result<bool> {
     Ok(option(options, c"reasoning")?.boolean() != Some(false))
+}
+
+/// `value[name]` as JS reads a property: `undefined` on primitives (and on
+/// null or undefined, where JS would throw; callers that care check first).
+pub fn property<'c>(value: &JsVal<'c>, name: &CStr) -> Result<JsVal<'c>> {
+    let cx = value.cx;
+    if !value.is_object_like() {
+        return cx.wrap(cx.undefined());
+    }
+    let mut out = ptr::null_mut();
+    check(unsafe { sys::napi_get_named_property(cx.env, value.raw, name.as_ptr(), &mut out) })?;
+    cx.wrap(out)
+}
+
+/// The value as a [`Primitive`], for rules that read it as JS arithmetic does.
+pub fn primitive(value: &JsVal<'_>) -> Primitive {
+    match value.kind() {
+        Kind::Undefined => Primitive::Undefined,
+        Kind::Null => Primitive::Null,
+        Kind::Bool => Primitive::Bool(value.boolean().unwrap_or(false)),
+        Kind::Number => Primitive::Number(value.number().unwrap_or(f64::NAN)),
+        Kind::String => Primitive::String(value.string().unwrap_or_default()),
+        Kind::Object | Kind::Array | Kind::Function | Kind::Other => Primitive::Other,
+    }
 }

@@ -18,7 +18,7 @@ use prime_compaction_core::js::view::{ArgumentEntries, Key, Kind, View};
 pub struct Cx {
     pub env: sys::napi_env,
     /// The property keys, each made when first used (a small call reads a
-    /// few of the 54, and making them all was most of its time), and every
+    /// few of them, and making them all was most of its time), and every
     /// one not yet made just before the first nested handle scope opens
     /// ([`View::scoped`]), so all are handles of the outermost scope. Null
     /// until made.

@@ -1,6 +1,7 @@
 //! Core behaviour tests over sessions written as JSON. Expected values were
 //! worked out from the reference's semantics (and checked against it once).
 
+use crate::agent_line::AgentLine;
 use crate::error::ErrorKind;
 use crate::js::json::view::Val;
 use crate::js::json::{parse, Value};
@@ -13,6 +14,8 @@ use crate::plan::prepare::prepare_compaction;
 use crate::session::entries::Entries;
 use crate::tokens::estimate::{context_tokens, estimate_context_tokens, estimate_tokens};
 
+const V078: &AgentLine = &AgentLine::V0_78;
+
 fn json(text: &str) -> Value {
     match parse(text) {
         Ok(v) => v,
@@ -22,7 +25,7 @@ fn json(text: &str) -> Value {
 
 fn tokens(message: &str) -> u64 {
     let v = json(message);
-    estimate_tokens(&Val::new(&v)).unwrap_or_else(|e| panic!("{e}"))
+    estimate_tokens(&Val::new(&v), &V078.tokens).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// A linear session: each item is `(type, extra fields)`; ids are e0, e1...
@@ -96,13 +99,15 @@ fn assistant_estimate_counts_tool_call_json() {
 #[test]
 fn bad_messages_name_the_field() {
     let v = json(r#"{"role":"assistant","content":[{"type":"text"}]}"#);
-    let err = estimate_tokens(&Val::new(&v)).err().map(|e| e.to_string());
+    let err = estimate_tokens(&Val::new(&v), &V078.tokens)
+        .err()
+        .map(|e| e.to_string());
     assert_eq!(
         err.as_deref(),
         Some("content[0].text: expected a string, got undefined")
     );
     let v = json(r#"{"content":"x"}"#);
-    let err = estimate_tokens(&Val::new(&v))
+    let err = estimate_tokens(&Val::new(&v), &V078.tokens)
         .err()
         .map(|e| (e.kind, e.to_string()));
     assert_eq!(
@@ -132,7 +137,8 @@ fn context_estimate_skips_aborted_usage() {
             {"role":"user","content":"1234"},
             {"role":"assistant","content":[],"usage":{"totalTokens":500},"stopReason":"aborted"}]"#,
     );
-    let est = estimate_context_tokens(&Val::new(&v)).unwrap_or_else(|e| panic!("{e}"));
+    let est =
+        estimate_context_tokens(&Val::new(&v), &V078.tokens).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(
         (est.tokens, est.usage_tokens, est.trailing_tokens),
         (51.0, 50.0, 1.0)
@@ -142,7 +148,8 @@ fn context_estimate_skips_aborted_usage() {
 
 fn ops_of(message: &str, ops: &mut FileOps) {
     let v = json(message);
-    extract_file_ops(&Val::new(&v), &mut |k, p| ops.add(k, p)).unwrap_or_else(|e| panic!("{e}"));
+    extract_file_ops(&Val::new(&v), &mut |k, p| ops.add(k, p), &V078.file_ops)
+        .unwrap_or_else(|e| panic!("{e}"));
 }
 
 #[test]
@@ -210,7 +217,7 @@ fn cut_point_keeps_recent_tokens_and_detects_split_turns() {
         &assistant(&long, 30),
     ]);
     let view = Val::new(&s);
-    let entries = Entries::new(&view, "entries").unwrap_or_else(|e| panic!("{e}"));
+    let entries = Entries::new(&view, "entries", V078).unwrap_or_else(|e| panic!("{e}"));
     // 150 tokens: the walk passes e4 (100) and stops at e3 (200): an assistant
     // message inside the turn that e2 starts.
     let cut = find_cut_point(&entries, 0, 5, 150.0).unwrap_or_else(|e| panic!("{e}"));
@@ -244,7 +251,7 @@ fn prepare_uses_previous_compaction_boundary_and_details() {
         &assistant(&long, 70),
     ]);
     let view = Val::new(&s);
-    let entries = Entries::new(&view, "pathEntries").unwrap_or_else(|e| panic!("{e}"));
+    let entries = Entries::new(&view, "pathEntries", V078).unwrap_or_else(|e| panic!("{e}"));
     let plan = |keep: f64| {
         prepare_compaction(&entries, keep)
             .unwrap_or_else(|e| panic!("{e}"))
@@ -259,7 +266,8 @@ fn prepare_uses_previous_compaction_boundary_and_details() {
         (4, true)
     );
     assert!(split.summarize.is_empty());
-    assert_eq!(split.turn_prefix, [2]);
+    let prefix: Vec<u32> = split.turn_prefix.iter().map(|m| m.entry).collect();
+    assert_eq!(prefix, [2]);
     // 250 tokens reach back to e2 itself, a user message: nothing to summarize.
     let whole = plan(250.0);
     assert_eq!(
@@ -290,11 +298,11 @@ fn prepare_returns_none_after_a_compaction_or_without_ids() {
         "\"type\":\"compaction\",\"summary\":\"S\",\"firstKeptEntryId\":\"e0\",\"tokensBefore\":1",
     ]);
     let view = Val::new(&s);
-    let entries = Entries::new(&view, "pathEntries").unwrap_or_else(|e| panic!("{e}"));
+    let entries = Entries::new(&view, "pathEntries", V078).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(prepare_compaction(&entries, 1.0).ok(), Some(None));
     let old = json(r#"[{"type":"message","message":{"role":"user","content":"hi"}}]"#);
     let view = Val::new(&old);
-    let entries = Entries::new(&view, "pathEntries").unwrap_or_else(|e| panic!("{e}"));
+    let entries = Entries::new(&view, "pathEntries", V078).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(prepare_compaction(&entries, 1.0).ok(), Some(None));
 }
 
@@ -305,7 +313,7 @@ fn parent_cycles_are_errors_not_hangs() {
             {"type":"message","id":"b","parentId":"a","message":{"role":"user","content":"y"}}]"#,
     );
     let view = Val::new(&s);
-    let entries = Entries::new(&view, "pathEntries").unwrap_or_else(|e| panic!("{e}"));
+    let entries = Entries::new(&view, "pathEntries", V078).unwrap_or_else(|e| panic!("{e}"));
     let err = prepare_compaction(&entries, 1.0).err();
     assert!(err.is_some_and(|e| e.kind == ErrorKind::Invalid && e.message.contains("cycle")));
 }
@@ -373,7 +381,7 @@ fn exact_counts_move_the_cut_on_cjk_text() {
     let s = session(&[&user(&cjk), &user(&cjk), &user(&cjk), &user(&cjk)]);
     let view = Val::new(&s);
     let plan = |counter| {
-        let entries = Entries::new(&view, "pathEntries")
+        let entries = Entries::new(&view, "pathEntries", V078)
             .unwrap_or_else(|e| panic!("{e}"))
             .with_counter(counter);
         prepare_compaction(&entries, 200.0)

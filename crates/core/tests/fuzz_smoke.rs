@@ -47,6 +47,8 @@ const ENTRY_TYPES: &[&str] = &[
     "thinking_level_change",
     "label",
     "session",
+    "context_edit",
+    "usage",
 ];
 const ROLES: &[&str] = &[
     "user",
@@ -211,7 +213,25 @@ impl Gen {
             }
             "custom" => pairs.push(("customType", s("note"))),
             "branchSummary" | "compactionSummary" => pairs.push(("summary", self.text())),
+            "system" => {
+                let sections = obj(vec![("a", self.text()), ("b", Value::Null)]);
+                pairs.push(("sections", self.or_junk(sections)));
+                let tool = obj(vec![("name", s(TOOLS[self.rng.below(TOOLS.len())]))]);
+                pairs.push(("toolsAdded", self.or_junk(Value::Array(vec![tool.clone()]))));
+                pairs.push(("toolsRemoved", self.or_junk(Value::Array(vec![tool]))));
+            }
             _ => {}
+        }
+        if role == "toolResult" && self.rng.chance(30) {
+            let call = obj(vec![
+                ("name", s(TOOLS[self.rng.below(TOOLS.len())])),
+                ("arguments", obj(vec![("path", self.text())])),
+                ("status", s("ok")),
+            ]);
+            let junk = self.junk(2);
+            let calls = self.or_junk(Value::Array(vec![call, junk]));
+            let nested = obj(vec![("calls", calls)]);
+            pairs.push(("nestedCalls", self.or_junk(nested)));
         }
         pairs.push(("timestamp", self.or_junk(Value::Number(1.7e12))));
         self.or_junk(obj(pairs))
@@ -246,6 +266,24 @@ impl Gen {
                 ]);
                 pairs.push(("details", self.or_junk(details)));
                 pairs.push(("fromHook", Value::Bool(self.rng.chance(20))));
+                if self.rng.chance(30) {
+                    let system = obj(vec![
+                        ("role", s("system")),
+                        ("content", self.text()),
+                        ("timestamp", Value::Number(0.0)),
+                    ]);
+                    pairs.push(("systemMessage", self.or_junk(system)));
+                }
+            }
+            "context_edit" => {
+                let target = s(&format!("e{}", self.rng.below(i + 1)));
+                pairs.push(("targetId", self.or_junk(target)));
+                let replacement = if self.rng.chance(40) {
+                    Value::Null
+                } else {
+                    obj(vec![("content", self.content())])
+                };
+                pairs.push(("replacement", self.or_junk(replacement)));
             }
             "branch_summary" => {
                 pairs.push(("summary", self.text()));

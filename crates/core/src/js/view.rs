@@ -69,10 +69,21 @@ pub enum Key {
     TokensBefore,
     Length,
     Tokenizer,
+    Sections,
+    ToolsAdded,
+    ToolsRemoved,
+    NestedCalls,
+    Calls,
+    TargetId,
+    Replacement,
+    SystemMessage,
+    Entries,
+    Messages,
+    SourceEntry,
 }
 
 impl Key {
-    pub const ALL: [Key; 54] = [
+    pub const ALL: [Key; 65] = [
         Key::Type,
         Key::Id,
         Key::ParentId,
@@ -127,6 +138,17 @@ impl Key {
         Key::TokensBefore,
         Key::Length,
         Key::Tokenizer,
+        Key::Sections,
+        Key::ToolsAdded,
+        Key::ToolsRemoved,
+        Key::NestedCalls,
+        Key::Calls,
+        Key::TargetId,
+        Key::Replacement,
+        Key::SystemMessage,
+        Key::Entries,
+        Key::Messages,
+        Key::SourceEntry,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -185,6 +207,17 @@ impl Key {
             Key::TokensBefore => "tokensBefore",
             Key::Length => "length",
             Key::Tokenizer => "tokenizer",
+            Key::Sections => "sections",
+            Key::ToolsAdded => "toolsAdded",
+            Key::ToolsRemoved => "toolsRemoved",
+            Key::NestedCalls => "nestedCalls",
+            Key::Calls => "calls",
+            Key::TargetId => "targetId",
+            Key::Replacement => "replacement",
+            Key::SystemMessage => "systemMessage",
+            Key::Entries => "entries",
+            Key::Messages => "messages",
+            Key::SourceEntry => "sourceEntry",
         }
     }
 }

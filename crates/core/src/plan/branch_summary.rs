@@ -5,12 +5,19 @@
 use std::collections::HashSet;
 use std::hash::{BuildHasherDefault, Hash, Hasher};
 
+use rustc_hash::FxHashMap;
+
 use crate::error::{Context, Error, Result};
 use crate::js::view::{Key, Kind, View};
-use crate::plan::file_ops::{extract_file_ops, FileOps};
+use crate::plan::file_ops::{extract_tool_call_file_ops, FileOps};
 use crate::session::entries::Entries;
-use crate::session::model::{str_len_of, EntryType};
-use crate::tokens::estimate::{chars_to_tokens, content_chars, estimate_tokens};
+use crate::session::model::{role_of, str_len_of, EntryType, Role, ENTRY_TYPES, ENTRY_TYPE_NAMES};
+use crate::session::projection::{
+    edited_label, is_editable, nullish, replacement_content, IdKey, MessageShape, PlanMessage,
+};
+use crate::tokens::estimate::{
+    chars_to_tokens, content_chars, measure_message_with, Chars, Content,
+};
 
 /// What `session.getEntry(id)` gave: the caller's entry, its `id`, and its
 /// `parentId` when truthy.
@@ -233,11 +240,12 @@ pub fn collect_entries_for_branch_summary<L: EntryLookup>(
     })
 }
 
-/// `BranchPreparation`, with messages as entry indices (chronological):
-/// the binding maps them onto `entry.message` or builds the summary message.
+/// `BranchPreparation`, with messages named by entry and shape
+/// (chronological): the binding maps them onto `entry.message` or builds
+/// the message the reference builds.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BranchPreparation {
-    pub messages: Vec<u32>,
+    pub messages: Vec<PlanMessage>,
     /// Entries whose `details` lists seed the file Sets, in order.
     pub details_from: Vec<usize>,
     /// File operations of the visited tool calls, after the seeds.
@@ -254,22 +262,37 @@ fn entry_type<V: View>(entry: &V) -> Result<EntryType> {
             format!("expected a session entry, got {}", entry.kind().describe()),
         ));
     }
-    const TYPES: [(&str, EntryType); 4] = [
-        ("message", EntryType::Message),
-        ("compaction", EntryType::Compaction),
-        ("branch_summary", EntryType::BranchSummary),
-        ("custom_message", EntryType::CustomMessage),
-    ];
-    const NAMES: [&str; 4] = [TYPES[0].0, TYPES[1].0, TYPES[2].0, TYPES[3].0];
     Ok(entry
         .get(Key::Type)?
-        .str_one_of(&NAMES)
-        .map_or(EntryType::Other, |i| TYPES[i].1))
+        .str_one_of(&ENTRY_TYPE_NAMES)
+        .map_or(EntryType::Other, |i| ENTRY_TYPES[i].1))
 }
 
-/// The tokens of the message entry `entry` contributes, adding its tool-call
-/// file operations; `None` where `getMessageFromEntry` gives nothing.
-fn message_tokens<V: View>(entry: &V, ty: EntryType, ops: &mut FileOps) -> Result<Option<u64>> {
+/// The latest context edit of an entry: its entry index, and whether it hides.
+type BranchEdit = (usize, bool);
+
+/// What entry `i` gives the branch summary, and its tokens; `None` where
+/// `getMessageFromEntry` gives nothing. Assistant tool calls go into `ops`.
+fn branch_message<V: View>(
+    entries: &Entries<V>,
+    entry: &V,
+    i: usize,
+    ty: EntryType,
+    edits: &FxHashMap<IdKey, BranchEdit>,
+    ops: &mut FileOps,
+) -> Result<Option<(PlanMessage, u64)>> {
+    let line = entries.line;
+    let plan = |shape, edit: usize| PlanMessage {
+        entry: i as u32,
+        shape,
+        edit: edit as u32,
+    };
+    let edit = || -> Result<Option<BranchEdit>> {
+        if edits.is_empty() {
+            return Ok(None);
+        }
+        Ok(IdKey::read(entry, Key::Id)?.and_then(|id| edits.get(&id).copied()))
+    };
     match ty {
         EntryType::Message => {
             let message = entry.get(Key::Message)?;
@@ -283,33 +306,88 @@ fn message_tokens<V: View>(entry: &V, ty: EntryType, ops: &mut FileOps) -> Resul
             if message.get(Key::Role)?.str_is("toolResult") || !message.truthy() {
                 return Ok(None);
             }
-            if message.is_object_like() {
-                extract_file_ops(&message, &mut |kind, path| ops.add(kind, path))
-                    .within("message")?;
+            let (shape, content) = match edit()? {
+                Some((_, true)) => return Ok(None),
+                None => ((MessageShape::Own, 0), Content::Own),
+                Some((e, false)) => {
+                    let role = role_of(&message).within("message")?;
+                    if is_editable(role) {
+                        let content = replacement_content(&entries.array().at(e)?)
+                            .within_with(|| edited_label(entries, e))?;
+                        let text = content.kind() == Kind::String
+                            && matches!(role, Role::Assistant | Role::ToolResult);
+                        let shape = if text {
+                            MessageShape::ReplacedText
+                        } else {
+                            MessageShape::Replaced
+                        };
+                        ((shape, e), Content::Replaced(content))
+                    } else {
+                        // Not editable: the message as the projection normalises it.
+                        let empty = line.session.normalise_null_content
+                            && role == Role::System
+                            && nullish(&message.get(Key::Content)?);
+                        let shape = if empty {
+                            MessageShape::EmptyText
+                        } else {
+                            MessageShape::Own
+                        };
+                        ((shape, 0), Content::OwnOrEmpty)
+                    }
+                }
+            };
+            let mut found = |kind, path| ops.add(kind, path);
+            if message.is_object_like() && message.get(Key::Role)?.str_is("assistant") {
+                if let Some(c) = content.clone().of(&message, Role::Assistant)? {
+                    extract_tool_call_file_ops(&c, &mut found).within("content")?;
+                }
             }
-            estimate_tokens(&message).within("message").map(Some)
+            let tokens = chars_to_tokens(measure_message_with(
+                &message,
+                content,
+                &Chars,
+                &line.tokens,
+            )?);
+            Ok(Some((plan(shape.0, shape.1), tokens)))
         }
-        EntryType::CustomMessage => Ok(Some(chars_to_tokens(
-            content_chars(&entry.get(Key::Content)?).within("content")?,
+        .within("message"),
+        EntryType::CustomMessage => {
+            let (shape, content) = match edit()? {
+                Some((_, true)) => return Ok(None),
+                Some((e, false)) => {
+                    let content = replacement_content(&entries.array().at(e)?)
+                        .within_with(|| edited_label(entries, e))?;
+                    ((MessageShape::CustomReplaced, e), content)
+                }
+                None => ((MessageShape::Custom, 0), entry.get(Key::Content)?),
+            };
+            let chars = content_chars(&content).within("content")?;
+            Ok(Some((plan(shape.0, shape.1), chars_to_tokens(chars))))
+        }
+        EntryType::BranchSummary => Ok(Some((
+            plan(MessageShape::BranchSummary, 0),
+            chars_to_tokens(str_len_of(entry, Key::Summary)? as u64),
         ))),
-        EntryType::BranchSummary | EntryType::Compaction => {
-            Ok(Some(chars_to_tokens(
-                str_len_of(entry, Key::Summary)? as u64
-            )))
-        }
-        EntryType::Other => Ok(None),
+        EntryType::Compaction => Ok(Some((
+            plan(MessageShape::CompactionSummary, 0),
+            chars_to_tokens(str_len_of(entry, Key::Summary)? as u64),
+        ))),
+        EntryType::ContextEdit | EntryType::Other => Ok(None),
     }
 }
 
 /// `prepareBranchEntries(entries, tokenBudget)`: the newest messages that fit
 /// the budget (a budget of 0, negative or NaN means no limit), with summary
 /// entries squeezed in while under 90% of it, and the file operations of
-/// every branch summary plus those of each message visited.
+/// every branch summary plus those of each message visited. Where the line
+/// applies context edits, the latest edit of an entry hides it or replaces
+/// its content (branch and compaction summaries stay as they are).
 pub fn prepare_branch_entries<V: View>(
     entries: &Entries<V>,
     token_budget: f64,
 ) -> Result<BranchPreparation> {
     let n = entries.len();
+    let line = entries.line;
     let mut file_ops = FileOps::default();
 
     // Summaries' recorded files count even when their entry falls outside
@@ -317,6 +395,7 @@ pub fn prepare_branch_entries<V: View>(
     // whose lists seed the Sets, and the caller copies the values.
     let mut details_from = Vec::new();
     let mut types = Vec::with_capacity(crate::capacity::reserve_for(n));
+    let mut edits: FxHashMap<IdKey, BranchEdit> = FxHashMap::default();
     for i in 0..n {
         types.push(entries.with_entry(i, |e| {
             let ty = entry_type(e)?;
@@ -325,6 +404,11 @@ pub fn prepare_branch_entries<V: View>(
                 && e.get(Key::Details)?.truthy()
             {
                 details_from.push(i);
+            }
+            if ty == EntryType::ContextEdit && line.session.context_edits {
+                if let Some(target) = IdKey::read(e, Key::TargetId)? {
+                    edits.insert(target, (i, e.get(Key::Replacement)?.kind() == Kind::Null));
+                }
             }
             Ok(ty)
         })?);
@@ -335,21 +419,24 @@ pub fn prepare_branch_entries<V: View>(
     let mut total: u64 = 0;
     for i in (0..n).rev() {
         let ty = types[i];
-        if ty == EntryType::Other {
+        if matches!(ty, EntryType::Other | EntryType::ContextEdit) {
             continue;
         }
-        let Some(tokens) = entries.with_entry(i, |e| message_tokens(e, ty, &mut file_ops))? else {
+        let found = entries.with_entry(i, |e| {
+            branch_message(entries, e, i, ty, &edits, &mut file_ops)
+        })?;
+        let Some((message, tokens)) = found else {
             continue;
         };
         if limited && (total + tokens) as f64 > token_budget {
             let is_summary = matches!(ty, EntryType::Compaction | EntryType::BranchSummary);
             if is_summary && (total as f64) < token_budget * 0.9 {
-                newest_first.push(i as u32);
+                newest_first.push(message);
                 total += tokens;
             }
             break;
         }
-        newest_first.push(i as u32);
+        newest_first.push(message);
         total += tokens;
     }
     newest_first.reverse();

@@ -1,12 +1,23 @@
 //! Where compaction cuts: valid cut points, turn starts, and the walk that
 //! keeps about `keepRecentTokens` of recent context.
+//!
+//! One walk ([`cut_point`]) over two views of the entries: the raw entries
+//! (`findCutPoint`, both lines, and 0.78's planner) and a session
+//! projection (1.6's planner, edits applied). The line's [`CutRules`] say
+//! what counts where the lines differ.
 
-use crate::error::Result;
-use crate::js::view::View;
+use crate::agent_line::{CutRules, SessionRules, TokenRules};
+use crate::error::{Error, Result};
+use crate::js::view::{Key, View};
+use crate::session::context::Ids;
 use crate::session::entries::Entries;
 use crate::session::model::{EntryType, Role};
+use crate::session::projection::{
+    entry_messages, read_edit, role_hint, IdKey, ProjectedMessage, Projection,
+};
+use crate::tokens::projected::{msg_tokens, ProjectedMessages};
 
-/// `CutPointResult`.
+/// `CutPointResult`, with indices into the view the walk ran over.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CutPoint {
     pub first_kept_entry_index: usize,
@@ -15,56 +26,82 @@ pub struct CutPoint {
     pub is_split_turn: bool,
 }
 
-fn is_cut_point<V: View>(entries: &Entries<V>, i: usize) -> Result<bool> {
-    let kind = entries.kind(i)?;
-    Ok(match kind.ty {
-        EntryType::Message => kind
-            .role
-            .is_some_and(|r| !matches!(r, Role::ToolResult | Role::System | Role::Other)),
-        EntryType::BranchSummary | EntryType::CustomMessage => true,
-        EntryType::Compaction | EntryType::Other => false,
-    })
+/// Roles of the context messages a cut may fall at (never a tool result:
+/// it must follow its call).
+const CUT_POINT_ROLES: [Role; 6] = [
+    Role::User,
+    Role::Assistant,
+    Role::BashExecution,
+    Role::Custom,
+    Role::BranchSummary,
+    Role::CompactionSummary,
+];
+
+/// Roles of the context messages that start a turn.
+const TURN_START_ROLES: [Role; 5] = [
+    Role::User,
+    Role::BashExecution,
+    Role::Custom,
+    Role::BranchSummary,
+    Role::CompactionSummary,
+];
+
+/// What the walk asks of entry `i` of the range it walks.
+pub trait CutEntries {
+    fn rules(&self) -> &CutRules;
+    /// A valid place to cut.
+    fn is_cut_point(&self, i: usize) -> Result<bool>;
+    /// Starts a turn (`findTurnStartIndex`'s test).
+    fn starts_turn(&self, i: usize) -> Result<bool>;
+    /// A cut here keeps its turn whole.
+    fn cut_keeps_turn(&self, i: usize) -> Result<bool>;
+    /// What the entry adds to the kept tokens; `None`: the walk passes over it.
+    fn budget_tokens(&self, i: usize) -> Result<Option<u64>>;
+    /// The backward scan from the cut stops before this entry.
+    fn stops_absorb(&self, i: usize) -> Result<bool>;
+    /// Everything in `after..end` is a hidden failed attempt and its edits
+    /// (see [`CutRules::recovery_omission_advance`]).
+    fn is_recovery_omission(&self, _after: usize, _end: usize) -> Result<bool> {
+        Ok(false)
+    }
+    /// Names entry `i` in errors.
+    fn label(&self, i: usize) -> String;
 }
 
 /// `findTurnStartIndex`: the nearest entry at or before `entry_index` (and
 /// not before `start_index`) that starts a turn.
-pub fn find_turn_start_index<V: View>(
-    entries: &Entries<V>,
+pub fn turn_start_index<E: CutEntries>(
+    entries: &E,
     entry_index: i64,
     start_index: i64,
 ) -> Result<Option<usize>> {
     let mut i = entry_index;
     while i >= start_index {
-        let idx = usize::try_from(i).map_err(|_| {
-            crate::error::Error::range(&entries.label(0), format!("index {i} is negative"))
-        })?;
-        let kind = entries.kind(idx)?;
-        match kind.ty {
-            EntryType::BranchSummary | EntryType::CustomMessage => return Ok(Some(idx)),
-            EntryType::Message if matches!(kind.role, Some(Role::User | Role::BashExecution)) => {
-                return Ok(Some(idx))
-            }
-            _ => {}
+        let idx = usize::try_from(i)
+            .map_err(|_| Error::range(&entries.label(0), format!("index {i} is negative")))?;
+        if entries.starts_turn(idx)? {
+            return Ok(Some(idx));
         }
         i -= 1;
     }
     Ok(None)
 }
 
-/// `findCutPoint(entries, startIndex, endIndex, keepRecentTokens)`.
-pub fn find_cut_point<V: View>(
-    entries: &Entries<V>,
+/// `findCutPoint(entries, startIndex, endIndex, keepRecentTokens)` over a view.
+pub fn cut_point<E: CutEntries>(
+    entries: &E,
     start_index: usize,
     end_index: usize,
     keep_recent_tokens: f64,
 ) -> Result<CutPoint> {
+    let rules = entries.rules();
     let mut cut_points = Vec::new();
     for i in start_index..end_index {
-        if is_cut_point(entries, i)? {
+        if entries.is_cut_point(i)? {
             cut_points.push(i);
         }
     }
-    let Some(&first) = cut_points.first() else {
+    let (Some(&first), Some(&last)) = (cut_points.first(), cut_points.last()) else {
         return Ok(CutPoint {
             first_kept_entry_index: start_index,
             turn_start_index: None,
@@ -73,41 +110,310 @@ pub fn find_cut_point<V: View>(
     };
 
     let mut cut_index = first;
+    let mut exceeded = false;
     let mut accumulated = 0u64;
     for i in (start_index..end_index).rev() {
-        if !entries.kind(i)?.is_message() {
+        let Some(tokens) = entries.budget_tokens(i)? else {
+            continue;
+        };
+        if tokens == 0 && rules.skip_zero_token_entries {
             continue;
         }
-        accumulated += entries.message_tokens(i)?;
+        accumulated += tokens;
         if accumulated as f64 >= keep_recent_tokens {
+            exceeded = true;
             // cut_points is ascending: the first one at or after i.
             let at = cut_points.partition_point(|&c| c < i);
-            if let Some(&c) = cut_points.get(at) {
-                cut_index = c;
-            }
+            cut_index = match cut_points.get(at) {
+                Some(&c) => c,
+                None if rules.fallback_to_last_cut_point => last,
+                None => cut_index,
+            };
             break;
         }
     }
 
-    // Pull in the non-message entries (model changes, labels...) just before the cut.
+    if rules.recovery_omission_advance
+        && exceeded
+        && entries.is_recovery_omission(cut_index + 1, end_index)?
+    {
+        cut_index += 1;
+    }
+
+    // Pull in the entries just before the cut that add nothing to the context.
     while cut_index > start_index {
-        let prev = entries.kind(cut_index - 1)?;
-        if matches!(prev.ty, EntryType::Compaction | EntryType::Message) {
+        if entries.stops_absorb(cut_index - 1)? {
             break;
         }
         cut_index -= 1;
     }
 
-    let cut = entries.kind(cut_index)?;
-    let is_user = cut.is_message() && cut.has_role(Role::User);
-    let turn_start = if is_user {
+    let keeps_turn = entries.cut_keeps_turn(cut_index)?;
+    let turn_start = if keeps_turn {
         None
     } else {
-        find_turn_start_index(entries, cut_index as i64, start_index as i64)?
+        turn_start_index(entries, cut_index as i64, start_index as i64)?
     };
     Ok(CutPoint {
         first_kept_entry_index: cut_index,
         turn_start_index: turn_start,
-        is_split_turn: !is_user && turn_start.is_some(),
+        is_split_turn: !keeps_turn && turn_start.is_some(),
     })
+}
+
+/// The raw entries, each with the messages it contributes on its own
+/// (`findCutPoint`'s view in both lines; 0.78's planner's).
+pub struct RawEntries<'e, 'a, V: View> {
+    pub entries: &'e Entries<'a, V>,
+}
+
+impl<V: View> RawEntries<'_, '_, V> {
+    fn session(&self) -> &SessionRules {
+        &self.entries.line.session
+    }
+
+    fn tokens(&self) -> &TokenRules {
+        &self.entries.line.tokens
+    }
+
+    fn messages(&self, i: usize) -> Result<Vec<ProjectedMessage>> {
+        let mut out = Vec::new();
+        entry_messages(self.entries, i, self.session(), &mut out)?;
+        Ok(out)
+    }
+
+    /// The role of entry `i`'s message (entries other than compactions give
+    /// one at most); `None` for a compaction, which is never a cut point nor
+    /// a turn start.
+    fn role(&self, i: usize) -> Result<Option<Role>> {
+        let kind = self.entries.kind(i)?;
+        Ok(match kind.ty {
+            EntryType::Message => kind.role,
+            EntryType::CustomMessage => Some(Role::Custom),
+            EntryType::BranchSummary => self
+                .entries
+                .with_entry(i, |e| Ok(e.get(Key::Summary)?.truthy()))?
+                .then_some(Role::BranchSummary),
+            EntryType::Compaction | EntryType::ContextEdit | EntryType::Other => None,
+        })
+    }
+}
+
+impl<V: View> CutEntries for RawEntries<'_, '_, V> {
+    fn rules(&self) -> &CutRules {
+        &self.entries.line.cut
+    }
+
+    fn is_cut_point(&self, i: usize) -> Result<bool> {
+        if self.rules().by_context_messages {
+            return Ok(self.role(i)?.is_some_and(|r| CUT_POINT_ROLES.contains(&r)));
+        }
+        let kind = self.entries.kind(i)?;
+        Ok(match kind.ty {
+            EntryType::Message => kind.role.is_some_and(|r| CUT_POINT_ROLES.contains(&r)),
+            EntryType::BranchSummary | EntryType::CustomMessage => true,
+            EntryType::Compaction | EntryType::ContextEdit | EntryType::Other => false,
+        })
+    }
+
+    fn starts_turn(&self, i: usize) -> Result<bool> {
+        if self.rules().by_context_messages {
+            return Ok(self.role(i)?.is_some_and(|r| TURN_START_ROLES.contains(&r)));
+        }
+        let kind = self.entries.kind(i)?;
+        Ok(match kind.ty {
+            EntryType::BranchSummary | EntryType::CustomMessage => true,
+            EntryType::Message => matches!(kind.role, Some(Role::User | Role::BashExecution)),
+            _ => false,
+        })
+    }
+
+    fn cut_keeps_turn(&self, i: usize) -> Result<bool> {
+        if self.rules().by_context_messages {
+            return self.starts_turn(i);
+        }
+        let kind = self.entries.kind(i)?;
+        Ok(kind.is_message() && kind.has_role(Role::User))
+    }
+
+    fn budget_tokens(&self, i: usize) -> Result<Option<u64>> {
+        if !self.rules().budget_counts_context_messages {
+            return Ok(if self.entries.kind(i)?.is_message() {
+                Some(self.entries.message_tokens(i)?)
+            } else {
+                None
+            });
+        }
+        let messages = self.messages(i)?;
+        let list = ProjectedMessages {
+            entries: self.entries,
+            messages: &messages,
+            rules: self.session(),
+        };
+        let mut total = 0u64;
+        for k in 0..messages.len() {
+            total += msg_tokens(&list, k, self.entries.counter, self.tokens())?;
+        }
+        Ok(Some(total))
+    }
+
+    fn stops_absorb(&self, i: usize) -> Result<bool> {
+        let kind = self.entries.kind(i)?;
+        if kind.ty == EntryType::Compaction {
+            return Ok(true);
+        }
+        if self.rules().absorb_stops_at_context_entries {
+            return Ok(!self.messages(i)?.is_empty());
+        }
+        Ok(kind.is_message())
+    }
+
+    fn label(&self, i: usize) -> String {
+        self.entries.label(i)
+    }
+}
+
+/// `findCutPoint` over the raw entries, as the entries' line does it.
+pub fn find_cut_point<V: View>(
+    entries: &Entries<V>,
+    start_index: usize,
+    end_index: usize,
+    keep_recent_tokens: f64,
+) -> Result<CutPoint> {
+    cut_point(
+        &RawEntries { entries },
+        start_index,
+        end_index,
+        keep_recent_tokens,
+    )
+}
+
+/// `findTurnStartIndex` over the raw entries.
+pub fn find_turn_start_index<V: View>(
+    entries: &Entries<V>,
+    entry_index: i64,
+    start_index: i64,
+) -> Result<Option<usize>> {
+    turn_start_index(&RawEntries { entries }, entry_index, start_index)
+}
+
+/// A session projection's entries (1.6's planner): each projected entry is
+/// seen through its messages, edits applied.
+pub struct ProjectedEntries<'p, 'e, 'a, V: View> {
+    pub entries: &'e Entries<'a, V>,
+    pub projection: &'p Projection,
+    pub ids: &'p Ids,
+}
+
+impl<V: View> ProjectedEntries<'_, '_, '_, V> {
+    fn source_type(&self, k: usize) -> Result<EntryType> {
+        Ok(self.entries.kind(self.projection.sources[k])?.ty)
+    }
+
+    /// Whether projected entry `k`'s messages have a role of `set` (never for
+    /// a compaction).
+    fn has_role_in(&self, k: usize, set: &[Role]) -> Result<bool> {
+        if self.source_type(k)? == EntryType::Compaction {
+            return Ok(false);
+        }
+        for &m in self.projection.messages_of(k) {
+            if role_hint(self.entries, m)?.is_some_and(|r| set.contains(&r)) {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// Contributes messages when no edit applies (`context_edit` entries never do).
+    fn intrinsically_visible(&self, k: usize) -> Result<bool> {
+        let i = self.projection.sources[k];
+        if self.entries.kind(i)?.ty == EntryType::ContextEdit {
+            return Ok(false);
+        }
+        let mut out = Vec::new();
+        entry_messages(self.entries, i, &self.entries.line.session, &mut out)?;
+        Ok(!out.is_empty())
+    }
+
+    /// Visible on its own, but hidden in the projection.
+    fn omitted(&self, k: usize) -> Result<bool> {
+        Ok(self.projection.messages_of(k).is_empty() && self.intrinsically_visible(k)?)
+    }
+}
+
+impl<V: View> CutEntries for ProjectedEntries<'_, '_, '_, V> {
+    fn rules(&self) -> &CutRules {
+        &self.entries.line.cut
+    }
+
+    fn is_cut_point(&self, k: usize) -> Result<bool> {
+        self.has_role_in(k, &CUT_POINT_ROLES)
+    }
+
+    fn starts_turn(&self, k: usize) -> Result<bool> {
+        self.has_role_in(k, &TURN_START_ROLES)
+    }
+
+    fn cut_keeps_turn(&self, k: usize) -> Result<bool> {
+        self.starts_turn(k)
+    }
+
+    fn budget_tokens(&self, k: usize) -> Result<Option<u64>> {
+        let messages = self.projection.messages_of(k);
+        let list = ProjectedMessages {
+            entries: self.entries,
+            messages,
+            rules: &self.entries.line.session,
+        };
+        let mut total = 0u64;
+        for m in 0..messages.len() {
+            total += msg_tokens(&list, m, self.entries.counter, &self.entries.line.tokens)?;
+        }
+        Ok(Some(total))
+    }
+
+    fn stops_absorb(&self, k: usize) -> Result<bool> {
+        Ok(self.source_type(k)? == EntryType::Compaction
+            || !self.projection.messages_of(k).is_empty())
+    }
+
+    fn is_recovery_omission(&self, after: usize, end: usize) -> Result<bool> {
+        let suffix = after..end.max(after);
+        let mut omitted_ids = Vec::new();
+        let mut omitted_assistant = false;
+        for k in suffix.clone() {
+            let i = self.projection.sources[k];
+            let kind = self.entries.kind(i)?;
+            if kind.ty == EntryType::Compaction {
+                return Ok(false);
+            }
+            if !self.intrinsically_visible(k)? {
+                continue;
+            }
+            if !self.omitted(k)? {
+                return Ok(false);
+            }
+            omitted_ids.push(IdKey::of_id(&self.ids.ids[i]));
+            omitted_assistant |= kind.is_message() && kind.has_role(Role::Assistant);
+        }
+        if !omitted_assistant {
+            return Ok(false);
+        }
+        for k in suffix {
+            let i = self.projection.sources[k];
+            if self.entries.kind(i)?.ty != EntryType::ContextEdit {
+                continue;
+            }
+            let edit = read_edit(self.entries, i)?;
+            let omitted_target = edit.target.is_some_and(|t| omitted_ids.contains(&t));
+            if !edit.hides && !omitted_target {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    fn label(&self, k: usize) -> String {
+        self.entries.label(self.projection.sources[k])
+    }
 }

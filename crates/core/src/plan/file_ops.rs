@@ -3,6 +3,7 @@
 
 use indexmap::IndexSet;
 
+use crate::agent_line::FileOpRules;
 use crate::error::{Context, Error, Result};
 use crate::js::string::JsStr;
 use crate::js::view::{Key, Kind, View};
@@ -38,11 +39,13 @@ impl FileOps {
     }
 }
 
-/// Calls `found` for each file operation in an assistant message's tool
-/// calls, in order, with the same filters as `extractFileOpsFromMessage`.
+/// Calls `found` for each file operation of a message, in order, with the
+/// same filters as `extractFileOpsFromMessage`: an assistant message's tool
+/// calls, and (where the line records them) a tool result's nested calls.
 pub fn extract_file_ops<V: View>(
     message: &V,
     found: &mut dyn FnMut(FileOpKind, JsStr),
+    rules: &FileOpRules,
 ) -> Result<()> {
     if !message.is_object_like() {
         let kind = message.kind().describe();
@@ -51,49 +54,100 @@ pub fn extract_file_ops<V: View>(
             format!("expected a message object, got {kind}"),
         ));
     }
-    if !message.get(Key::Role)?.str_is("assistant") {
-        return Ok(());
+    match message
+        .get(Key::Role)?
+        .str_one_of(&["assistant", "toolResult"])
+    {
+        Some(0) => extract_tool_call_file_ops(&message.get(Key::Content)?, found).within("content"),
+        Some(_) if rules.nested_calls => extract_nested_call_file_ops(message, found),
+        _ => Ok(()),
     }
-    extract_assistant_file_ops(message, found)
 }
 
-/// [`extract_file_ops`] for a message already known to be an assistant's.
-/// The reference's `"content" in message` and `"type"/"arguments"/"name" in
-/// block` checks are implied by the value tests that follow them here.
-pub fn extract_assistant_file_ops<V: View>(
-    message: &V,
+/// The tool calls of an assistant message's `content`. The reference's
+/// `"content" in message` and `"type"/"arguments"/"name" in block` checks
+/// are implied by the value tests that follow them here.
+pub fn extract_tool_call_file_ops<V: View>(
+    content: &V,
     found: &mut dyn FnMut(FileOpKind, JsStr),
 ) -> Result<()> {
-    let content = message.get(Key::Content)?;
     let Some(len) = content.array_len() else {
         return Ok(());
     };
     for i in 0..len {
-        tool_call_file_op(&content.at(i)?, found).within_with(|| format!("content[{i}]"))?;
+        tool_call_file_op(&content.at(i)?, found).within_with(|| format!("[{i}]"))?;
     }
     Ok(())
 }
 
-/// One content block. Property reads on primitives give `undefined`, as in
-/// JS, so no typeof is needed; the tool name is checked before the
-/// arguments, so most tool calls (bash, grep...) cost three reads.
-fn tool_call_file_op<V: View>(block: &V, found: &mut dyn FnMut(FileOpKind, JsStr)) -> Result<()> {
-    if !block.get(Key::Type)?.str_is("toolCall") {
+/// A tool result's `nestedCalls.calls` (calls a script made), each counted
+/// as a tool call of its `name` with its `arguments`, whatever its status.
+/// Calls that are not an array (a string, iterated, adds nothing) and null
+/// records are `TypeError`s naming the field, where the reference throws a
+/// bare one.
+pub fn extract_nested_call_file_ops<V: View>(
+    message: &V,
+    found: &mut dyn FnMut(FileOpKind, JsStr),
+) -> Result<()> {
+    // `nestedCalls?.calls`: a primitive has no calls either (most tool
+    // results have no nestedCalls, and reading through undefined is dear).
+    let nested = message.get(Key::NestedCalls)?;
+    if !nested.is_object_like() {
         return Ok(());
     }
-    let kind = match block.get(Key::Name)?.str_one_of(&["read", "write", "edit"]) {
+    let calls = nested.get(Key::Calls)?;
+    if matches!(calls.kind(), Kind::Undefined | Kind::Null | Kind::String) {
+        return Ok(());
+    }
+    let len = calls.array_len().ok_or_else(|| {
+        let got = calls.kind().describe();
+        Error::type_error(
+            "nestedCalls.calls",
+            format!("expected an array of call records, got {got}"),
+        )
+    })?;
+    for i in 0..len {
+        let call = calls.at(i)?;
+        if matches!(call.kind(), Kind::Undefined | Kind::Null) {
+            let got = call.kind().describe();
+            return Err(Error::type_error(
+                &format!("nestedCalls.calls[{i}]"),
+                format!("expected a call record, got {got}"),
+            ));
+        }
+        add_file_op(&call.get(Key::Name)?, || call.get(Key::Arguments), found)
+            .within_with(|| format!("nestedCalls.calls[{i}]"))?;
+    }
+    Ok(())
+}
+
+/// `addFileOp(name, args)`: a `read`, `write` or `edit` with a non-empty
+/// string `args.path`. The name is checked first, so the arguments of most
+/// calls (bash, grep...) are never read.
+fn add_file_op<V: View>(
+    name: &V,
+    args: impl FnOnce() -> Result<V>,
+    found: &mut dyn FnMut(FileOpKind, JsStr),
+) -> Result<()> {
+    let kind = match name.str_one_of(&["read", "write", "edit"]) {
         Some(0) => FileOpKind::Read,
         Some(1) => FileOpKind::Written,
         Some(2) => FileOpKind::Edited,
         _ => return Ok(()),
     };
-    let Some(path) = block.get(Key::Arguments)?.get(Key::Path)?.string() else {
-        return Ok(());
-    };
-    if !path.is_empty() {
+    if let Some(path) = args()?.get(Key::Path)?.string().filter(|p| !p.is_empty()) {
         found(kind, path);
     }
     Ok(())
+}
+
+/// One content block. Property reads on primitives give `undefined`, as in
+/// JS, so no typeof is needed.
+fn tool_call_file_op<V: View>(block: &V, found: &mut dyn FnMut(FileOpKind, JsStr)) -> Result<()> {
+    if !block.get(Key::Type)?.str_is("toolCall") {
+        return Ok(());
+    }
+    add_file_op(&block.get(Key::Name)?, || block.get(Key::Arguments), found)
 }
 
 /// Adds the paths of a `details.readFiles` / `details.modifiedFiles` array.

@@ -3,6 +3,7 @@
 
 use std::path::Path;
 
+use crate::agent_line::AgentLine;
 use crate::error::{Error, Result};
 use crate::js::json;
 use crate::js::json::view::Val;
@@ -13,6 +14,7 @@ use crate::plan::prepare::{prepare_compaction, Preparation};
 use crate::plan::settings::Budget;
 use crate::session::entries::Entries;
 use crate::session::file::{read_session_file_with, LineParser};
+use crate::session::projection::PlanMessage;
 use crate::session::tree::{branch_positions, Leaf};
 use crate::tokens::estimate::Counter;
 
@@ -124,16 +126,17 @@ fn id_at(branch: &Branch, i: usize) -> Option<JsStr> {
         .cloned()
 }
 
-/// `prepareCompaction(branch, settings)` over a loaded branch; the core's
-/// index-based preparation comes back too, for callers that go on to
-/// serialize the summarized entries.
+/// `prepareCompaction(branch, settings)` over a loaded branch, as `line`
+/// does it; the core's index-based preparation comes back too, for callers
+/// that go on to serialize the summarized entries.
 pub fn plan_branch(
     branch: &Branch,
     budget: impl Into<Budget>,
+    line: &'static AgentLine,
 ) -> Result<Option<(Preparation, FilePlan)>> {
     let budget = budget.into();
     let array = Val::new(&branch.entries);
-    let entries = Entries::new(&array, BRANCH)
+    let entries = Entries::new(&array, BRANCH, line)
         .map_err(|e| branch.locate(e))?
         .with_counter(budget.counter);
     let Some(prep) =
@@ -145,8 +148,11 @@ pub fn plan_branch(
         // prepare_compaction only plans when the first kept entry has an id.
         return Ok(None);
     };
-    let ids = |indices: &[u32]| -> Vec<Option<JsStr>> {
-        indices.iter().map(|&i| id_at(branch, i as usize)).collect()
+    let ids = |messages: &[PlanMessage]| -> Vec<Option<JsStr>> {
+        messages
+            .iter()
+            .map(|m| id_at(branch, m.entry as usize))
+            .collect()
     };
     let previous_summary = prep
         .previous_compaction
@@ -171,6 +177,7 @@ pub fn prepare_compaction_from_file(
     path: &Path,
     leaf: Option<&JsStr>,
     budget: impl Into<Budget>,
+    line: &'static AgentLine,
 ) -> Result<Option<FilePlan>> {
     let budget = budget.into();
     // With the chars/4 estimate a plan reads only the length of message
@@ -181,7 +188,7 @@ pub fn prepare_compaction_from_file(
         Counter::Exact(_) => json::parse,
     };
     let branch = load_branch_with(path, leaf, parse_line)?;
-    Ok(plan_branch(&branch, budget)?.map(|(_, plan)| plan))
+    Ok(plan_branch(&branch, budget, line)?.map(|(_, plan)| plan))
 }
 
 #[cfg(test)]

@@ -1,25 +1,43 @@
 //! `prepareCompaction`: what to summarize, what to keep, and the context
 //! size before compaction.
+//!
+//! One planner over the view of the entries the line plans on
+//! ([`PlanRules::on_projection`]): the raw entries (0.78), where the range
+//! starts at the previous compaction's `firstKeptEntryId` and that
+//! compaction sits inside it; or the session projection (1.6), where the
+//! range starts after the projected compaction, edits are applied and
+//! system messages are left out of the summaries.
 
+use std::ops::Range;
+
+use crate::agent_line::PlanRules;
 use crate::error::{Context, Result};
 use crate::js::view::{Key, View};
-use crate::plan::cut_point::find_cut_point;
-use crate::plan::file_ops::{extract_assistant_file_ops, FileOps};
-use crate::session::context::{estimate_session_tokens, read_id, Ids};
+use crate::plan::cut_point::{cut_point, CutEntries, ProjectedEntries, RawEntries};
+use crate::plan::file_ops::{extract_nested_call_file_ops, extract_tool_call_file_ops, FileOps};
+use crate::session::context::{read_id, Ids};
 use crate::session::entries::Entries;
 use crate::session::model::{EntryType, Role};
+use crate::session::projection::{
+    message_of, nullish, project, role_hint, shape_of, shape_reads, MessageKind, MessageShape, Msg,
+    PlanMessage, ProjectedMessage, Projection,
+};
+use crate::tokens::projected::{
+    context_estimate, last_invalidating, projected_context_tokens, ProjectedMessages,
+};
 
-/// The plan, with messages given as entry indices: the binding maps them
-/// back onto the caller's own objects (or builds the few the reference builds).
+/// The plan, with messages named by entry and shape: the binding hands
+/// them back as the caller's own objects, or builds the copies the
+/// reference builds.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Preparation {
     pub first_kept_entry_index: usize,
     pub is_split_turn: bool,
     pub tokens_before: f64,
-    /// Entries whose messages are summarized (message, custom_message and branch_summary entries).
-    pub summarize: Vec<u32>,
-    /// Entries of the split turn's prefix.
-    pub turn_prefix: Vec<u32>,
+    /// The messages summarized.
+    pub summarize: Vec<PlanMessage>,
+    /// The messages of the split turn's prefix.
+    pub turn_prefix: Vec<PlanMessage>,
     pub previous_compaction: Option<usize>,
     /// The entry whose `details.readFiles` / `details.modifiedFiles` seed the
     /// file Sets before `file_ops` (the previous compaction, unless it came
@@ -29,15 +47,96 @@ pub struct Preparation {
     pub file_ops: FileOps,
 }
 
-fn yields_message(ty: EntryType) -> bool {
-    matches!(
-        ty,
-        EntryType::Message | EntryType::CustomMessage | EntryType::BranchSummary
-    )
+/// What the planner asks of the view it plans on, beyond the cut point.
+trait PlanView: CutEntries {
+    fn len(&self) -> usize;
+    /// The entry view index `k` stands for.
+    fn source(&self, k: usize) -> usize;
+    /// The previous compaction's entry, and where the range starts.
+    fn previous_and_start(&self, ids: &Ids) -> Result<(Option<usize>, usize)>;
+    /// The summarized messages of view entries `range`, in order.
+    fn summarized(&self, range: Range<usize>, out: &mut Vec<ProjectedMessage>) -> Result<()>;
 }
 
-/// `prepareCompaction(pathEntries, settings)`; `None` where the reference
-/// returns `undefined` (nothing to do, or a session that needs migration).
+impl<V: View> PlanView for RawEntries<'_, '_, V> {
+    fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    fn source(&self, k: usize) -> usize {
+        k
+    }
+
+    fn previous_and_start(&self, ids: &Ids) -> Result<(Option<usize>, usize)> {
+        let entries = self.entries;
+        for p in (0..entries.len()).rev() {
+            if entries.kind(p)?.ty == EntryType::Compaction {
+                let first_kept =
+                    entries.with_entry(p, |e| read_id(e, Key::FirstKeptEntryId, false))?;
+                return Ok((Some(p), ids.position(&first_kept).unwrap_or(p + 1)));
+            }
+        }
+        Ok((None, 0))
+    }
+
+    /// Every message, custom_message and branch_summary entry (an empty
+    /// summary too) gives its message.
+    fn summarized(&self, range: Range<usize>, out: &mut Vec<ProjectedMessage>) -> Result<()> {
+        for i in range {
+            let kind = match self.entries.kind(i)?.ty {
+                EntryType::Message => MessageKind::Message,
+                EntryType::CustomMessage => MessageKind::Custom,
+                EntryType::BranchSummary => MessageKind::BranchSummary,
+                _ => continue,
+            };
+            out.push(ProjectedMessage { entry: i, kind });
+        }
+        Ok(())
+    }
+}
+
+impl<V: View> PlanView for ProjectedEntries<'_, '_, '_, V> {
+    fn len(&self) -> usize {
+        self.projection.len()
+    }
+
+    fn source(&self, k: usize) -> usize {
+        self.projection.sources[k]
+    }
+
+    /// The projected compaction leads the context when it shows.
+    fn previous_and_start(&self, _ids: &Ids) -> Result<(Option<usize>, usize)> {
+        if self.projection.is_empty() || self.projection.messages_of(0).is_empty() {
+            return Ok((None, 0));
+        }
+        let first = self.projection.sources[0];
+        Ok(if self.entries.kind(first)?.ty == EntryType::Compaction {
+            (Some(first), 1)
+        } else {
+            (None, 0)
+        })
+    }
+
+    /// The projected messages of every entry but compactions, system
+    /// messages left out.
+    fn summarized(&self, range: Range<usize>, out: &mut Vec<ProjectedMessage>) -> Result<()> {
+        for k in range {
+            if self.entries.kind(self.projection.sources[k])?.ty == EntryType::Compaction {
+                continue;
+            }
+            for &m in self.projection.messages_of(k) {
+                if role_hint(self.entries, m)? != Some(Role::System) {
+                    out.push(m);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `prepareCompaction(pathEntries, settings)` as the entries' line does it;
+/// `None` where the reference returns `undefined` (nothing to do, or a
+/// session that needs migration).
 pub fn prepare_compaction<V: View>(
     entries: &Entries<V>,
     keep_recent_tokens: f64,
@@ -46,28 +145,75 @@ pub fn prepare_compaction<V: View>(
     if n > 0 && entries.kind(n - 1)?.ty == EntryType::Compaction {
         return Ok(None);
     }
-    let mut previous = None;
-    for i in (0..n).rev() {
-        if entries.kind(i)?.ty == EntryType::Compaction {
-            previous = Some(i);
-            break;
-        }
-    }
-
+    let line = entries.line;
     let ids = Ids::read(entries)?;
-    let boundary_start = match previous {
-        None => 0,
-        Some(p) => {
-            let first_kept = entries.with_entry(p, |e| read_id(e, Key::FirstKeptEntryId, false))?;
-            ids.position(&first_kept).unwrap_or(p + 1)
-        }
+    let projection = project(entries, &ids, &line.session)?;
+    let tokens_before = tokens_before(entries, &ids, &projection, &line.plan)?;
+    if line.plan.on_projection {
+        let view = ProjectedEntries {
+            entries,
+            projection: &projection,
+            ids: &ids,
+        };
+        plan(entries, &ids, &view, tokens_before, keep_recent_tokens)
+    } else {
+        plan(
+            entries,
+            &ids,
+            &RawEntries { entries },
+            tokens_before,
+            keep_recent_tokens,
+        )
+    }
+}
+
+/// The context size before compaction: `estimateContextTokens` of the
+/// context, or 1.6's `estimateProjectedContextTokens`.
+fn tokens_before<V: View>(
+    entries: &Entries<V>,
+    ids: &Ids,
+    projection: &Projection,
+    rules: &PlanRules,
+) -> Result<f64> {
+    let list = ProjectedMessages {
+        entries,
+        messages: &projection.messages,
+        rules: &entries.line.session,
     };
+    let tokens = &entries.line.tokens;
+    if !rules.tokens_before_projected {
+        return Ok(context_estimate(&list, entries.counter, tokens)?.tokens);
+    }
+    let estimate = projected_context_tokens(&list, entries.counter, tokens, |index| {
+        let source = projection.sources[projection.entry_of_message(index)];
+        let usage_entry = match &ids.ids[source] {
+            Some(id) if !id.is_empty() => ids.position(&Some(id.clone())),
+            _ => None,
+        };
+        let stale_from = last_invalidating(entries)?;
+        Ok(usage_entry.map_or(-1, |i| i as i64) > stale_from.map_or(-1, |i| i as i64))
+    })?;
+    Ok(estimate.tokens)
+}
 
-    let tokens_before = estimate_session_tokens(entries, &ids)?.tokens;
-    let cut = find_cut_point(entries, boundary_start, n, keep_recent_tokens)?;
+fn plan<V: View, P: PlanView>(
+    entries: &Entries<V>,
+    ids: &Ids,
+    view: &P,
+    tokens_before: f64,
+    keep_recent_tokens: f64,
+) -> Result<Option<Preparation>> {
+    let line = entries.line;
+    let (previous, boundary_start) = view.previous_and_start(ids)?;
+    let cut = cut_point(view, boundary_start, view.len(), keep_recent_tokens)?;
 
-    match ids.ids.get(cut.first_kept_entry_index) {
-        Some(Some(id)) if !id.is_empty() => {}
+    let first_kept =
+        (cut.first_kept_entry_index < view.len()).then(|| view.source(cut.first_kept_entry_index));
+    let Some(first_kept) = first_kept else {
+        return Ok(None);
+    };
+    match &ids.ids[first_kept] {
+        Some(id) if !id.is_empty() => {}
         _ => return Ok(None),
     }
 
@@ -75,21 +221,18 @@ pub fn prepare_compaction<V: View>(
         (true, Some(start)) => start,
         _ => cut.first_kept_entry_index,
     };
-    let collect = |range: std::ops::Range<usize>| -> Result<Vec<u32>> {
-        let mut out = Vec::new();
-        for i in range {
-            if yields_message(entries.kind(i)?.ty) {
-                out.push(i as u32);
-            }
-        }
-        Ok(out)
-    };
-    let summarize = collect(boundary_start..history_end)?;
-    let turn_prefix = if cut.is_split_turn {
-        collect(history_end..cut.first_kept_entry_index)?
-    } else {
-        Vec::new()
-    };
+    let mut summarize = Vec::new();
+    view.summarized(boundary_start..history_end, &mut summarize)?;
+    let mut turn_prefix = Vec::new();
+    if cut.is_split_turn {
+        view.summarized(history_end..cut.first_kept_entry_index, &mut turn_prefix)?;
+    }
+    if line.plan.undefined_when_nothing_to_summarize
+        && summarize.is_empty()
+        && turn_prefix.is_empty()
+    {
+        return Ok(None);
+    }
 
     // The previous compaction's recorded files come first in the Sets. Its
     // `details` is typed `unknown`, so its lists may hold any JS values: the
@@ -101,20 +244,10 @@ pub fn prepare_compaction<V: View>(
         None => None,
     };
     let mut file_ops = FileOps::default();
-    let mut assistants = Vec::new();
-    for &i in summarize.iter().chain(turn_prefix.iter()) {
-        if entries.kind(i as usize)?.has_role(Role::Assistant) {
-            assistants.push(i as usize);
-        }
-    }
-    entries.visit(assistants, |_, e| {
-        let message = e.get(Key::Message)?;
-        extract_assistant_file_ops(&message, &mut |kind, path| file_ops.add(kind, path))
-            .within("message")
-    })?;
-
+    let summarize = plan_messages(entries, &summarize, &mut file_ops)?;
+    let turn_prefix = plan_messages(entries, &turn_prefix, &mut file_ops)?;
     Ok(Some(Preparation {
-        first_kept_entry_index: cut.first_kept_entry_index,
+        first_kept_entry_index: first_kept,
         is_split_turn: cut.is_split_turn,
         tokens_before,
         summarize,
@@ -123,4 +256,119 @@ pub fn prepare_compaction<V: View>(
         details_from,
         file_ops,
     }))
+}
+
+/// A message's own shape, or the copy the projection makes of it when its
+/// `content` is null (its role is one the projection normalises).
+fn empty_content_shape<V: View>(
+    m: ProjectedMessage,
+    role: Option<Role>,
+    content: &V,
+) -> PlanMessage {
+    let shape = match (nullish(content), role) {
+        (false, _) => MessageShape::Own,
+        (true, Some(Role::System)) => MessageShape::EmptyText,
+        (true, _) => MessageShape::EmptyContent,
+    };
+    PlanMessage {
+        entry: m.entry as u32,
+        shape,
+        edit: 0,
+    }
+}
+
+/// The messages as the plan hands them back, and their file operations
+/// added to `file_ops` in order (`extractFileOpsFromMessage`: assistants'
+/// tool calls, and tool results' nested calls where the line records them).
+/// Only the entries that either needs are read, in chunks of one scope.
+fn plan_messages<V: View>(
+    entries: &Entries<V>,
+    messages: &[ProjectedMessage],
+    file_ops: &mut FileOps,
+) -> Result<Vec<PlanMessage>> {
+    let line = entries.line;
+    let rules = &line.session;
+    let mut out = Vec::with_capacity(messages.len());
+    let mut read = Vec::new();
+    for (k, &m) in messages.iter().enumerate() {
+        let ops = match m.kind {
+            MessageKind::Message | MessageKind::Replaced { .. } => match role_hint(entries, m)? {
+                Some(Role::Assistant) => true,
+                Some(Role::ToolResult) => line.file_ops.nested_calls,
+                _ => false,
+            },
+            _ => false,
+        };
+        let shape = shape_reads(entries, m, rules)?;
+        if ops || shape {
+            read.push((k, ops, shape));
+        }
+        // The shape of a message that is not read follows from its kind.
+        out.push(PlanMessage {
+            entry: m.entry as u32,
+            shape: match m.kind {
+                MessageKind::Custom => MessageShape::Custom,
+                MessageKind::BranchSummary => MessageShape::BranchSummary,
+                MessageKind::CompactionSummary => MessageShape::CompactionSummary,
+                MessageKind::CompactionSystem => MessageShape::SystemMessage,
+                _ => MessageShape::Own,
+            },
+            edit: 0,
+        });
+    }
+    let mut next = read.iter();
+    entries.visit(read.iter().map(|&(k, _, _)| messages[k].entry), |_, e| {
+        let Some(&(k, ops, shape)) = next.next() else {
+            return Ok(());
+        };
+        let m = messages[k];
+        if m.kind == MessageKind::Message {
+            // The common case, each field read once: the shape needs the
+            // content's nullness, the file operations the content or the
+            // nested calls.
+            let role = role_hint(entries, m)?;
+            return (|| {
+                let message = e.get(Key::Message)?;
+                let content = if shape || role == Some(Role::Assistant) {
+                    Some(message.get(Key::Content)?)
+                } else {
+                    None
+                };
+                if let Some(c) = content.as_ref().filter(|_| shape) {
+                    out[k] = empty_content_shape(m, role, c);
+                }
+                if !ops {
+                    return Ok(());
+                }
+                let found = &mut |kind, path| file_ops.add(kind, path);
+                match (role, content) {
+                    (Some(Role::Assistant), Some(c)) => {
+                        extract_tool_call_file_ops(&c, found).within("content")
+                    }
+                    _ => extract_nested_call_file_ops(&message, found),
+                }
+            })()
+            .within("message");
+        }
+        if shape {
+            out[k] = shape_of(entries, e, m, rules)?;
+        }
+        if !ops {
+            return Ok(());
+        }
+        message_of(entries, e, m, rules, |msg| {
+            let Msg::Message(message, content) = msg else {
+                return Ok(());
+            };
+            let found = &mut |kind, path| file_ops.add(kind, path);
+            if role_hint(entries, m)? == Some(Role::Assistant) {
+                if let Some(c) = content.of(&message, Role::Assistant)? {
+                    extract_tool_call_file_ops(&c, found).within("content")?;
+                }
+                return Ok(());
+            }
+            extract_nested_call_file_ops(&message, found)
+        })
+    })?;
+    Ok(out)
 }

@@ -1,8 +1,10 @@
 //! Lazy, cached access to a `SessionEntry[]`: each entry's kind is read once,
-//! and only for the entries an algorithm actually visits.
+//! and only for the entries an algorithm actually visits. The entries carry
+//! the agent line whose rules the algorithms over them follow.
 
 use std::cell::Cell;
 
+use crate::agent_line::AgentLine;
 use crate::error::{Context, Error, Result};
 use crate::js::view::{Key, View};
 use crate::session::model::{entry_kind, EntryKind};
@@ -19,10 +21,12 @@ pub struct Entries<'a, V: View> {
     pub name: &'static str,
     /// How message tokens are counted.
     pub counter: Counter,
+    /// The agent line the algorithms follow.
+    pub line: &'static AgentLine,
 }
 
 impl<'a, V: View> Entries<'a, V> {
-    pub fn new(array: &'a V, name: &'static str) -> Result<Self> {
+    pub fn new(array: &'a V, name: &'static str, line: &'static AgentLine) -> Result<Self> {
         let len = array.array_len().ok_or_else(|| {
             Error::type_error(
                 name,
@@ -44,6 +48,7 @@ impl<'a, V: View> Entries<'a, V> {
             },
             name,
             counter: Counter::Estimate,
+            line,
         })
     }
 
@@ -128,7 +133,7 @@ impl<'a, V: View> Entries<'a, V> {
     pub fn message_tokens(&self, i: usize) -> Result<u64> {
         self.with_entry(i, |entry| {
             self.counter
-                .message(&entry.get(Key::Message)?)
+                .message(&entry.get(Key::Message)?, &self.line.tokens)
                 .within("message")
         })
     }

@@ -11,6 +11,8 @@ pub enum EntryType {
     Compaction,
     BranchSummary,
     CustomMessage,
+    /// 1.6's `context_edit`, which hides or replaces another entry's content.
+    ContextEdit,
     Other,
 }
 
@@ -93,18 +95,29 @@ fn role_from<V: View>(role: &V) -> Role {
     role.str_one_of(&NAMES).map_or(Role::Other, |i| ROLES[i].1)
 }
 
+/// The entry types the algorithms tell apart, by their `type` string.
+pub const ENTRY_TYPES: [(&str, EntryType); 5] = [
+    ("message", EntryType::Message),
+    ("compaction", EntryType::Compaction),
+    ("branch_summary", EntryType::BranchSummary),
+    ("custom_message", EntryType::CustomMessage),
+    ("context_edit", EntryType::ContextEdit),
+];
+
+/// The names of [`ENTRY_TYPES`], for `str_one_of`.
+pub const ENTRY_TYPE_NAMES: [&str; 5] = [
+    ENTRY_TYPES[0].0,
+    ENTRY_TYPES[1].0,
+    ENTRY_TYPES[2].0,
+    ENTRY_TYPES[3].0,
+    ENTRY_TYPES[4].0,
+];
+
 /// Reads `entry.type` (and `entry.message.role` for message entries).
 pub fn entry_kind<V: View>(entry: &V) -> Result<EntryKind> {
-    const TYPES: [(&str, EntryType); 4] = [
-        ("message", EntryType::Message),
-        ("compaction", EntryType::Compaction),
-        ("branch_summary", EntryType::BranchSummary),
-        ("custom_message", EntryType::CustomMessage),
-    ];
-    const NAMES: [&str; 4] = [TYPES[0].0, TYPES[1].0, TYPES[2].0, TYPES[3].0];
     let ty = entry.get(Key::Type)?;
-    let ty = match ty.str_one_of(&NAMES) {
-        Some(i) => TYPES[i].1,
+    let ty = match ty.str_one_of(&ENTRY_TYPE_NAMES) {
+        Some(i) => ENTRY_TYPES[i].1,
         None if ty.kind() != Kind::String => {
             require_object(entry)?;
             let got = ty.kind().describe();

@@ -3,9 +3,11 @@
 //! smaller, fail, or finish. The binding drives it with the caller's
 //! `streamFn`; tests and the CLI drive it with any other [`Llm`].
 
+use crate::agent_line::AgentLine;
 use crate::error::{Error, Result};
 use crate::js::string::{JsStr, Utf16Builder};
 use crate::plan::file_ops::format_file_operations;
+use crate::summary::failure::{describe, Failure};
 use crate::summary::overflow::is_context_overflow;
 use crate::summary::prompts;
 use crate::summary::retry::{shrink_for, Shrink, MAX_OVERFLOW_RETRIES};
@@ -41,7 +43,10 @@ pub struct Request {
     pub attempt: u8,
     pub system_prompt: &'static str,
     pub prompt: JsStr,
-    pub max_tokens: f64,
+    /// `None` in lines that send no `maxTokens`.
+    pub max_tokens: Option<f64>,
+    /// The request's option keys, in order (the line's, then `reasoning` when it applies).
+    pub option_keys: Vec<&'static str>,
 }
 
 /// `AssistantMessage.stopReason`, as far as compaction cares.
@@ -65,6 +70,8 @@ pub struct Response {
 
 /// Everything `compact()` needs, taken from the preparation.
 pub struct Job<T: Transcript> {
+    line: &'static AgentLine,
+    wants_reasoning: bool,
     history: T,
     /// Present for a split turn whose prefix holds messages.
     turn_prefix: Option<T>,
@@ -77,6 +84,8 @@ pub struct Job<T: Transcript> {
     modified_files: Vec<JsStr>,
     branch: Option<BranchOptions>,
     state: State,
+    /// The part each accepted answer finished, in order.
+    answered: Vec<Part>,
 }
 
 /// A branch summary instead of a compaction: `customInstructions` may
@@ -99,6 +108,10 @@ enum State {
 }
 
 pub struct JobInput<T: Transcript> {
+    pub line: &'static AgentLine,
+    /// `model.reasoning` is truthy and a thinking level other than "off" was
+    /// given: requests pass it on as `reasoning`.
+    pub wants_reasoning: bool,
     pub history: T,
     pub history_is_empty: bool,
     pub turn_prefix: Option<T>,
@@ -114,7 +127,15 @@ pub struct JobInput<T: Transcript> {
 
 impl<T: Transcript> Job<T> {
     pub fn new(input: JobInput<T>) -> Self {
+        // What stands for the history of a split turn with nothing before it.
+        let standing_history = if input.line.summary_results.empty_previous_summary_stands {
+            input.previous_summary.clone()
+        } else {
+            input.previous_summary.clone().filter(|s| !s.is_empty())
+        };
         let mut job = Job {
+            line: input.line,
+            wants_reasoning: input.wants_reasoning,
             history: input.history,
             turn_prefix: input.turn_prefix,
             history_is_empty: input.history_is_empty,
@@ -126,6 +147,7 @@ impl<T: Transcript> Job<T> {
             modified_files: input.modified_files,
             branch: input.branch,
             state: State::Failed,
+            answered: Vec::new(),
         };
         job.state = if job.branch.is_some() {
             State::Asking {
@@ -136,10 +158,8 @@ impl<T: Transcript> Job<T> {
         } else if job.turn_prefix.is_some() && job.history_is_empty {
             // Nothing before the split turn: the previous summary (if any)
             // stands as the history part without a model call.
-            let history = job
-                .previous_summary
-                .clone()
-                .unwrap_or_else(|| JsStr::from_str(prompts::NO_PRIOR_HISTORY));
+            let history =
+                standing_history.unwrap_or_else(|| JsStr::from_str(prompts::NO_PRIOR_HISTORY));
             State::Asking {
                 part: Part::TurnPrefix,
                 attempt: 0,
@@ -155,6 +175,7 @@ impl<T: Transcript> Job<T> {
         job
     }
 
+    /// The output budget a request of `part` asks for, in lines that send one.
     fn max_tokens(&self, part: Part) -> f64 {
         let share = if part == Part::TurnPrefix { 0.5 } else { 0.8 };
         let budget = (share * self.reserve_tokens).floor();
@@ -171,8 +192,12 @@ impl<T: Transcript> Job<T> {
             return None;
         };
         let (part, attempt) = (*part, *attempt);
-        let max_tokens = self.max_tokens(part);
-        let shrink = shrink_for(attempt, &self.limits, max_tokens);
+        let requests = &self.line.summary_requests;
+        let max_tokens = requests.max_tokens.then(|| self.max_tokens(part));
+        // Room for the answer when shrinking: the budget asked for, or else
+        // what the model may write.
+        let answer_room = max_tokens.unwrap_or(self.limits.max_tokens);
+        let shrink = shrink_for(attempt, &self.limits, answer_room);
         let mut prompt = Utf16Builder::new();
         prompt.push_str("<conversation>\n");
         match part {
@@ -206,17 +231,28 @@ impl<T: Transcript> Job<T> {
             }
             None => prompt.push_str(&instructions),
         }
+        let mut option_keys = if part == Part::Branch {
+            requests.branch_options.to_vec()
+        } else {
+            requests.compaction_options.to_vec()
+        };
+        if self.wants_reasoning {
+            option_keys.push("reasoning");
+        }
         Some(Request {
             part,
             attempt,
             system_prompt: prompts::SUMMARIZATION_SYSTEM_PROMPT,
             prompt: prompt.finish(),
             max_tokens,
+            option_keys,
         })
     }
 
-    /// Takes the model's answer to the last request. An error here ends the job.
-    pub fn on_response(&mut self, response: &Response) -> Result<()> {
+    /// Takes the model's answer to the last request: `true` when it finished
+    /// a part (its usage is then the part's), `false` when the part is asked
+    /// again, smaller. An error here ends the job.
+    pub fn on_response(&mut self, response: &Response) -> Result<bool> {
         let State::Asking {
             part,
             attempt,
@@ -225,19 +261,16 @@ impl<T: Transcript> Job<T> {
         else {
             return Err(Error::invalid("compaction has already finished"));
         };
-        // Branch summaries report the provider's words as they are (the
-        // reference's `{ error }`); compaction names the failing part.
-        let failed = |detail: &str| match part {
-            Part::Branch => detail.to_string(),
-            Part::History => format!("Summarization failed: {detail}"),
-            Part::TurnPrefix => format!("Turn prefix summarization failed: {detail}"),
-        };
-        let fail = |job: &mut Self, message: String| {
+        let fail = |job: &mut Self, failure: Failure<'_>| {
             job.state = State::Failed;
-            Err(Error::invalid(message))
+            Err(Error::invalid(describe(
+                &job.line.summary_failures,
+                part,
+                failure,
+            )))
         };
         match response.stop {
-            Stop::Aborted => return fail(self, failed("the request was aborted")),
+            Stop::Aborted => return fail(self, Failure::Aborted),
             Stop::Error => {
                 let message = response.error_message.clone().unwrap_or_default();
                 if is_context_overflow(&message) {
@@ -247,39 +280,30 @@ impl<T: Transcript> Job<T> {
                             attempt: attempt + 1,
                             history,
                         };
-                        return Ok(());
+                        return Ok(false);
                     }
                     return fail(
                         self,
-                        failed(&format!(
-                            "the request still overflows the model's context after {MAX_OVERFLOW_RETRIES} smaller retries: {message}"
-                        )),
+                        Failure::Overflow {
+                            retries: MAX_OVERFLOW_RETRIES,
+                            message: &message,
+                        },
                     );
                 }
-                let shown = match (message.is_empty(), part) {
-                    (false, _) => message.as_str(),
-                    (true, Part::Branch) => "Summarization failed",
-                    (true, _) => "Unknown error",
-                };
-                return fail(self, failed(shown));
+                return fail(self, Failure::Error(&message));
             }
             Stop::Length => {
-                let limit = self.max_tokens(part);
-                return fail(
-                    self,
-                    failed(&format!(
-                        "the summary is incomplete (the model stopped at its output limit of {limit} tokens)"
-                    )),
-                );
+                let limit = self
+                    .line
+                    .summary_requests
+                    .max_tokens
+                    .then(|| self.max_tokens(part));
+                return fail(self, Failure::Length(limit));
             }
-            Stop::Finished if response.has_tool_call => {
-                return fail(
-                    self,
-                    failed("the model answered with a tool call instead of a summary"),
-                )
-            }
+            Stop::Finished if response.has_tool_call => return fail(self, Failure::ToolCall),
             Stop::Finished => {}
         }
+        self.answered.push(part);
         let mut text = Utf16Builder::new();
         for (i, t) in response.texts.iter().enumerate() {
             if i > 0 {
@@ -306,7 +330,13 @@ impl<T: Transcript> Job<T> {
                 State::Done(self.finish(history, Some(text)))
             }
         };
-        Ok(())
+        Ok(true)
+    }
+
+    /// The parts whose answers were accepted, in order: a split turn with a
+    /// history call has two.
+    pub fn answered(&self) -> &[Part] {
+        &self.answered
     }
 
     fn finish(&self, history: JsStr, prefix: Option<JsStr>) -> JsStr {

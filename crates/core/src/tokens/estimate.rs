@@ -1,9 +1,11 @@
 //! The chars/4 token estimate (`estimateTokens`) and usage-based context
 //! sizes (`calculateContextTokens`, `estimateContextTokens`).
 
+use crate::agent_line::TokenRules;
 use crate::error::{Context, Error, Result};
 use crate::js::view::{Key, Kind, View};
 use crate::session::model::{require_object, role_of, Role};
+use crate::tokens::system::measure_system;
 
 /// What an image counts for in the estimate, in characters.
 pub const IMAGE_CHARS: u64 = 4800;
@@ -23,6 +25,8 @@ pub trait Measure {
     fn json<V: View>(&self, value: &V) -> Result<Option<u64>>;
     /// What an image block counts for.
     fn image(&self) -> u64;
+    /// The measure of a fixed text (a separator a join inserts).
+    fn literal(&self, text: &str) -> Result<u64>;
 }
 
 /// UTF-16 length, read without copying the string.
@@ -38,10 +42,13 @@ impl Measure for Chars {
     fn image(&self) -> u64 {
         IMAGE_CHARS
     }
+    fn literal(&self, text: &str) -> Result<u64> {
+        Ok(crate::js::string::utf16_len_of_str(text) as u64)
+    }
 }
 
 /// A string field's measure; any other type is a `TypeError`.
-fn field<V: View, M: Measure>(value: &V, key: Key, m: &M) -> Result<u64> {
+pub fn field<V: View, M: Measure>(value: &V, key: Key, m: &M) -> Result<u64> {
     let v = value.get(key)?;
     m.text(&v)?.ok_or_else(|| {
         let got = v.kind().describe();
@@ -121,31 +128,86 @@ fn assistant_block<V: View, M: Measure>(block: &V, m: &M) -> Result<u64> {
     }
 }
 
-/// The measure of everything `estimateTokens` looks at in a message.
-pub fn measure_message<V: View, M: Measure>(message: &V, m: &M) -> Result<u64> {
-    Ok(match role_of(message)? {
-        Role::User | Role::Custom | Role::ToolResult => {
-            measure_content(&message.get(Key::Content)?, m).within("content")?
-        }
-        Role::Assistant => {
-            let content = message.get(Key::Content)?;
-            let len = content.expect_array("content")?;
-            let mut total = 0u64;
-            for i in 0..len {
-                total +=
-                    assistant_block(&content.at(i)?, m).within_with(|| format!("content[{i}]"))?;
+/// Which content a message is measured with.
+#[derive(Debug, Clone)]
+pub enum Content<V> {
+    /// Its own `content`.
+    Own,
+    /// Its own, a null or missing `content` read as empty (the session
+    /// projection's normalisation).
+    OwnOrEmpty,
+    /// The `replacement.content` of a context edit; a string given to an
+    /// assistant message stands for one text block.
+    Replaced(V),
+}
+
+impl<V: View> Content<V> {
+    /// The content value of `message` (of `role`) to read; `None` for empty.
+    /// Only user, assistant, tool-result and system messages are normalised.
+    pub fn of(self, message: &V, role: Role) -> Result<Option<V>> {
+        Ok(match self {
+            Content::Own => Some(message.get(Key::Content)?),
+            Content::OwnOrEmpty => {
+                let c = message.get(Key::Content)?;
+                let normalised = matches!(
+                    role,
+                    Role::User | Role::Assistant | Role::ToolResult | Role::System
+                );
+                (!(normalised && matches!(c.kind(), Kind::Undefined | Kind::Null))).then_some(c)
             }
-            total
+            Content::Replaced(c) => Some(c),
+        })
+    }
+}
+
+/// The measure of everything `estimateTokens` looks at in a message.
+pub fn measure_message<V: View, M: Measure>(message: &V, m: &M, rules: &TokenRules) -> Result<u64> {
+    measure_message_with(message, Content::Own, m, rules)
+}
+
+/// [`measure_message`] with the content the session projection gives the message.
+pub fn measure_message_with<V: View, M: Measure>(
+    message: &V,
+    content: Content<V>,
+    m: &M,
+    rules: &TokenRules,
+) -> Result<u64> {
+    let role = role_of(message)?;
+    Ok(match role {
+        Role::User | Role::Custom | Role::ToolResult => match content.of(message, role)? {
+            Some(c) => measure_content(&c, m).within("content")?,
+            None => 0,
+        },
+        Role::Assistant => {
+            let replaced_text =
+                matches!(&content, Content::Replaced(c) if c.kind() == Kind::String);
+            match content.of(message, role)? {
+                Some(c) if replaced_text => m.text(&c)?.unwrap_or(0),
+                Some(c) => assistant_content(&c, m).within("content")?,
+                None => 0,
+            }
         }
         Role::BashExecution => field(message, Key::Command, m)? + field(message, Key::Output, m)?,
         Role::BranchSummary | Role::CompactionSummary => field(message, Key::Summary, m)?,
+        Role::System if rules.estimate_system => {
+            measure_system(message, content.of(message, role)?.as_ref(), m)?
+        }
         Role::System | Role::Other => 0,
     })
 }
 
+fn assistant_content<V: View, M: Measure>(content: &V, m: &M) -> Result<u64> {
+    let len = content.expect_array("")?;
+    let mut total = 0u64;
+    for i in 0..len {
+        total += assistant_block(&content.at(i)?, m).within_with(|| format!("[{i}]"))?;
+    }
+    Ok(total)
+}
+
 /// `estimateTokens(message)`: a conservative chars/4 estimate of one message.
-pub fn estimate_tokens<V: View>(message: &V) -> Result<u64> {
-    Ok(chars_to_tokens(measure_message(message, &Chars)?))
+pub fn estimate_tokens<V: View>(message: &V, rules: &TokenRules) -> Result<u64> {
+    Ok(chars_to_tokens(measure_message(message, &Chars, rules)?))
 }
 
 /// How the algorithms count a message's tokens: the reference's chars/4
@@ -160,12 +222,48 @@ pub enum Counter {
 
 impl Counter {
     /// The tokens of one message (`estimateTokens`, or its exact counterpart).
-    pub fn message<V: View>(self, message: &V) -> Result<u64> {
+    pub fn message<V: View>(self, message: &V, rules: &TokenRules) -> Result<u64> {
+        self.message_with(message, Content::Own, rules)
+    }
+
+    /// The tokens of one message with the content the projection gives it.
+    pub fn message_with<V: View>(
+        self,
+        message: &V,
+        content: Content<V>,
+        rules: &TokenRules,
+    ) -> Result<u64> {
         match self {
-            Counter::Estimate => estimate_tokens(message),
-            Counter::Exact(encoding) => {
-                crate::tokens::exact::message_tokens_exact(message, encoding)
-            }
+            Counter::Estimate => Ok(chars_to_tokens(measure_message_with(
+                message, content, &Chars, rules,
+            )?)),
+            Counter::Exact(encoding) => measure_message_with(
+                message,
+                content,
+                &crate::tokens::exact::Tokens(encoding),
+                rules,
+            ),
+        }
+    }
+
+    /// Tokens from a measure taken in characters or in tokens, whichever
+    /// this counter measures with.
+    pub fn measure<T>(
+        self,
+        chars: impl FnOnce(&Chars) -> Result<T>,
+        tokens: impl FnOnce(&crate::tokens::exact::Tokens) -> Result<T>,
+    ) -> Result<T> {
+        match self {
+            Counter::Estimate => chars(&Chars),
+            Counter::Exact(encoding) => tokens(&crate::tokens::exact::Tokens(encoding)),
+        }
+    }
+
+    /// A measure taken with this counter's [`Measure`], as tokens.
+    pub fn to_tokens(self, measure: u64) -> u64 {
+        match self {
+            Counter::Estimate => chars_to_tokens(measure),
+            Counter::Exact(_) => measure,
         }
     }
 
@@ -189,8 +287,9 @@ impl Counter {
 }
 
 /// The usage of an assistant message that counts for context size: not
-/// aborted, not errored, and present. Returns `None` for every other message.
-pub fn valid_usage<V: View>(message: &V) -> Result<Option<V>> {
+/// aborted, not errored, present and (where the line says so) not totalling
+/// 0. Returns `None` for every other message.
+pub fn valid_usage<V: View>(message: &V, rules: &TokenRules) -> Result<Option<V>> {
     // `"usage" in message` is implied by the truthiness test on `usage` below.
     if role_of(message)? != Role::Assistant {
         return Ok(None);
@@ -200,7 +299,17 @@ pub fn valid_usage<V: View>(message: &V) -> Result<Option<V>> {
         return Ok(None);
     }
     let usage = message.get(Key::Usage)?;
-    Ok(if usage.truthy() { Some(usage) } else { None })
+    if !usage.truthy() {
+        return Ok(None);
+    }
+    // `calculateContextTokens(usage) > 0`: NaN and 0 are passed over alike.
+    if rules.skip_zero_usage {
+        let tokens = context_tokens(&usage).within("usage")?;
+        if tokens.is_nan() || tokens <= 0.0 {
+            return Ok(None);
+        }
+    }
+    Ok(Some(usage))
 }
 
 /// `calculateContextTokens(usage)`: `totalTokens` when truthy, else the sum of the parts.
@@ -271,24 +380,10 @@ where
 }
 
 /// `estimateContextTokens(messages)` over an array of messages.
-pub fn estimate_context_tokens<V: View>(messages: &V) -> Result<ContextEstimate> {
-    let count = messages.expect_array("")?;
-    estimate_context(
-        count,
-        |i| {
-            messages
-                .scoped(|| {
-                    let message = messages.at(i)?;
-                    valid_usage(&message)?
-                        .map(|u| context_tokens(&u).within("usage"))
-                        .transpose()
-                })
-                .within_with(|| format!("[{i}]"))
-        },
-        |i| {
-            messages
-                .scoped(|| estimate_tokens(&messages.at(i)?))
-                .within_with(|| format!("[{i}]"))
-        },
-    )
+pub fn estimate_context_tokens<V: View>(
+    messages: &V,
+    rules: &TokenRules,
+) -> Result<ContextEstimate> {
+    use crate::tokens::projected::{context_estimate, MessageArray};
+    context_estimate(&MessageArray::new(messages)?, Counter::Estimate, rules)
 }

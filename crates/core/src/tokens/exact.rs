@@ -7,7 +7,9 @@
 //! Type errors are those of `estimate_tokens`, at the same locations, so
 //! switching between the two never changes which inputs are accepted.
 
+use crate::agent_line::TokenRules;
 use crate::error::Result;
+use crate::js::string::JsStr;
 use crate::js::view::View;
 use crate::tokens::estimate::{measure_message, Measure, IMAGE_CHARS};
 use crate::tokens::tokenizer::{count_tokens, Encoding};
@@ -34,11 +36,18 @@ impl Measure for Tokens {
     fn image(&self) -> u64 {
         IMAGE_TOKENS
     }
+    fn literal(&self, text: &str) -> Result<u64> {
+        Ok(count_tokens(&JsStr::from_str(text), self.0)? as u64)
+    }
 }
 
 /// The exact-token counterpart of `estimate_tokens(message)`.
-pub fn message_tokens_exact<V: View>(message: &V, encoding: Encoding) -> Result<u64> {
-    measure_message(message, &Tokens(encoding))
+pub fn message_tokens_exact<V: View>(
+    message: &V,
+    encoding: Encoding,
+    rules: &TokenRules,
+) -> Result<u64> {
+    measure_message(message, &Tokens(encoding), rules)
 }
 
 #[cfg(test)]

@@ -1,8 +1,12 @@
 //! Token counts: the chars/4 estimate and usage-based context sizes
-//! ([`estimate`]), exact counts of a message ([`exact`]) with a BPE
-//! tokenizer ([`tokenizer`]) and its generated character classes ([`classes`]).
+//! ([`estimate`]), system messages in them ([`system`]), the context size
+//! of a session projection ([`projected`]), exact counts of a message
+//! ([`exact`]) with a BPE tokenizer ([`tokenizer`]) and its generated
+//! character classes ([`classes`]).
 
 pub mod classes;
 pub mod estimate;
 pub mod exact;
+pub mod projected;
+pub mod system;
 pub mod tokenizer;

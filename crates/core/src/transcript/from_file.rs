@@ -4,12 +4,14 @@
 
 use std::path::Path;
 
+use crate::agent_line::AgentLine;
 use crate::error::{Context, Result};
 use crate::js::json::view::Val;
 use crate::js::json::{Object, Value};
 use crate::js::string::JsStr;
 use crate::plan::from_file::{load_branch, plan_branch, Branch, FilePlan};
 use crate::projection::{project, ProjectOptions};
+use crate::session::projection::{MessageShape, PlanMessage};
 use crate::transcript::llm_message::{from_agent_message, Message};
 use crate::transcript::serialize::{serialize, SerializeOptions};
 
@@ -37,36 +39,87 @@ fn built_message(entry: &Value, role: &str, fields: &[&str]) -> Value {
     Value::Object(o)
 }
 
-/// `getMessageFromEntryForCompaction` + `convertToLlm` for branch entries `indices`.
-fn llm_messages(branch: &Branch, indices: &[u32]) -> Result<Vec<Message>> {
-    let mut out = Vec::with_capacity(indices.len());
-    for &i in indices {
-        let i = i as usize;
-        let converted = (|| {
-            let Some(entry) = branch.entry(i) else {
-                return Ok(None);
-            };
-            match entry.get("type").and_then(Value::as_str) {
-                Some("message") => {
-                    let message = entry.get("message").map_or(Val::Undefined, Val::new);
-                    from_agent_message(&message).within("message")
-                }
-                Some("custom_message") => from_agent_message(&Val::new(&built_message(
-                    entry,
-                    "custom",
-                    &["customType", "content", "display", "details"],
-                ))),
-                Some("branch_summary") => from_agent_message(&Val::new(&built_message(
-                    entry,
-                    "branchSummary",
-                    &["summary", "fromId"],
-                ))),
-                _ => Ok(None),
-            }
-        })()
-        .within_with(|| format!("branch[{i}]"))
-        .map_err(|e| branch.locate(e))?;
-        out.extend(converted);
+/// `{ ...message, content }`: a copy of a message object with its content replaced.
+fn with_content(message: Option<&Value>, content: Value) -> Value {
+    match message {
+        Some(Value::Object(o)) => {
+            let mut o = o.clone();
+            o.insert("content", content);
+            Value::Object(o)
+        }
+        Some(other) => other.clone(),
+        None => Value::Null,
+    }
+}
+
+fn text_block(text: Value) -> Value {
+    let mut block = Object::with_capacity(2);
+    block.insert("type", Value::from("text"));
+    block.insert("text", text);
+    Value::Array(vec![Value::Object(block)])
+}
+
+/// The message a plan names, as the reference hands it to the summarizer
+/// (the entry's own message, a copy with edited or normalised content, or
+/// the message built for a custom message or summary entry).
+fn plan_message(branch: &Branch, m: &PlanMessage) -> Option<Value> {
+    let entry = branch.entry(m.entry as usize)?;
+    let replacement = || {
+        branch
+            .entry(m.edit as usize)
+            .and_then(|e| e.get("replacement"))
+            .and_then(|r| r.get("content"))
+            .cloned()
+            .unwrap_or(Value::Null)
+    };
+    let custom = |content: Option<Value>| {
+        let mut built = built_message(
+            entry,
+            "custom",
+            &["customType", "content", "display", "details"],
+        );
+        if let (Value::Object(o), Some(c)) = (&mut built, content) {
+            o.insert("content", c);
+        }
+        built
+    };
+    let message = entry.get("message");
+    Some(match m.shape {
+        MessageShape::Own => message?.clone(),
+        MessageShape::EmptyContent => with_content(message, Value::Array(Vec::new())),
+        MessageShape::EmptyText => with_content(message, Value::from("")),
+        MessageShape::Replaced => with_content(message, replacement()),
+        MessageShape::ReplacedText => with_content(message, text_block(replacement())),
+        MessageShape::Custom => custom(None),
+        MessageShape::CustomEmpty => custom(Some(Value::Array(Vec::new()))),
+        MessageShape::CustomReplaced => custom(Some(replacement())),
+        MessageShape::BranchSummary => {
+            built_message(entry, "branchSummary", &["summary", "fromId"])
+        }
+        MessageShape::CompactionSummary => {
+            built_message(entry, "compactionSummary", &["summary", "tokensBefore"])
+        }
+        MessageShape::SystemMessage => entry.get("systemMessage")?.clone(),
+    })
+}
+
+/// The plan's messages + `convertToLlm` (summaries never hold system messages).
+fn llm_messages(branch: &Branch, messages: &[PlanMessage]) -> Result<Vec<Message>> {
+    let mut out = Vec::with_capacity(messages.len());
+    for m in messages {
+        let i = m.entry as usize;
+        let Some(message) = plan_message(branch, m) else {
+            continue;
+        };
+        let mut converted = from_agent_message(&Val::new(&message));
+        if m.shape == MessageShape::Own {
+            converted = converted.within("message");
+        }
+        out.extend(
+            converted
+                .within_with(|| format!("branch[{i}]"))
+                .map_err(|e| branch.locate(e))?,
+        );
     }
     Ok(out)
 }
@@ -84,9 +137,10 @@ pub fn serialize_for_summary_from_file(
     leaf: Option<&JsStr>,
     budget: impl Into<crate::plan::settings::Budget>,
     reasoning: bool,
+    line: &'static AgentLine,
 ) -> Result<Option<FileTranscript>> {
     let branch = load_branch(path, leaf)?;
-    let Some((prep, plan)) = plan_branch(&branch, budget)? else {
+    let Some((prep, plan)) = plan_branch(&branch, budget, line)? else {
         return Ok(None);
     };
     let conversation = transcript(&llm_messages(&branch, &prep.summarize)?, reasoning);

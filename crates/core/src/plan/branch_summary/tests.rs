@@ -207,10 +207,16 @@ fn json(text: &str) -> Value {
     parse(text).unwrap_or_else(|e| panic!("bad test JSON: {e:?}"))
 }
 
+/// The entries of a preparation's messages.
+fn at(p: &BranchPreparation) -> Vec<u32> {
+    p.messages.iter().map(|m| m.entry).collect()
+}
+
 fn prepare(entries: &str, budget: f64) -> BranchPreparation {
     let v = json(entries);
     let view = Val::new(&v);
-    let list = Entries::new(&view, "entries").unwrap_or_else(|e| panic!("{e}"));
+    let list = Entries::new(&view, "entries", &crate::agent_line::AgentLine::V0_78)
+        .unwrap_or_else(|e| panic!("{e}"));
     let mut p = prepare_branch_entries(&list, budget).unwrap_or_else(|e| panic!("{e}"));
     // The Sets as JS ends up with them: seeded from details, then tool calls.
     p.file_ops = crate::plan::file_ops::seeded_file_ops(&list, p.details_from.clone(), &p.file_ops)
@@ -248,7 +254,7 @@ fn session_text() -> String {
 #[test]
 fn without_a_budget_every_message_but_tool_results() {
     let p = prepare(&session_text(), 0.0);
-    assert_eq!(p.messages, vec![0, 1, 3, 4, 6, 7]);
+    assert_eq!(at(&p), vec![0, 1, 3, 4, 6, 7]);
     // Details first (entry order), then tool calls newest first.
     assert_eq!(p.file_ops.read, set(&["old.txt", "b.txt", "a.txt"]));
     assert_eq!(p.file_ops.edited, set(&["m.txt", "b.txt"]));
@@ -267,7 +273,7 @@ fn without_a_budget_every_message_but_tool_results() {
 fn the_budget_keeps_the_newest_and_reads_the_message_that_breaks_it() {
     // w (6) + c (10) = 16 fit in 20; a (9) breaks it but its files count.
     let p = prepare(&session_text(), 20.0);
-    assert_eq!(p.messages, vec![6, 7]);
+    assert_eq!(at(&p), vec![6, 7]);
     assert_eq!(p.total_tokens, 16);
     assert_eq!(p.file_ops.read, set(&["old.txt", "b.txt", "a.txt"]));
     assert_eq!(p.file_ops.edited, set(&["m.txt", "b.txt"]));
@@ -283,10 +289,10 @@ fn summaries_squeeze_in_under_ninety_percent() {
     );
     // 10 + 20 > 25 but 10 < 22.5: the compaction goes in over the budget.
     let p = prepare(&entries, 25.0);
-    assert_eq!((p.messages, p.total_tokens), (vec![0, 1], 30));
+    assert_eq!((at(&p), p.total_tokens), (vec![0, 1], 30));
     // 10 is not under 9: it stays out.
     let p = prepare(&entries, 10.0);
-    assert_eq!((p.messages, p.total_tokens), (vec![1], 10));
+    assert_eq!((at(&p), p.total_tokens), (vec![1], 10));
 }
 
 #[test]
@@ -298,14 +304,15 @@ fn a_user_message_over_the_budget_ends_the_walk() {
 ]"#
     );
     let p = prepare(&entries, 5.0);
-    assert_eq!((p.messages, p.total_tokens), (vec![], 0));
+    assert_eq!((at(&p), p.total_tokens), (vec![], 0));
 }
 
 #[test]
 fn missing_entries_and_messages_are_type_errors() {
     let v = json(r#"[{"type":"message","id":"u"}]"#);
     let view = Val::new(&v);
-    let list = Entries::new(&view, "entries").unwrap_or_else(|e| panic!("{e}"));
+    let list = Entries::new(&view, "entries", &crate::agent_line::AgentLine::V0_78)
+        .unwrap_or_else(|e| panic!("{e}"));
     let err = prepare_branch_entries(&list, 0.0)
         .err()
         .unwrap_or_else(|| panic!("no error"));
@@ -314,9 +321,10 @@ fn missing_entries_and_messages_are_type_errors() {
 
     let v = json(r#"[null]"#);
     let view = Val::new(&v);
-    let list = Entries::new(&view, "entries").unwrap_or_else(|e| panic!("{e}"));
+    let list = Entries::new(&view, "entries", &crate::agent_line::AgentLine::V0_78)
+        .unwrap_or_else(|e| panic!("{e}"));
     assert!(prepare_branch_entries(&list, 0.0).is_err());
     // Unknown entry types contribute nothing, as in the reference's switch.
     let p = prepare(r#"[{"type":7},{"type":"label"},"text"]"#, 0.0);
-    assert_eq!(p.messages, Vec::<u32>::new());
+    assert_eq!(at(&p), Vec::<u32>::new());
 }

@@ -149,9 +149,10 @@ fn plans_a_file_by_entry_id() {
         message("a2", "u2", "assistant", &long),
     ];
     let path = write_file("plan.jsonl", &session(&lines));
-    let plan = prepare_compaction_from_file(&path, None, 150.0)
-        .unwrap()
-        .expect("a plan");
+    let plan =
+        prepare_compaction_from_file(&path, None, 150.0, &crate::agent_line::AgentLine::V0_78)
+            .unwrap()
+            .expect("a plan");
     assert_eq!(plan.first_kept_entry_id, JsStr::from_str("u2"));
     assert_eq!(
         plan.messages_to_summarize_ids,
@@ -166,15 +167,26 @@ fn plans_a_file_by_entry_id() {
     assert_eq!(plan.previous_summary, None);
     // Branch selection: ending at a1, everything fits in the kept tail.
     let a1 = JsStr::from_str("a1");
-    let plan = prepare_compaction_from_file(&path, Some(&a1), 150.0)
-        .unwrap()
-        .expect("a plan");
+    let plan = prepare_compaction_from_file(
+        &path,
+        Some(&a1),
+        150.0,
+        &crate::agent_line::AgentLine::V0_78,
+    )
+    .unwrap()
+    .expect("a plan");
     assert_eq!(plan.first_kept_entry_id, JsStr::from_str("u1"));
     assert!(plan.messages_to_summarize_ids.is_empty());
     // Unknown leaf: an empty branch, no plan (as the reference).
     let zz = JsStr::from_str("zz");
     assert_eq!(
-        prepare_compaction_from_file(&path, Some(&zz), 150.0).unwrap(),
+        prepare_compaction_from_file(
+            &path,
+            Some(&zz),
+            150.0,
+            &crate::agent_line::AgentLine::V0_78
+        )
+        .unwrap(),
         None
     );
 }
@@ -186,7 +198,7 @@ fn core_errors_name_the_file_line() {
         r#"{"type":"message","id":"u2","parentId":"u1","message":{"role":5}}"#.to_string(),
     ];
     let path = write_file("bad-role.jsonl", &session(&lines));
-    let err = prepare_compaction_from_file(&path, None, 1.0)
+    let err = prepare_compaction_from_file(&path, None, 1.0, &crate::agent_line::AgentLine::V0_78)
         .unwrap_err()
         .to_string();
     assert!(

@@ -1,4 +1,5 @@
 use super::*;
+use crate::agent_line::AgentLine;
 
 /// Renders its shrink level, so tests can see what each retry asked for.
 struct Fake(&'static str);
@@ -48,6 +49,8 @@ fn error(message: &str) -> Response {
 
 fn input(split: bool, previous: Option<&str>, custom: Option<&str>) -> JobInput<Fake> {
     JobInput {
+        line: &AgentLine::V0_78,
+        wants_reasoning: false,
         history: Fake("HISTORY"),
         history_is_empty: false,
         turn_prefix: split.then_some(Fake("PREFIX")),
@@ -92,7 +95,11 @@ fn one_request_then_file_lists() {
     );
     assert!(p.contains("## Reasoning Digest") && !p.contains("<previous-summary>"));
     // min(floor(0.8 * 16384), 8192)
-    assert_eq!(seen[0].max_tokens, 8192.0);
+    assert_eq!(seen[0].max_tokens, Some(8192.0));
+    assert_eq!(
+        seen[0].option_keys,
+        ["maxTokens", "signal", "apiKey", "headers"]
+    );
 }
 
 #[test]
@@ -122,7 +129,7 @@ fn split_turn_asks_twice_in_order_with_instructions_in_both() {
         prompt(&seen[1]).contains("PREFIX") && prompt(&seen[1]).contains("## Original Request")
     );
     // floor(0.5 * 16384)
-    assert_eq!(seen[1].max_tokens, 8192.0);
+    assert_eq!(seen[1].max_tokens, Some(8192.0));
     let summary = out.ok().map(|s| s.to_string()).unwrap_or_default();
     assert!(summary.starts_with("H\n\n---\n\n**Turn Context (split turn):**\n\nP\n\n<read-files>"));
 }
@@ -231,4 +238,94 @@ fn branch_summaries_open_with_the_preamble_and_may_replace_instructions() {
         out.err().map(|e| e.message).as_deref(),
         Some("Turn prefix summarization failed: Unknown error")
     );
+}
+
+fn input_1_6(split: bool, previous: Option<&str>) -> JobInput<Fake> {
+    JobInput {
+        line: &AgentLine::V1_6,
+        wants_reasoning: true,
+        ..input(split, previous, None)
+    }
+}
+
+#[test]
+fn the_1_6_line_sends_no_max_tokens_and_its_own_option_keys() {
+    let (_, seen) = go(input_1_6(true, None), vec![text("H"), text("P")]);
+    for r in &seen {
+        assert_eq!(r.max_tokens, None);
+        assert_eq!(
+            r.option_keys,
+            [
+                "signal",
+                "apiKey",
+                "headers",
+                "env",
+                "sessionId",
+                "reasoning"
+            ]
+        );
+    }
+    let mut i = input_1_6(false, None);
+    i.branch = Some(BranchOptions {
+        replace_instructions: false,
+    });
+    let (_, seen) = go(i, vec![text("B")]);
+    assert_eq!(
+        seen[0].option_keys,
+        ["apiKey", "headers", "env", "signal", "reasoning"]
+    );
+}
+
+#[test]
+fn the_1_6_line_words_failures_as_1_6_does() {
+    let failure = |i: JobInput<Fake>, answers| go(i, answers).0.err().map(|e| e.message);
+    let length = Response {
+        stop: Stop::Length,
+        ..text("cut")
+    };
+    assert_eq!(
+        failure(input_1_6(false, None), vec![length]).as_deref(),
+        Some("Summarization failed: generation hit the token cap and the summary is incomplete")
+    );
+    let tool = Response {
+        has_tool_call: true,
+        ..text("")
+    };
+    assert_eq!(
+        failure(input_1_6(true, None), vec![text("H"), tool]).as_deref(),
+        Some("Turn prefix summarization attempted to call a tool")
+    );
+    let mut branch = input_1_6(false, None);
+    branch.branch = Some(BranchOptions {
+        replace_instructions: false,
+    });
+    assert_eq!(
+        failure(branch, vec![error("")]).as_deref(),
+        Some("Branch summarization failed: Unknown error")
+    );
+}
+
+#[test]
+fn an_empty_previous_summary_stands_in_1_6_only() {
+    for (line_1_6, want) in [(false, "No prior history.\n\n---"), (true, "\n\n---")] {
+        let mut i = if line_1_6 {
+            input_1_6(true, Some(""))
+        } else {
+            input(true, Some(""), None)
+        };
+        i.history_is_empty = true;
+        let (out, seen) = go(i, vec![text("P")]);
+        assert_eq!(seen.len(), 1);
+        assert!(out.is_ok_and(|s| s.to_string().starts_with(want)));
+    }
+}
+
+#[test]
+fn accepted_answers_name_their_parts() {
+    let overflow = "prompt is too long: 250000 tokens > 200000 maximum";
+    let mut job = Job::new(input(true, None, None));
+    assert_eq!(job.on_response(&error(overflow)).ok(), Some(false));
+    assert_eq!(job.on_response(&text("H")).ok(), Some(true));
+    assert_eq!(job.on_response(&text("P")).ok(), Some(true));
+    assert_eq!(job.answered(), [Part::History, Part::TurnPrefix]);
 }

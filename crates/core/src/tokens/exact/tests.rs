@@ -1,4 +1,7 @@
 use super::*;
+use crate::agent_line::AgentLine;
+
+const RULES: &TokenRules = &AgentLine::V0_78.tokens;
 use crate::js::json::view::Val;
 use crate::js::json::{parse, Value};
 use crate::tokens::estimate::estimate_tokens;
@@ -9,7 +12,7 @@ fn json(text: &str) -> Value {
 }
 
 fn exact(message: &str) -> Result<u64> {
-    message_tokens_exact(&Val::new(&json(message)), Encoding::O200kBase)
+    message_tokens_exact(&Val::new(&json(message)), Encoding::O200kBase, RULES)
 }
 
 fn o200k(text: &str) -> u64 {
@@ -31,7 +34,7 @@ fn user_string_and_blocks() {
     // The estimate gives the image the same weight.
     let m = json(blocks);
     assert_eq!(
-        estimate_tokens(&Val::new(&m)).unwrap(),
+        estimate_tokens(&Val::new(&m), RULES).unwrap(),
         (13 + 4800u64).div_ceil(4)
     );
 }
@@ -76,8 +79,8 @@ fn errors_match_the_estimate() {
         r#"{"role":7}"#,
     ] {
         let v = json(bad);
-        let ours = message_tokens_exact(&Val::new(&v), Encoding::O200kBase).unwrap_err();
-        let theirs = estimate_tokens(&Val::new(&v)).unwrap_err();
+        let ours = message_tokens_exact(&Val::new(&v), Encoding::O200kBase, RULES).unwrap_err();
+        let theirs = estimate_tokens(&Val::new(&v), RULES).unwrap_err();
         assert_eq!(ours, theirs, "{bad}");
     }
 }
@@ -86,11 +89,11 @@ fn errors_match_the_estimate() {
 fn cl100k_differs_where_the_vocabularies_do() {
     let m = json(r#"{"role":"user","content":"你好，世界"}"#);
     assert_eq!(
-        message_tokens_exact(&Val::new(&m), Encoding::O200kBase).unwrap(),
+        message_tokens_exact(&Val::new(&m), Encoding::O200kBase, RULES).unwrap(),
         3
     );
     assert_eq!(
-        message_tokens_exact(&Val::new(&m), Encoding::Cl100kBase).unwrap(),
+        message_tokens_exact(&Val::new(&m), Encoding::Cl100kBase, RULES).unwrap(),
         6
     );
 }

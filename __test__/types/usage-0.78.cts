@@ -1,4 +1,4 @@
-// CommonJS flavour of usage.mts: `import x = require()` is how TypeScript spells require().
+// CommonJS flavour of usage-0.78.mts: `import x = require()` is how TypeScript spells require().
 
 import pc = require('prime-compaction/agent-0.78')
 

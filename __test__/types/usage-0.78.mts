@@ -1,5 +1,5 @@
 // Uses prime-compaction on its own, as a project without pi-coding-agent would.
-// Checked by tsconfig.declarations.json together with index.d.ts itself.
+// Checked by tsconfig.declarations.json together with the declaration files themselves.
 
 import {
   type AgentMessage,

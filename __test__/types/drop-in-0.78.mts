@@ -1,6 +1,6 @@
 // ESM consumer: checks that our declarations, as `import ... from 'prime-compaction/agent-0.78'`
 // sees them, are interchangeable with the reference's (pi-coding-agent 0.78.1).
-// Keep the body in sync with drop-in.cts.
+// Keep the body in sync with drop-in-0.78.cts.
 
 import * as Ours from 'prime-compaction/agent-0.78'
 import * as Ref from '../../node_modules/@earendil-works/pi-coding-agent/dist/core/compaction/index.js'

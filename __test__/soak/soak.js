@@ -1,0 +1,164 @@
+'use strict'
+// Differential soak: SOAK_SESSIONS generated sessions (and trees), each run
+// through every function the package shares with the agent's own module,
+// for every agent line at parity, in worker processes. Off CI: the Jest
+// parity suites run 2,000 sessions a run; this runs as many as asked.
+//
+//   SOAK_SESSIONS=1000000 npm run soak
+//
+// Environment:
+//   SOAK_SESSIONS  sessions to run (default 10000)
+//   SOAK_SEED      seed of the first session; session i uses SOAK_SEED + i (default: random)
+//   SOAK_LINES     agent lines, comma-separated (default: helpers/ours.js PARITY_LINES)
+//   SOAK_WORKERS   worker processes (default 2)
+//   SOAK_FAILURES  folder for failing samples (default: a folder in the OS temp dir)
+//   SOAK_OURS      a module whose loadOurs(line) replaces the package (to test the soak itself)
+//
+// Prints progress, then the calls made per function and line, and ends
+// with the line `N passed, M failed` (sessions; a session fails when any
+// line fails it). Exits 1 when any session failed.
+
+const { fork } = require('node:child_process')
+const fs = require('node:fs')
+const os = require('node:os')
+const path = require('node:path')
+const { PARITY_LINES } = require('../helpers/ours')
+const { failureSignature } = require('../helpers/property')
+const { NOT_COMPARED } = require('./session-check')
+
+const SESSIONS = Math.max(1, Number(process.env.SOAK_SESSIONS) || 10_000)
+const SEED = process.env.SOAK_SEED !== undefined && process.env.SOAK_SEED !== '' ? Number(process.env.SOAK_SEED) | 0 : (Date.now() ^ Math.floor(Math.random() * 0x7fffffff)) | 0
+const LINES = process.env.SOAK_LINES ? process.env.SOAK_LINES.split(',').map((s) => s.trim()) : PARITY_LINES
+const WORKERS = Math.max(1, Number(process.env.SOAK_WORKERS) || 2)
+const FAILURES = process.env.SOAK_FAILURES || path.join(os.tmpdir(), `prime-compaction-soak-${SEED >>> 0}`)
+const CHUNK = Math.max(1, Math.min(200, Math.ceil(SESSIONS / (WORKERS * 4))))
+/** A chunk that takes this long means a hang: its worker is killed and the chunk fails. */
+const CHUNK_TIMEOUT_MS = 10 * 60_000
+const PROGRESS_MS = 30_000
+
+const started = Date.now()
+let next = 0
+let passed = 0
+let failed = 0
+const failures = []
+const counts = {}
+const rss = new Map()
+let shared = null
+
+const fmt = (n) => n.toLocaleString('en-US')
+const log = (text) => process.stdout.write(`${text}\n`)
+
+function elapsed() {
+  const s = Math.round((Date.now() - started) / 1000)
+  return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m${String(s % 60).padStart(2, '0')}s`
+}
+
+function progress() {
+  const done = passed + failed
+  const rate = done / Math.max(1, (Date.now() - started) / 1000)
+  const eta = rate > 0 ? Math.round((SESSIONS - done) / rate / 60) : '?'
+  log(`soak: ${fmt(done)} / ${fmt(SESSIONS)} sessions (${((100 * done) / SESSIONS).toFixed(1)}%), ${fmt(failed)} failed, ${rate.toFixed(0)}/s, ${elapsed()}, eta ${eta} min, worker RSS ${[...rss.values()].join('/')} MB`)
+}
+
+function takeChunk() {
+  if (next >= SESSIONS) return null
+  const count = Math.min(CHUNK, SESSIONS - next)
+  const chunk = { id: next, start: (SEED + next) | 0, count }
+  next += count
+  return chunk
+}
+
+function addCounts(workerCounts) {
+  for (const [line, byName] of Object.entries(workerCounts)) {
+    counts[line] = counts[line] || {}
+    for (const [name, n] of Object.entries(byName)) counts[line][name] = (counts[line][name] || 0) + n
+  }
+}
+
+function startWorker(index) {
+  return new Promise((resolve) => {
+    const child = fork(path.join(__dirname, 'worker.js'), [JSON.stringify({ lines: LINES, failuresDir: FAILURES })], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+    let chunk = null
+    let timer = null
+    let stopping = false
+    const send = () => {
+      chunk = takeChunk()
+      if (!chunk) {
+        stopping = true
+        child.send({ type: 'stop' })
+        return
+      }
+      timer = setTimeout(() => child.kill('SIGKILL'), CHUNK_TIMEOUT_MS)
+      child.send({ type: 'chunk', ...chunk })
+    }
+    child.on('message', (msg) => {
+      if (msg.type === 'ready') {
+        shared = shared || msg.shared
+        send()
+      } else if (msg.type === 'done') {
+        clearTimeout(timer)
+        passed += msg.passed
+        failed += chunk.count - msg.passed
+        failures.push(...msg.failures)
+        rss.set(index, msg.rssMb)
+        chunk = null
+        send()
+      } else if (msg.type === 'counts') {
+        addCounts(msg.counts)
+      } else if (msg.type === 'fatal') {
+        log(`soak: worker ${index} could not start: ${msg.message}`)
+      }
+    })
+    child.on('close', (code, signal) => {
+      clearTimeout(timer)
+      if (chunk) {
+        // The worker died or hung inside a chunk: every session of it counts as failed.
+        failed += chunk.count
+        failures.push({ seed: chunk.start, line: '*', message: `worker ${index} ${signal ? `killed by ${signal}` : `exited with ${code}`} in sessions ${chunk.start}..${(chunk.start + chunk.count - 1) | 0}` })
+        chunk = null
+        if (next < SESSIONS) return resolve(startWorker(index))
+      } else if (!stopping) {
+        // Died before its first chunk (a load error): nothing was run by it.
+        log(`soak: worker ${index} ${signal ? `killed by ${signal}` : `exited with ${code}`} before running anything`)
+      }
+      resolve()
+    })
+  })
+}
+
+async function main() {
+  // Samples a previous run with the same seed left behind would read as this run's.
+  if (fs.existsSync(FAILURES)) for (const name of fs.readdirSync(FAILURES)) if (/^soak-.*\.js$/.test(name)) fs.rmSync(path.join(FAILURES, name))
+  log(`soak: ${fmt(SESSIONS)} sessions from seed ${SEED} on agent line(s) ${LINES.join(', ')}, ${WORKERS} worker(s); failing samples go to ${FAILURES}`)
+  const timer = setInterval(progress, PROGRESS_MS)
+  await Promise.all(Array.from({ length: WORKERS }, (_, i) => startWorker(i)))
+  clearInterval(timer)
+  progress()
+  const unrun = SESSIONS - passed - failed
+  if (unrun > 0) failed += unrun
+  for (const line of LINES) {
+    log(`soak: calls compared on ${line}: ${JSON.stringify(counts[line] || {})}`)
+    if (shared && shared[line]) {
+      const notReached = shared[line].filter((name) => !(counts[line] && counts[line][name]) && !(name in NOT_COMPARED))
+      for (const [name, why] of Object.entries(NOT_COMPARED)) if (shared[line].includes(name)) log(`soak: not compared on ${line}: ${name} (${why})`)
+      if (notReached.length) log(`soak: shared with the reference on ${line} but not reached: ${notReached.join(', ')}`)
+    }
+  }
+  const kinds = new Map()
+  for (const f of failures) {
+    // The call and the place of the difference, without the values.
+    const head = f.message.split('\n')[0].split(' reference ')[0]
+    const kind = `${f.line}: ${failureSignature({ message: head })}`
+    kinds.set(kind, [...(kinds.get(kind) || []), f.seed])
+  }
+  for (const [kind, seeds] of [...kinds].sort((a, b) => b[1].length - a[1].length)) {
+    log(`soak: FAILED ${fmt(seeds.length)} × ${kind} (seeds ${seeds.slice(0, 5).join(', ')}${seeds.length > 5 ? ', ...' : ''})`)
+  }
+  if (failures.length) log(`soak: failing samples, with the command to replay each: ${FAILURES}`)
+  if (unrun > 0) log(`soak: ${fmt(unrun)} sessions were not run (a worker could not start), counted as failed`)
+  log(`soak: ${elapsed()}`)
+  log(`${passed} passed, ${failed} failed`)
+  process.exitCode = failed > 0 ? 1 : 0
+}
+
+main()

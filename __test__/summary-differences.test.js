@@ -1,0 +1,309 @@
+'use strict'
+// Each summary difference listed in differences.js, shown: the same input
+// to the line's reference and to ours, and each side's behaviour as the
+// entry describes it. An entry of a summary area without a demonstration
+// here fails the suite, and so does a demonstration without an entry.
+
+const differences = require('./differences')
+const { loadReference } = require('./helpers/reference')
+const { loadOurs, LINES } = require('./helpers/ours')
+const { MODEL, usage, text, failure, scripted, recorder, splitPreparation, plainPreparation, branchEntries, sides, abortable } = require('./helpers/summary')
+
+const OVERFLOW = 'prompt is too long: 213462 tokens > 200000 maximum'
+
+async function outcome(promise) {
+  try {
+    return { resolved: await promise }
+  } catch (err) {
+    return { rejected: err.message, name: err.name, type: err.constructor.name }
+  }
+}
+
+/** Each demonstration gets the line, the line's reference and ours. */
+const DEMOS = {
+  async 'summary-text'(line, ref, ours) {
+    const prompts = {}
+    for (const [name, impl] of sides(ref, ours)) {
+      const streamFn = scripted([text('H'), text('P')])
+      await impl.compact(splitPreparation(ref), MODEL, 'k', undefined, undefined, undefined, undefined, streamFn)
+      prompts[name] = streamFn.calls.map((c) => c.prompt)
+    }
+    const [history, prefix] = prompts.ours
+    expect(history).toContain('[Assistant reasoning]: Considering the failing test')
+    expect(history).toContain('[Assistant tool calls]: read#c1(path="src/parse.rs")')
+    expect(history).toContain('[Tool result read#c1 error=false]: fn parse() {}')
+    expect(history).toContain('## Reasoning Digest')
+    expect(prefix.startsWith('<conversation>\n')).toBe(true)
+    expect(ours.SUMMARIZATION_SYSTEM_PROMPT).not.toBe(ref.SUMMARIZATION_SYSTEM_PROMPT)
+    const [refHistory, refPrefix] = prompts.ref
+    expect(refHistory).not.toContain('Reasoning Digest')
+    if (line === '0.78') {
+      expect(refHistory).toContain('[Assistant thinking]: Considering the failing test')
+      expect(refHistory).toContain('[Assistant tool calls]: read(path="src/parse.rs")')
+    } else {
+      expect(refHistory).not.toContain('Considering the failing test')
+      expect(refPrefix.startsWith('# Conversation\n')).toBe(true)
+    }
+  },
+
+  async 'custom-instructions'(line, ref, ours) {
+    const runs = {}
+    for (const [name, impl] of sides(ref, ours)) {
+      const streamFn = scripted([text('H'), text('P')])
+      const result = await impl.compact(splitPreparation(ref), MODEL, 'k', undefined, 'keep the migration command', undefined, undefined, streamFn)
+      runs[name] = { result, prompts: streamFn.calls.map((c) => c.prompt) }
+    }
+    for (const p of runs.ours.prompts) {
+      expect(p).toContain('<user-instructions priority="high">')
+      expect(p).toContain('keep the migration command')
+    }
+    expect(runs.ours.result.customInstructions).toBe('keep the migration command')
+    expect('customInstructions' in runs.ref.result).toBe(false)
+    expect(runs.ref.prompts[0]).toContain('Additional focus: keep the migration command')
+    expect(runs.ref.prompts[1].includes('keep the migration command')).toBe(line === '1.6')
+  },
+
+  async 'overflow-retries'(line, ref, ours) {
+    // Two user rounds: a retry can leave the older one out.
+    const twoRounds = () => {
+      const prep = plainPreparation(ref)
+      return { ...prep, messagesToSummarize: [...prep.messagesToSummarize, ...prep.messagesToSummarize] }
+    }
+    const oursRun = scripted([failure(OVERFLOW), text('OK')])
+    const result = await ours.compact(twoRounds(), MODEL, 'k', undefined, undefined, undefined, undefined, oursRun)
+    expect(result.summary.startsWith('OK')).toBe(true)
+    expect(oursRun.calls).toHaveLength(2)
+    expect(oursRun.calls[1].prompt.length).toBeLessThan(oursRun.calls[0].prompt.length)
+    const refRun = scripted([failure(OVERFLOW), text('OK')])
+    await expect(ref.compact(twoRounds(), MODEL, 'k', undefined, undefined, undefined, undefined, refRun)).rejects.toThrow(`Summarization failed: ${OVERFLOW}`)
+    expect(refRun.calls).toHaveLength(1)
+    const exhausted = scripted([failure(OVERFLOW), failure(OVERFLOW), failure(OVERFLOW)])
+    await expect(ours.compact(twoRounds(), MODEL, 'k', undefined, undefined, undefined, undefined, exhausted)).rejects.toThrow(
+      "Summarization failed: the request still overflows the model's context after 2 smaller retries: " + OVERFLOW,
+    )
+    if (line === '1.6') {
+      // An overflow that holds a retryable word ("500"), under a retry policy.
+      const worded = "This model's maximum context length is 500 tokens. However, your messages resulted in 900 tokens."
+      const runs = {}
+      for (const [name, impl] of sides(ref, ours)) {
+        const streamFn = scripted([failure(worded), text('OK')])
+        const callbacks = recorder()
+        await impl.compact(twoRounds(), MODEL, 'k', undefined, undefined, undefined, undefined, streamFn, undefined, { enabled: true, maxRetries: 3, baseDelayMs: 1 }, callbacks)
+        runs[name] = { calls: streamFn.calls, log: callbacks.log }
+      }
+      expect(runs.ours.log).toEqual([])
+      expect(runs.ours.calls[1].prompt.length).toBeLessThan(runs.ours.calls[0].prompt.length)
+      expect(runs.ref.log[0]).toEqual(['scheduled', 1, 3, 1, worded])
+      expect(runs.ref.calls[1].context).toBe(runs.ref.calls[0].context)
+    }
+  },
+
+  async 'unbounded-retries'(line, ref, ours) {
+    const errors = () => [...Array.from({ length: 8 }, () => failure('overloaded')), text('OK')]
+    const retry = { enabled: true, baseDelayMs: 1 }
+    const oursCallbacks = recorder()
+    const oursRun = scripted(errors())
+    await expect(ours.compact(plainPreparation(ref), MODEL, 'k', undefined, undefined, undefined, undefined, oursRun, undefined, retry, oursCallbacks)).rejects.toThrow(
+      'Summarization failed: overloaded',
+    )
+    expect(oursRun.calls).toHaveLength(4)
+    expect(oursCallbacks.log.filter(([name]) => name === 'scheduled').map((entry) => entry.slice(1, 3))).toEqual([
+      [1, 3],
+      [2, 3],
+      [3, 3],
+    ])
+    expect(oursCallbacks.log.at(-1)).toEqual(['finished', false, 3, 'overloaded'])
+    // The agent goes on past any bound: here until the script's success.
+    const refRun = scripted(errors())
+    const refResult = await ref.compact(plainPreparation(ref), MODEL, 'k', undefined, undefined, undefined, undefined, refRun, undefined, retry)
+    expect(refRun.calls).toHaveLength(9)
+    expect(refResult.summary.startsWith('OK')).toBe(true)
+    // A numeric string: the same retries, maxAttempts as a number here and as given in 1.6.0.
+    const maxAttempts = {}
+    for (const [name, impl] of sides(ref, ours)) {
+      const callbacks = recorder()
+      await impl.compact(plainPreparation(ref), MODEL, 'k', undefined, undefined, undefined, undefined, scripted([failure('terminated'), text('OK')]), undefined, { enabled: true, maxRetries: '5', baseDelayMs: 1 }, callbacks)
+      maxAttempts[name] = callbacks.log[0][2]
+    }
+    expect(maxAttempts).toEqual({ ref: '5', ours: 5 })
+  },
+
+  async 'aborted-compaction'(line, ref, ours) {
+    const results = {}
+    for (const [name, impl] of sides(ref, ours)) {
+      const controller = new AbortController()
+      setTimeout(() => controller.abort(), 10)
+      results[name] = await impl.compact(splitPreparation(ref), MODEL, 'k', undefined, undefined, controller.signal, undefined, abortable())
+    }
+    expect(results.ours).toEqual({ aborted: true })
+    expect(results.ref.summary).toContain('half a summ')
+    // Not waiting for a stream that never ends.
+    const controller = new AbortController()
+    setTimeout(() => controller.abort(), 10)
+    const hanging = async () => ({ result: () => new Promise(() => {}) })
+    await expect(ours.compact(plainPreparation(ref), MODEL, 'k', undefined, undefined, controller.signal, undefined, hanging)).resolves.toEqual({ aborted: true })
+    if (line === '1.6') {
+      const waits = {}
+      for (const [name, impl] of sides(ref, ours)) {
+        const c = new AbortController()
+        const callbacks = recorder()
+        callbacks.onRetryScheduled = async () => c.abort()
+        waits[name] = await impl.compact(plainPreparation(ref), MODEL, 'k', undefined, undefined, c.signal, undefined, scripted([failure('terminated')]), undefined, { enabled: true, maxRetries: 3, baseDelayMs: 1000 }, callbacks)
+      }
+      expect(waits.ours).toEqual({ aborted: true })
+      expect(waits.ref.summary).toBe('\n\n<read-files>\nsrc/parse.rs\n</read-files>')
+    }
+  },
+
+  async 'aborted-answer'(line, ref, ours) {
+    const answer = () => [{ ...text('partial'), stopReason: 'aborted' }]
+    const a = await outcome(ref.compact(plainPreparation(ref), MODEL, 'k', undefined, undefined, undefined, undefined, scripted(answer())))
+    const b = await outcome(ours.compact(plainPreparation(ref), MODEL, 'k', undefined, undefined, undefined, undefined, scripted(answer())))
+    expect(b.rejected).toBe('Summarization failed: the request was aborted')
+    expect(a.resolved.summary.startsWith('partial')).toBe(true)
+  },
+
+  async 'summary-abort'(line, ref, ours) {
+    const messages = [{ role: 'user', content: 'hello', timestamp: 1 }]
+    const names = line === '1.6' ? ['generateSummary', 'generateSummaryWithUsage'] : ['generateSummary']
+    for (const fn of names) {
+      const results = {}
+      for (const [name, impl] of sides(ref, ours)) {
+        const controller = new AbortController()
+        setTimeout(() => controller.abort(), 10)
+        results[name] = await outcome(impl[fn](messages, MODEL, 2000, 'k', undefined, controller.signal, undefined, undefined, undefined, abortable()))
+      }
+      expect(results.ours).toMatchObject({ name: 'AbortError' })
+      const text = fn === 'generateSummary' ? results.ref.resolved : results.ref.resolved.text
+      expect(text).toBe('half a summ')
+    }
+  },
+
+  async 'first-kept-entry'(line, ref, ours) {
+    const { firstKeptEntryId, ...unmigrated } = plainPreparation(ref)
+    const calls = {}
+    for (const [name, impl] of sides(ref, ours)) {
+      const streamFn = scripted([text('S')])
+      await expect(impl.compact(unmigrated, MODEL, 'k', undefined, undefined, undefined, undefined, streamFn)).rejects.toThrow(
+        'First kept entry has no UUID - session may need migration',
+      )
+      calls[name] = streamFn.calls.length
+    }
+    expect(calls).toEqual({ ref: 1, ours: 0 })
+  },
+
+  async 'split-turn-usage'(line, ref, ours) {
+    const cases = [
+      [text('H'), text('P', { usage: undefined })],
+      [text('H', { usage: { ...usage(10, 5), cost: undefined } }), text('P', { usage: usage(1, 2) })],
+    ]
+    const [first, second] = cases
+    const b1 = await ours.compact(splitPreparation(ref), MODEL, 'k', undefined, undefined, undefined, undefined, scripted(first))
+    expect(b1.usage).toBe(first[0].usage)
+    const b2 = await ours.compact(splitPreparation(ref), MODEL, 'k', undefined, undefined, undefined, undefined, scripted(second))
+    expect(b2.usage).toEqual({ ...usage(11, 7), cost: { ...usage(1, 2).cost, totalFromProvider: false } })
+    for (const answers of cases) {
+      const a = await outcome(ref.compact(splitPreparation(ref), MODEL, 'k', undefined, undefined, undefined, undefined, scripted(answers)))
+      expect(a.type).toBe('TypeError')
+    }
+  },
+
+  async 'sequential-split-turn'(line, ref, ours) {
+    const peaks = {}
+    for (const [name, impl] of sides(ref, ours)) {
+      let active = 0
+      let peak = 0
+      const streamFn = async () => {
+        active++
+        peak = Math.max(peak, active)
+        return {
+          result: async () => {
+            await new Promise((r) => setTimeout(r, 10))
+            active--
+            return text('S')
+          },
+        }
+      }
+      await impl.compact(splitPreparation(ref), MODEL, 'k', undefined, undefined, undefined, undefined, streamFn)
+      peaks[name] = peak
+    }
+    expect(peaks).toEqual({ ref: 2, ours: 1 })
+  },
+
+  async 'previous-summary-split-turn'(line, ref, ours) {
+    const prep = { ...splitPreparation(ref), messagesToSummarize: [], previousSummary: 'EARLIER' }
+    const a = await ref.compact(prep, MODEL, 'k', undefined, undefined, undefined, undefined, scripted([text('P')]))
+    const b = await ours.compact(prep, MODEL, 'k', undefined, undefined, undefined, undefined, scripted([text('P')]))
+    expect(b.summary.startsWith('EARLIER\n\n---\n\n')).toBe(true)
+    expect(a.summary.startsWith('No prior history.\n\n---\n\n')).toBe(true)
+  },
+
+  async 'incomplete-answers'(line, ref, ours) {
+    const toolCall = { role: 'assistant', content: [{ type: 'text', text: 'let me look' }, { type: 'toolCall', id: 't', name: 'read', arguments: {} }], stopReason: 'toolUse' }
+    for (const answer of [text('half a summ', { stopReason: 'length' }), toolCall]) {
+      const a = await outcome(ref.compact(plainPreparation(ref), MODEL, 'k', undefined, undefined, undefined, undefined, scripted([answer])))
+      const b = await outcome(ours.compact(plainPreparation(ref), MODEL, 'k', undefined, undefined, undefined, undefined, scripted([answer])))
+      expect(b.rejected).toMatch(/^Summarization failed: the (summary is incomplete|model answered with a tool call)/)
+      expect(typeof a.resolved.summary).toBe('string')
+      const refBranch = await ref.generateBranchSummary(branchEntries(), { model: MODEL, apiKey: 'k', streamFn: scripted([answer]) })
+      const oursBranch = await ours.generateBranchSummary(branchEntries(), { model: MODEL, apiKey: 'k', streamFn: scripted([answer]) })
+      expect(Object.keys(oursBranch)).toEqual(['error'])
+      expect(typeof refBranch.summary).toBe('string')
+    }
+  },
+
+  async 'branch-output-budget'(line, ref, ours) {
+    const options = {}
+    for (const [name, impl] of sides(ref, ours)) {
+      const streamFn = scripted([text('B')])
+      await impl.generateBranchSummary(branchEntries(), { model: MODEL, apiKey: 'k', headers: undefined, signal: undefined, streamFn })
+      options[name] = streamFn.calls[0].options
+    }
+    expect(Object.keys(options.ours)).toEqual(['maxTokens', 'signal', 'apiKey', 'headers'])
+    expect(options.ours.maxTokens).toBe(Math.min(Math.floor(0.8 * 16384), MODEL.maxTokens))
+    expect(options.ref.maxTokens).toBe(2048)
+  },
+
+  async 'branch-reasoning'(line, ref, ours) {
+    const options = {}
+    for (const [name, impl] of sides(ref, ours)) {
+      const streamFn = scripted([text('B')])
+      await impl.generateBranchSummary(branchEntries(), { model: MODEL, apiKey: 'k', signal: undefined, thinkingLevel: 'low', streamFn })
+      options[name] = streamFn.calls[0].options
+    }
+    expect(options.ours.reasoning).toBe('low')
+    expect('reasoning' in options.ref).toBe(false)
+  },
+}
+
+const summaryEntries = (line) => differences[line].filter((d) => differences.SUMMARY_AREAS.includes(d.area))
+
+describe.each(LINES)('agent line %s: summary differences', (line) => {
+  let ref
+  let ours
+  beforeAll(async () => {
+    ref = await loadReference(line)
+    ours = await loadOurs(line)
+  })
+
+  test('every entry is well formed and has a demonstration', () => {
+    const ids = summaryEntries(line).map((d) => d.id)
+    expect(new Set(ids).size).toBe(ids.length)
+    for (const d of differences[line]) {
+      expect(Object.keys(d).sort()).toEqual(['area', 'id', 'what', 'why'])
+      for (const k of ['area', 'id', 'what', 'why']) expect(typeof d[k]).toBe('string')
+    }
+    expect(ids.filter((id) => !(id in DEMOS))).toEqual([])
+  })
+
+  for (const d of summaryEntries(line)) {
+    test(`${d.id}: ${d.what.slice(0, 80)}…`, async () => {
+      await DEMOS[d.id](line, ref, ours)
+    })
+  }
+})
+
+test('every demonstration belongs to an entry of some line', () => {
+  const listed = new Set(LINES.flatMap((line) => summaryEntries(line).map((d) => d.id)))
+  expect(Object.keys(DEMOS).filter((id) => !listed.has(id))).toEqual([])
+})

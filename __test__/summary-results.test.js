@@ -1,0 +1,182 @@
+'use strict'
+// What each line's summarizers resolve or reject with, against the agent's
+// own module of that line: result keys in order, usage (the answer's own
+// object, or combineUsage's sum of a split turn), no estimatedTokensAfter,
+// failure messages (errors, length stops, tool calls, per part), the
+// exports each line has, getSummarizationFailure.
+
+const { loadReference } = require('./helpers/reference')
+const { loadOurs, LINES } = require('./helpers/ours')
+const { MODEL, usage, text, failure, scripted, splitPreparation, plainPreparation, branchEntries } = require('./helpers/summary')
+
+/** Keys of an object and of its object values, recursively, in order. */
+function keysOf(value) {
+  if (!value || typeof value !== 'object' || Array.isArray(value)) return typeof value
+  return Object.fromEntries(Object.keys(value).map((k) => [k, keysOf(value[k])]))
+}
+
+async function outcome(promise) {
+  try {
+    return { resolved: await promise }
+  } catch (err) {
+    return { rejected: err.message }
+  }
+}
+
+const toolCall = { role: 'assistant', content: [{ type: 'toolCall', id: 't', name: 'read', arguments: {} }], stopReason: 'toolUse', usage: usage(1, 1) }
+const lengthStop = text('half a summ', { stopReason: 'length' })
+
+describe.each(LINES)('agent line %s: summary results', (line) => {
+  let ref
+  let ours
+  beforeAll(async () => {
+    ref = await loadReference(line)
+    ours = await loadOurs(line)
+  })
+
+  const compactOf = (impl, answers, prep = plainPreparation) => impl.compact(prep(ref), MODEL, 'k', undefined, undefined, undefined, undefined, scripted(answers))
+
+  test('the result keys are the agent\'s, in its order; no estimatedTokensAfter', async () => {
+    for (const prep of [plainPreparation, splitPreparation]) {
+      const a = await compactOf(ref, [text('H'), text('P')], prep)
+      const b = await compactOf(ours, [text('H'), text('P')], prep)
+      expect(Object.keys(b)).toEqual(Object.keys(a))
+      expect(Object.keys(b)).toEqual(line === '0.78' ? ['summary', 'firstKeptEntryId', 'tokensBefore', 'details'] : ['summary', 'firstKeptEntryId', 'tokensBefore', 'usage', 'details'])
+      expect('estimatedTokensAfter' in b).toBe(false)
+      expect(b).toEqual(a)
+    }
+  })
+
+  test('branch summary results', async () => {
+    const a = await ref.generateBranchSummary(branchEntries(), { model: MODEL, apiKey: 'k', streamFn: scripted([text('## Goal\nB')]) })
+    const b = await ours.generateBranchSummary(branchEntries(), { model: MODEL, apiKey: 'k', streamFn: scripted([text('## Goal\nB')]) })
+    expect(Object.keys(b)).toEqual(Object.keys(a))
+    expect({ ...b, summary: undefined }).toEqual({ ...a, summary: undefined })
+  })
+
+  test.each([
+    ['an error', [failure('Invalid API key')]],
+    ['an error without a message', [{ ...failure(''), errorMessage: undefined }]],
+    ['a turn-prefix error', [text('H'), failure('bad gateway')], splitPreparation],
+    ['a turn-prefix error without a message', [text('H'), failure('')], splitPreparation],
+  ])('compact() rejects %s as the agent does', async (_, answers, prep = plainPreparation) => {
+    const a = await outcome(compactOf(ref, [...answers], prep))
+    const b = await outcome(compactOf(ours, [...answers], prep))
+    expect(b.rejected).toEqual(expect.any(String))
+    expect(b).toEqual(a)
+  })
+
+  test.each([
+    ['an error', failure('quota exceeded')],
+    ['an error without a message', { ...failure(''), errorMessage: undefined }],
+    ['an aborted answer', { ...text(''), stopReason: 'aborted' }],
+  ])('generateBranchSummary() resolves %s as the agent does', async (_, answer) => {
+    const a = await ref.generateBranchSummary(branchEntries(), { model: MODEL, apiKey: 'k', streamFn: scripted([answer]) })
+    const b = await ours.generateBranchSummary(branchEntries(), { model: MODEL, apiKey: 'k', streamFn: scripted([answer]) })
+    expect(b).toEqual(a)
+  })
+})
+
+describe('agent line 1.6: usage and failures of 1.6', () => {
+  let ref
+  let ours
+  beforeAll(async () => {
+    ref = await loadReference('1.6')
+    ours = await loadOurs('1.6')
+  })
+
+  const compactOf = (impl, answers, prep) => impl.compact(prep, MODEL, 'k', undefined, undefined, undefined, undefined, scripted(answers))
+
+  test('one call: the answer\'s own usage object', async () => {
+    const answer = text('S')
+    const result = await compactOf(ours, [answer], plainPreparation(ref))
+    expect(result.usage).toBe(answer.usage)
+    const refResult = await compactOf(ref, [text('S')], plainPreparation(ref))
+    expect(refResult.usage).toEqual(answer.usage)
+  })
+
+  test.each([
+    ['plain usages', usage(10, 5), usage(1, 2)],
+    ['cacheWrite1h on one side, reasoning on the other', usage(10, 5, { cacheWrite1h: 0 }), usage(1, 2, { reasoning: 7 })],
+    ['null splits', usage(10, 5, { cacheWrite1h: null }), usage(1, 2)],
+    ['both totals from the provider', usage(10, 5, { cost: { ...usage(10, 5).cost, totalFromProvider: true } }), usage(1, 2, { cost: { ...usage(1, 2).cost, totalFromProvider: true } })],
+    ['one total from the provider', usage(10, 5, { cost: { ...usage(10, 5).cost, totalFromProvider: true } }), usage(1, 2)],
+    ['missing numbers', { ...usage(10, 5), cacheRead: undefined }, usage(1, 2)],
+    ['a history answer without usage', undefined, usage(1, 2)],
+  ])('a split turn sums the two usages as combineUsage does: %s', async (_, first, second) => {
+    const answers = () => [text('H', { usage: first }), text('P', { usage: second })]
+    const a = await compactOf(ref, answers(), splitPreparation(ref))
+    const b = await compactOf(ours, answers(), splitPreparation(ref))
+    expect(b.usage).toStrictEqual(a.usage)
+    expect(keysOf(b.usage)).toEqual(keysOf(a.usage))
+  })
+
+  test('a split turn with no history call reports the prefix answer\'s usage', async () => {
+    const prep = { ...splitPreparation(ref), messagesToSummarize: [], previousSummary: 'EARLIER' }
+    const answer = text('P')
+    const b = await compactOf(ours, [answer], prep)
+    const a = await compactOf(ref, [text('P')], prep)
+    expect(b.usage).toBe(answer.usage)
+    expect(b.summary).toBe(a.summary)
+  })
+
+  test('generateSummaryWithUsage: { text, usage }, the usage the answer\'s own', async () => {
+    const messages = [{ role: 'user', content: 'hello', timestamp: 1 }]
+    const answer = text('SUMMARY')
+    const b = await ours.generateSummaryWithUsage(messages, MODEL, undefined, 'k', undefined, undefined, undefined, undefined, undefined, scripted([answer]))
+    const a = await ref.generateSummaryWithUsage(messages, MODEL, undefined, 'k', undefined, undefined, undefined, undefined, undefined, scripted([text('SUMMARY')]))
+    expect(b).toStrictEqual(a)
+    expect(b.usage).toBe(answer.usage)
+    expect(await ours.generateSummary(messages, MODEL, undefined, 'k', undefined, undefined, undefined, undefined, undefined, scripted([answer]))).toBe('SUMMARY')
+  })
+
+  test.each([
+    ['a length stop', [lengthStop], plainPreparation],
+    ['a tool call', [toolCall], plainPreparation],
+    ['a tool call in a stop answer', [{ ...toolCall, stopReason: 'stop' }], plainPreparation],
+    ['a turn-prefix length stop', [text('H'), lengthStop], splitPreparation],
+    ['a turn-prefix tool call', [text('H'), toolCall], splitPreparation],
+  ])('compact() rejects %s with 1.6\'s message', async (_, answers, prep) => {
+    const a = await outcome(compactOf(ref, [...answers], prep(ref)))
+    const b = await outcome(compactOf(ours, [...answers], prep(ref)))
+    expect(b).toEqual(a)
+    expect(b.rejected).toMatch(/^(Turn prefix s|S)ummarization (failed: generation hit the token cap|attempted to call a tool)/)
+  })
+
+  test.each([
+    ['a length stop', lengthStop],
+    ['a tool call', toolCall],
+  ])('generateBranchSummary() resolves %s as { error } with 1.6\'s message', async (_, answer) => {
+    const a = await ref.generateBranchSummary(branchEntries(), { model: MODEL, streamFn: scripted([answer]) })
+    const b = await ours.generateBranchSummary(branchEntries(), { model: MODEL, streamFn: scripted([answer]) })
+    expect(b).toEqual(a)
+  })
+
+  test('getSummarizationFailure', () => {
+    const responses = [
+      failure('boom'),
+      failure(''),
+      { ...failure(''), errorMessage: undefined },
+      { ...failure(''), errorMessage: 503 },
+      lengthStop,
+      { ...text(''), stopReason: 'aborted' },
+      text('fine'),
+      toolCall,
+    ]
+    for (const response of responses) {
+      for (const label of ['Bug report summary', 'Summarization', 7, '😀\ud800']) {
+        expect([response, label, ours.getSummarizationFailure(response, label)]).toEqual([response, label, ref.getSummarizationFailure(response, label)])
+      }
+    }
+  })
+})
+
+describe('the exports each line has', () => {
+  test.each(LINES)('agent line %s: the summarizing names the agent has, and no others', async (line) => {
+    const ref = await loadReference(line)
+    const ours = await loadOurs(line)
+    for (const name of ['completeSummarization', 'generateSummaryWithUsage', 'getSummarizationFailure', 'generateSummary', 'compact', 'generateBranchSummary']) {
+      expect([name, typeof ours[name]]).toEqual([name, typeof ref[name]])
+    }
+  })
+})

@@ -1,0 +1,373 @@
+// ESM consumer: checks that our declarations, as `import ... from 'prime-compaction/agent-1.6'`
+// sees them, are interchangeable with the reference's (pi-coding-agent 1.6.0), and
+// that the bare 'prime-compaction' is the same line.
+// Keep the body in sync with drop-in-1.6.cts.
+
+import * as Ours from 'prime-compaction/agent-1.6'
+import * as Bare from 'prime-compaction'
+import * as Ref from '../../node_modules/pi-coding-agent-1.6/dist/core/compaction/index.js'
+import * as RefMsg from '../../node_modules/pi-coding-agent-1.6/dist/core/messages.js'
+import type * as RefSession from '../../node_modules/pi-coding-agent-1.6/dist/core/session-manager.js'
+// pi-coding-agent 1.6.0 has its own pi-ai and pi-agent-core 1.6 (the top-level ones are 0.78's).
+import type * as Core from '../../node_modules/pi-coding-agent-1.6/node_modules/@earendil-works/pi-agent-core/dist/index.js'
+import type * as Ai from '../../node_modules/pi-coding-agent-1.6/node_modules/@earendil-works/pi-ai/dist/index.js'
+import type * as AiCompat from '../../node_modules/pi-coding-agent-1.6/node_modules/@earendil-works/pi-ai/dist/compat.js'
+
+/*
+ * Nothing here runs: the file only has to type-check. `value<T>()` stands for
+ * some value of type T; `mutual<A, B>` compiles only if A and B are assignable
+ * to each other; `accepts<T>(v)` only if v can be used where T is expected;
+ * `identical<A, B>(true)` only if A and B are the same type.
+ */
+declare function value<T>(): T
+declare function accepts<T>(v: T): void
+declare function mutual<A, B>(toB: (a: A) => B, toA: (b: B) => A): void
+declare function same<T>(x: T): T
+declare function identical<A, B>(check: (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : never): void
+/** Compiles only if T is not `any` (an unresolved type silently becomes `any`). */
+declare function notAny<T>(check: 0 extends 1 & T ? never : true): void
+
+// ---------------------------------------------------------------------------
+// Guard against vacuous passes: with skipLibCheck, a type that fails to
+// resolve becomes `any`, and `any` is assignable to everything.
+// ---------------------------------------------------------------------------
+notAny<Ours.AgentMessage>(true)
+notAny<Ours.SessionEntry>(true)
+notAny<Ours.Model>(true)
+notAny<Ours.StreamFn>(true)
+notAny<Ours.CompactionPreparation>(true)
+notAny<typeof Ours.compact>(true)
+notAny<typeof Bare>(true)
+notAny<Core.AgentMessage>(true)
+notAny<Core.StreamFn>(true)
+notAny<Ai.Message>(true)
+notAny<Ai.Model<any>>(true)
+notAny<Ai.TranscriptContext>(true)
+notAny<Ai.RetryPolicy>(true)
+notAny<Ai.AssistantMessageEventStream>(true)
+notAny<NonNullable<Ai.StreamOptions['telemetry']>>(true)
+notAny<typeof AiCompat.streamSimple>(true)
+notAny<RefSession.SessionEntry>(true)
+notAny<RefSession.SessionProjection>(true)
+notAny<RefSession.ReadonlySessionManager>(true)
+notAny<Ref.CompactionPreparation>(true)
+notAny<typeof Ref.compact>(true)
+notAny<typeof Ref.completeSummarization>(true)
+notAny<typeof RefMsg.convertToLlm>(true)
+
+// ---------------------------------------------------------------------------
+// The bare package is the 1.6 line.
+// ---------------------------------------------------------------------------
+identical<typeof Bare, typeof Ours>(true)
+identical<Bare.AgentMessage, Ours.AgentMessage>(true)
+identical<Bare.SessionEntry, Ours.SessionEntry>(true)
+identical<Bare.StreamFn, Ours.StreamFn>(true)
+
+// ---------------------------------------------------------------------------
+// Every runtime export of the reference's compaction module and messages
+// module is also exported by us.
+// ---------------------------------------------------------------------------
+accepts<(keyof typeof Ours)[]>(value<(keyof typeof Ref)[]>())
+accepts<(keyof typeof Ours)[]>(value<(keyof typeof RefMsg)[]>())
+
+// ---------------------------------------------------------------------------
+// Functions and constants, both directions.
+// ---------------------------------------------------------------------------
+accepts<typeof Ref.calculateContextTokens>(Ours.calculateContextTokens)
+accepts<typeof Ours.calculateContextTokens>(Ref.calculateContextTokens)
+accepts<typeof Ref.getLastAssistantUsage>(Ours.getLastAssistantUsage)
+accepts<typeof Ours.getLastAssistantUsage>(Ref.getLastAssistantUsage)
+accepts<typeof Ref.estimateContextTokens>(Ours.estimateContextTokens)
+accepts<typeof Ours.estimateContextTokens>(Ref.estimateContextTokens)
+accepts<typeof Ref.estimateProjectedContextTokens>(Ours.estimateProjectedContextTokens)
+accepts<typeof Ours.estimateProjectedContextTokens>(Ref.estimateProjectedContextTokens)
+accepts<typeof Ref.shouldCompact>(Ours.shouldCompact)
+accepts<typeof Ours.shouldCompact>(Ref.shouldCompact)
+// Ours takes an extra optional `options` argument (estimateTokens, findCutPoint,
+// serializeConversation); a function with fewer parameters is still assignable
+// to one with more, so these hold both ways.
+accepts<typeof Ref.estimateTokens>(Ours.estimateTokens)
+accepts<typeof Ours.estimateTokens>(Ref.estimateTokens)
+accepts<typeof Ref.findTurnStartIndex>(Ours.findTurnStartIndex)
+accepts<typeof Ours.findTurnStartIndex>(Ref.findTurnStartIndex)
+accepts<typeof Ref.findCutPoint>(Ours.findCutPoint)
+accepts<typeof Ours.findCutPoint>(Ref.findCutPoint)
+accepts<typeof Ref.getSummarizationFailure>(Ours.getSummarizationFailure)
+accepts<typeof Ours.getSummarizationFailure>(Ref.getSummarizationFailure)
+accepts<typeof Ref.prepareCompaction>(Ours.prepareCompaction)
+accepts<typeof Ours.prepareCompaction>(Ref.prepareCompaction)
+accepts<typeof Ref.collectEntriesForBranchSummary>(Ours.collectEntriesForBranchSummary)
+accepts<typeof Ours.collectEntriesForBranchSummary>(Ref.collectEntriesForBranchSummary)
+accepts<typeof Ref.prepareBranchEntries>(Ours.prepareBranchEntries)
+accepts<typeof Ours.prepareBranchEntries>(Ref.prepareBranchEntries)
+accepts<typeof Ref.createFileOps>(Ours.createFileOps)
+accepts<typeof Ours.createFileOps>(Ref.createFileOps)
+accepts<typeof Ref.extractFileOpsFromMessage>(Ours.extractFileOpsFromMessage)
+accepts<typeof Ours.extractFileOpsFromMessage>(Ref.extractFileOpsFromMessage)
+accepts<typeof Ref.computeFileLists>(Ours.computeFileLists)
+accepts<typeof Ours.computeFileLists>(Ref.computeFileLists)
+accepts<typeof Ref.formatFileOperations>(Ours.formatFileOperations)
+accepts<typeof Ours.formatFileOperations>(Ref.formatFileOperations)
+accepts<typeof Ref.serializeConversation>(Ours.serializeConversation)
+accepts<typeof Ours.serializeConversation>(Ref.serializeConversation)
+accepts<typeof Ref.SUMMARIZATION_SYSTEM_PROMPT>(Ours.SUMMARIZATION_SYSTEM_PROMPT)
+accepts<typeof Ours.SUMMARIZATION_SYSTEM_PROMPT>(Ref.SUMMARIZATION_SYSTEM_PROMPT)
+accepts<typeof Ref.DEFAULT_COMPACTION_SETTINGS>(Ours.DEFAULT_COMPACTION_SETTINGS)
+accepts<typeof Ours.DEFAULT_COMPACTION_SETTINGS>(Ref.DEFAULT_COMPACTION_SETTINGS)
+
+accepts<typeof RefMsg.convertToLlm>(Ours.convertToLlm)
+accepts<typeof Ours.convertToLlm>(RefMsg.convertToLlm)
+accepts<typeof RefMsg.COMPACTION_SUMMARY_PREFIX>(Ours.COMPACTION_SUMMARY_PREFIX)
+accepts<typeof Ours.COMPACTION_SUMMARY_PREFIX>(RefMsg.COMPACTION_SUMMARY_PREFIX)
+accepts<typeof RefMsg.COMPACTION_SUMMARY_SUFFIX>(Ours.COMPACTION_SUMMARY_SUFFIX)
+accepts<typeof Ours.COMPACTION_SUMMARY_SUFFIX>(RefMsg.COMPACTION_SUMMARY_SUFFIX)
+accepts<typeof RefMsg.BRANCH_SUMMARY_PREFIX>(Ours.BRANCH_SUMMARY_PREFIX)
+accepts<typeof Ours.BRANCH_SUMMARY_PREFIX>(RefMsg.BRANCH_SUMMARY_PREFIX)
+accepts<typeof RefMsg.BRANCH_SUMMARY_SUFFIX>(Ours.BRANCH_SUMMARY_SUFFIX)
+accepts<typeof Ours.BRANCH_SUMMARY_SUFFIX>(RefMsg.BRANCH_SUMMARY_SUFFIX)
+accepts<typeof RefMsg.bashExecutionToText>(Ours.bashExecutionToText)
+accepts<typeof Ours.bashExecutionToText>(RefMsg.bashExecutionToText)
+accepts<typeof RefMsg.createBranchSummaryMessage>(Ours.createBranchSummaryMessage)
+accepts<typeof Ours.createBranchSummaryMessage>(RefMsg.createBranchSummaryMessage)
+accepts<typeof RefMsg.createCompactionSummaryMessage>(Ours.createCompactionSummaryMessage)
+accepts<typeof Ours.createCompactionSummaryMessage>(RefMsg.createCompactionSummaryMessage)
+accepts<typeof RefMsg.createCustomMessage>(Ours.createCustomMessage)
+accepts<typeof Ours.createCustomMessage>(RefMsg.createCustomMessage)
+
+// ---------------------------------------------------------------------------
+// The functions that call a model. Two of their types cannot be written
+// independently so that pi-ai's fit them both ways:
+//   - pi-ai's AssistantMessageEventStream is a class with private fields,
+//     which TypeScript compares nominally. Our stream type is structural
+//     (`{ result(): Promise<AssistantMessage> }`), so every reference stream
+//     fits ours, but ours does not fit the reference's.
+//   - pi-ai's TranscriptContext carries a `unique symbol` brand declared in
+//     pi-ai, so only pi-ai's normalizeContext() makes one. Ours is the plain
+//     `{ messages }`: pi-ai's contexts fit ours, ours do not fit pi-ai's.
+// Our StreamFn is declared as a method type, whose parameters TypeScript
+// compares both ways, so a stream function typed for pi-ai's branded context
+// (an agent's streamFn) can be assigned to it and passed to our functions.
+// TypeScript does not extend that to a callback parameter inside another
+// function type, though: there it compares the callback's parameters one way
+// only. So `typeof Ours.compact` and `typeof Ref.compact` (and the other
+// functions that take a streamFn argument) are not assignable to each other in
+// either direction. What holds, and is how the agent uses them: every argument list
+// the reference's functions take is accepted by ours, the results match, and
+// without the streamFn and context slots the parameter lists match both ways.
+// ---------------------------------------------------------------------------
+accepts<Ours.StreamFn>(value<Core.StreamFn>())
+accepts<Ours.StreamFn>(value<typeof AiCompat.streamSimple>())
+// @ts-expect-error our StreamFn returns a structural stream, not pi-ai's class
+accepts<Core.StreamFn>(value<Ours.StreamFn>())
+accepts<Ours.TranscriptContext>(value<Ai.TranscriptContext>())
+// @ts-expect-error pi-ai's TranscriptContext carries pi-ai's own brand
+accepts<Ai.TranscriptContext>(value<Ours.TranscriptContext>())
+// Apart from the brand, the two are the same.
+mutual<Ours.TranscriptContext, Pick<Ai.TranscriptContext, 'messages'>>(same, same)
+
+// Our functions called with the reference's arguments.
+accepts<ReturnType<typeof Ref.completeSummarization>>(
+  Ours.completeSummarization(...value<Parameters<typeof Ref.completeSummarization>>()),
+)
+accepts<ReturnType<typeof Ref.generateSummary>>(Ours.generateSummary(...value<Parameters<typeof Ref.generateSummary>>()))
+accepts<ReturnType<typeof Ref.generateSummaryWithUsage>>(
+  Ours.generateSummaryWithUsage(...value<Parameters<typeof Ref.generateSummaryWithUsage>>()),
+)
+accepts<ReturnType<typeof Ref.generateBranchSummary>>(
+  Ours.generateBranchSummary(...value<Parameters<typeof Ref.generateBranchSummary>>()),
+)
+Ours.compact(...value<Parameters<typeof Ref.compact>>())
+
+// @ts-expect-error a callback's context is compared one way only (see above)
+accepts<typeof Ref.completeSummarization>(Ours.completeSummarization)
+// @ts-expect-error a callback's context is compared one way only (see above)
+accepts<typeof Ref.generateSummary>(Ours.generateSummary)
+// @ts-expect-error a callback's context is compared one way only (see above)
+accepts<typeof Ref.generateSummaryWithUsage>(Ours.generateSummaryWithUsage)
+// generateBranchSummary takes its streamFn inside the options object, where
+// the method comparison applies, so this direction holds for it.
+accepts<typeof Ref.generateBranchSummary>(Ours.generateBranchSummary)
+// @ts-expect-error the same, and an aborted compact() resolves with CompactionAborted, which is no CompactionResult (see below)
+accepts<typeof Ref.compact>(Ours.compact)
+// @ts-expect-error see above: our context and streamFn parameters are structural
+accepts<typeof Ours.completeSummarization>(Ref.completeSummarization)
+// @ts-expect-error see above: our streamFn parameter is structural
+accepts<typeof Ours.generateSummary>(Ref.generateSummary)
+// @ts-expect-error see above: our streamFn parameter is structural
+accepts<typeof Ours.generateSummaryWithUsage>(Ref.generateSummaryWithUsage)
+// @ts-expect-error see above: our GenerateBranchSummaryOptions.streamFn is structural
+accepts<typeof Ours.generateBranchSummary>(Ref.generateBranchSummary)
+// @ts-expect-error see above: our streamFn parameter is structural
+accepts<typeof Ours.compact>(Ref.compact)
+
+/** Parameter list with the stream function and transcript context types removed from each slot. */
+type Plain<P extends unknown[]> = {
+  [K in keyof P]: Exclude<P[K], Core.StreamFn | Ours.StreamFn | Ai.TranscriptContext | Ours.TranscriptContext>
+}
+mutual<Plain<Parameters<typeof Ours.completeSummarization>>, Plain<Parameters<typeof Ref.completeSummarization>>>(same, same)
+mutual<ReturnType<typeof Ours.completeSummarization>, ReturnType<typeof Ref.completeSummarization>>(same, same)
+mutual<Plain<Parameters<typeof Ours.generateSummary>>, Plain<Parameters<typeof Ref.generateSummary>>>(same, same)
+mutual<ReturnType<typeof Ours.generateSummary>, ReturnType<typeof Ref.generateSummary>>(same, same)
+mutual<Plain<Parameters<typeof Ours.generateSummaryWithUsage>>, Plain<Parameters<typeof Ref.generateSummaryWithUsage>>>(same, same)
+mutual<ReturnType<typeof Ours.generateSummaryWithUsage>, ReturnType<typeof Ref.generateSummaryWithUsage>>(same, same)
+mutual<ReturnType<typeof Ours.generateBranchSummary>, ReturnType<typeof Ref.generateBranchSummary>>(same, same)
+mutual<Plain<Parameters<typeof Ours.compact>>, Plain<Parameters<typeof Ref.compact>>>(same, same)
+// compact() resolves with `{ aborted: true }` where the reference resolves with
+// the partial text of an aborted request as a CompactionResult: the
+// reference's results are ours, and ours are the reference's once the
+// aborted case is ruled out.
+accepts<ReturnType<typeof Ours.compact>>(value<ReturnType<typeof Ref.compact>>())
+// @ts-expect-error CompactionAborted is no CompactionResult
+accepts<ReturnType<typeof Ref.compact>>(value<ReturnType<typeof Ours.compact>>())
+mutual<Exclude<Awaited<ReturnType<typeof Ours.compact>>, Ours.CompactionAborted>, Awaited<ReturnType<typeof Ref.compact>>>(same, same)
+
+// GenerateBranchSummaryOptions: `streamFn` is the one-way field explained above.
+accepts<Ours.GenerateBranchSummaryOptions>(value<Ref.GenerateBranchSummaryOptions>())
+// @ts-expect-error see above: streamFn
+accepts<Ref.GenerateBranchSummaryOptions>(value<Ours.GenerateBranchSummaryOptions>())
+mutual<Omit<Ours.GenerateBranchSummaryOptions, 'streamFn'>, Omit<Ref.GenerateBranchSummaryOptions, 'streamFn'>>(
+  same,
+  same,
+)
+
+// ---------------------------------------------------------------------------
+// Data types, both directions.
+// ---------------------------------------------------------------------------
+type Custom = { artifact: string[]; version: 2 }
+
+// Compaction module.
+mutual<Ours.CompactionSettings, Ref.CompactionSettings>(same, same)
+mutual<Ours.CompactionDetails, Ref.CompactionDetails>(same, same)
+// Ours adds an optional `customInstructions`: still assignable both ways.
+mutual<Ours.CompactionResult, Ref.CompactionResult>(same, same)
+mutual<Ours.CompactionResult<Custom>, Ref.CompactionResult<Custom>>(same, same)
+mutual<Ours.CompactionPreparation, Ref.CompactionPreparation>(same, same)
+mutual<Ours.CutPointResult, Ref.CutPointResult>(same, same)
+mutual<Ours.ContextUsageEstimate, Ref.ContextUsageEstimate>(same, same)
+mutual<Ours.FileOperations, Ref.FileOperations>(same, same)
+mutual<Ours.BranchPreparation, Ref.BranchPreparation>(same, same)
+mutual<Ours.BranchSummaryResult, Ref.BranchSummaryResult>(same, same)
+mutual<Ours.BranchSummaryDetails, Ref.BranchSummaryDetails>(same, same)
+mutual<Ours.CollectEntriesResult, Ref.CollectEntriesResult>(same, same)
+
+// Agent messages.
+mutual<Ours.BashExecutionMessage, RefMsg.BashExecutionMessage>(same, same)
+mutual<Ours.CustomMessage, RefMsg.CustomMessage>(same, same)
+mutual<Ours.CustomMessage<Custom>, RefMsg.CustomMessage<Custom>>(same, same)
+mutual<Ours.BranchSummaryMessage, RefMsg.BranchSummaryMessage>(same, same)
+mutual<Ours.CompactionSummaryMessage, RefMsg.CompactionSummaryMessage>(same, same)
+mutual<Ours.AgentMessage, Core.AgentMessage>(same, same)
+mutual<Ours.AgentMessage[], Core.AgentMessage[]>(same, same)
+mutual<Ours.ThinkingLevel, Core.ThinkingLevel>(same, same)
+
+// Session entries.
+mutual<Ours.SessionHeader, RefSession.SessionHeader>(same, same)
+mutual<Ours.SessionEntryBase, RefSession.SessionEntryBase>(same, same)
+mutual<Ours.SessionMessageEntry, RefSession.SessionMessageEntry>(same, same)
+mutual<Ours.ThinkingLevelChangeEntry, RefSession.ThinkingLevelChangeEntry>(same, same)
+mutual<Ours.ModelChangeEntry, RefSession.ModelChangeEntry>(same, same)
+mutual<Ours.UsageEntry, RefSession.UsageEntry>(same, same)
+// Ours adds an optional `customInstructions`: still assignable both ways.
+mutual<Ours.CompactionEntry, RefSession.CompactionEntry>(same, same)
+mutual<Ours.CompactionEntry<Custom>, RefSession.CompactionEntry<Custom>>(same, same)
+mutual<Ours.BranchSummaryEntry, RefSession.BranchSummaryEntry>(same, same)
+mutual<Ours.BranchSummaryEntry<Custom>, RefSession.BranchSummaryEntry<Custom>>(same, same)
+mutual<Ours.CustomEntry, RefSession.CustomEntry>(same, same)
+mutual<Ours.CustomEntry<Custom>, RefSession.CustomEntry<Custom>>(same, same)
+mutual<Ours.CustomMessageEntry, RefSession.CustomMessageEntry>(same, same)
+mutual<Ours.CustomMessageEntry<Custom>, RefSession.CustomMessageEntry<Custom>>(same, same)
+mutual<Ours.ContextEditableContent, RefSession.ContextEditableContent>(same, same)
+mutual<Ours.ContextEditEntry, RefSession.ContextEditEntry>(same, same)
+mutual<Ours.LabelEntry, RefSession.LabelEntry>(same, same)
+mutual<Ours.SessionInfoEntry, RefSession.SessionInfoEntry>(same, same)
+mutual<Ours.SessionEntry, RefSession.SessionEntry>(same, same)
+mutual<Ours.SessionEntry[], RefSession.SessionEntry[]>(same, same)
+mutual<Ours.FileEntry, RefSession.FileEntry>(same, same)
+mutual<Ours.SessionTreeNode, RefSession.SessionTreeNode>(same, same)
+mutual<Ours.ProjectedSessionEntry, RefSession.ProjectedSessionEntry>(same, same)
+mutual<Ours.SessionProjection, RefSession.SessionProjection>(same, same)
+mutual<Ours.ReadonlySessionManager, RefSession.ReadonlySessionManager>(same, same)
+// A real SessionManager (it has more methods, so this is one way by nature).
+accepts<Ours.ReadonlySessionManager>(value<RefSession.SessionManager>())
+
+// LLM messages, models and requests.
+mutual<Ours.JsonValue, Ai.JsonValue>(same, same)
+mutual<Ours.JsonObject, Ai.JsonObject>(same, same)
+mutual<Ours.TextContent, Ai.TextContent>(same, same)
+mutual<Ours.ImageContent, Ai.ImageContent>(same, same)
+mutual<Ours.ThinkingContent, Ai.ThinkingContent>(same, same)
+mutual<Ours.ToolCall, Ai.ToolCall>(same, same)
+mutual<Ours.Usage, Ai.Usage>(same, same)
+mutual<Ours.StopReason, Ai.StopReason>(same, same)
+mutual<Ours.AssistantMessageDiagnostic, Ai.AssistantMessageDiagnostic>(same, same)
+mutual<Ours.SystemMessage, Ai.SystemMessage>(same, same)
+mutual<Ours.UserMessage, Ai.UserMessage>(same, same)
+mutual<Ours.AssistantMessage, Ai.AssistantMessage>(same, same)
+mutual<Ours.DeferredHandle, Ai.DeferredHandle>(same, same)
+mutual<Ours.NestedToolCallRecord, Ai.NestedToolCallRecord>(same, same)
+mutual<Ours.NestedToolCalls, Ai.NestedToolCalls>(same, same)
+mutual<Ours.ToolResultMessage, Ai.ToolResultMessage>(same, same)
+mutual<Ours.ToolResultMessage<Custom>, Ai.ToolResultMessage<Custom>>(same, same)
+mutual<Ours.Message, Ai.Message>(same, same)
+mutual<Ours.Message[], Ai.Message[]>(same, same)
+mutual<Ours.Api, Ai.Api>(same, same)
+mutual<Ours.KnownApi, Ai.KnownApi>(same, same)
+mutual<Ours.Model<any>, Ai.Model<any>>(same, same)
+mutual<Ours.Model<Ours.Api>, Ai.Model<Ai.Api>>(same, same)
+mutual<Ours.Model<'openai-completions'>, Ai.Model<'openai-completions'>>(same, same)
+mutual<Ours.Model<'openai-responses'>, Ai.Model<'openai-responses'>>(same, same)
+mutual<Ours.Model<'openai-codex-responses'>, Ai.Model<'openai-codex-responses'>>(same, same)
+mutual<Ours.Model<'anthropic-messages'>, Ai.Model<'anthropic-messages'>>(same, same)
+mutual<Ours.Model<'bedrock-converse-stream'>, Ai.Model<'bedrock-converse-stream'>>(same, same)
+mutual<Ours.Model<'mistral-conversations'>, Ai.Model<'mistral-conversations'>>(same, same)
+mutual<Ours.Model<'google-vertex'>, Ai.Model<'google-vertex'>>(same, same)
+mutual<Ours.ModelCost, Ai.ModelCost>(same, same)
+mutual<Ours.ModelInputLimits, Ai.ModelInputLimits>(same, same)
+mutual<Ours.ModelPromptCache, Ai.ModelPromptCache>(same, same)
+mutual<Ours.OpenAICompletionsCompat, Ai.OpenAICompletionsCompat>(same, same)
+mutual<Ours.OpenAIResponsesCompat, Ai.OpenAIResponsesCompat>(same, same)
+mutual<Ours.AnthropicMessagesCompat, Ai.AnthropicMessagesCompat>(same, same)
+mutual<Ours.BedrockCompat, Ai.BedrockCompat>(same, same)
+mutual<Ours.MistralConversationsCompat, Ai.MistralConversationsCompat>(same, same)
+mutual<Ours.OpenRouterRouting, Ai.OpenRouterRouting>(same, same)
+mutual<Ours.VercelGatewayRouting, Ai.VercelGatewayRouting>(same, same)
+mutual<Ours.Tool, Ai.Tool>(same, same)
+mutual<Ours.ToolReference, Ai.ToolReference>(same, same)
+mutual<Ours.Context, Ai.Context>(same, same)
+mutual<Ours.TelemetrySpan, NonNullable<Ai.StreamOptions['telemetry']>>(same, same)
+mutual<Ours.ClientIdentity, Ai.ClientIdentity>(same, same)
+mutual<Ours.StreamOptions, Ai.StreamOptions>(same, same)
+mutual<Ours.SimpleStreamOptions, Ai.SimpleStreamOptions>(same, same)
+mutual<Exclude<Ours.ThinkingLevel, 'off'>, Ai.ThinkingLevel>(same, same)
+mutual<Ours.ThinkingLevelMap, Ai.ThinkingLevelMap>(same, same)
+mutual<Ours.ThinkingBudgets, Ai.ThinkingBudgets>(same, same)
+mutual<Ours.CacheRetention, Ai.CacheRetention>(same, same)
+mutual<Ours.AssistantMessageEvent, Ai.AssistantMessageEvent>(same, same)
+mutual<Ours.RetryPolicy, Ai.RetryPolicy>(same, same)
+mutual<Ours.RetryCallbacks, Ai.RetryCallbacks>(same, same)
+// pi-ai's stream class fits our structural stream types (not the reverse: see above).
+accepts<Ours.AssistantMessageEventStream>(value<Ai.AssistantMessageEventStream>())
+accepts<Ours.AssistantMessageStreamLike>(value<Ai.AssistantMessageEventStream>())
+
+// ---------------------------------------------------------------------------
+// Our additions take and give 1.6's data.
+// ---------------------------------------------------------------------------
+mutual<Parameters<typeof Ours.prepareCompactionAsync>, Parameters<typeof Ref.prepareCompaction>>(same, same)
+mutual<Awaited<ReturnType<typeof Ours.prepareCompactionAsync>>, ReturnType<typeof Ref.prepareCompaction>>(same, same)
+accepts<Parameters<typeof Ours.buildSummaryRequests>>(value<[Ref.CompactionPreparation, Ai.Model<any>, string]>())
+mutual<Parameters<typeof Ours.projectForSummary>[0], Ai.Message[]>(same, same)
+accepts<Parameters<typeof Ours.projectForSummary>[1]>({ model: value<Ai.Model<any>>(), toolResultBodies: 1 })
+mutual<ReturnType<typeof Ours.projectForSummary>, Ai.Message[]>(same, same)
+mutual<Parameters<typeof Ours.serializeForSummary>[0], Ai.Message[]>(same, same)
+mutual<Parameters<typeof Ours.splitUserRounds>[0], Ai.Message[]>(same, same)
+mutual<ReturnType<typeof Ours.splitUserRounds>, Ai.Message[][]>(same, same)
+accepts<Parameters<typeof Ours.serializeForSummaryFromFile>[1]>({ model: value<Ai.Model<any>>() })
+accepts<Ours.GenerateBranchSummaryOptions>({
+  model: value<Ai.Model<any>>(),
+  signal: new AbortController().signal,
+  env: { REGION: 'eu' },
+  streamFn: value<Core.StreamFn>(),
+  thinkingLevel: value<Core.ThinkingLevel>(),
+  retry: value<Ai.RetryPolicy>(),
+  callbacks: value<Ai.RetryCallbacks>(),
+})

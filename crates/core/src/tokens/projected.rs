@@ -1,0 +1,337 @@
+//! How large a context is: `estimateContextTokens` over any list of context
+//! messages (an array of the caller's messages, or a session projection),
+//! and 1.6's `estimateProjectedContextTokens`, which trusts the last usage
+//! only when no `context_edit` or compaction came after it and otherwise
+//! estimates everything, the system messages merged into one.
+
+use crate::agent_line::SessionRules;
+use crate::agent_line::TokenRules;
+use crate::error::{Context, Error, Result};
+use crate::js::view::{Key, Kind, View};
+use crate::session::entries::Entries;
+use crate::session::model::{role_of, EntryType, Role};
+use crate::session::projection::{role_hint, with_message, Msg, ProjectedMessage};
+use crate::tokens::estimate::{
+    chars_to_tokens, context_tokens, estimate_context, field, measure_content,
+    measure_message_with, valid_usage, Chars, Content, ContextEstimate, Counter, Measure,
+};
+use crate::tokens::exact::Tokens;
+use crate::tokens::system::SystemMerge;
+
+/// A list of context messages, read one at a time.
+pub trait ContextList {
+    type V: View;
+    fn len(&self) -> usize;
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Message `k`'s role, where it is known without reading the message.
+    fn role_hint(&self, k: usize) -> Result<Option<Role>>;
+    /// Runs `f` on message `k`.
+    fn with<R>(&self, k: usize, f: impl FnOnce(Msg<Self::V>) -> Result<R>) -> Result<R>;
+}
+
+/// The caller's array of messages (errors name `[k]`, after the array's name).
+pub struct MessageArray<'a, V: View> {
+    messages: &'a V,
+    len: usize,
+    name: &'static str,
+}
+
+impl<'a, V: View> MessageArray<'a, V> {
+    pub fn new(messages: &'a V) -> Result<Self> {
+        Self::named(messages, "")
+    }
+
+    /// An array errors name as `name`.
+    pub fn named(messages: &'a V, name: &'static str) -> Result<Self> {
+        let len = messages.expect_array(name)?;
+        Ok(MessageArray {
+            messages,
+            len,
+            name,
+        })
+    }
+}
+
+impl<V: View> ContextList for MessageArray<'_, V> {
+    type V = V;
+    fn len(&self) -> usize {
+        self.len
+    }
+    fn role_hint(&self, _k: usize) -> Result<Option<Role>> {
+        Ok(None)
+    }
+    fn with<R>(&self, k: usize, f: impl FnOnce(Msg<V>) -> Result<R>) -> Result<R> {
+        self.messages
+            .scoped(|| f(Msg::Message(self.messages.at(k)?, Content::Own)))
+            .within_with(|| format!("{}[{k}]", self.name))
+    }
+}
+
+/// Messages of a session projection, read from the entries.
+pub struct ProjectedMessages<'p, 'e, 'a, V: View> {
+    pub entries: &'e Entries<'a, V>,
+    pub messages: &'p [ProjectedMessage],
+    pub rules: &'p SessionRules,
+}
+
+impl<V: View> ContextList for ProjectedMessages<'_, '_, '_, V> {
+    type V = V;
+    fn len(&self) -> usize {
+        self.messages.len()
+    }
+    fn role_hint(&self, k: usize) -> Result<Option<Role>> {
+        role_hint(self.entries, self.messages[k])
+    }
+    fn with<R>(&self, k: usize, f: impl FnOnce(Msg<V>) -> Result<R>) -> Result<R> {
+        with_message(self.entries, self.messages[k], self.rules, f)
+    }
+}
+
+/// The measure of one context message.
+pub fn measure_msg<V: View, M: Measure>(msg: Msg<V>, m: &M, rules: &TokenRules) -> Result<u64> {
+    match msg {
+        Msg::Message(message, content) => measure_message_with(&message, content, m, rules),
+        Msg::Custom(Some(content)) => measure_content(&content, m).within("content"),
+        Msg::Custom(None) => Ok(0),
+        Msg::Summary(entry) => field(&entry, Key::Summary, m),
+    }
+}
+
+/// The tokens of message `k`, counted with `counter`.
+pub fn msg_tokens<L: ContextList>(
+    list: &L,
+    k: usize,
+    counter: Counter,
+    rules: &TokenRules,
+) -> Result<u64> {
+    list.with(k, |msg| match counter {
+        Counter::Estimate => Ok(chars_to_tokens(measure_msg(msg, &Chars, rules)?)),
+        Counter::Exact(encoding) => measure_msg(msg, &Tokens(encoding), rules),
+    })
+}
+
+/// Message `k`'s usage in tokens, when it holds a usage that counts.
+fn usage_at<L: ContextList>(list: &L, k: usize, rules: &TokenRules) -> Result<Option<f64>> {
+    if let Some(role) = list.role_hint(k)? {
+        if role != Role::Assistant {
+            return Ok(None);
+        }
+    }
+    list.with(k, |msg| match msg {
+        Msg::Message(message, _) => valid_usage(&message, rules)?
+            .map(|u| context_tokens(&u).within("usage"))
+            .transpose(),
+        _ => Ok(None),
+    })
+}
+
+/// `estimateContextTokens(messages)`: the last usage that counts, plus
+/// estimates of the messages after it.
+pub fn context_estimate<L: ContextList>(
+    list: &L,
+    counter: Counter,
+    rules: &TokenRules,
+) -> Result<ContextEstimate> {
+    estimate_context(
+        list.len(),
+        |k| usage_at(list, k, rules),
+        |k| msg_tokens(list, k, counter, rules),
+    )
+}
+
+/// The fallback of `estimateProjectedContextTokens`: the merged system
+/// message's tokens plus every other message's.
+fn estimate_all<L: ContextList, M: Measure>(
+    list: &L,
+    m: &M,
+    to_tokens: fn(u64) -> u64,
+    rules: &TokenRules,
+) -> Result<u64> {
+    let mut merge = SystemMerge::default();
+    let mut tokens = 0u64;
+    for k in 0..list.len() {
+        let hint = list.role_hint(k)?;
+        list.with(k, |msg| {
+            if let Msg::Message(message, content) = msg {
+                let role = match hint {
+                    Some(role) => role,
+                    None => role_of(&message)?,
+                };
+                if role == Role::System {
+                    return merge.add(&message, content.of(&message, role)?.as_ref(), m);
+                }
+                tokens += to_tokens(measure_message_with(&message, content, m, rules)?);
+                return Ok(());
+            }
+            tokens += to_tokens(measure_msg(msg, m, rules)?);
+            Ok(())
+        })?;
+    }
+    let system = merge.measure(m)?.map_or(0, to_tokens);
+    Ok(system + tokens)
+}
+
+/// `estimateProjectedContextTokens`: [`context_estimate`] when
+/// `usage_is_current(lastUsageIndex)` says no edit or compaction came after
+/// that usage; otherwise everything estimated, usage 0. Each message is read
+/// once: the usage is looked for first, and what is estimated depends on it.
+pub fn projected_context_tokens<L: ContextList>(
+    list: &L,
+    counter: Counter,
+    rules: &TokenRules,
+    usage_is_current: impl FnOnce(usize) -> Result<bool>,
+) -> Result<ContextEstimate> {
+    let mut last = None;
+    for k in (0..list.len()).rev() {
+        if let Some(tokens) = usage_at(list, k, rules)? {
+            last = Some((k, tokens));
+            break;
+        }
+    }
+    if let Some((index, usage_tokens)) = last {
+        if usage_is_current(index)? {
+            let mut trailing = 0u64;
+            for k in index + 1..list.len() {
+                trailing += msg_tokens(list, k, counter, rules)?;
+            }
+            let trailing = trailing as f64;
+            return Ok(ContextEstimate {
+                tokens: usage_tokens + trailing,
+                usage_tokens,
+                trailing_tokens: trailing,
+                last_usage_index: Some(index),
+            });
+        }
+    }
+    let tokens = match counter {
+        Counter::Estimate => estimate_all(list, &Chars, chars_to_tokens, rules)?,
+        Counter::Exact(encoding) => estimate_all(list, &Tokens(encoding), |t| t, rules)?,
+    } as f64;
+    Ok(ContextEstimate {
+        tokens,
+        usage_tokens: 0.0,
+        trailing_tokens: tokens,
+        last_usage_index: None,
+    })
+}
+
+/// The last index of a `context_edit` or `compaction` entry, which makes
+/// any usage captured before it stale.
+pub fn last_invalidating<V: View>(entries: &Entries<V>) -> Result<Option<usize>> {
+    for i in (0..entries.len()).rev() {
+        if matches!(
+            entries.kind(i)?.ty,
+            EntryType::ContextEdit | EntryType::Compaction
+        ) {
+            return Ok(Some(i));
+        }
+    }
+    Ok(None)
+}
+
+/// An entry's `type`, as `entry.type === t` tests read it (a missing entry
+/// is a `TypeError`, a primitive has none).
+fn entry_type_is<V: View>(entry: &V, types: &[&str]) -> Result<bool> {
+    if matches!(entry.kind(), Kind::Undefined | Kind::Null) {
+        return Err(Error::type_error(
+            "",
+            format!("expected a session entry, got {}", entry.kind().describe()),
+        ));
+    }
+    Ok(entry.get(Key::Type)?.str_one_of(types).is_some())
+}
+
+/// `usageEntryIndex > latestInvalidatingEntryIndex` for the agent's own
+/// `SessionProjection` object and branch entries: finds the projected entry
+/// that holds message `usage_index` (by `entries[k].messages.length`), the
+/// first branch entry with its source's id, and the last `context_edit` or
+/// `compaction` among the branch entries.
+pub fn usage_is_current_in<V: View>(
+    projection: &V,
+    branch: &V,
+    usage_index: usize,
+) -> Result<bool> {
+    let projected = projection.get(Key::Entries)?;
+    let count = projected.expect_array("projection.entries")?;
+    let mut start = 0usize;
+    let mut usage_id = None;
+    for k in 0..count {
+        let found = projected
+            .scoped(|| -> Result<Option<Option<crate::js::string::JsStr>>> {
+                let entry = projected.at(k)?;
+                let len = entry.get(Key::Messages)?.expect_array("messages")?;
+                if usage_index >= start + len {
+                    start += len;
+                    return Ok(None);
+                }
+                let source = entry.get(Key::SourceEntry)?;
+                if matches!(source.kind(), Kind::Undefined | Kind::Null) {
+                    let got = source.kind().describe();
+                    return Err(Error::type_error(
+                        "sourceEntry",
+                        format!("expected a session entry, got {got}"),
+                    ));
+                }
+                let id = source.get(Key::Id).within("sourceEntry")?;
+                if let Some(s) = id.string() {
+                    return Ok(Some(Some(s)));
+                }
+                if id.truthy() {
+                    return Err(Error::type_error(
+                        "sourceEntry.id",
+                        format!("expected a string id, got {}", id.kind().describe()),
+                    ));
+                }
+                Ok(Some(None))
+            })
+            .within_with(|| format!("projection.entries[{k}]"))?;
+        if let Some(id) = found {
+            usage_id = id;
+            break;
+        }
+    }
+    let len = branch.expect_array("branchEntries")?;
+    let usage_entry = match usage_id.filter(|id| !id.is_empty()) {
+        None => None,
+        Some(id) => {
+            let mut at = None;
+            for i in 0..len {
+                let same = branch
+                    .scoped(|| {
+                        let entry = branch.at(i)?;
+                        if matches!(entry.kind(), Kind::Undefined | Kind::Null) {
+                            return Err(Error::type_error(
+                                "",
+                                format!(
+                                    "expected a session entry, got {}",
+                                    entry.kind().describe()
+                                ),
+                            ));
+                        }
+                        Ok(entry.get(Key::Id)?.string().is_some_and(|s| s == id))
+                    })
+                    .within_with(|| format!("branchEntries[{i}]"))?;
+                if same {
+                    at = Some(i);
+                    break;
+                }
+            }
+            at
+        }
+    };
+    let mut invalidating = None;
+    for i in (0..len).rev() {
+        let hit = branch
+            .scoped(|| entry_type_is(&branch.at(i)?, &["context_edit", "compaction"]))
+            .within_with(|| format!("branchEntries[{i}]"))?;
+        if hit {
+            invalidating = Some(i);
+            break;
+        }
+    }
+    // -1 for "none" on either side, as the reference compares them.
+    let as_index = |i: Option<usize>| i.map_or(-1, |i| i as i64);
+    Ok(as_index(usage_entry) > as_index(invalidating))
+}

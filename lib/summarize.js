@@ -1,0 +1,334 @@
+'use strict'
+// The summarizing exports of one agent line: compact(), generateSummary(),
+// generateSummaryWithUsage(), generateBranchSummary(), completeSummarization(),
+// getSummarizationFailure() and buildSummaryRequests(). The native jobs
+// decide each request, each retry and each failure by the line's rules (in
+// the core); this file builds the context and options objects the line's
+// agent sends, awaits the caller's streamFn (or the host's pi-ai), waits
+// the delays a retry asks for, abortably, and calls the caller's callbacks.
+
+const { callerFiles, completeSimpleOf } = require('./host-pi-ai.js')
+
+/** Marks the AbortErrors this file raises itself, when it stops waiting for a call. */
+const OWN_ABORT = Symbol('prime-compaction abort')
+
+function abortError(signal) {
+  const err = new Error('Compaction aborted')
+  err.name = 'AbortError'
+  if (signal && signal.reason !== undefined) err.cause = signal.reason
+  Object.defineProperty(err, OWN_ABORT, { value: true })
+  return err
+}
+
+const isOwnAbort = (err) => Boolean(err && err[OWN_ABORT])
+
+/** Rejects as soon as `signal` aborts, whatever `promise` does. */
+function unlessAborted(promise, signal) {
+  if (!signal) return promise
+  if (signal.aborted) {
+    // Settled here or not, `promise` must not become an unhandled rejection.
+    Promise.resolve(promise).catch(() => {})
+    return Promise.reject(abortError(signal))
+  }
+  return new Promise((resolve, reject) => {
+    const onAbort = () => reject(abortError(signal))
+    signal.addEventListener('abort', onAbort, { once: true })
+    Promise.resolve(promise).then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort)
+        resolve(value)
+      },
+      (err) => {
+        signal.removeEventListener('abort', onAbort)
+        reject(err)
+      },
+    )
+  })
+}
+
+/** Waits `ms`; false at once if `signal` is or becomes aborted first. */
+function wait(ms, signal) {
+  return new Promise((resolve) => {
+    if (signal && signal.aborted) return resolve(false)
+    const onAbort = () => {
+      clearTimeout(timer)
+      resolve(false)
+    }
+    const timer = setTimeout(() => {
+      if (signal) signal.removeEventListener('abort', onAbort)
+      resolve(true)
+    }, ms)
+    if (signal) signal.addEventListener('abort', onAbort, { once: true })
+  })
+}
+
+/**
+ * One request and its retries, as pi-ai's retryAssistantCall makes them:
+ * `retry` (a native SummaryRetry) names every step; the callbacks are
+ * awaited with the arguments it gives.
+ */
+async function retrying(produce, retry, signal, callbacks) {
+  for (;;) {
+    let response
+    try {
+      response = await produce()
+    } catch (err) {
+      // A call we stopped waiting for on abort: the retry it followed is over.
+      const finished = isOwnAbort(err) ? retry.callAborted() : null
+      if (finished) await callbacks?.onRetryFinished?.(...finished)
+      throw err
+    }
+    const step = retry.answer(response)
+    if (step.finished) await callbacks?.onRetryFinished?.(...step.finished)
+    if (!step.scheduled) return response
+    await callbacks?.onRetryScheduled?.(...step.scheduled)
+    if (!(await wait(step.delayMs, signal))) {
+      await callbacks?.onRetryFinished?.(...retry.waitAborted(response))
+      const { errorMessage: _errorMessage, ...rest } = response
+      return { ...rest, stopReason: 'aborted' }
+    }
+    await callbacks?.onRetryAttemptStart?.()
+  }
+}
+
+/**
+ * The exports of agent line `line` (the native line index) that summarize.
+ * `helpers` are the planning exports they build on.
+ */
+function summarizing(native, line, { argumentEntries, computeFileLists, createFileOps, prepareBranchEntries }) {
+  const rules = native.summaryRules(line)
+  const SUMMARIZATION_SYSTEM_PROMPT = native.summarizationSystemPrompt()
+
+  /** The model call's context, in the shape the line's agent sends. */
+  function contextOf(request) {
+    const user = { role: 'user', content: [{ type: 'text', text: request.prompt }], timestamp: Date.now() }
+    return rules.transcriptContext
+      ? { messages: [{ role: 'system', content: request.systemPrompt, timestamp: 0 }, user] }
+      : { systemPrompt: request.systemPrompt, messages: [user] }
+  }
+
+  /** The request's options: the keys the job names, in its order. */
+  function optionsOf(request, values) {
+    const options = {}
+    for (const key of request.optionKeys) options[key] = key === 'maxTokens' ? request.maxTokens : values[key]
+    return options
+  }
+
+  /** What completeSummarization sends: the caller's options, then the line's additions. */
+  function requestOptionsOf(options) {
+    return { ...options, ...rules.completeSummarization, sessionId: options.sessionId ?? native.newSessionId() }
+  }
+
+  /** One model call: through streamFn when given, else the host's completeSimple. */
+  async function produce(model, context, options, streamFn, callers) {
+    if (streamFn) return (await streamFn(model, context, options)).result()
+    const completeSimple = await completeSimpleOf(rules.completeSimpleFrom, callers)
+    return completeSimple(model, context, options)
+  }
+
+  /** A call compaction stops waiting for once `signal` aborts. */
+  async function callModel(model, context, options, streamFn, signal, callers) {
+    if (!streamFn) return unlessAborted(produce(model, context, options, undefined, callers), signal)
+    const stream = await unlessAborted(streamFn(model, context, options), signal)
+    return unlessAborted(stream.result(), signal)
+  }
+
+  async function completeSummarization(model, context, options, streamFn, retry, callbacks) {
+    const callers = streamFn ? undefined : callerFiles(completeSummarization)
+    const requestOptions = requestOptionsOf(options)
+    const once = () => produce(model, context, requestOptions, streamFn, callers)
+    return retrying(once, new native.SummaryRetry(retry, false), requestOptions.signal, callbacks)
+  }
+
+  function getSummarizationFailure(response, label) {
+    return native.getSummarizationFailure(response, label, line)
+  }
+
+  /**
+   * Runs a native summarization job: each request goes out in turn, never
+   * in parallel. Resolves with the usage of each answer the job accepted.
+   */
+  async function drive(job, call, inspect) {
+    const { model, signal, streamFn, retry, callbacks, callers } = call
+    const usages = []
+    for (let request = job.next(); request !== null; request = job.next()) {
+      if (signal && signal.aborted) throw abortError(signal)
+      const context = contextOf(request)
+      const options = optionsOf(request, call)
+      let response
+      if (rules.completeSummarization) {
+        const requestOptions = requestOptionsOf(options)
+        const once = () => callModel(model, context, requestOptions, streamFn, signal, callers)
+        response = await retrying(once, new native.SummaryRetry(retry, true), signal, callbacks)
+      } else {
+        response = await callModel(model, context, options, streamFn, signal, callers)
+      }
+      if (inspect) inspect(response)
+      let accepted
+      try {
+        accepted = job.respond(response)
+      } catch (err) {
+        // The job's own verdict on the answer, as opposed to a failing streamFn.
+        if (err && !(err instanceof TypeError)) err.summarizationFailure = true
+        throw err
+      }
+      if (accepted) usages.push(response.usage)
+    }
+    return usages
+  }
+
+  /** The native job for `preparation`, with its file lists computed as computeFileLists does. */
+  function startCompactionJob(preparation, model, customInstructions, thinkingLevel) {
+    const lists = computeFileLists((preparation && preparation.fileOps) || createFileOps())
+    const job = native.startCompaction(preparation, lists, model, customInstructions, line, thinkingLevel, argumentEntries)
+    return { job, lists }
+  }
+
+  /**
+   * What compact() resolves with once its signal has aborted: no summary, no
+   * cut, nothing a caller could store. The agent reads the result's fields
+   * and then checks the signal, as it does for the reference's compact() (which
+   * resolves with whatever text the aborted request left); a rejection 0.78
+   * would report as a failure.
+   */
+  function abortedCompaction() {
+    return { aborted: true }
+  }
+
+  async function compact(
+    preparation,
+    model,
+    apiKey,
+    headers,
+    customInstructions,
+    signal,
+    thinkingLevel,
+    streamFn,
+    env,
+    retry,
+    callbacks,
+    sessionId,
+  ) {
+    if (signal && signal.aborted) return abortedCompaction()
+    const callers = streamFn ? undefined : callerFiles(compact)
+    const { job, lists } = startCompactionJob(preparation, model, customInstructions, thinkingLevel)
+    const call = { model, apiKey, headers, env, signal, sessionId, reasoning: thinkingLevel, streamFn, retry, callbacks, callers }
+    try {
+      let usages
+      try {
+        usages = await drive(job, call)
+      } catch (err) {
+        if (signal && signal.aborted) return abortedCompaction()
+        throw err
+      }
+      const result = job.result(usages)
+      // The lists' own values: details are `unknown`, so not always strings.
+      result.details = lists
+      return result
+    } finally {
+      job.release()
+    }
+  }
+
+  /**
+   * The requests compact() would send for `preparation`, built by the same job,
+   * without calling a model: the first attempt of each part (history, then the
+   * turn prefix of a split turn). The turn-prefix prompt does not depend on the
+   * history's answer, so a blank answer stands in for it.
+   */
+  function buildSummaryRequests(preparation, model, customInstructions) {
+    const { job } = startCompactionJob(preparation, model, customInstructions, undefined)
+    const requests = []
+    try {
+      for (let request = job.next(); request !== null; request = job.next()) {
+        const { systemPrompt, prompt, part } = request
+        requests.push('maxTokens' in request ? { systemPrompt, prompt, maxTokens: request.maxTokens, part } : { systemPrompt, prompt, part })
+        job.respond({ role: 'assistant', content: [{ type: 'text', text: '' }], stopReason: 'stop' })
+      }
+    } finally {
+      job.release()
+    }
+    return requests
+  }
+
+  /** Runs a generateSummary job; `outcome(job, usages)` reads its result before the job is freed. */
+  async function summarize(args, caller, outcome) {
+    const [currentMessages, model, reserveTokens, apiKey, headers, signal, customInstructions, previousSummary, thinkingLevel, streamFn, env, retry, callbacks, sessionId] = args
+    if (signal && signal.aborted) throw abortError(signal)
+    const callers = streamFn ? undefined : callerFiles(caller)
+    const job = native.startSummary(currentMessages, model, reserveTokens, customInstructions, previousSummary, line, thinkingLevel, argumentEntries)
+    const call = { model, apiKey, headers, env, signal, sessionId, reasoning: thinkingLevel, streamFn, retry, callbacks, callers }
+    try {
+      return outcome(job, await drive(job, call))
+    } catch (err) {
+      // A string result could be taken for a summary: an abort rejects, however it ended.
+      if (signal && signal.aborted && !isOwnAbort(err)) throw abortError(signal)
+      throw err
+    } finally {
+      job.release()
+    }
+  }
+
+  async function generateSummary(...args) {
+    return summarize(args, generateSummary, (job) => job.summary())
+  }
+
+  async function generateSummaryWithUsage(...args) {
+    return summarize(args, generateSummaryWithUsage, (job, usages) => job.summaryWithUsage(usages))
+  }
+
+  async function generateBranchSummary(entries, options) {
+    const {
+      model,
+      apiKey,
+      headers,
+      env,
+      signal,
+      thinkingLevel,
+      customInstructions,
+      replaceInstructions,
+      reserveTokens = 16384,
+      streamFn,
+      retry,
+      callbacks,
+    } = options
+    if (signal && signal.aborted) return { aborted: true }
+    const callers = streamFn ? undefined : callerFiles(generateBranchSummary)
+    const contextWindow = model.contextWindow || 128000
+    const { messages, fileOps } = prepareBranchEntries(entries, contextWindow - reserveTokens)
+    if (messages.length === 0) return { summary: 'No content to summarize' }
+    const lists = computeFileLists(fileOps)
+    const job = native.startBranchSummary(messages, lists, model, reserveTokens, customInstructions, replaceInstructions, line, thinkingLevel, argumentEntries)
+    const call = { model, apiKey, headers, env, signal, reasoning: thinkingLevel, streamFn, retry, callbacks, callers }
+    try {
+      let usages
+      try {
+        usages = await drive(job, call, (response) => {
+          if (response && response.stopReason === 'aborted') throw abortError(signal)
+        })
+      } catch (err) {
+        if (err && err.name === 'AbortError') return { aborted: true }
+        if (err && err.summarizationFailure) return { error: err.message }
+        throw err
+      }
+      const result = job.branchResult(usages)
+      result.readFiles = lists.readFiles
+      result.modifiedFiles = lists.modifiedFiles
+      return result
+    } finally {
+      job.release()
+    }
+  }
+
+  return {
+    generateBranchSummary,
+    compact,
+    buildSummaryRequests,
+    generateSummary,
+    SUMMARIZATION_SYSTEM_PROMPT,
+    // Exports some lines add; createApi keeps those the line lists.
+    added: { generateSummaryWithUsage, completeSummarization, getSummarizationFailure },
+  }
+}
+
+module.exports = { summarizing }
