@@ -111,15 +111,25 @@ export declare function agentLines(): Array<string>
 /** `bashExecutionToText(message)`. */
 export declare function bashExecutionToText(message: Arg): RawValue
 
+/**
+ * `{ flat: { NATIVE: 0, ... }, recipe, plan, entryPath }`: every code
+ * above, for the JS side to check its own against at load.
+ */
+export declare function boundaryCodes(): RawValue
+
 /** `calculateContextTokens(usage)`. */
 export declare function calculateContextTokens(usage: Arg): number
 
 /**
- * `collectEntriesForBranchSummary(session, oldLeafId, targetId)`: the
- * caller's own entry objects, root-first. index.js resolves a nullish
- * target to the session's leaf, as `getBranch(undefined)` does.
+ * `collectEntriesForBranchSummary(session, oldLeafId, targetId, path?)`:
+ * the caller's own entry objects, root-first. index.js resolves a nullish
+ * target to the session's leaf, as `getBranch(undefined)` does, and passes
+ * the old branch read ahead (lib/entry-path.js) when it read it. The
+ * result is `{ entries, commonAncestorId }`, or `{ count,
+ * commonAncestorId }` when the entries are the first `count` steps read
+ * ahead, which index.js then takes from there.
  */
-export declare function collectEntriesForBranchSummary(session: Arg, oldLeafId: Arg, targetId: Arg): RawValue
+export declare function collectEntriesForBranchSummary(session: Arg, oldLeafId: Arg, targetId: Arg, path?: Arg | undefined | null): RawValue
 
 /**
  * `computeFileLists` over the three Sets, passed as arrays in insertion

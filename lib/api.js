@@ -8,6 +8,7 @@
 const native = require('../binding.js')
 const { flatMessages, releaseFlat, assembleTranscript, projectionOfPlan } = require('../flat-messages.js')
 const { summarizing } = require('./summarize.js')
+const { readEntryPath, releaseEntryPath, entriesOfPath } = require('./entry-path.js')
 
 // The agent's context reads summaries between these exact strings.
 const {
@@ -220,7 +221,15 @@ function projectForSummary(messages, options) {
 function collectEntriesForBranchSummary(session, oldLeafId, targetId) {
   // getBranch(undefined) starts at the session's leaf; the walk itself needs only getEntry.
   const target = oldLeafId && targetId == null ? session.getLeafId() : targetId
-  return native.collectEntriesForBranchSummary(session, oldLeafId, target)
+  const path = readEntryPath(session, oldLeafId, target)
+  let result
+  try {
+    result = native.collectEntriesForBranchSummary(session, oldLeafId, target, path)
+  } finally {
+    releaseEntryPath(path)
+  }
+  if (result.entries !== undefined) return result
+  return { entries: entriesOfPath(path, result.count), commonAncestorId: result.commonAncestorId }
 }
 
 function prepareBranchEntries(entries, tokenBudget, line) {
