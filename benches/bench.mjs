@@ -54,33 +54,44 @@ function parseArgs(argv) {
 
 const fmtInt = (n) => n.toLocaleString('en-US')
 
-const SECTIONS = [
-  {
-    name: 'prepareCompaction-real',
-    title: 'prepareCompaction(pathEntries, DEFAULT_COMPACTION_SETTINGS), real-shaped',
-    source: async () => (await realSource()).label,
-    columns: ['entries'],
-    cases: ({ ref, ours, sizes }) =>
-      sizes.map((n) => ({
-        label: [fmtInt(n)],
-        setup: async () => ({ entries: await realEntries(n), settings: { ...ref.DEFAULT_COMPACTION_SETTINGS } }),
-        reference: ({ entries, settings }) => ref.prepareCompaction(entries, settings),
-        ours: ({ entries, settings }) => ours.prepareCompaction(entries, settings),
-      })),
-  },
-  {
-    name: 'prepareCompaction',
-    title: 'prepareCompaction(pathEntries, DEFAULT_COMPACTION_SETTINGS), generated',
-    source: async () => 'buildLargeSession (__test__/helpers/generator.js)',
-    columns: ['entries'],
-    cases: ({ ref, ours, sizes }) =>
-      sizes.map((n) => ({
-        label: [fmtInt(n)],
-        setup: () => ({ entries: gen.buildLargeSession(n, 1000 + n), settings: { ...ref.DEFAULT_COMPACTION_SETTINGS } }),
-        reference: ({ entries, settings }) => ref.prepareCompaction(entries, settings),
-        ours: ({ entries, settings }) => ours.prepareCompaction(entries, settings),
-      })),
-  },
+/** The two prepareCompaction sections of an agent line: real-shaped, then generated. */
+function prepareSections(line) {
+  const suffix = line === '0.78' ? '' : `-${line}`
+  const title = `prepareCompaction(pathEntries, DEFAULT_COMPACTION_SETTINGS), ${line} line`
+  return [
+    {
+      name: `prepareCompaction-real${suffix}`,
+      title: `${title}, real-shaped`,
+      line,
+      source: async () => (await realSource()).label,
+      columns: ['entries'],
+      cases: ({ ref, ours, sizes }) =>
+        sizes.map((n) => ({
+          label: [fmtInt(n)],
+          setup: async () => ({ entries: await realEntries(n), settings: { ...ref.DEFAULT_COMPACTION_SETTINGS } }),
+          reference: ({ entries, settings }) => ref.prepareCompaction(entries, settings),
+          ours: ({ entries, settings }) => ours.prepareCompaction(entries, settings),
+        })),
+    },
+    {
+      name: `prepareCompaction${suffix}`,
+      title: `${title}, generated`,
+      line,
+      source: async () => 'buildLargeSession (__test__/helpers/generator.js)',
+      columns: ['entries'],
+      cases: ({ ref, ours, sizes }) =>
+        sizes.map((n) => ({
+          label: [fmtInt(n)],
+          setup: () => ({ entries: gen.buildLargeSession(n, 1000 + n), settings: { ...ref.DEFAULT_COMPACTION_SETTINGS } }),
+          reference: ({ entries, settings }) => ref.prepareCompaction(entries, settings),
+          ours: ({ entries, settings }) => ours.prepareCompaction(entries, settings),
+        })),
+    },
+  ]
+}
+
+// Both agent lines: 0.78.1 and 1.6.0, each against its own entry.
+const SECTIONS = [...prepareSections('0.78'), ...prepareSections('1.6')
 ]
 
 // ---------------------------------------------------------------------------
@@ -141,8 +152,8 @@ const fmtMs = (ms) => (ms >= 100 ? ms.toFixed(1) : ms >= 1 ? ms.toFixed(2) : ms.
 
 async function main() {
   const opts = parseArgs(process.argv.slice(2))
-  const ref = await loadReference()
-  const ours = await loadOurs()
+  const refs = { '0.78': await loadReference('0.78'), '1.6': await loadReference('1.6') }
+  const ourLines = { '0.78': await loadOurs('0.78'), '1.6': await loadOurs('1.6') }
   const cpus = os.cpus()
 
   const out = []
@@ -152,7 +163,7 @@ async function main() {
   out.push(`- cpu: ${cpus.length ? cpus[0].model.trim() : 'unknown'} × ${cpus.length} (os.cpus())`)
   out.push(`- memory: ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB`)
   out.push(`- node: ${process.version} (${process.platform}-${process.arch}), V8 ${process.versions.v8}`)
-  out.push(`- ours: ${underTestLabel()}; reference: @earendil-works/pi-coding-agent@0.78.1`)
+  out.push(`- ours: ${underTestLabel()}; reference: @earendil-works/pi-coding-agent@0.78.1 (0.78 line), @1.6.0 (1.6 line)`)
   out.push(`- method: deep-equal check, ${opts.warmup} warm-up runs, then median of N alternating runs (N from a ${opts.budgetMs} ms budget per case, ${opts.minRuns}..${opts.maxRuns})`)
   console.log(out.join('\n'))
 
@@ -161,7 +172,7 @@ async function main() {
   for (const section of sections) {
     const lines = ['', `## ${section.title}`, '', `source: ${await section.source()}`, '', `| ${section.columns.join(' | ')} | reference ms | ours ms | ratio (ours/reference) | runs |`, `|${section.columns.map(() => '---:').join('|')}|---:|---:|---:|---:|`]
     console.log(lines.join('\n'))
-    for (const c of section.cases({ ref, ours, sizes: opts.sizes })) {
+    for (const c of section.cases({ ref: refs[section.line], ours: ourLines[section.line], sizes: opts.sizes })) {
       let r
       try {
         r = await benchCase(c, opts)

@@ -6,6 +6,9 @@
 // entries are a real session's, appended with the SessionManager's own
 // methods), then generated ones (short user and assistant texts).
 //
+// Both agent lines run on real-shaped sessions (0.78.1 and 1.6.0, each on its
+// own SessionManager); the generated set runs on the 0.78 line.
+//
 // Usage: node benches/branch.mjs [--real-only | --generated-only] [depth ...]   (default 1000 10000 100000)
 
 import assert from 'node:assert/strict'
@@ -16,10 +19,16 @@ import { realSource, realBranchSession, agentSessions } from './sessions.mjs'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const require = createRequire(import.meta.url)
-const ours = require('../agent-0.78.js')
 const { mulberry32 } = require('../scripts/prng.js')
-const core = path.join(here, '..', 'node_modules/@earendil-works/pi-coding-agent/dist/core')
-const ref = await import(pathToFileURL(path.join(core, 'compaction/index.js')).href)
+const { loadReference } = require('../__test__/helpers/reference.js')
+const { loadOurs } = require('../__test__/helpers/ours.js')
+
+// Both agent lines, each on its own SessionManager and against its own entry.
+const LINES = {}
+for (const line of ['0.78', '1.6']) {
+  const ref = await loadReference(line)
+  LINES[line] = { line, ref, ours: await loadOurs(line), SessionManager: ref.SessionManager }
+}
 const { SessionManager } = await agentSessions()
 
 function generatedSession(depth) {
@@ -72,10 +81,10 @@ function timePair(a, b, budgetMs) {
   return { refMs: median(as), oursMs: median(bs), ratio: ratios[Math.floor(n / 2)], lo, hi, rounds: n }
 }
 
-async function measure(make, depths) {
+async function measure(make, depths, { ref, ours, SessionManager: manager }) {
   const rows = []
   for (const depth of depths) {
-    const { session, oldLeafId, targetId } = await make(depth)
+    const { session, oldLeafId, targetId } = await make(depth, manager)
     const r = ref.collectEntriesForBranchSummary(session, oldLeafId, targetId)
     const o = ours.collectEntriesForBranchSummary(session, oldLeafId, targetId)
     assert.equal(o.commonAncestorId, r.commonAncestorId)
@@ -95,12 +104,15 @@ const args = process.argv.slice(2)
 const given = args.map(Number).filter(Boolean)
 const depths = given.length ? given : [1000, 10000, 100000]
 const sets = []
-if (!args.includes('--generated-only')) sets.push({ title: `Real-shaped: ${(await realSource()).label}`, make: realBranchSession })
-if (!args.includes('--real-only')) sets.push({ title: 'Generated (short user and assistant texts)', make: generatedSession })
+const real = `Real-shaped: ${(await realSource()).label}`
+for (const line of Object.values(LINES)) {
+  if (!args.includes('--generated-only')) sets.push({ title: `${line.line} line, ${real}`, make: realBranchSession, line })
+}
+if (!args.includes('--real-only')) sets.push({ title: '0.78 line, generated (short user and assistant texts)', make: generatedSession, line: LINES['0.78'] })
 
 console.log(`collectEntriesForBranchSummary on SessionManager.inMemory(), node ${process.version}, ${new Date().toISOString().slice(0, 10)}, median ms`)
-for (const { title, make } of sets) {
-  const rows = await measure(make, depths)
+for (const { title, make, line } of sets) {
+  const rows = await measure(make, depths, line)
   console.log(`\n### ${title}\n`)
   console.log('| depth | entries collected | reference | prime-compaction | ratio of medians | per-round ratio [95% interval] (rounds) |')
   console.log('|---:|---:|---:|---:|---:|---:|')

@@ -181,10 +181,11 @@ export async function realMessages(n) {
  * The branch benchmarks' tree on the agent's own in-memory SessionManager:
  * a linear chain of `depth` real-shaped entries (the old branch), appended
  * with the SessionManager's own methods, and a target that forks off its
- * middle. The session's leaf is the old leaf.
+ * middle. The session's leaf is the old leaf. `SessionManager` is 0.78.1's
+ * unless another line's is given.
  */
-export async function realBranchSession(depth) {
-  const { SessionManager } = await agentSessions()
+export async function realBranchSession(depth, SessionManager) {
+  SessionManager ??= (await agentSessions()).SessionManager
   const entries = await realEntries(depth)
   const session = SessionManager.inMemory()
   const ids = []
