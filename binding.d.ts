@@ -112,8 +112,10 @@ export declare function agentLines(): Array<string>
 export declare function bashExecutionToText(message: Arg): RawValue
 
 /**
- * `{ flat: { NATIVE: 0, ... }, recipe, plan, entryPath }`: every code
- * above, for the JS side to check its own against at load.
+ * `{ flat: { NATIVE: 0, ... }, recipe, plan, entryPath, entryKinds }`:
+ * every code above, for the JS side to check its own against at load, and
+ * the entry-kind codes of the core (`EntryKind::from_code`), which
+ * `lib/entry-kinds.js` takes from here as they are.
  */
 export declare function boundaryCodes(): RawValue
 
@@ -220,9 +222,11 @@ export declare function prepareBranchEntries(entries: Arg, tokenBudget: Arg, lin
 
 /**
  * The plan for `prepareCompaction` as the agent line does it; `lib/api.js`
- * turns indices back into the caller's messages.
+ * turns indices back into the caller's messages. `kinds`, when given, is
+ * the entries' kinds as `lib/entry-kinds.js` read them ahead (a
+ * `Uint8Array`, one code per entry).
  */
-export declare function prepareCompaction(pathEntries: Arg, settings: Arg, line: Arg): RawValue
+export declare function prepareCompaction(pathEntries: Arg, settings: Arg, line: Arg, kinds?: Arg | undefined | null): RawValue
 
 /**
  * `prepareCompactionFromFile(path, options?)`: reads a version-3 session

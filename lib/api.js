@@ -9,6 +9,7 @@ const native = require('../binding.js')
 const { flatMessages, releaseFlat, assembleTranscript, projectionOfPlan } = require('../flat-messages.js')
 const { summarizing } = require('./summarize.js')
 const { readEntryPath, releaseEntryPath, entriesOfPath } = require('./entry-path.js')
+const { readEntryKinds } = require('./entry-kinds.js')
 
 // The agent's context reads summaries between these exact strings.
 const {
@@ -116,7 +117,8 @@ function fileOpsOfPlan(entries, detailsFrom, plan) {
 }
 
 function prepareCompaction(pathEntries, settings, line) {
-  return preparationOf(pathEntries, native.prepareCompaction(pathEntries, settings, line), settings)
+  const kinds = readEntryKinds(pathEntries)
+  return preparationOf(pathEntries, native.prepareCompaction(pathEntries, settings, line, kinds), settings)
 }
 
 /** The preparation for a native plan (entry indices), on the caller's own objects. */
