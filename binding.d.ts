@@ -111,15 +111,27 @@ export declare function agentLines(): Array<string>
 /** `bashExecutionToText(message)`. */
 export declare function bashExecutionToText(message: Arg): RawValue
 
+/**
+ * `{ flat: { NATIVE: 0, ... }, recipe, plan, entryPath, entryKinds }`:
+ * every code above, for the JS side to check its own against at load, and
+ * the entry-kind codes of the core (`EntryKind::from_code`), which
+ * `lib/entry-kinds.js` takes from here as they are.
+ */
+export declare function boundaryCodes(): RawValue
+
 /** `calculateContextTokens(usage)`. */
 export declare function calculateContextTokens(usage: Arg): number
 
 /**
- * `collectEntriesForBranchSummary(session, oldLeafId, targetId)`: the
- * caller's own entry objects, root-first. index.js resolves a nullish
- * target to the session's leaf, as `getBranch(undefined)` does.
+ * `collectEntriesForBranchSummary(session, oldLeafId, targetId, path?)`:
+ * the caller's own entry objects, root-first. index.js resolves a nullish
+ * target to the session's leaf, as `getBranch(undefined)` does, and passes
+ * the old branch read ahead (lib/entry-path.js) when it read it. The
+ * result is `{ entries, commonAncestorId }`, or `{ count,
+ * commonAncestorId }` when the entries are the first `count` steps read
+ * ahead, which index.js then takes from there.
  */
-export declare function collectEntriesForBranchSummary(session: Arg, oldLeafId: Arg, targetId: Arg): RawValue
+export declare function collectEntriesForBranchSummary(session: Arg, oldLeafId: Arg, targetId: Arg, path?: Arg | undefined | null): RawValue
 
 /**
  * `computeFileLists` over the three Sets, passed as arrays in insertion
@@ -210,9 +222,11 @@ export declare function prepareBranchEntries(entries: Arg, tokenBudget: Arg, lin
 
 /**
  * The plan for `prepareCompaction` as the agent line does it; `lib/api.js`
- * turns indices back into the caller's messages.
+ * turns indices back into the caller's messages. `kinds`, when given, is
+ * the entries' kinds as `lib/entry-kinds.js` read them ahead (a
+ * `Uint8Array`, one code per entry).
  */
-export declare function prepareCompaction(pathEntries: Arg, settings: Arg, line: Arg): RawValue
+export declare function prepareCompaction(pathEntries: Arg, settings: Arg, line: Arg, kinds?: Arg | undefined | null): RawValue
 
 /**
  * `prepareCompactionFromFile(path, options?)`: reads a version-3 session

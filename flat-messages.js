@@ -19,7 +19,11 @@
 
 // Message codes. `string` is a text's index in the texts array; `id`,
 // `name`, `key`, `json` and `mimeType` are lengths of short strings, taken
-// in order from the units.
+// in order from the units. A tool-call argument's JSON is its length and
+// where it is: -1 for the units, `string` when it is a text (JSON longer
+// than LONG_JSON units), or -2 - `string` for a string value longer than
+// that, whose JSON the native side writes (`length` is then the string's).
+// An argument with no JSON (undefined, a function) is -1, -1.
 const NATIVE = 0 // [NATIVE, index]
 const USER_TEXT = 1 // [USER_TEXT, string, length]
 const USER_BLOCKS = 2 // [USER_BLOCKS, count, ...blocks]
@@ -28,7 +32,7 @@ const TOOL_RESULT = 4 // [TOOL_RESULT, id, name, isError, count, ...blocks]
 // Block codes.
 const TEXT = 5 // [TEXT, string, length, flags]: BLANK | SPLITS_PAIR_AT_CUT
 const THINKING = 6 // [THINKING, string, length, redacted]
-const TOOL_CALL = 7 // [TOOL_CALL, id, name, n, (key, json or -1) x n]
+const TOOL_CALL = 7 // [TOOL_CALL, id, name, n, (key, json or -1, string or -1) x n]
 const IMAGE = 8 // [IMAGE, mimeType or -1]
 
 // Text flags. A tool result is cut at CUT units (TOOL_RESULT_MAX_CHARS in
@@ -40,6 +44,28 @@ const IMAGE = 8 // [IMAGE, mimeType or -1]
 const BLANK = 1 // t.trim() === ''
 const SPLITS_PAIR_AT_CUT = 2 // units CUT - 1 and CUT are a surrogate pair
 const CUT = 2000
+
+// A tool-call argument's JSON longer than this is not copied unit by unit
+// into the short strings: a string value (a file's contents, as a rule) is
+// passed as it is and escaped natively, faster than JSON.stringify here,
+// and other JSON is passed as the string JSON.stringify made.
+const LONG_JSON = 64
+
+require('./lib/codes.js').checkCodes('flat', {
+  NATIVE,
+  USER_TEXT,
+  USER_BLOCKS,
+  ASSISTANT,
+  TOOL_RESULT,
+  TEXT,
+  THINKING,
+  TOOL_CALL,
+  IMAGE,
+  BLANK,
+  SPLITS_PAIR_AT_CUT,
+  CUT,
+  LONG_JSON,
+})
 
 // Past this many messages the native reader takes the whole call: it stops
 // at the first bad message, where this pass would walk them all.
@@ -250,7 +276,7 @@ function flatten(messages, timestamps) {
           ok = false
           break
         }
-        codes = withRoom(codes, n, 4 + 2 * keys.length)
+        codes = withRoom(codes, n, 4 + 3 * keys.length)
         units = withRoom(units, u, id.length + name.length)
         codes[n] = TOOL_CALL
         codes[n + 1] = id.length
@@ -266,25 +292,39 @@ function flatten(messages, timestamps) {
           u = putUnits(units, u, key)
           codes[n++] = key.length
           // JSON.stringify(v), written here for a finite number (as
-          // String(v) prints it) and a string with nothing to escape: one
-          // JSON.stringify call per argument was a large part of this pass.
+          // String(v) prints it) and a short string with nothing to escape:
+          // one JSON.stringify call per argument was a large part of this pass.
           if (typeof v === 'string') {
+            if (v.length > LONG_JSON) {
+              codes[n] = v.length
+              codes[n + 1] = -2 - (texts.push(v) - 1)
+              n += 2
+              continue
+            }
             units = withRoom(units, u, v.length + 2)
             const end = putQuoted(units, u, v)
             if (end >= 0) {
-              codes[n++] = end - u
+              codes[n] = end - u
+              codes[n + 1] = -1
+              n += 2
               u = end
               continue
             }
           }
           const json = typeof v === 'number' && Number.isFinite(v) ? '' + v : JSON.stringify(v)
           if (json === undefined) {
-            codes[n++] = -1
+            codes[n] = -1
+            codes[n + 1] = -1
+          } else if (json.length > LONG_JSON) {
+            codes[n] = json.length
+            codes[n + 1] = texts.push(json) - 1
           } else {
             units = withRoom(units, u, json.length)
             u = putUnits(units, u, json)
-            codes[n++] = json.length
+            codes[n] = json.length
+            codes[n + 1] = -1
           }
+          n += 2
         }
       } else {
         continue
@@ -339,6 +379,11 @@ function putQuoted(units, u, s) {
   return u + s.length + 2
 }
 
+// Recipe codes (src/js/text.rs writes them): see assembleTranscript.
+const OP_HEAD = -1
+const OP_LABEL_BASE = -2
+require('./lib/codes.js').checkCodes('recipe', { OP_HEAD, OP_LABEL_BASE })
+
 /**
  * A transcript from the recipe the binding returns (src/js/text.rs):
  * `[ops, bounds, labels, strings]`, where an op `i >= 0` is `strings[i]`,
@@ -354,22 +399,56 @@ function assembleTranscript([ops, bounds, labels, strings]) {
   // made at its size rather than grown, which is cheaper on long
   // transcripts; past the length V8 keeps as a fast array it is grown instead.
   let count = 0
-  for (let k = 0; k < ops.length; k += ops[k] === -1 ? 3 : 1) count++
+  for (let k = 0; k < ops.length; k += ops[k] === OP_HEAD ? 3 : 1) count++
   const pieces = count <= FAST_ARRAY_MAX ? new Array(count) : []
   let i = 0
   for (let k = 0; k < ops.length; ) {
     const op = ops[k++]
     if (op >= 0) {
       pieces[i++] = strings[op]
-    } else if (op === -1) {
+    } else if (op === OP_HEAD) {
       pieces[i++] = strings[ops[k]].slice(0, ops[k + 1])
       k += 2
     } else {
-      pieces[i++] = shared[-2 - op]
+      pieces[i++] = shared[OP_LABEL_BASE - op]
     }
   }
   return pieces.join('')
 }
+
+// Plan codes (src/project_for_summary.rs writes them): message kinds,
+// block kinds, text references, how a tool call's arguments come and how
+// an argument given key by key holds its value.
+const PLAN_USER_TEXT = 1
+const PLAN_USER = 2
+const PLAN_ASSISTANT = 3
+const PLAN_TOOL_RESULT = 4
+const PLAN_TEXT = 1
+const PLAN_THINKING = 2
+const PLAN_TOOL_CALL = 3
+const PLAN_IMAGE = 4
+const PLAN_SHORT = -1
+const PLAN_VALUE_BASE = -2
+const PLAN_PARSED_ARGS = -1
+const PLAN_NO_JSON = 0
+const PLAN_JSON = 1
+const PLAN_STRING_VALUE = 2
+require('./lib/codes.js').checkCodes('plan', {
+  USER_TEXT: PLAN_USER_TEXT,
+  USER: PLAN_USER,
+  ASSISTANT: PLAN_ASSISTANT,
+  TOOL_RESULT: PLAN_TOOL_RESULT,
+  TEXT: PLAN_TEXT,
+  THINKING: PLAN_THINKING,
+  TOOL_CALL: PLAN_TOOL_CALL,
+  IMAGE: PLAN_IMAGE,
+  SHORT: PLAN_SHORT,
+  VALUE_BASE: PLAN_VALUE_BASE,
+  PARSED_ARGS: PLAN_PARSED_ARGS,
+  NO_JSON: PLAN_NO_JSON,
+  JSON: PLAN_JSON,
+  STRING_VALUE: PLAN_STRING_VALUE,
+})
 
 /**
  * The projected messages, new objects, from the plan the binding returns
@@ -389,7 +468,7 @@ function projectionOfPlan(plan, flat) {
   const parsedArgs = argsJson === undefined ? undefined : JSON.parse(argsJson)
   let a = 0
   // As in flatten, one function with its state in locals; a text is taken
-  // with textAt and passed with `i += codes[i] === -1 ? 3 : 1`.
+  // with textAt and passed with `i += codes[i] === PLAN_SHORT ? 3 : 1`.
   let i = 0
   const out = []
   while (i < codes.length) {
@@ -398,37 +477,37 @@ function projectionOfPlan(plan, flat) {
     const timestamp = codes[i + 2]
     i += 3
     let m
-    if (kind === 1) {
+    if (kind === PLAN_USER_TEXT) {
       m = { role: 'user', content: textAt(codes, i, texts, shorts, values) }
-      i += codes[i] === -1 ? 3 : 1
+      i += codes[i] === PLAN_SHORT ? 3 : 1
     } else {
       let id, name, isError
-      if (kind === 4) {
+      if (kind === PLAN_TOOL_RESULT) {
         id = textAt(codes, i, texts, shorts, values)
-        i += codes[i] === -1 ? 3 : 1
+        i += codes[i] === PLAN_SHORT ? 3 : 1
         name = textAt(codes, i, texts, shorts, values)
-        i += codes[i] === -1 ? 3 : 1
+        i += codes[i] === PLAN_SHORT ? 3 : 1
         isError = codes[i++] === 1
       }
       const content = new Array(codes[i++])
       for (let k = 0; k < content.length; k++) {
         const type = codes[i++]
         let b
-        if (type === 1) {
+        if (type === PLAN_TEXT) {
           b = { type: 'text', text: textAt(codes, i, texts, shorts, values) }
-          i += codes[i] === -1 ? 3 : 1
-        } else if (type === 2) {
+          i += codes[i] === PLAN_SHORT ? 3 : 1
+        } else if (type === PLAN_THINKING) {
           b = { type: 'thinking', thinking: textAt(codes, i, texts, shorts, values) }
-          i += codes[i] === -1 ? 3 : 1
+          i += codes[i] === PLAN_SHORT ? 3 : 1
           if (codes[i++]) b.redacted = true
-        } else if (type === 3) {
+        } else if (type === PLAN_TOOL_CALL) {
           const callId = textAt(codes, i, texts, shorts, values)
-          i += codes[i] === -1 ? 3 : 1
+          i += codes[i] === PLAN_SHORT ? 3 : 1
           const callName = textAt(codes, i, texts, shorts, values)
-          i += codes[i] === -1 ? 3 : 1
+          i += codes[i] === PLAN_SHORT ? 3 : 1
           b = { type: 'toolCall', id: callId, name: callName, arguments: undefined }
           const n = codes[i++]
-          if (n === -1) {
+          if (n === PLAN_PARSED_ARGS) {
             b.arguments = parsedArgs[a++]
           } else {
             const at = { i }
@@ -439,13 +518,13 @@ function projectionOfPlan(plan, flat) {
           b = { type: 'image' }
           if (codes[i++]) {
             b.mimeType = textAt(codes, i, texts, shorts, values)
-            i += codes[i] === -1 ? 3 : 1
+            i += codes[i] === PLAN_SHORT ? 3 : 1
           }
         }
         content[k] = b
       }
-      if (kind === 2) m = { role: 'user', content }
-      else if (kind === 3) m = { role: 'assistant', content }
+      if (kind === PLAN_USER) m = { role: 'user', content }
+      else if (kind === PLAN_ASSISTANT) m = { role: 'assistant', content }
       else m = { role: 'toolResult', toolCallId: id, toolName: name, content, isError }
     }
     if (hasTimestamp) m.timestamp = timestamp
@@ -458,8 +537,8 @@ function projectionOfPlan(plan, flat) {
 function textAt(codes, i, texts, shorts, values) {
   const r = codes[i]
   if (r >= 0) return texts[r]
-  if (r === -1) return shorts.slice(codes[i + 1], codes[i + 2])
-  return values[-2 - r]
+  if (r === PLAN_SHORT) return shorts.slice(codes[i + 1], codes[i + 2])
+  return values[PLAN_VALUE_BASE - r]
 }
 
 /** A tool call's `n` arguments given key by key from `at.i` on (which moves past them). */
@@ -468,12 +547,18 @@ function argumentsByKey(codes, at, n, texts, shorts, values) {
   let i = at.i
   for (; n > 0; n--) {
     const key = textAt(codes, i, texts, shorts, values)
-    i += codes[i] === -1 ? 3 : 1
+    i += codes[i] === PLAN_SHORT ? 3 : 1
     let value
-    // `JSON.stringify` of the value gave undefined: so does the copy.
-    if (codes[i++]) {
+    // 0: `JSON.stringify` of the value gave undefined, and so does the copy;
+    // 1: the copy is the parse of the JSON that follows; 2: the value is a
+    // string, and the copy is that string.
+    const held = codes[i++]
+    if (held === PLAN_JSON) {
       value = JSON.parse(textAt(codes, i, texts, shorts, values))
-      i += codes[i] === -1 ? 3 : 1
+      i += codes[i] === PLAN_SHORT ? 3 : 1
+    } else if (held === PLAN_STRING_VALUE) {
+      value = textAt(codes, i, texts, shorts, values)
+      i += 1
     }
     // Defined, not assigned: a key named __proto__ stays a key, as in JSON.parse.
     Object.defineProperty(args, key, { value, writable: true, enumerable: true, configurable: true })

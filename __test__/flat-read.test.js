@@ -71,7 +71,7 @@ describe('the flat form', () => {
     expect(Array.from(codes)).toEqual([
       1, 0, 4, // user text "hi😀" (4 units)
       2, 1, 5, 1, 1, 0, // user blocks: one text, not blank
-      3, 2, 6, 2, 3, 1, 7, 2, 4, 2, 4, 3, 1, -1, // assistant: thinking (redacted), tool call c1 read (path="a", f undefined)
+      3, 2, 6, 2, 3, 1, 7, 2, 4, 2, 4, 3, -1, 1, -1, -1, // assistant: thinking (redacted), tool call c1 read (path="a", f undefined)
       4, 2, 4, 1, 2, 5, 3, 3, 0, 5, 4, 3, 1, // tool result c1 read, error, a text and a blank one (flag 1)
       2, 2, 8, 9, 8, -1, // user blocks: an image with a mimeType, one without
     ])
@@ -212,8 +212,10 @@ describe('the flat form', () => {
     }
   })
 
-  test('labels spread over several labels strings, and one label longer than a string', () => {
-    // The native side makes its labels strings in pieces of 32k units.
+  test('labels spread over several labels strings, and a long run as a string of its own', () => {
+    // The native side makes its labels strings in pieces of at most 32k
+    // units; a run of labels and text it wrote that is longer than a few
+    // hundred units (here a 50,000-unit argument) is a string of its own.
     const messages = []
     const lines = []
     for (let i = 0; i < 1500; i++) {
@@ -226,7 +228,8 @@ describe('the flat form', () => {
     }
     const recipe = binding.serializeConversation(messages, undefined, argumentEntries)
     expect(recipe[2].length).toBeGreaterThan(3) // several labels strings
-    expect(Math.max(...recipe[2].map((l) => l.length))).toBeGreaterThan(50_000)
+    expect(Math.max(...recipe[2].map((l) => l.length))).toBeLessThanOrEqual(32 * 1024)
+    expect(recipe[3].some((s) => s.length > 50_000 && s.includes('y'.repeat(50_000)))).toBe(true)
     expect(assembleTranscript(recipe)).toBe(lines.join('\n\n'))
     expect(ours.serializeConversation(messages)).toBe(lines.join('\n\n'))
   })
@@ -299,6 +302,32 @@ describe('the flat form', () => {
     expect(native.serializeConversation(messages, undefined, argumentEntries)).toBe(expected)
   })
 
+  test('a long argument value is handed over as it is, other long JSON as JSON.stringify made it', () => {
+    const content = 'line "one"\n\tline two \\ \ud800 😀 '.repeat(8)
+    const edits = [{ oldText: 'x'.repeat(70), newText: 'y' }]
+    const args = { path: 'src/a.ts', content, edits, exact: 'z'.repeat(64), over: 'z'.repeat(65) }
+    const messages = [{ role: 'assistant', content: [{ type: 'toolCall', id: 'c', name: 'write', arguments: args }] }]
+    const [codes, texts] = flatMessages(messages)
+    // [ASSISTANT, 1, TOOL_CALL, id, name, 5, then (key, json length, where) for each argument]
+    expect(Array.from(codes)).toEqual([3, 1, 7, 1, 5, 5, 4, 10, -1, 7, content.length, -2, 5, JSON.stringify(edits).length, 1, 5, 66, -1, 4, 65, -4])
+    expect(texts[0]).toBe(content) // the caller's own string
+    expect(texts[1]).toBe(JSON.stringify(edits))
+    expect(texts[2]).toBe(args.over)
+    const shown = Object.entries(args).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(', ')
+    expect(ours.serializeConversation(messages)).toBe(`[Assistant tool calls]: write#c(${shown})`)
+    expect(native.serializeConversation(messages, undefined, argumentEntries)).toBe(`[Assistant tool calls]: write#c(${shown})`)
+    // The projection's copy of a long string value is that string.
+    const [projected] = ours.projectForSummary(messages)
+    expect(projected.content[0].arguments).toEqual(JSON.parse(JSON.stringify(args)))
+    expect(projected.content[0].arguments.content).toBe(content)
+    expect(exactly(ours.projectForSummary(messages))).toBe(exactly(native.projectForSummary(messages, undefined, argumentEntries)))
+    // A round bound cuts inside the JSON written natively, as it cuts any text.
+    for (const roundBound of [10, 100, 333, 1000]) {
+      expect(ours.serializeForSummary(messages, { roundBound })).toBe(native.serializeForSummary(messages, { roundBound }, argumentEntries))
+      expect(exactly(ours.projectForSummary(messages, { roundBound }))).toBe(exactly(native.projectForSummary(messages, { roundBound }, argumentEntries)))
+    }
+  })
+
   test('arguments whose getters change later keys are read as Object.entries reads them', () => {
     const call = (args) => [{ role: 'assistant', content: [{ type: 'toolCall', id: 'c', name: 'n', arguments: args }] }]
     const deleting = {
@@ -352,8 +381,8 @@ describe('the flat form', () => {
     ]
     const [codes, texts, units] = flatMessages(messages)
     const good = Array.from(codes)
-    // [ASSISTANT, 2, TEXT, 0, 1, 0, TOOL_CALL, 1, 1, 1, 1, 1, TOOL_RESULT, 1, 1, 0, 1, TEXT, 1, 3, 0]
-    expect(good).toEqual([3, 2, 5, 0, 1, 0, 7, 1, 1, 1, 1, 1, 4, 1, 1, 0, 1, 5, 1, 3, 0])
+    // [ASSISTANT, 2, TEXT, 0, 1, 0, TOOL_CALL, 1, 1, 1, 1, 1, -1, TOOL_RESULT, 1, 1, 0, 1, TEXT, 1, 3, 0]
+    expect(good).toEqual([3, 2, 5, 0, 1, 0, 7, 1, 1, 1, 1, 1, -1, 4, 1, 1, 0, 1, 5, 1, 3, 0])
     const flatOf = (c, u = units) => [Int32Array.from(c), texts, u]
     // As made, it reads.
     for (const fn of ['serializeConversation', 'serializeForSummary']) {
@@ -366,7 +395,10 @@ describe('the flat form', () => {
       flatOf(good.map((c, i) => (i === 9 ? 99 : c))), // more arguments than codes
       flatOf(good.map((c, i) => (i === 11 ? 40 : c))), // argument JSON past the units
       flatOf(good.map((c, i) => (i === 2 ? 42 : c))), // an unknown block code
-      flatOf(good.map((c, i) => (i === 12 ? 42 : c))), // an unknown message code
+      flatOf(good.map((c, i) => (i === 13 ? 42 : c))), // an unknown message code
+      flatOf(good.map((c, i) => (i === 12 ? 5 : c))), // argument JSON at a string index past the texts
+      flatOf(good.map((c, i) => (i === 12 ? -9 : c))), // the JSON of a string past the texts
+      flatOf(good.map((c, i) => (i === 11 ? -3 : i === 12 ? 0 : c))), // a negative JSON length
       flatOf(good.map((c, i) => (i === 3 ? -7 : c))), // a negative string index
       flatOf(good, new Uint8Array(4)), // units of the wrong type
     ]
@@ -504,7 +536,7 @@ function skipMessage(codes, p) {
     if (block === 5) q += 4
     else if (block === 6) q += 4
     else if (block === 8) q += 2
-    else q += 4 + 2 * codes[q + 3]
+    else q += 4 + 3 * codes[q + 3]
   }
   return q - p
 }
@@ -523,6 +555,65 @@ describe('both readers agree', () => {
     },
     { requiredKeys: [] },
   )
+
+  // Tool calls whose arguments hold long values (a file's contents, as a
+  // rule): a long string is handed over as it is and its JSON written
+  // natively, other long JSON as JSON.stringify made it.
+  const LONG = 64
+  const unitArb = fc.constantFrom('a', 'b', ' ', '"', '\\', '\n', '\t', '\r', '\b', '\f', '\u0000', '\u001f', '\u007f', '\ud800', '\udbff', '\udc00', '\udfff', '😀', 'é', 'ÿ', '中', '\u2028', '\ufeff', '/')
+  const longStringArb = fc.oneof(
+    fc.array(unitArb, { minLength: LONG - 3, maxLength: LONG * 4 }).map((units) => units.join('')),
+    fc.integer({ min: LONG - 2, max: LONG + 2 }).map((n) => 'x'.repeat(n)),
+  )
+  const longValueArb = fc.oneof(
+    { weight: 5, arbitrary: longStringArb },
+    { weight: 1, arbitrary: fc.array(longStringArb, { maxLength: 2 }) },
+    { weight: 1, arbitrary: fc.record({ oldText: longStringArb, newText: longStringArb }) },
+    { weight: 1, arbitrary: longStringArb.map((s) => [, s]) }, // eslint-disable-line no-sparse-arrays
+    { weight: 1, arbitrary: fc.constantFrom(1, 'short', undefined, null) },
+  )
+  const argumentsArb = fc
+    .tuple(fc.dictionary(fc.constantFrom('path', 'content', 'oldText', 'newText', 'edits', 'command', '__proto__'), longValueArb, { maxKeys: 4 }), fc.constantFrom('plain', 'frozen', 'getter', 'proxy', 'throwing'))
+    .map(([dict, how]) => {
+      const args = {}
+      for (const [k, v] of Object.entries(dict)) Object.defineProperty(args, k, { value: v, writable: true, enumerable: true, configurable: true })
+      if (how === 'frozen') return Object.freeze(args)
+      if (how === 'getter') {
+        const value = Object.values(args)[0] ?? 'g'.repeat(LONG + 1)
+        return Object.defineProperty(args, 'got', { get: () => value, enumerable: true })
+      }
+      if (how === 'proxy') return new Proxy(args, {})
+      if (how === 'throwing') {
+        return Object.defineProperty(args, 'boom', {
+          get() {
+            throw new Error('argument getter failed')
+          },
+          enumerable: true,
+        })
+      }
+      return args
+    })
+  const longCallsArb = fc.array(
+    fc.oneof(
+      { weight: 4, arbitrary: fc.tuple(fc.nat(3), argumentsArb).map(([k, args]) => ({ role: 'assistant', content: [{ type: 'text', text: 'doing it' }, { type: 'toolCall', id: `c${k}`, name: 'write', arguments: args }], timestamp: k })) },
+      { weight: 2, arbitrary: fc.tuple(fc.nat(3), longStringArb).map(([k, text]) => ({ role: 'toolResult', toolCallId: `c${k}`, toolName: 'write', content: [{ type: 'text', text }], isError: false, timestamp: k })) },
+      { weight: 2, arbitrary: gen.agentMessageArb },
+    ),
+    { maxLength: 8 },
+  )
+
+  test('long tool-call arguments: same transcripts, projections and errors from both readers', () => {
+    fc.assert(
+      fc.property(longCallsArb, projectionArb, (messages, options) => {
+        expect(outcome(() => ours.serializeConversation(messages))).toEqual(outcome(() => native.serializeConversation(messages, undefined, argumentEntries)))
+        expect(outcome(() => ours.serializeForSummary(messages, options))).toEqual(outcome(() => native.serializeForSummary(messages, options, argumentEntries)))
+        expect(outcome(() => exactly(ours.projectForSummary(messages, options)))).toEqual(
+          outcome(() => exactly(native.projectForSummary(messages, options, argumentEntries))),
+        )
+      }),
+      { numRuns: RUNS },
+    )
+  })
 
   test('serializeConversation: same transcripts, same errors', () => {
     fc.assert(

@@ -1,10 +1,11 @@
 // prepareCompactionAsync against prepareCompaction (ours) and the reference's
-// prepareCompaction, on generated sessions held in memory as a session file
-// would give them (parsed JSON). Reports total time and the main thread's
-// event-loop delay (monitorEventLoopDelay, 1 ms resolution) while each call
-// runs. The plans must be equal first.
+// prepareCompaction, on sessions held in memory as a session file would give
+// them (parsed JSON): real-shaped first (benches/sessions.mjs: a real session
+// cycled to the size), then generated. Reports total time and the main
+// thread's event-loop delay (monitorEventLoopDelay, 1 ms resolution) while
+// each call runs. The plans must be equal first.
 //
-//   node benches/async.mjs [sizes...]   (default 10000 100000)
+//   node benches/async.mjs [--real-only | --generated-only] [sizes...]   (default 1000 10000 100000)
 
 import { createRequire } from 'node:module'
 import { monitorEventLoopDelay } from 'node:perf_hooks'
@@ -15,9 +16,12 @@ const { findDifference } = require('../__test__/helpers/compare.js')
 const { loadReference } = require('../__test__/helpers/reference.js')
 const ours = require('../agent-0.78.js')
 const ref = await loadReference()
+const { realSource, realEntries } = await import('./sessions.mjs')
 
 const settings = { enabled: true, reserveTokens: 16384, keepRecentTokens: 20000 }
-const sizes = process.argv.slice(2).map(Number).filter(Boolean)
+const args = process.argv.slice(2)
+const given = args.map(Number).filter(Boolean)
+const sizes = given.length ? given : [1_000, 10_000, 100_000]
 
 /** Median time and worst event-loop delay over `runs` calls of `fn`. */
 async function measure(fn, runs = 5) {
@@ -43,26 +47,36 @@ async function measure(fn, runs = 5) {
   return { ms: times[Math.floor(times.length / 2)], maxDelay }
 }
 
-const rows = []
-for (const n of sizes.length ? sizes : [10_000, 100_000]) {
-  const entries = JSON.parse(JSON.stringify(gen.buildLargeSession(n, 11)))
-  const want = ref.prepareCompaction(entries, settings)
-  const got = await ours.prepareCompactionAsync(entries, settings)
-  const diff = findDifference(want, got)
-  if (diff) throw new Error(`prepareCompactionAsync differs from the reference at ${n}: ${diff}`)
-  const reference = await measure(async () => ref.prepareCompaction(entries, settings))
-  const sync = await measure(async () => ours.prepareCompaction(entries, settings))
-  const async = await measure(() => ours.prepareCompactionAsync(entries, settings))
-  rows.push({ n, reference, sync, async })
+async function measureSet(make) {
+  const rows = []
+  for (const n of sizes) {
+    const entries = await make(n)
+    const want = ref.prepareCompaction(entries, settings)
+    const got = await ours.prepareCompactionAsync(entries, settings)
+    const diff = findDifference(want, got)
+    if (diff) throw new Error(`prepareCompactionAsync differs from the reference at ${n}: ${diff}`)
+    const reference = await measure(async () => ref.prepareCompaction(entries, settings))
+    const sync = await measure(async () => ours.prepareCompaction(entries, settings))
+    const async = await measure(() => ours.prepareCompactionAsync(entries, settings))
+    rows.push({ n, reference, sync, async })
+  }
+  return rows
 }
+
+const sets = []
+if (!args.includes('--generated-only')) sets.push({ title: `Real-shaped: ${(await realSource()).label}`, make: realEntries })
+if (!args.includes('--real-only')) sets.push({ title: 'Generated: buildLargeSession (__test__/helpers/generator.js)', make: async (n) => JSON.parse(JSON.stringify(gen.buildLargeSession(n, 11))) })
 
 const f = (x) => x.toFixed(1)
 console.log(`prepareCompactionAsync: node ${process.version}, ${new Date().toISOString().slice(0, 10)}`)
-console.log('')
-console.log('| entries | reference prepareCompaction | ours prepareCompaction | ours prepareCompactionAsync | max event-loop delay: reference / sync / async |')
-console.log('|---:|---:|---:|---:|---:|')
-for (const { n, reference, sync, async } of rows) {
-  console.log(
-    `| ${n.toLocaleString('en-US')} | ${f(reference.ms)} ms | ${f(sync.ms)} ms | ${f(async.ms)} ms | ${f(reference.maxDelay)} / ${f(sync.maxDelay)} / ${f(async.maxDelay)} ms |`,
-  )
+for (const { title, make } of sets) {
+  const rows = await measureSet(make)
+  console.log(`\n### ${title}\n`)
+  console.log('| entries | reference prepareCompaction | ours prepareCompaction | ours prepareCompactionAsync | max event-loop delay: reference / sync / async |')
+  console.log('|---:|---:|---:|---:|---:|')
+  for (const { n, reference, sync, async } of rows) {
+    console.log(
+      `| ${n.toLocaleString('en-US')} | ${f(reference.ms)} ms | ${f(sync.ms)} ms | ${f(async.ms)} ms | ${f(reference.maxDelay)} / ${f(sync.maxDelay)} / ${f(async.maxDelay)} ms |`,
+    )
+  }
 }

@@ -1,6 +1,8 @@
 // Benchmark: prime-compaction (require('..')) vs the reference
-// @earendil-works/pi-coding-agent@0.78.1, in the same process, on deterministic
-// realistic sessions from buildLargeSession (1k / 10k / 100k entries).
+// @earendil-works/pi-coding-agent@0.78.1, in the same process, on real-shaped
+// sessions first (benches/sessions.mjs: a real session cycled to the size)
+// and then on deterministic generated ones from buildLargeSession
+// (1k / 10k / 100k entries).
 //
 // For every case: both implementations run once and their results must be
 // deep-equal (Sets by content and order); then warm-up, then the median of N
@@ -10,7 +12,7 @@
 //   PRIME_COMPACTION_UNDER_TEST=reference benchmarks the reference against itself (harness check).
 //
 // Adding a benchmark: append an object to SECTIONS below:
-//   { name, title, cases: (options) => [{ label, setup() -> input, reference(input), ours(input) }] }
+//   { name, title, cases: (options) => [{ label, setup() -> input (or a Promise of it), reference(input), ours(input) }] }
 // Each case is checked for deep-equal results, then timed.
 
 import os from 'node:os'
@@ -22,6 +24,7 @@ const gen = require('../__test__/helpers/generator.js')
 const { findDifference } = require('../__test__/helpers/compare.js')
 const { loadReference } = require('../__test__/helpers/reference.js')
 const { loadOurs, underTestLabel } = require('../__test__/helpers/ours.js')
+const { realSource, realEntries } = await import('./sessions.mjs')
 
 // ---------------------------------------------------------------------------
 // Options
@@ -51,19 +54,44 @@ function parseArgs(argv) {
 
 const fmtInt = (n) => n.toLocaleString('en-US')
 
-const SECTIONS = [
-  {
-    name: 'prepareCompaction',
-    title: 'prepareCompaction(pathEntries, DEFAULT_COMPACTION_SETTINGS)',
-    columns: ['entries'],
-    cases: ({ ref, ours, sizes }) =>
-      sizes.map((n) => ({
-        label: [fmtInt(n)],
-        setup: () => ({ entries: gen.buildLargeSession(n, 1000 + n), settings: { ...ref.DEFAULT_COMPACTION_SETTINGS } }),
-        reference: ({ entries, settings }) => ref.prepareCompaction(entries, settings),
-        ours: ({ entries, settings }) => ours.prepareCompaction(entries, settings),
-      })),
-  },
+/** The two prepareCompaction sections of an agent line: real-shaped, then generated. */
+function prepareSections(line) {
+  const suffix = line === '0.78' ? '' : `-${line}`
+  const title = `prepareCompaction(pathEntries, DEFAULT_COMPACTION_SETTINGS), ${line} line`
+  return [
+    {
+      name: `prepareCompaction-real${suffix}`,
+      title: `${title}, real-shaped`,
+      line,
+      source: async () => (await realSource()).label,
+      columns: ['entries'],
+      cases: ({ ref, ours, sizes }) =>
+        sizes.map((n) => ({
+          label: [fmtInt(n)],
+          setup: async () => ({ entries: await realEntries(n), settings: { ...ref.DEFAULT_COMPACTION_SETTINGS } }),
+          reference: ({ entries, settings }) => ref.prepareCompaction(entries, settings),
+          ours: ({ entries, settings }) => ours.prepareCompaction(entries, settings),
+        })),
+    },
+    {
+      name: `prepareCompaction${suffix}`,
+      title: `${title}, generated`,
+      line,
+      source: async () => 'buildLargeSession (__test__/helpers/generator.js)',
+      columns: ['entries'],
+      cases: ({ ref, ours, sizes }) =>
+        sizes.map((n) => ({
+          label: [fmtInt(n)],
+          setup: () => ({ entries: gen.buildLargeSession(n, 1000 + n), settings: { ...ref.DEFAULT_COMPACTION_SETTINGS } }),
+          reference: ({ entries, settings }) => ref.prepareCompaction(entries, settings),
+          ours: ({ entries, settings }) => ours.prepareCompaction(entries, settings),
+        })),
+    },
+  ]
+}
+
+// Both agent lines: 0.78.1 and 1.6.0, each against its own entry.
+const SECTIONS = [...prepareSections('0.78'), ...prepareSections('1.6')
 ]
 
 // ---------------------------------------------------------------------------
@@ -83,8 +111,8 @@ function timeOnce(fn, input) {
   return { dt, result }
 }
 
-function benchCase(c, opts) {
-  const input = c.setup()
+async function benchCase(c, opts) {
+  const input = await c.setup()
   // Correctness first: both must give deep-equal results.
   const refResult = c.reference(input)
   const oursResult = c.ours(input)
@@ -124,8 +152,8 @@ const fmtMs = (ms) => (ms >= 100 ? ms.toFixed(1) : ms >= 1 ? ms.toFixed(2) : ms.
 
 async function main() {
   const opts = parseArgs(process.argv.slice(2))
-  const ref = await loadReference()
-  const ours = await loadOurs()
+  const refs = { '0.78': await loadReference('0.78'), '1.6': await loadReference('1.6') }
+  const ourLines = { '0.78': await loadOurs('0.78'), '1.6': await loadOurs('1.6') }
   const cpus = os.cpus()
 
   const out = []
@@ -135,19 +163,19 @@ async function main() {
   out.push(`- cpu: ${cpus.length ? cpus[0].model.trim() : 'unknown'} × ${cpus.length} (os.cpus())`)
   out.push(`- memory: ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB`)
   out.push(`- node: ${process.version} (${process.platform}-${process.arch}), V8 ${process.versions.v8}`)
-  out.push(`- ours: ${underTestLabel()}; reference: @earendil-works/pi-coding-agent@0.78.1`)
+  out.push(`- ours: ${underTestLabel()}; reference: @earendil-works/pi-coding-agent@0.78.1 (0.78 line), @1.6.0 (1.6 line)`)
   out.push(`- method: deep-equal check, ${opts.warmup} warm-up runs, then median of N alternating runs (N from a ${opts.budgetMs} ms budget per case, ${opts.minRuns}..${opts.maxRuns})`)
   console.log(out.join('\n'))
 
   let failed = false
   const sections = opts.sections ? SECTIONS.filter((s) => opts.sections.includes(s.name)) : SECTIONS
   for (const section of sections) {
-    const lines = ['', `## ${section.title}`, '', `| ${section.columns.join(' | ')} | reference ms | ours ms | ratio (ours/reference) | runs |`, `|${section.columns.map(() => '---:').join('|')}|---:|---:|---:|---:|`]
+    const lines = ['', `## ${section.title}`, '', `source: ${await section.source()}`, '', `| ${section.columns.join(' | ')} | reference ms | ours ms | ratio (ours/reference) | runs |`, `|${section.columns.map(() => '---:').join('|')}|---:|---:|---:|---:|`]
     console.log(lines.join('\n'))
-    for (const c of section.cases({ ref, ours, sizes: opts.sizes })) {
+    for (const c of section.cases({ ref: refs[section.line], ours: ourLines[section.line], sizes: opts.sizes })) {
       let r
       try {
-        r = benchCase(c, opts)
+        r = await benchCase(c, opts)
       } catch (err) {
         r = { error: err }
       }

@@ -1,23 +1,37 @@
 // collectEntriesForBranchSummary: prime-compaction vs the reference, on the
-// same in-memory SessionManager. A chain of `depth` entries is the old
-// branch; the target forks off its middle. Both results must be equal
-// (same entry objects, same ancestor) before any time is reported.
+// same in-memory SessionManager (the agent's own, 0.78.1). A chain of
+// `depth` entries is the old branch; the target forks off its middle. Both
+// results must be equal (same entry objects, same ancestor) before any time
+// is reported. Real-shaped sessions first (benches/sessions.mjs: the chain's
+// entries are a real session's, appended with the SessionManager's own
+// methods), then generated ones (short user and assistant texts).
 //
-// Usage: node benches/branch.mjs [depth ...]   (default 1000 10000 100000)
+// Both agent lines run on real-shaped sessions (0.78.1 and 1.6.0, each on its
+// own SessionManager); the generated set runs on the 0.78 line.
+//
+// Usage: node benches/branch.mjs [--real-only | --generated-only] [depth ...]   (default 1000 10000 100000)
 
 import assert from 'node:assert/strict'
 import path from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { createRequire } from 'node:module'
+import { realSource, realBranchSession, agentSessions } from './sessions.mjs'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const require = createRequire(import.meta.url)
-const ours = require('../agent-0.78.js')
-const core = path.join(here, '..', 'node_modules/@earendil-works/pi-coding-agent/dist/core')
-const ref = await import(pathToFileURL(path.join(core, 'compaction/index.js')).href)
-const { SessionManager } = await import(pathToFileURL(path.join(core, 'session-manager.js')).href)
+const { mulberry32 } = require('../scripts/prng.js')
+const { loadReference } = require('../__test__/helpers/reference.js')
+const { loadOurs } = require('../__test__/helpers/ours.js')
 
-function buildSession(depth) {
+// Both agent lines, each on its own SessionManager and against its own entry.
+const LINES = {}
+for (const line of ['0.78', '1.6']) {
+  const ref = await loadReference(line)
+  LINES[line] = { line, ref, ours: await loadOurs(line), SessionManager: ref.SessionManager }
+}
+const { SessionManager } = await agentSessions()
+
+function generatedSession(depth) {
   const session = SessionManager.inMemory()
   const ids = []
   for (let i = 0; i < depth; i++) {
@@ -39,46 +53,72 @@ function median(xs) {
   return s[Math.floor(s.length / 2)]
 }
 
-/** Median times of `a` and `b`, run alternately so both see the same machine load. */
+/**
+ * Median times of `a` and `b` and the median of their per-round ratio with
+ * a 95% interval (order statistics that bracket the median whatever the
+ * distribution), each round running both, in an order drawn afresh.
+ */
 function timePair(a, b, budgetMs) {
   a()
   b()
   const as = []
   const bs = []
+  const rnd = mulberry32(20261201)
   const start = performance.now()
-  while (as.length < 5 || (performance.now() - start < budgetMs && as.length < 200)) {
-    let t0 = performance.now()
-    a()
-    as.push(performance.now() - t0)
-    t0 = performance.now()
-    b()
-    bs.push(performance.now() - t0)
+  while (as.length < 15 || (performance.now() - start < budgetMs && as.length < 400)) {
+    const first = rnd() < 0.5
+    for (const which of first ? [0, 1] : [1, 0]) {
+      const t0 = performance.now()
+      ;(which === 0 ? a : b)()
+      ;(which === 0 ? as : bs).push(performance.now() - t0)
+    }
   }
-  return [median(as), median(bs)]
+  const ratios = bs.map((t, k) => t / as[k]).sort((x, y) => x - y)
+  const n = ratios.length
+  const half = 0.98 * Math.sqrt(n)
+  const lo = ratios[Math.max(0, Math.floor(n / 2 - half) - 1)]
+  const hi = ratios[Math.min(n - 1, Math.ceil(n / 2 + half))]
+  return { refMs: median(as), oursMs: median(bs), ratio: ratios[Math.floor(n / 2)], lo, hi, rounds: n }
 }
 
-const depths = process.argv.length > 2 ? process.argv.slice(2).map(Number) : [1000, 10000, 100000]
-const rows = []
-for (const depth of depths) {
-  const { session, oldLeafId, targetId } = buildSession(depth)
-  const r = ref.collectEntriesForBranchSummary(session, oldLeafId, targetId)
-  const o = ours.collectEntriesForBranchSummary(session, oldLeafId, targetId)
-  assert.equal(o.commonAncestorId, r.commonAncestorId)
-  assert.equal(o.entries.length, r.entries.length)
-  for (let i = 0; i < r.entries.length; i++) assert.equal(o.entries[i], r.entries[i], `entry ${i} differs`)
-  const [refMs, oursMs] = timePair(
-    () => ref.collectEntriesForBranchSummary(session, oldLeafId, targetId),
-    () => ours.collectEntriesForBranchSummary(session, oldLeafId, targetId),
-    depth >= 100000 ? 8000 : 2000,
-  )
-  rows.push({ depth, collected: r.entries.length, refMs, oursMs })
+async function measure(make, depths, { ref, ours, SessionManager: manager }) {
+  const rows = []
+  for (const depth of depths) {
+    const { session, oldLeafId, targetId } = await make(depth, manager)
+    const r = ref.collectEntriesForBranchSummary(session, oldLeafId, targetId)
+    const o = ours.collectEntriesForBranchSummary(session, oldLeafId, targetId)
+    assert.equal(o.commonAncestorId, r.commonAncestorId)
+    assert.equal(o.entries.length, r.entries.length)
+    for (let i = 0; i < r.entries.length; i++) assert.equal(o.entries[i], r.entries[i], `entry ${i} differs`)
+    const t = timePair(
+      () => ref.collectEntriesForBranchSummary(session, oldLeafId, targetId),
+      () => ours.collectEntriesForBranchSummary(session, oldLeafId, targetId),
+      depth >= 100000 ? 8000 : 3000,
+    )
+    rows.push({ depth, collected: r.entries.length, ...t })
+  }
+  return rows
 }
 
-console.log(`collectEntriesForBranchSummary, node ${process.version}, median ms\n`)
-console.log('| depth | entries collected | reference | prime-compaction | ratio |')
-console.log('|---:|---:|---:|---:|---:|')
-for (const { depth, collected, refMs, oursMs } of rows) {
-  console.log(
-    `| ${depth} | ${collected} | ${refMs.toFixed(3)} | ${oursMs.toFixed(3)} | ${(oursMs / refMs).toFixed(3)} |`,
-  )
+const args = process.argv.slice(2)
+const given = args.map(Number).filter(Boolean)
+const depths = given.length ? given : [1000, 10000, 100000]
+const sets = []
+const real = `Real-shaped: ${(await realSource()).label}`
+for (const line of Object.values(LINES)) {
+  if (!args.includes('--generated-only')) sets.push({ title: `${line.line} line, ${real}`, make: realBranchSession, line })
+}
+if (!args.includes('--real-only')) sets.push({ title: '0.78 line, generated (short user and assistant texts)', make: generatedSession, line: LINES['0.78'] })
+
+console.log(`collectEntriesForBranchSummary on SessionManager.inMemory(), node ${process.version}, ${new Date().toISOString().slice(0, 10)}, median ms`)
+for (const { title, make, line } of sets) {
+  const rows = await measure(make, depths, line)
+  console.log(`\n### ${title}\n`)
+  console.log('| depth | entries collected | reference | prime-compaction | ratio of medians | per-round ratio [95% interval] (rounds) |')
+  console.log('|---:|---:|---:|---:|---:|---:|')
+  for (const { depth, collected, refMs, oursMs, ratio, lo, hi, rounds } of rows) {
+    console.log(
+      `| ${depth} | ${collected} | ${refMs.toFixed(3)} | ${oursMs.toFixed(3)} | ${(oursMs / refMs).toFixed(3)} | ${ratio.toFixed(3)} [${lo.toFixed(3)}, ${hi.toFixed(3)}] (${rounds}) |`,
+    )
+  }
 }

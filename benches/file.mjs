@@ -1,16 +1,14 @@
 // Planning a compaction straight from a session file: prime-compaction's
 // prepareCompactionFromFile (async and sync) against the reference's way
 // (readFileSync + parseSessionEntries + migrateSessionEntries, the branch as
-// SessionManager.getBranch walks it, prepareCompaction) on a generated
-// 100k-entry v3 file. Asserts equal plans first; then reports times, the
-// peak memory of ours (in a child process running only ours), and the main
-// thread's event-loop delay while the async version works.
+// SessionManager.getBranch walks it, prepareCompaction). Real-shaped files
+// first (benches/sessions.mjs: a real session cycled to the size, written
+// as a v3 file), then generated v3 files of the same sizes. Asserts equal
+// plans first; then reports times, the peak memory of ours (in a child
+// process running only ours), and the main thread's event-loop delay while
+// the async version works.
 //
-//   node benches/file.mjs [entries=100000]
-//
-// With the shared sample present (../shared/samples/before-compaction.jsonl
-// beside the repository), also runs on that real session (migrated to v3 and
-// repeated to a similar size).
+//   node benches/file.mjs [--real-only | --generated-only] [entries ...]   (default 1000 10000 100000)
 
 import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
@@ -27,14 +25,16 @@ const require = createRequire(import.meta.url)
 const entry = path.join(root, 'agent-0.78.js')
 const ours = require(entry)
 const { writeSessionFile, referencePlanFromFile } = require(path.join(root, '__test__', 'helpers', 'session-file.js'))
+const { realSource, writeRealSessionFile } = await import('./sessions.mjs')
 
 const core = path.join(root, 'node_modules', '@earendil-works', 'pi-coding-agent', 'dist', 'core')
 const compaction = await import(pathToFileURL(path.join(core, 'compaction', 'index.js')).href)
 const sessionManager = await import(pathToFileURL(path.join(core, 'session-manager.js')).href)
 const ref = { ...compaction, parseSessionEntries: sessionManager.parseSessionEntries, migrateSessionEntries: sessionManager.migrateSessionEntries }
 
-const ENTRIES = Number(process.argv[2] ?? 100_000)
-const SAMPLE = path.join(root, '..', 'shared', 'samples', 'before-compaction.jsonl')
+const args = process.argv.slice(2)
+const given = args.map(Number).filter(Boolean)
+const SIZES = given.length ? given : [1_000, 10_000, 100_000]
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'prime-compaction-bench-'))
 
 function median(xs) {
@@ -109,43 +109,26 @@ async function measure(label, file) {
   return { label, size, summarized: want.messagesToSummarizeIds.length, reference, oursAsync, oursSync, rss, delay }
 }
 
-function sampleFile() {
-  if (!fs.existsSync(SAMPLE)) return null
-  const entries = ref.parseSessionEntries(fs.readFileSync(SAMPLE, 'utf8'))
-  ref.migrateSessionEntries(entries)
-  const out = path.join(dir, 'sample-v3.jsonl')
-  const fd = fs.openSync(out, 'w')
-  fs.writeSync(fd, `${JSON.stringify(entries[0])}\n`)
-  const body = entries.slice(1).filter((e) => e.type !== 'compaction')
-  let parentId = null
-  for (let r = 0; r < 70; r++) {
-    const lines = body.map((e) => {
-      const c = { ...e, id: `r${r}-${e.id}`, parentId }
-      parentId = c.id
-      return JSON.stringify(c)
-    })
-    fs.writeSync(fd, `${lines.join('\n')}\n`)
+const fmt = (n) => n.toLocaleString('en-US')
+const results = []
+if (!args.includes('--generated-only')) {
+  const source = await realSource()
+  console.log(`real-shaped source: ${source.label}`)
+  for (const n of SIZES) {
+    const file = await writeRealSessionFile(path.join(dir, `real-${n}.jsonl`), n)
+    results.push(await measure(`real-shaped, ${fmt(n)} entries`, file))
   }
-  fs.closeSync(fd)
-  return out
+}
+if (!args.includes('--real-only')) {
+  for (const n of SIZES) {
+    const file = path.join(dir, `generated-${n}.jsonl`)
+    writeSessionFile(file, { seed: 42, entries: n, words: 126, branchChance: 0.001, compactionChance: 0.0002, danglingChance: 0 })
+    results.push(await measure(`generated, ${fmt(n)} entries`, file))
+  }
 }
 
-const generated = path.join(dir, 'generated.jsonl')
-writeSessionFile(generated, {
-  seed: 42,
-  entries: ENTRIES,
-  words: 126,
-  branchChance: 0.001,
-  compactionChance: 0.0002,
-  danglingChance: 0,
-})
-
-const results = [await measure(`generated, ${ENTRIES.toLocaleString('en-US')} entries`, generated)]
-const sample = sampleFile()
-if (sample) results.push(await measure('real session (sample) x70', sample))
-
 const mb = (b) => (b / 1e6).toFixed(0)
-const ms = (x) => `${x.toFixed(0)} ms`
+const ms = (x) => `${x.toFixed(x < 100 ? 1 : 0)} ms`
 console.log(`\nprepareCompactionFromFile: ${os.cpus()[0].model}, ${os.cpus().length} CPUs, node ${process.version}, ${new Date().toISOString().slice(0, 10)}\n`)
 console.log('| file | size | reference (readFileSync + JSON.parse + prepareCompaction) | ours, async | ours, sync | speed-up (async) | peak RSS growth (ours) | RSS / file size | max event-loop delay (async) |')
 console.log('|---|---|---|---|---|---|---|---|---|')

@@ -1,7 +1,9 @@
 // Side-by-side timing of the summarizer transcript: ours
 // (projectForSummary + serializeConversation, and serializeConversation
-// alone) against the reference's serializeConversation(convertToLlm(messages)).
-// Usage: node benches/serialize.mjs [--phases] [sizes...]   (default 1000 10000 100000)
+// alone) against the reference's serializeConversation(convertToLlm(messages)),
+// on real-shaped messages first (benches/sessions.mjs), then generated ones.
+// Usage: node benches/serialize.mjs [--phases] [--real-only | --generated-only] [sizes...]
+//   (default 1000 10000 100000)
 // --phases also times serializeConversation without its native part (the
 // JS pass, and the assembly of a recipe made once beforehand): how fast the
 // rest would be if the native part cost nothing.
@@ -12,6 +14,8 @@
 import path from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { createRequire } from 'node:module'
+
+import { realSource, realMessages } from './sessions.mjs'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const require = createRequire(import.meta.url)
@@ -133,57 +137,75 @@ const { platformSuffix, binaryName } = require('../platform.js')
 const binding = phases ? require(`../${binaryName}.${platformSuffix()}.node`) : null
 
 const sizes = process.argv.slice(2).map(Number).filter(Boolean)
-const rows = []
-for (const n of sizes.length ? sizes : [1000, 10000, 100000]) {
+const sets = []
+if (!process.argv.includes('--generated-only')) {
+  const source = await realSource()
+  sets.push({ title: `Real-shaped: ${source.label}`, make: realMessages })
+}
+if (!process.argv.includes('--real-only')) {
   // As the agent holds them: parsed from the session file, so every string
   // is flat. (Strings built with += are ropes, which the first reader of
   // their characters, on either side, has to flatten.)
-  const messages = JSON.parse(JSON.stringify(session(n, 42 + n)))
-  // Where the formats agree: user text and assistant text lines.
-  const textOnly = messages
-    .filter((m) => m.role === 'user' || m.role === 'assistant')
-    .map((m) => (m.role === 'assistant' ? { ...m, content: m.content.filter((b) => b.type === 'text') } : m))
-  if (ours.serializeConversation(textOnly) !== refSerialize(convertToLlm(textOnly))) {
-    throw new Error(`outputs differ on the shared subset (n=${n})`)
+  sets.push({ title: 'Generated (seeded, in this file)', make: async (n) => JSON.parse(JSON.stringify(session(n, 42 + n))) })
+}
+
+async function measureSet(make) {
+  const rows = []
+  for (const n of sizes.length ? sizes : [1000, 10000, 100000]) {
+    const messages = await make(n)
+    // Where the formats agree: user text and assistant text lines.
+    const textOnly = messages
+      .filter((m) => m.role === 'user' || m.role === 'assistant')
+      .map((m) => (m.role === 'assistant' ? { ...m, content: m.content.filter((b) => b.type === 'text') } : m))
+    if (ours.serializeConversation(textOnly) !== refSerialize(convertToLlm(textOnly))) {
+      throw new Error(`outputs differ on the shared subset (n=${n})`)
+    }
+    const fns = [
+      () => refSerialize(convertToLlm(messages)),
+      () => ours.serializeConversation(messages),
+      () => ours.serializeForSummary(messages),
+      () => ours.serializeConversation(ours.projectForSummary(messages)),
+    ]
+    if (phases) {
+      const flat = flatMessages(messages)
+      const recipe = binding.serializeConversation(messages, undefined, undefined, flat)
+      releaseFlat(flat)
+      fns.push(() => {
+        releaseFlat(flatMessages(messages))
+        return assembleTranscript(recipe)
+      })
+    }
+    const [ref, ser, fused, proj, noNative] = timeAlternating(fns)
+    if (fused.out !== proj.out) throw new Error(`serializeForSummary differs from serializeConversation(projectForSummary()) (n=${n})`)
+    if (phases && noNative.out !== ser.out) throw new Error(`the recipe made beforehand gives another transcript (n=${n})`)
+    rows.push({ n, ref, ser, fused, proj, noNative })
   }
-  const fns = [
-    () => refSerialize(convertToLlm(messages)),
-    () => ours.serializeConversation(messages),
-    () => ours.serializeForSummary(messages),
-    () => ours.serializeConversation(ours.projectForSummary(messages)),
-  ]
-  if (phases) {
-    const flat = flatMessages(messages)
-    const recipe = binding.serializeConversation(messages, undefined, undefined, flat)
-    releaseFlat(flat)
-    fns.push(() => {
-      releaseFlat(flatMessages(messages))
-      return assembleTranscript(recipe)
-    })
-  }
-  const [ref, ser, fused, proj, noNative] = timeAlternating(fns)
-  if (fused.out !== proj.out) throw new Error(`serializeForSummary differs from serializeConversation(projectForSummary()) (n=${n})`)
-  if (phases && noNative.out !== ser.out) throw new Error(`the recipe made beforehand gives another transcript (n=${n})`)
-  rows.push({ n, ref, ser, fused, proj, noNative })
+  return rows
 }
 
 const f = (ms) => ms.toFixed(1)
 const kb = (s) => `${(s.length / 1024).toFixed(0)} KiB`
 const ratio = (ours, ref) => `${(ours.ms / ref.ms).toFixed(2)}`
-console.log('| messages | reference: convertToLlm + serialize | ours: serializeConversation | ours: serializeForSummary | ours: serializeConversation(projectForSummary()) | time ours/reference: serialize, serializeForSummary, two calls |')
-console.log('|---:|---:|---:|---:|---:|---:|')
-for (const { n, ref, ser, fused, proj } of rows) {
-  console.log(
-    `| ${n} | ${f(ref.ms)} ms (${kb(ref.out)}) | ${f(ser.ms)} ms (${kb(ser.out)}) | ${f(fused.ms)} ms (${kb(fused.out)}) | ${f(proj.ms)} ms | ${ratio(ser, ref)}, ${ratio(fused, ref)}, ${ratio(proj, ref)} |`,
-  )
-}
-console.log('\nPer-round ratios ours/reference (median [95% interval], rounds):\n')
-console.log('| messages | serializeConversation | serializeForSummary | two calls |')
-console.log('|---:|---:|---:|---:|')
 const p = ({ paired: { median, lo, hi } }) => `${median.toFixed(3)} [${lo.toFixed(3)}, ${hi.toFixed(3)}]`
-for (const { n, ser, fused, proj } of rows) console.log(`| ${n} | ${p(ser)} | ${p(fused)} | ${p(proj)} (${ser.paired.rounds}) |`)
-if (phases) {
-  console.log('\n| messages | serializeConversation without its native part | time ours/reference |')
-  console.log('|---:|---:|---:|')
-  for (const { n, ref, noNative } of rows) console.log(`| ${n} | ${f(noNative.ms)} ms | ${ratio(noNative, ref)} |`)
+
+console.log(`serializeConversation / serializeForSummary: node ${process.version}, ${new Date().toISOString().slice(0, 10)}`)
+for (const { title, make } of sets) {
+  const rows = await measureSet(make)
+  console.log(`\n### ${title}\n`)
+  console.log('| messages | reference: convertToLlm + serialize | ours: serializeConversation | ours: serializeForSummary | ours: serializeConversation(projectForSummary()) | time ours/reference: serialize, serializeForSummary, two calls |')
+  console.log('|---:|---:|---:|---:|---:|---:|')
+  for (const { n, ref, ser, fused, proj } of rows) {
+    console.log(
+      `| ${n} | ${f(ref.ms)} ms (${kb(ref.out)}) | ${f(ser.ms)} ms (${kb(ser.out)}) | ${f(fused.ms)} ms (${kb(fused.out)}) | ${f(proj.ms)} ms | ${ratio(ser, ref)}, ${ratio(fused, ref)}, ${ratio(proj, ref)} |`,
+    )
+  }
+  console.log('\nPer-round ratios ours/reference (median [95% interval], rounds):\n')
+  console.log('| messages | serializeConversation | serializeForSummary | two calls |')
+  console.log('|---:|---:|---:|---:|')
+  for (const { n, ser, fused, proj } of rows) console.log(`| ${n} | ${p(ser)} | ${p(fused)} | ${p(proj)} (${ser.paired.rounds}) |`)
+  if (phases) {
+    console.log('\n| messages | serializeConversation without its native part | time ours/reference |')
+    console.log('|---:|---:|---:|')
+    for (const { n, ref, noNative } of rows) console.log(`| ${n} | ${f(noNative.ms)} ms | ${ratio(noNative, ref)} |`)
+  }
 }

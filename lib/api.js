@@ -8,6 +8,8 @@
 const native = require('../binding.js')
 const { flatMessages, releaseFlat, assembleTranscript, projectionOfPlan } = require('../flat-messages.js')
 const { summarizing } = require('./summarize.js')
+const { readEntryPath, releaseEntryPath, entriesOfPath } = require('./entry-path.js')
+const { readEntryKinds } = require('./entry-kinds.js')
 
 // The agent's context reads summaries between these exact strings.
 const {
@@ -115,7 +117,8 @@ function fileOpsOfPlan(entries, detailsFrom, plan) {
 }
 
 function prepareCompaction(pathEntries, settings, line) {
-  return preparationOf(pathEntries, native.prepareCompaction(pathEntries, settings, line), settings)
+  const kinds = readEntryKinds(pathEntries)
+  return preparationOf(pathEntries, native.prepareCompaction(pathEntries, settings, line, kinds), settings)
 }
 
 /** The preparation for a native plan (entry indices), on the caller's own objects. */
@@ -220,7 +223,15 @@ function projectForSummary(messages, options) {
 function collectEntriesForBranchSummary(session, oldLeafId, targetId) {
   // getBranch(undefined) starts at the session's leaf; the walk itself needs only getEntry.
   const target = oldLeafId && targetId == null ? session.getLeafId() : targetId
-  return native.collectEntriesForBranchSummary(session, oldLeafId, target)
+  const path = readEntryPath(session, oldLeafId, target)
+  let result
+  try {
+    result = native.collectEntriesForBranchSummary(session, oldLeafId, target, path)
+  } finally {
+    releaseEntryPath(path)
+  }
+  if (result.entries !== undefined) return result
+  return { entries: entriesOfPath(path, result.count), commonAncestorId: result.commonAncestorId }
 }
 
 function prepareBranchEntries(entries, tokenBudget, line) {

@@ -10,6 +10,7 @@ use napi_derive::napi;
 
 use crate::agent_line::line_arg;
 use crate::js::errors::run;
+use crate::js::flat::{flat_element, typed_array_slice};
 use crate::js::out::{Arg, Raw, RawValue};
 use crate::js::view::{check, Cx, JsVal};
 use crate::prepare_compaction::messages_object;
@@ -21,11 +22,13 @@ use prime_compaction_core::plan::branch_summary::{
 };
 use prime_compaction_core::session::entries::Entries;
 
-/// The caller's session, read through `session.getEntry`.
+/// The caller's session, read through `session.getEntry`, and the old
+/// branch as lib/entry-path.js read it ahead, if it did.
 struct JsSession<'c> {
     cx: &'c Cx,
     session: Raw,
     get_entry: Raw,
+    ahead: Option<ReadAhead<'c>>,
 }
 
 /// Code units of an id: ids are short (8 hex digits from the agent), so
@@ -45,6 +48,29 @@ impl Units {
             Units::Heap(units) => units,
         }
     }
+
+    fn from_slice(units: &[u16]) -> Units {
+        if units.len() <= INLINE {
+            let mut buf = [0u16; INLINE];
+            buf[..units.len()].copy_from_slice(units);
+            Units::Inline {
+                len: units.len() as u8,
+                buf,
+            }
+        } else {
+            Units::Heap(units.into())
+        }
+    }
+}
+
+/// Where an id's JS string is: a handle of this call, or an element of
+/// one of the read-ahead path's arrays (fetched only if the string itself
+/// is needed: to call getEntry with it, or to return it).
+#[derive(Clone, Copy)]
+enum IdRaw {
+    Handle(Raw),
+    Parent(u32),
+    Other(u32),
 }
 
 /// A JS string id: its code units (compared and hashed) and the string
@@ -52,7 +78,7 @@ impl Units {
 #[derive(Clone)]
 struct JsId {
     units: Units,
-    raw: Raw,
+    raw: IdRaw,
 }
 
 impl PartialEq for JsId {
@@ -67,6 +93,36 @@ impl Hash for JsId {
     fn hash<H: Hasher>(&self, state: &mut H) {
         self.units.as_slice().hash(state);
     }
+}
+
+/// An entry the walk found: a handle, or step `k` of the path read ahead.
+#[derive(Clone, Copy, PartialEq)]
+enum EntryRef {
+    Handle(Raw),
+    Step(u32),
+}
+
+// Codes of lib/entry-path.js.
+use crate::js::codes::entry_path::{NOT_READ, NOT_STRING, SAME};
+
+/// The old branch as lib/entry-path.js read it: `[getEntry, entries,
+/// parents, others, codes, units]` (documented there). Its steps are handed
+/// to the walk while it asks for them in order; once it asks for anything
+/// else, every later read is made here.
+struct ReadAhead<'c> {
+    entries: Raw,
+    parents: Raw,
+    others: Raw,
+    codes: &'c [i32],
+    units: &'c [u16],
+    /// The next step, its first code and unit, and its element of `others`.
+    step: u32,
+    at: usize,
+    unit_at: usize,
+    other: u32,
+    /// The id the next step was looked up by; `None` once the walk has
+    /// left the path read ahead.
+    expect: Option<JsId>,
 }
 
 /// Reads `raw` as a string id: `Ok(None)` when it is not a string.
@@ -96,7 +152,10 @@ fn read_units(cx: &Cx, raw: Raw) -> Result<Option<Units>> {
 /// reference's `while (current)` and `parentId ? ... : undefined` read it.
 fn js_id(cx: &Cx, raw: Raw, name: &str) -> Result<Option<JsId>> {
     if let Some(units) = read_units(cx, raw)? {
-        return Ok((!units.as_slice().is_empty()).then_some(JsId { units, raw }));
+        return Ok((!units.as_slice().is_empty()).then_some(JsId {
+            units,
+            raw: IdRaw::Handle(raw),
+        }));
     }
     let v = cx.wrap(raw)?;
     if !v.truthy() {
@@ -108,14 +167,129 @@ fn js_id(cx: &Cx, raw: Raw, name: &str) -> Result<Option<JsId>> {
     ))
 }
 
-impl EntryLookup for JsSession<'_> {
-    type Entry = Raw;
-    type Id = JsId;
+/// The error for an entry whose `id` is not a string.
+fn id_error(own: &JsVal<'_>) -> Error {
+    Error::type_error(
+        "id",
+        format!("expected a string id, got {}", own.kind().describe()),
+    )
+}
 
-    fn get_entry(&mut self, id: &JsId) -> Result<Option<Found<Raw, JsId>>> {
+/// The read-ahead form disagrees with this reader: a bug, never the caller's input.
+fn malformed() -> Error {
+    Error::invalid(
+        "prime-compaction internal error (a bug, please report it): bad read-ahead entry path",
+    )
+}
+
+fn element(cx: &Cx, array: Raw, index: u32) -> Result<Raw> {
+    let mut out = ptr::null_mut();
+    check(unsafe { sys::napi_get_element(cx.env, array, index, &mut out) })?;
+    Ok(out)
+}
+
+impl<'c> ReadAhead<'c> {
+    /// `[getEntry, entries, parents, others, codes, units, ...]`, and the
+    /// first step looked up by `old_leaf`.
+    fn new(cx: &'c Cx, form: Raw, old_leaf: &JsId) -> Result<ReadAhead<'c>> {
+        let codes = flat_element(cx, form, 4)?;
+        let units = flat_element(cx, form, 5)?;
+        Ok(ReadAhead {
+            entries: flat_element(cx, form, 1)?,
+            parents: flat_element(cx, form, 2)?,
+            others: flat_element(cx, form, 3)?,
+            codes: typed_array_slice::<i32>(cx, codes, sys::TypedarrayType::int32_array)
+                .map_err(|_| malformed())?,
+            units: typed_array_slice::<u16>(cx, units, sys::TypedarrayType::uint16_array)
+                .map_err(|_| malformed())?,
+            step: 0,
+            at: 0,
+            unit_at: 0,
+            other: 0,
+            expect: Some(old_leaf.clone()),
+        })
+    }
+
+    /// The next `len` units of the form.
+    fn units(&mut self, len: i32) -> Result<Units> {
+        let len = usize::try_from(len).map_err(|_| malformed())?;
+        let end = self.unit_at.checked_add(len).ok_or_else(malformed)?;
+        let units = self.units.get(self.unit_at..end).ok_or_else(malformed)?;
+        self.unit_at = end;
+        Ok(Units::from_slice(units))
+    }
+
+    fn next_other(&mut self) -> u32 {
+        self.other += 1;
+        self.other - 1
+    }
+
+    /// The next step, found by looking up `id`, as the native read below
+    /// would have found it (its checks and errors the same).
+    fn step(&mut self, cx: &Cx, id: &JsId) -> Result<Option<Found<EntryRef, JsId>>> {
+        let (&[own, parent], _) = self
+            .codes
+            .get(self.at..)
+            .and_then(|c| c.split_first_chunk::<2>())
+            .ok_or_else(malformed)?;
+        self.at += 2;
+        let k = self.step;
+        self.step += 1;
+        self.expect = None;
+        if own == NOT_STRING {
+            if parent != NOT_READ {
+                return Err(malformed());
+            }
+            let own = cx.wrap(element(cx, self.others, self.next_other())?)?;
+            if !cx.wrap(element(cx, self.entries, k)?)?.truthy() {
+                return Ok(None);
+            }
+            return Err(id_error(&own));
+        }
+        let own_id = if own == SAME {
+            id.clone()
+        } else {
+            JsId {
+                units: self.units(own)?,
+                raw: IdRaw::Other(self.next_other()),
+            }
+        };
+        let parent = match parent {
+            NOT_STRING => js_id(cx, element(cx, self.parents, k)?, "parentId")?,
+            len if len >= 0 => {
+                let units = self.units(len)?;
+                (!units.as_slice().is_empty()).then_some(JsId {
+                    units,
+                    raw: IdRaw::Parent(k),
+                })
+            }
+            _ => return Err(malformed()),
+        };
+        self.expect = parent.clone();
+        Ok(Some(Found {
+            entry: EntryRef::Step(k),
+            id: own_id,
+            parent,
+        }))
+    }
+}
+
+impl JsSession<'_> {
+    /// The JS string of `id`.
+    fn raw(&self, id: &JsId) -> Result<Raw> {
+        let ahead = || self.ahead.as_ref().ok_or_else(malformed);
+        match id.raw {
+            IdRaw::Handle(raw) => Ok(raw),
+            IdRaw::Parent(k) => element(self.cx, ahead()?.parents, k),
+            IdRaw::Other(k) => element(self.cx, ahead()?.others, k),
+        }
+    }
+
+    /// `session.getEntry(id)` and the entry's `id` and `parentId`, read here.
+    fn read_entry(&self, id: &JsId) -> Result<Option<Found<EntryRef, JsId>>> {
         let cx = self.cx;
         let mut out = ptr::null_mut();
-        let argv = [id.raw];
+        let argv = [self.raw(id)?];
         check(unsafe {
             sys::napi_call_function(
                 cx.env,
@@ -130,30 +304,41 @@ impl EntryLookup for JsSession<'_> {
         // `id` is read first: a missing entry reads as undefined, so the
         // common case costs no separate type check.
         let own = entry.get(Key::Id)?;
-        let units = read_units(cx, own.raw)?;
-        if units.is_none() && !entry.truthy() {
-            return Ok(None);
-        }
-        let read = || -> Result<Found<Raw, JsId>> {
-            let Some(units) = units else {
-                return Err(Error::type_error(
-                    "id",
-                    format!("expected a string id, got {}", own.kind().describe()),
-                ));
-            };
-            let parent = js_id(cx, entry.get(Key::ParentId)?.raw, "parentId")?;
-            Ok(Found {
-                entry: entry.raw,
-                id: JsId {
-                    units,
-                    raw: own.raw,
-                },
-                parent,
-            })
+        let Some(units) = read_units(cx, own.raw)? else {
+            if !entry.truthy() {
+                return Ok(None);
+            }
+            return Err(id_error(&own));
         };
-        read()
-            .within_with(|| join(&[&"session.getEntry(", &quoted(&self.describe(id)), &")"]))
-            .map(Some)
+        let parent = js_id(cx, entry.get(Key::ParentId)?.raw, "parentId")?;
+        Ok(Some(Found {
+            entry: EntryRef::Handle(entry.raw),
+            id: JsId {
+                units,
+                raw: IdRaw::Handle(own.raw),
+            },
+            parent,
+        }))
+    }
+}
+
+impl EntryLookup for JsSession<'_> {
+    type Entry = EntryRef;
+    type Id = JsId;
+
+    fn get_entry(&mut self, id: &JsId) -> Result<Option<Found<EntryRef, JsId>>> {
+        let found = match &mut self.ahead {
+            Some(ahead) if ahead.expect.as_ref() == Some(id) && ahead.at < ahead.codes.len() => {
+                ahead.step(self.cx, id)
+            }
+            _ => {
+                if let Some(ahead) = &mut self.ahead {
+                    ahead.expect = None;
+                }
+                self.read_entry(id)
+            }
+        };
+        found.within_with(|| join(&[&"session.getEntry(", &quoted(&self.describe(id)), &")"]))
     }
 
     fn describe(&self, id: &JsId) -> JsStr {
@@ -161,42 +346,83 @@ impl EntryLookup for JsSession<'_> {
     }
 }
 
-/// `collectEntriesForBranchSummary(session, oldLeafId, targetId)`: the
-/// caller's own entry objects, root-first. index.js resolves a nullish
-/// target to the session's leaf, as `getBranch(undefined)` does.
+/// `collectEntriesForBranchSummary(session, oldLeafId, targetId, path?)`:
+/// the caller's own entry objects, root-first. index.js resolves a nullish
+/// target to the session's leaf, as `getBranch(undefined)` does, and passes
+/// the old branch read ahead (lib/entry-path.js) when it read it. The
+/// result is `{ entries, commonAncestorId }`, or `{ count,
+/// commonAncestorId }` when the entries are the first `count` steps read
+/// ahead, which index.js then takes from there.
 #[napi(js_name = "collectEntriesForBranchSummary")]
 pub fn collect_entries_for_branch_summary_native(
     env: Env,
     session: Arg,
     old_leaf_id: Arg,
     target_id: Arg,
+    path: Option<Arg>,
 ) -> napi::Result<RawValue> {
     run(&env, |cx| {
         let old_leaf = js_id(cx, old_leaf_id.0, "oldLeafId")?;
-        let collected = if old_leaf.is_some() {
-            let target = js_id(cx, target_id.0, "targetId")?;
-            let s = cx.wrap(session.0)?;
-            let mut lookup = JsSession {
-                cx,
-                session: s.raw,
-                get_entry: session_method(cx, &s)?,
-            };
-            collect_entries_for_branch_summary(&mut lookup, old_leaf, target)?
-        } else {
-            Collected {
-                entries: Vec::new(),
-                common_ancestor_id: None,
+        let (collected, lookup) = match old_leaf {
+            Some(old_leaf) => {
+                let target = js_id(cx, target_id.0, "targetId")?;
+                let s = cx.wrap(session.0)?;
+                if !s.is_object_like() {
+                    return Err(Error::type_error(
+                        "session",
+                        format!("expected a session manager, got {}", s.kind().describe()),
+                    ));
+                }
+                // The read-ahead form has read `session.getEntry` already.
+                let (method, ahead) = match &path {
+                    Some(form) => {
+                        let method = checked_method(cx, flat_element(cx, form.0, 0)?)?;
+                        (method, Some(ReadAhead::new(cx, form.0, &old_leaf)?))
+                    }
+                    None => (session_method(cx, &s)?, None),
+                };
+                let mut lookup = JsSession {
+                    cx,
+                    session: s.raw,
+                    get_entry: method,
+                    ahead,
+                };
+                let collected =
+                    collect_entries_for_branch_summary(&mut lookup, Some(old_leaf), target)?;
+                (collected, Some(lookup))
             }
+            None => (
+                Collected {
+                    entries: Vec::new(),
+                    common_ancestor_id: None,
+                },
+                None,
+            ),
         };
         let o = cx.object()?;
-        cx.set(
-            o,
-            c"entries",
-            cx.array(collected.entries.into_iter().map(Ok))?,
-        )?;
-        let ancestor = match &collected.common_ancestor_id {
-            Some(id) => id.raw,
-            None => cx.null()?,
+        let steps = collected.entries.len();
+        let first_steps = (collected.entries.iter().enumerate())
+            .all(|(i, e)| *e == EntryRef::Step((steps - 1 - i) as u32));
+        match &lookup {
+            Some(l) if l.ahead.is_some() && first_steps && steps > 0 => {
+                cx.set(o, c"count", cx.number(steps as f64)?)?;
+            }
+            _ => {
+                let entries = collected.entries.iter().map(|e| match *e {
+                    EntryRef::Handle(raw) => Ok(raw),
+                    EntryRef::Step(k) => match &lookup {
+                        Some(JsSession {
+                            ahead: Some(ahead), ..
+                        }) => element(cx, ahead.entries, k),
+                        _ => Err(malformed()),
+                    },
+                });
+                cx.set(o, c"entries", cx.array(entries)?)?;
+            }
+        }
+        let ancestor = match (&collected.common_ancestor_id, &lookup) {
+            (Some(id), Some(l)) => l.raw(id)?,
+            _ => cx.null()?,
         };
         cx.set(o, c"commonAncestorId", ancestor)?;
         Ok(RawValue(o))
@@ -204,19 +430,15 @@ pub fn collect_entries_for_branch_summary_native(
 }
 
 fn session_method(cx: &Cx, session: &JsVal<'_>) -> Result<Raw> {
-    if !session.is_object_like() {
-        return Err(Error::type_error(
-            "session",
-            format!(
-                "expected a session manager, got {}",
-                session.kind().describe()
-            ),
-        ));
-    }
     let mut f = ptr::null_mut();
     check(unsafe {
         sys::napi_get_named_property(cx.env, session.raw, c"getEntry".as_ptr(), &mut f)
     })?;
+    checked_method(cx, f)
+}
+
+/// `session.getEntry` as read, when it is a function.
+fn checked_method(cx: &Cx, f: Raw) -> Result<Raw> {
     let method = cx.wrap(f)?;
     if method.kind() != Kind::Function {
         return Err(Error::type_error(

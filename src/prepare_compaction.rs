@@ -1,12 +1,13 @@
 //! `prepareCompaction`: the plan, as indices `lib/api.js` maps back onto
 //! the caller's entries.
 
-use napi::Env;
+use napi::{sys, Env};
 use napi_derive::napi;
 
 use crate::agent_line::line_arg;
 use crate::js::args::arg;
 use crate::js::errors::run;
+use crate::js::flat::typed_array_slice;
 use crate::js::out::{Arg, Raw, RawValue};
 use crate::js::view::Cx;
 use prime_compaction_core::error::{Context, Result};
@@ -17,19 +18,26 @@ use prime_compaction_core::session::entries::Entries;
 use prime_compaction_core::session::projection::{MessageShape, PlanMessage};
 
 /// The plan for `prepareCompaction` as the agent line does it; `lib/api.js`
-/// turns indices back into the caller's messages.
+/// turns indices back into the caller's messages. `kinds`, when given, is
+/// the entries' kinds as `lib/entry-kinds.js` read them ahead (a
+/// `Uint8Array`, one code per entry).
 #[napi(js_name = "prepareCompaction")]
 pub fn prepare_compaction_native(
     env: Env,
     path_entries: Arg,
     settings: Arg,
     line: Arg,
+    kinds: Option<Arg>,
 ) -> napi::Result<RawValue> {
     run(&env, |cx| {
         let line = line_arg(cx, &line)?;
         let settings = read_settings(&arg(cx, &settings)?).within("settings")?;
         let array = arg(cx, &path_entries)?;
-        let entries = Entries::new(&array, "pathEntries", line)?.with_counter(settings.counter);
+        let mut entries = Entries::new(&array, "pathEntries", line)?.with_counter(settings.counter);
+        if let Some(kinds) = &kinds {
+            let codes = typed_array_slice::<u8>(cx, kinds.0, sys::TypedarrayType::uint8_array)?;
+            entries = entries.with_kinds(codes);
+        }
         let plan = prepare_compaction(&entries, settings.keep_recent_tokens)?;
         Ok(RawValue(plan_object(cx, plan.as_ref())?))
     })

@@ -8,6 +8,7 @@ use napi::{sys, Env};
 use napi_derive::napi;
 
 use crate::js::args::{count_option, option, reasoning_option};
+use crate::js::codes::plan as codes;
 use crate::js::errors::run;
 use crate::js::flat::Flat;
 use crate::js::out::{Arg, Raw, RawValue};
@@ -129,21 +130,21 @@ struct PlanWriter<'c> {
     recurring: Vec<(Box<str>, f64)>,
 }
 
-/// Message kinds of the plan (index.js reads the same numbers).
-const PLAN_USER_TEXT: f64 = 1.0;
-const PLAN_USER: f64 = 2.0;
-const PLAN_ASSISTANT: f64 = 3.0;
-const PLAN_TOOL_RESULT: f64 = 4.0;
-/// Block kinds.
-const PLAN_TEXT: f64 = 1.0;
-const PLAN_THINKING: f64 = 2.0;
-const PLAN_TOOL_CALL: f64 = 3.0;
-const PLAN_IMAGE: f64 = 4.0;
-/// Text references other than an index into the texts array.
-const PLAN_SHORT: f64 = -1.0;
-const PLAN_VALUE_BASE: f64 = -2.0;
-/// A tool call whose arguments are the next object of the parsed `args`.
-const PLAN_PARSED_ARGS: f64 = -1.0;
+/// The plan's codes (src/js/codes.rs), as the numbers it is written in.
+const PLAN_USER_TEXT: f64 = codes::USER_TEXT as f64;
+const PLAN_USER: f64 = codes::USER as f64;
+const PLAN_ASSISTANT: f64 = codes::ASSISTANT as f64;
+const PLAN_TOOL_RESULT: f64 = codes::TOOL_RESULT as f64;
+const PLAN_TEXT: f64 = codes::TEXT as f64;
+const PLAN_THINKING: f64 = codes::THINKING as f64;
+const PLAN_TOOL_CALL: f64 = codes::TOOL_CALL as f64;
+const PLAN_IMAGE: f64 = codes::IMAGE as f64;
+const PLAN_SHORT: f64 = codes::SHORT as f64;
+const PLAN_VALUE_BASE: f64 = codes::VALUE_BASE as f64;
+const PLAN_PARSED_ARGS: f64 = codes::PARSED_ARGS as f64;
+const PLAN_NO_JSON: f64 = codes::NO_JSON as f64;
+const PLAN_JSON: f64 = codes::JSON as f64;
+const PLAN_STRING_VALUE: f64 = codes::STRING_VALUE as f64;
 /// Made-here values shorter than this (in UTF-8 bytes) are looked up
 /// before being added.
 const RECURRING_MAX_BYTES: usize = 32;
@@ -260,10 +261,19 @@ impl<'c> PlanWriter<'c> {
                 self.codes.push(call.args.len() as f64);
                 for (k, json) in &call.args {
                     self.text(k)?;
-                    // `JSON.stringify` gave undefined: the copy holds undefined.
-                    self.flag(json.is_some());
-                    if let Some(json) = json {
-                        self.text(json)?;
+                    match json {
+                        // `JSON.stringify` gave undefined: the copy holds undefined.
+                        None => self.codes.push(PLAN_NO_JSON),
+                        // A string's copy is the string.
+                        Some(json) => match json.json_of_index() {
+                            Some(index) => {
+                                self.codes.extend([PLAN_STRING_VALUE, f64::from(index)]);
+                            }
+                            None => {
+                                self.codes.push(PLAN_JSON);
+                                self.text(json)?;
+                            }
+                        },
                     }
                 }
                 Ok(())

@@ -29,20 +29,11 @@ use prime_compaction_core::transcript::serialize::{
 };
 use prime_compaction_core::transcript::text::{Sink, Text};
 
-const NATIVE: i32 = 0;
-const USER_TEXT: i32 = 1;
-const USER_BLOCKS: i32 = 2;
-const ASSISTANT: i32 = 3;
-const TOOL_RESULT: i32 = 4;
-const TEXT: i32 = 5;
-const THINKING: i32 = 6;
-const TOOL_CALL: i32 = 7;
-const IMAGE: i32 = 8;
-
-/// Text-block flags (the same numbers as in flat-messages.js, whose `CUT`
-/// is [`TextHints::CUT`]).
-const BLANK: i32 = 1;
-const SPLITS_PAIR_AT_CUT: i32 = 2;
+// The codes, documented in flat-messages.js (`CUT` is [`TextHints::CUT`]).
+use crate::js::codes::flat::{
+    ASSISTANT, BLANK, IMAGE, NATIVE, SPLITS_PAIR_AT_CUT, TEXT, THINKING, TOOL_CALL, TOOL_RESULT,
+    USER_BLOCKS, USER_TEXT,
+};
 
 /// The flat form of a message list, as flat-messages.js made it.
 pub struct Flat<'c> {
@@ -70,7 +61,7 @@ pub struct Flat<'c> {
 /// and in `releaseFlat` after it (a call made meanwhile, from a getter,
 /// makes arrays of its own); the caller's arguments keep them alive, and
 /// V8 never moves an array buffer's memory.
-fn typed_array_slice<T: Copy>(
+pub(crate) fn typed_array_slice<T: Copy>(
     cx: &Cx,
     array: Raw,
     kind: sys::napi_typedarray_type,
@@ -109,7 +100,7 @@ fn malformed() -> Error {
 }
 
 /// Element `i` of the flat form's array.
-fn flat_element(cx: &Cx, flat: Raw, i: u32) -> Result<Raw> {
+pub(crate) fn flat_element(cx: &Cx, flat: Raw, i: u32) -> Result<Raw> {
     let mut out = ptr::null_mut();
     check(unsafe { sys::napi_get_element(cx.env, flat, i, &mut out) })?;
     Ok(out)
@@ -121,6 +112,9 @@ fn flat_element(cx: &Cx, flat: Raw, i: u32) -> Result<Raw> {
 struct Texts<'c> {
     cx: &'c Cx,
     strings: Raw,
+    /// How many strings the pass put in `strings`: an index past them is
+    /// a malformed flat form.
+    count: u32,
     shorts: &'c [u16],
 }
 
@@ -131,9 +125,38 @@ impl<'c> Texts<'c> {
         Some(JsText::Indexed {
             cx: self.cx,
             strings: self.strings,
-            index: u32::try_from(index).ok()?,
+            index: self.index(index)?,
             len: u32::try_from(len).ok()?,
             hints,
+        })
+    }
+
+    /// `index` when it names one of the strings.
+    fn index(&self, index: i32) -> Option<u32> {
+        u32::try_from(index).ok().filter(|&i| i < self.count)
+    }
+
+    /// The JSON of the string at `index` in the strings array, `len` units
+    /// long, made only when it is written.
+    fn json_of(&self, index: i32, len: i32) -> Option<JsText<'c>> {
+        Some(JsText::JsonOf {
+            cx: self.cx,
+            strings: self.strings,
+            index: self.index(index)?,
+            len: u32::try_from(len).ok()?,
+        })
+    }
+
+    /// An argument's JSON, as the codes `(len, at)` name it: none (`-1,
+    /// -1`), `len` short-string units at `*at` (`len, -1`; `*at` moves past
+    /// them), the string at index `at` (`len, at`), or the JSON of the
+    /// string at index `-2 - at` (`len, at` with `at <= -2`).
+    fn json(&self, short_at: &mut usize, len: i32, at: i32) -> Option<Option<JsText<'c>>> {
+        Some(match (len, at) {
+            (-1, -1) => None,
+            (len, -1) => Some(self.short(short_at, len)?),
+            (len, at) if at >= 0 => Some(self.indexed(at, len, TextHints::default())?),
+            (len, at) => Some(self.json_of(-2 - at, len)?),
         })
     }
 
@@ -221,18 +244,16 @@ impl<'c> FlatBlocks<'c> {
                 let start = self.at + 4;
                 let codes = self
                     .codes
-                    .get(start..start.checked_add(n.checked_mul(2)?)?)?;
+                    .get(start..start.checked_add(n.checked_mul(3)?)?)?;
                 let args = FlatArgs {
                     texts: self.texts,
                     codes,
                     short_at: self.short_at,
                 };
                 // Past the arguments' short strings, checking them once here.
-                for pair in codes.chunks_exact(2) {
-                    self.short(pair[0])?;
-                    if pair[1] != -1 {
-                        self.short(pair[1])?;
-                    }
+                for arg in codes.chunks_exact(3) {
+                    self.short(arg[0])?;
+                    self.texts.json(&mut self.short_at, arg[1], arg[2])?;
                 }
                 self.at = start + codes.len();
                 visit.block(BlockRef::ToolCall { id, name, args });
@@ -303,7 +324,8 @@ impl<'c> Visit<'c> for Vec<Block<JsText<'c>>> {
 #[derive(Clone)]
 pub struct FlatArgs<'c> {
     texts: Texts<'c>,
-    /// Pairs of lengths: the key's, and the JSON's or -1.
+    /// Triples: the key's length, then the JSON's length and where it is
+    /// (see [`Texts::json`]).
     codes: &'c [i32],
     short_at: usize,
 }
@@ -312,14 +334,10 @@ impl<'c> Iterator for FlatArgs<'c> {
     type Item = (JsText<'c>, Option<JsText<'c>>);
 
     fn next(&mut self) -> Option<Self::Item> {
-        let (&[key_len, json_len], rest) = self.codes.split_first_chunk::<2>()?;
+        let (&[key_len, json_len, at], rest) = self.codes.split_first_chunk::<3>()?;
         self.codes = rest;
         let key = self.texts.short(&mut self.short_at, key_len)?;
-        let json = if json_len == -1 {
-            None
-        } else {
-            Some(self.texts.short(&mut self.short_at, json_len)?)
-        };
+        let json = self.texts.json(&mut self.short_at, json_len, at)?;
         Some((key, json))
     }
 }
@@ -341,10 +359,14 @@ impl<'c> Flat<'c> {
         let shorts = flat_element(cx, pair, 2)?;
         let shorts = typed_array_slice::<u16>(cx, shorts, sys::TypedarrayType::uint16_array)?;
         let codes = typed_array_slice::<i32>(cx, codes, sys::TypedarrayType::int32_array)?;
+        let mut count = 0u32;
+        check(unsafe { sys::napi_get_array_length(cx.env, strings, &mut count) })
+            .map_err(|_| malformed())?;
         Ok(Flat {
             texts: Texts {
                 cx,
                 strings,
+                count,
                 shorts,
             },
             codes,

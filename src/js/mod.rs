@@ -4,6 +4,7 @@
 //! and panics become JS exceptions ([`errors`]).
 
 pub mod args;
+pub mod codes;
 pub mod errors;
 pub mod flat;
 pub mod out;

@@ -18,6 +18,7 @@ use rustc_hash::FxHashMap;
 use crate::js::out::{Arg, Raw};
 use crate::js::view::{check, Cx, JsVal};
 use prime_compaction_core::error::{Error, Result};
+use prime_compaction_core::js::json::push_quoted_utf16;
 use prime_compaction_core::js::string::{is_high_surrogate, is_low_surrogate, JsStr, Utf16Builder};
 use prime_compaction_core::js::view::View;
 use prime_compaction_core::transcript::text::{
@@ -79,6 +80,16 @@ pub enum JsText<'c> {
         len: u32,
         hints: TextHints,
     },
+    /// `JSON.stringify` of element `index` of a strings array of this call
+    /// (a tool-call argument that is a long string, `len` units long),
+    /// written here when it is placed: escaping it here costs less than V8's
+    /// `JSON.stringify` in the JS pass.
+    JsonOf {
+        cx: &'c Cx,
+        strings: Raw,
+        index: u32,
+        len: u32,
+    },
     /// A short string of the flat form (an id, a name, an argument): units
     /// `start..start + len` of the flat form's short-string units.
     Short {
@@ -116,7 +127,7 @@ impl<'c> JsText<'c> {
                 let raw = string_at(cx, strings, index).ok()?;
                 Some((cx, raw, len as usize))
             }
-            JsText::Short { .. } | JsText::Owned(_) => None,
+            JsText::JsonOf { .. } | JsText::Short { .. } | JsText::Owned(_) => None,
         }
     }
 
@@ -125,9 +136,51 @@ impl<'c> JsText<'c> {
         match self {
             JsText::Js { raw, .. } => Ok(*raw),
             JsText::Indexed { strings, index, .. } => string_at(cx, *strings, *index),
+            JsText::JsonOf { .. } => cx.utf16(&self.json_units()),
             JsText::Short { .. } => cx.utf16(self.short_units().unwrap_or_default()),
             JsText::Owned(s) => cx.js_str(s),
         }
+    }
+
+    /// For [`JsText::JsonOf`], the index of the string whose JSON it is.
+    pub fn json_of_index(&self) -> Option<u32> {
+        match self {
+            JsText::JsonOf { index, .. } => Some(*index),
+            _ => None,
+        }
+    }
+
+    /// Appends the JSON of a [`JsText::JsonOf`] text to `out`, reading its
+    /// string's units into `read` first; nothing for other texts.
+    fn push_json_units(&self, read: &mut Vec<u16>, out: &mut Vec<u16>) {
+        if let JsText::JsonOf {
+            cx,
+            strings,
+            index,
+            len,
+        } = *self
+        {
+            // Grown, never cleared: zeroing it for every string cost a
+            // tenth of an escape.
+            let need = len as usize + 1;
+            if read.len() < need {
+                read.resize(need, 0);
+            }
+            // A failed read reads nothing: it fails only with an exception
+            // pending, which fails the whole call when it returns.
+            let written = string_at(cx, strings, index)
+                .and_then(|raw| cx.copy_utf16(raw, &mut read[..need]))
+                .unwrap_or(0);
+            push_quoted_utf16(&read[..written.min(len as usize)], out);
+        }
+    }
+
+    /// The units of a [`JsText::JsonOf`] text, made whole (for the rare
+    /// reader that needs more than to place it).
+    fn json_units(&self) -> Vec<u16> {
+        let mut out = Vec::new();
+        self.push_json_units(&mut Vec::new(), &mut out);
+        out
     }
 }
 
@@ -173,7 +226,16 @@ impl Text for JsText<'_> {
             JsText::Js { len, .. } | JsText::Indexed { len, .. } | JsText::Short { len, .. } => {
                 *len as usize
             }
+            JsText::JsonOf { .. } => self.json_units().len(),
             JsText::Owned(s) => s.utf16_len(),
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        match self {
+            // At least its quotes.
+            JsText::JsonOf { .. } => false,
+            _ => self.utf16_len() == 0,
         }
     }
 
@@ -183,6 +245,7 @@ impl Text for JsText<'_> {
         }
         match self {
             JsText::Owned(s) => return Text::is_blank(s),
+            JsText::JsonOf { .. } => return false,
             JsText::Indexed { hints, .. } => {
                 if let Some(blank) = hints.blank() {
                     return blank;
@@ -204,6 +267,9 @@ impl Text for JsText<'_> {
         if let JsText::Owned(s) = self {
             return s.code_unit_at(index);
         }
+        if let JsText::JsonOf { .. } = self {
+            return self.json_units().get(index).copied();
+        }
         if let Some(units) = self.short_units() {
             return units.get(index).copied();
         }
@@ -223,6 +289,12 @@ impl Text for JsText<'_> {
                 }
             }
             JsText::Short { .. } => return splits_pair_by_units(self, index),
+            JsText::JsonOf { .. } => {
+                let units = self.json_units();
+                return index > 0
+                    && units.get(index - 1).copied().is_some_and(is_high_surrogate)
+                    && units.get(index).copied().is_some_and(is_low_surrogate);
+            }
             _ => {}
         }
         let Some((cx, raw, len)) = self.js() else {
@@ -249,6 +321,10 @@ impl Text for JsText<'_> {
         }
         if let Some(short) = self.short_units() {
             return out.push_units(&short[..units.min(short.len())]);
+        }
+        if let JsText::JsonOf { .. } = self {
+            let json = self.json_units();
+            return out.push_units(&json[..units.min(json.len())]);
         }
         if let Some((cx, raw, len)) = self.js() {
             out.push_units(&read_prefix(cx, raw, units.min(len)));
@@ -300,6 +376,10 @@ const PUSH_BATCH: usize = 4096;
 /// and arguments, and are rarely met twice.
 const SHARED_LABEL_MAX: usize = 32;
 
+/// Runs this long (a long tool-call argument's JSON, written here, as a
+/// rule) become strings of their own rather than part of a labels string.
+const OWN_STRING_MIN: usize = 512;
+
 /// Units per labels string: 64 KB even as UTF-16, under V8's large-object
 /// size (128 KB).
 const LABELS_CHUNK: usize = 32 * 1024;
@@ -313,8 +393,7 @@ fn too_many_strings() -> Error {
 /// `strings[i]`; [`OP_HEAD`] `i, n` is `strings[i].slice(0, n)`; `-2 - k` is
 /// label `k`: with `(j, start, end)` the `k`-th triple of `bounds`, units
 /// `start..end` of labels string `j`.
-const OP_HEAD: i32 = -1;
-const OP_LABEL_BASE: i32 = -2;
+use crate::js::codes::recipe::{OP_HEAD, OP_LABEL_BASE};
 
 /// UTF-16 units bound for a JS string (a transcript's labels, say), one
 /// byte each while they all fit in one: V8 then copies them as they are,
@@ -406,6 +485,8 @@ pub struct RecipeSink<'c> {
     last_of_len: [Option<(Box<[u16]>, i32)>; SHARED_LABEL_MAX + 1],
     /// Labels and copied text since the last string piece.
     run: Vec<u16>,
+    /// The units of a string whose JSON is being written, read here first.
+    read: Vec<u16>,
     /// The first failure; later writes are skipped and `finish` reports it.
     error: Option<Error>,
 }
@@ -441,6 +522,7 @@ impl<'c> RecipeSink<'c> {
             shared: FxHashMap::default(),
             last_of_len: std::array::from_fn(|_| None),
             run: Vec::new(),
+            read: Vec::new(),
             error: None,
         })
     }
@@ -496,6 +578,20 @@ impl<'c> RecipeSink<'c> {
         if self.run.is_empty() {
             return;
         }
+        if self.run.len() >= OWN_STRING_MIN {
+            // Made a string at once: copied into the labels, it was
+            // copied twice more (into them, then into their string).
+            match self.cx.utf16(&self.run) {
+                Ok(s) => {
+                    if let Some(i) = self.append(s) {
+                        self.ops.push(i);
+                    }
+                }
+                Err(e) => self.error = Some(e),
+            }
+            self.run.clear();
+            return;
+        }
         let shared = self.run.len() <= SHARED_LABEL_MAX;
         if shared {
             if let Some((units, op)) = &self.last_of_len[self.run.len()] {
@@ -548,7 +644,7 @@ impl<'c> RecipeSink<'c> {
                 i
             }
             JsText::Js { raw, .. } => self.append(*raw),
-            JsText::Short { .. } | JsText::Owned(_) => None,
+            JsText::JsonOf { .. } | JsText::Short { .. } | JsText::Owned(_) => None,
         }
     }
 
@@ -597,6 +693,9 @@ impl<'c> Sink<JsText<'c>> for RecipeSink<'c> {
         if let Some(units) = text.short_units() {
             return self.run.extend_from_slice(units);
         }
+        if let JsText::JsonOf { .. } = text {
+            return text.push_json_units(&mut self.read, &mut self.run);
+        }
         if let Some(i) = self.index_of(text) {
             self.piece(i);
         }
@@ -610,6 +709,10 @@ impl<'c> Sink<JsText<'c>> for RecipeSink<'c> {
         }
         if let Some(short) = text.short_units() {
             return self.run.extend_from_slice(&short[..units.min(short.len())]);
+        }
+        if let JsText::JsonOf { .. } = text {
+            let json = text.json_units();
+            return self.run.extend_from_slice(&json[..units.min(json.len())]);
         }
         if units >= text.utf16_len() {
             return self.push_text(text);

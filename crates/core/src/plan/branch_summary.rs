@@ -151,8 +151,19 @@ impl Hasher for FxHasher {
         self.add(n as u64);
     }
 
+    /// The state, mixed so that every output bit depends on every input
+    /// bit (MurmurHash3's 64-bit finalizer). hashbrown picks buckets by the
+    /// low bits, and the raw state's low bits depend only on an id's first
+    /// bytes: the agent's ids (8 hex digits, counted up) differ in their
+    /// last ones, so unmixed most of them fell into a few buckets and every
+    /// lookup scanned long chains.
     fn finish(&self) -> u64 {
-        self.0
+        let mut h = self.0;
+        h ^= h >> 33;
+        h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+        h ^= h >> 33;
+        h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+        h ^ (h >> 33)
     }
 }
 

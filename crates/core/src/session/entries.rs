@@ -52,6 +52,18 @@ impl<'a, V: View> Entries<'a, V> {
         })
     }
 
+    /// The same entries with the kinds a JS pass read ahead (one code per
+    /// entry, [`EntryKind::from_code`]); an entry whose code names no kind
+    /// is read here when it is needed, as without them.
+    pub fn with_kinds(self, codes: &[u8]) -> Self {
+        for (cell, &code) in self.kinds.iter().zip(codes) {
+            if let Some(kind) = EntryKind::from_code(code) {
+                cell.set(Some(kind));
+            }
+        }
+        self
+    }
+
     /// The same entries, counted with `counter` instead of the estimate.
     pub fn with_counter(mut self, counter: Counter) -> Self {
         self.counter = counter;

@@ -78,21 +78,71 @@ pub fn role_of<V: View>(message: &V) -> Result<Role> {
 }
 
 fn role_from<V: View>(role: &V) -> Role {
-    const ROLES: [(&str, Role); 8] = [
-        ("user", Role::User),
-        ("assistant", Role::Assistant),
-        ("toolResult", Role::ToolResult),
-        ("bashExecution", Role::BashExecution),
-        ("custom", Role::Custom),
-        ("branchSummary", Role::BranchSummary),
-        ("compactionSummary", Role::CompactionSummary),
-        ("system", Role::System),
-    ];
-    const NAMES: [&str; 8] = [
-        ROLES[0].0, ROLES[1].0, ROLES[2].0, ROLES[3].0, ROLES[4].0, ROLES[5].0, ROLES[6].0,
-        ROLES[7].0,
-    ];
-    role.str_one_of(&NAMES).map_or(Role::Other, |i| ROLES[i].1)
+    role.str_one_of(&ROLE_NAMES)
+        .map_or(Role::Other, |i| ROLES_IN_ORDER[i])
+}
+
+/// The roles [`role_of`] tells apart, in the order of their read-ahead
+/// codes ([`EntryKind::from_code`]).
+pub const ROLE_NAMES: [&str; 8] = [
+    "user",
+    "assistant",
+    "toolResult",
+    "bashExecution",
+    "custom",
+    "branchSummary",
+    "compactionSummary",
+    "system",
+];
+
+const ROLES_IN_ORDER: [Role; 8] = [
+    Role::User,
+    Role::Assistant,
+    Role::ToolResult,
+    Role::BashExecution,
+    Role::Custom,
+    Role::BranchSummary,
+    Role::CompactionSummary,
+    Role::System,
+];
+
+/// Read-ahead codes of an entry's kind (a JS pass writes them, see
+/// `lib/entry-kinds.js`): [`KIND_NOT_READ`]; `KIND_TYPE_BASE + i` for an
+/// entry whose `type` is [`ENTRY_TYPE_NAMES`]`[i]` (not a message), or
+/// [`KIND_OTHER_TYPE`] for any other string; `KIND_ROLE_BASE + i` for a
+/// message entry whose `message.role` is [`ROLE_NAMES`]`[i]`, or
+/// [`KIND_OTHER_ROLE`] for any other string.
+pub const KIND_NOT_READ: u8 = 0;
+pub const KIND_TYPE_BASE: u8 = 1;
+pub const KIND_OTHER_TYPE: u8 = KIND_TYPE_BASE + ENTRY_TYPES.len() as u8;
+pub const KIND_ROLE_BASE: u8 = 16;
+pub const KIND_OTHER_ROLE: u8 = KIND_ROLE_BASE + ROLE_NAMES.len() as u8;
+
+impl EntryKind {
+    /// The kind a read-ahead code names; `None` for [`KIND_NOT_READ`] and
+    /// any code that names nothing (the entry is then read here).
+    pub fn from_code(code: u8) -> Option<EntryKind> {
+        let ty = |ty| Some(EntryKind { ty, role: None });
+        match code {
+            KIND_OTHER_TYPE => ty(EntryType::Other),
+            KIND_OTHER_ROLE => Some(EntryKind {
+                ty: EntryType::Message,
+                role: Some(Role::Other),
+            }),
+            c if (KIND_TYPE_BASE..KIND_OTHER_TYPE).contains(&c) => {
+                match ENTRY_TYPES[usize::from(c - KIND_TYPE_BASE)].1 {
+                    // A message's code names its role.
+                    EntryType::Message => None,
+                    other => ty(other),
+                }
+            }
+            c if (KIND_ROLE_BASE..KIND_OTHER_ROLE).contains(&c) => Some(EntryKind {
+                ty: EntryType::Message,
+                role: Some(ROLES_IN_ORDER[usize::from(c - KIND_ROLE_BASE)]),
+            }),
+            _ => None,
+        }
+    }
 }
 
 /// The entry types the algorithms tell apart, by their `type` string.
@@ -159,5 +209,57 @@ pub fn number_or_nan<V: View>(value: &V, key: Key) -> Result<f64> {
             key.as_str(),
             format!("expected a number, got {}", other.describe()),
         )),
+    }
+}
+
+#[cfg(test)]
+mod kind_code_tests {
+    use super::*;
+    use crate::js::json::parse;
+    use crate::js::json::view::Val;
+
+    fn kind_of_json(json: &str) -> EntryKind {
+        let v = parse(json).unwrap_or_else(|e| panic!("{json}: {e:?}"));
+        entry_kind(&Val::new(&v)).unwrap_or_else(|e| panic!("{json}: {e}"))
+    }
+
+    #[test]
+    fn every_code_names_the_kind_the_entry_reads_as() {
+        for (i, (name, ty)) in ENTRY_TYPES.iter().enumerate() {
+            let code = KIND_TYPE_BASE + i as u8;
+            if *ty == EntryType::Message {
+                assert_eq!(
+                    EntryKind::from_code(code),
+                    None,
+                    "a message's code names its role"
+                );
+                continue;
+            }
+            let read = kind_of_json(&format!(r#"{{"type":"{name}"}}"#));
+            assert_eq!(EntryKind::from_code(code), Some(read), "{name}");
+        }
+        let other = kind_of_json(r#"{"type":"label"}"#);
+        assert_eq!(EntryKind::from_code(KIND_OTHER_TYPE), Some(other));
+        for (i, role) in ROLE_NAMES.iter().enumerate() {
+            let read = kind_of_json(&format!(
+                r#"{{"type":"message","message":{{"role":"{role}"}}}}"#
+            ));
+            assert_eq!(
+                EntryKind::from_code(KIND_ROLE_BASE + i as u8),
+                Some(read),
+                "{role}"
+            );
+        }
+        let other = kind_of_json(r#"{"type":"message","message":{"role":"narrator"}}"#);
+        assert_eq!(EntryKind::from_code(KIND_OTHER_ROLE), Some(other));
+        for code in [
+            KIND_NOT_READ,
+            KIND_OTHER_TYPE + 1,
+            KIND_ROLE_BASE - 1,
+            KIND_OTHER_ROLE + 1,
+            255,
+        ] {
+            assert_eq!(EntryKind::from_code(code), None, "{code}");
+        }
     }
 }

@@ -35,7 +35,9 @@ pub use parse::{
     parse, parse_bytes, parse_for_plan, parse_with_max_depth, ParseError, DEFAULT_MAX_DEPTH,
     MEASURED_MIN_UNITS,
 };
-pub use stringify::{quoted_len, stringify, stringify_into, stringify_len, stringify_to_string};
+pub use stringify::{
+    push_quoted_utf16, quoted_len, stringify, stringify_into, stringify_len, stringify_to_string,
+};
 pub use value::Value;
 
 #[cfg(test)]

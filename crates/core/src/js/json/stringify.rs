@@ -127,6 +127,152 @@ fn escaped_len(s: &str) -> usize {
     n
 }
 
+/// Whether `JSON.stringify` may write the UTF-16 unit `u` other than as it
+/// is: a quote, a backslash, a control character, or a surrogate (kept
+/// when it is half of a pair).
+#[inline(always)]
+fn special_unit(u: u16) -> bool {
+    (u < 0x20) | (u == 0x22) | (u == 0x5c) | ((u & 0xf800) == 0xd800)
+}
+
+/// Units whose specials are found at once.
+const SCAN_CHUNK: usize = 16;
+
+/// Bit `k` set where unit `k` of `chunk` is special. Written by hand for
+/// SSE2 (part of every x86-64 CPU): the portable loop below is not turned
+/// into vector code, and finding the specials was most of the time of an
+/// escape (a file's contents have one every dozen units or so).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn special_mask(chunk: &[u16; SCAN_CHUNK]) -> u32 {
+    // SAFETY: SSE2 is in the x86-64 baseline, and the two unaligned loads
+    // read the 32 bytes of `chunk`.
+    unsafe { special_mask_sse2(chunk) }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "sse2")]
+unsafe fn special_mask_sse2(chunk: &[u16; SCAN_CHUNK]) -> u32 {
+    use std::arch::x86_64::{
+        __m128i, _mm_and_si128, _mm_cmpeq_epi16, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128,
+        _mm_packs_epi16, _mm_set1_epi16, _mm_setzero_si128, _mm_subs_epu16,
+    };
+    #[inline(always)]
+    unsafe fn lanes(x: __m128i) -> __m128i {
+        // `u < 0x20`: the saturating `u - 0x1f` is zero.
+        let control = _mm_cmpeq_epi16(_mm_subs_epu16(x, _mm_set1_epi16(0x1f)), _mm_setzero_si128());
+        let quote = _mm_cmpeq_epi16(x, _mm_set1_epi16(0x22));
+        let backslash = _mm_cmpeq_epi16(x, _mm_set1_epi16(0x5c));
+        let surrogate = _mm_cmpeq_epi16(
+            _mm_and_si128(x, _mm_set1_epi16(0xf800u16 as i16)),
+            _mm_set1_epi16(0xd800u16 as i16),
+        );
+        _mm_or_si128(
+            _mm_or_si128(control, quote),
+            _mm_or_si128(backslash, surrogate),
+        )
+    }
+    let low = _mm_loadu_si128(chunk.as_ptr().cast());
+    let high = _mm_loadu_si128(chunk.as_ptr().add(8).cast());
+    // Each lane is all ones or zeros: packed to bytes, one bit a unit.
+    _mm_movemask_epi8(_mm_packs_epi16(lanes(low), lanes(high))) as u32
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+fn special_mask(chunk: &[u16; SCAN_CHUNK]) -> u32 {
+    special_mask_portable(chunk)
+}
+
+/// [`special_mask`] unit by unit (tested against the vector code).
+#[cfg(any(test, not(target_arch = "x86_64")))]
+#[inline(always)]
+fn special_mask_portable(chunk: &[u16; SCAN_CHUNK]) -> u32 {
+    let mut mask = 0;
+    for (k, &u) in chunk.iter().enumerate() {
+        mask |= u32::from(special_unit(u)) << k;
+    }
+    mask
+}
+
+/// Writes the special unit at `i` as `JSON.stringify` does (a surrogate
+/// pair as it is); returns the index after what it wrote.
+#[inline(always)]
+fn push_special(units: &[u16], i: usize, out: &mut Vec<u16>) -> usize {
+    let u = units[i];
+    if (u & 0xfc00) == 0xd800 {
+        if let Some(&low) = units.get(i + 1).filter(|&&l| (l & 0xfc00) == 0xdc00) {
+            out.extend_from_slice(&[u, low]);
+            return i + 2;
+        }
+    }
+    let short = match u {
+        0x22 => Some(b'"'),
+        0x5c => Some(b'\\'),
+        0x08 => Some(b'b'),
+        0x0c => Some(b'f'),
+        0x0a => Some(b'n'),
+        0x0d => Some(b'r'),
+        0x09 => Some(b't'),
+        _ => None,
+    };
+    match short {
+        Some(c) => out.extend_from_slice(&[u16::from(b'\\'), u16::from(c)]),
+        None => {
+            let hex = |shift: u16| u16::from(HEX[usize::from((u >> shift) & 0xF)]);
+            out.extend_from_slice(&[
+                u16::from(b'\\'),
+                u16::from(b'u'),
+                hex(12),
+                hex(8),
+                hex(4),
+                hex(0),
+            ]);
+        }
+    }
+    i + 1
+}
+
+/// Appends `JSON.stringify(s)` for the string `s` whose UTF-16 units are
+/// `units` (well-formed JSON: a lone surrogate becomes a `\uXXXX` escape).
+pub fn push_quoted_utf16(units: &[u16], out: &mut Vec<u16>) {
+    out.reserve(units.len() + 2);
+    out.push(u16::from(b'"'));
+    // Units before `done` are written; chunks are scanned from `at`.
+    let mut done = 0;
+    let mut at = 0;
+    while let Some(chunk) = units.get(at..at + SCAN_CHUNK) {
+        let Ok(chunk) = <&[u16; SCAN_CHUNK]>::try_from(chunk) else {
+            break;
+        };
+        let mut mask = special_mask(chunk);
+        while mask != 0 {
+            let i = at + mask.trailing_zeros() as usize;
+            mask &= mask - 1;
+            // The low half of a pair written with its high half.
+            if i < done {
+                continue;
+            }
+            out.extend_from_slice(&units[done..i]);
+            done = push_special(units, i, out);
+        }
+        at += SCAN_CHUNK;
+    }
+    for i in at..units.len() {
+        if i >= done && special_unit(units[i]) {
+            out.extend_from_slice(&units[done..i]);
+            done = push_special(units, i, out);
+        }
+    }
+    out.extend_from_slice(units.get(done..).unwrap_or_default());
+    out.push(u16::from(b'"'));
+}
+
+#[cfg(test)]
+pub(super) fn special_masks_agree(chunk: &[u16; SCAN_CHUNK]) -> bool {
+    special_mask(chunk) == special_mask_portable(chunk)
+}
+
 enum WalkFrame<'a> {
     Array(std::slice::Iter<'a, Value>),
     Object(std::slice::Iter<'a, (PropName, Value)>),

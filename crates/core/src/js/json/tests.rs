@@ -673,3 +673,81 @@ fn deep_nesting_body() {
     assert!(parse(&"[".repeat(1_000_000)).is_err());
     assert!(parse(&"{\"a\":".repeat(1_000_000)).is_err());
 }
+
+#[test]
+fn quoted_utf16_is_json_stringify_of_the_string() {
+    // Every unit below 0x80 and the surrogates alone, in pairs, reversed
+    // and at the ends, inside runs long enough for the chunked scan.
+    let long = "x".repeat(40);
+    let mut cases: Vec<Vec<u16>> = vec![
+        vec![],
+        (0u16..0x80).collect(),
+        vec![0xd800],
+        vec![0xdc00],
+        vec![0xd83d, 0xde00],
+        vec![0xde00, 0xd83d],
+        vec![0xd83d, 0xd83d, 0xde00],
+        vec![0x2028, 0x2029, 0x7f, 0xff, 0xfeff],
+    ];
+    for special in [0x00u16, 0x08, 0x1f, 0x22, 0x5c, 0xd800, 0xdfff] {
+        for at in [0, 15, 16, 17, 39] {
+            let mut s: Vec<u16> = long.encode_utf16().collect();
+            s.insert(at, special);
+            cases.push(s);
+        }
+    }
+    let mut pair_at_chunk_end: Vec<u16> = "y".repeat(15).encode_utf16().collect();
+    pair_at_chunk_end.extend([0xd83d, 0xde00]);
+    cases.push(pair_at_chunk_end);
+    // Seeded mixes of plain and special units, across chunk boundaries.
+    let alphabet: [u16; 12] = [
+        0x61, 0x20, 0x22, 0x5c, 0x0a, 0x00, 0x1f, 0xd800, 0xdbff, 0xdc00, 0xdfff, 0x4e2d,
+    ];
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    for len in 0..200 {
+        let mut units = Vec::with_capacity(len);
+        for _ in 0..len {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            // Mostly plain, so runs of every length occur.
+            let pick = (seed % 32) as usize;
+            units.push(if pick < alphabet.len() {
+                alphabet[pick]
+            } else {
+                0x62
+            });
+        }
+        cases.push(units);
+    }
+    for units in cases {
+        let mut out = vec![0x41];
+        push_quoted_utf16(&units, &mut out);
+        let want = stringify(&Value::String(JsStr::from_utf16(&units))).to_utf16();
+        assert_eq!(out[1..], want[..], "for {units:x?}");
+    }
+}
+
+#[test]
+fn the_special_unit_scan_finds_what_the_unit_test_finds() {
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    for _ in 0..20_000 {
+        let mut chunk = [0u16; 16];
+        for u in &mut chunk {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            // Every unit now and then, and the edges of each class often.
+            let edges = [
+                0x00, 0x1f, 0x20, 0x21, 0x22, 0x23, 0x5b, 0x5c, 0x5d, 0x7f, 0xd7ff, 0xd800, 0xdfff,
+                0xe000, 0xffff,
+            ];
+            *u = if seed.is_multiple_of(3) {
+                (seed >> 16) as u16
+            } else {
+                edges[(seed >> 8) as usize % edges.len()]
+            };
+        }
+        assert!(super::stringify::special_masks_agree(&chunk), "{chunk:x?}");
+    }
+}

@@ -1,0 +1,49 @@
+'use strict'
+// The codes the JS passes and the binding exchange come from one source
+// (src/js/codes.rs, exported as boundaryCodes()); every JS copy is checked
+// against it when its file loads, and a copy that drifts fails there.
+const native = require('../binding.js')
+const { checkCodes, BOUNDARY } = require('../lib/codes.js')
+
+// Loading these runs their checks.
+require('../flat-messages.js')
+require('../lib/entry-path.js')
+
+test('the binding exports every group, each code a number', () => {
+  expect(Object.keys(BOUNDARY).sort()).toEqual(['entryKinds', 'entryPath', 'flat', 'plan', 'recipe'])
+  // entryKinds (names and codes the JS pass takes as they are) is checked in entry-kinds.test.js.
+  for (const [group, codes] of Object.entries(BOUNDARY).filter(([g]) => g !== 'entryKinds')) {
+    expect([group, Object.keys(codes).length > 0]).toEqual([group, true])
+    for (const [name, value] of Object.entries(codes)) expect([group, name, Number.isInteger(value)]).toEqual([group, name, true])
+  }
+  expect(native.boundaryCodes()).toEqual(BOUNDARY)
+})
+
+test('the flat form, the recipe and the entry path keep the numbers they are documented with', () => {
+  expect(BOUNDARY.flat).toEqual({
+    NATIVE: 0,
+    USER_TEXT: 1,
+    USER_BLOCKS: 2,
+    ASSISTANT: 3,
+    TOOL_RESULT: 4,
+    TEXT: 5,
+    THINKING: 6,
+    TOOL_CALL: 7,
+    IMAGE: 8,
+    BLANK: 1,
+    SPLITS_PAIR_AT_CUT: 2,
+    CUT: 2000,
+    LONG_JSON: 64,
+  })
+  expect(BOUNDARY.recipe).toEqual({ OP_HEAD: -1, OP_LABEL_BASE: -2 })
+  expect(BOUNDARY.entryPath).toEqual({ SAME: -3, NOT_READ: -2, NOT_STRING: -1 })
+})
+
+test('a copy that differs, lacks a code or has one more fails, naming the code', () => {
+  const good = { ...BOUNDARY.recipe }
+  expect(checkCodes('recipe', good)).toBe(good)
+  expect(() => checkCodes('recipe', { ...good, OP_HEAD: -5 })).toThrow(/recipe code OP_HEAD is -5 in JS and -1 in the binding/)
+  expect(() => checkCodes('recipe', { OP_HEAD: -1 })).toThrow(/recipe code OP_LABEL_BASE is undefined in JS and -2/)
+  expect(() => checkCodes('recipe', { ...good, EXTRA: 3 })).toThrow(/recipe code EXTRA is 3 in JS and undefined/)
+  expect(() => checkCodes('nothing', {})).toThrow(/exports no nothing codes/)
+})

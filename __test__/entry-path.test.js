@@ -1,0 +1,233 @@
+'use strict'
+// collectEntriesForBranchSummary reads the old branch ahead in JS
+// (lib/entry-path.js) and the native walk takes its steps from there. The
+// public function must give the same entries, ancestor and errors as the
+// binding reading everything itself, and make the same calls into the
+// session, in the same order: getEntry calls and every getter read.
+
+const path = require('node:path')
+const fc = require('fast-check')
+const { platformSuffix, binaryName } = require('../platform.js')
+const { readEntryPath } = require('../lib/entry-path.js')
+const ours = require('../agent-0.78')
+
+const binding = require(path.join(__dirname, '..', `${binaryName}.${platformSuffix()}.node`))
+
+const RUNS = Number(process.env.ENTRY_PATH_RUNS) || 400
+
+jest.setTimeout(60_000)
+
+/** The result of `fn`, or the error it throws, as comparable data. */
+function outcome(fn) {
+  try {
+    const r = fn()
+    return { keys: Object.keys(r), entries: r.entries, commonAncestorId: r.commonAncestorId }
+  } catch (e) {
+    return { error: e?.constructor?.name, message: e?.message }
+  }
+}
+
+/**
+ * A session over `specs` (id -> entry spec) that logs every call and
+ * getter read into `log`. A spec: `{ id, parentId }` values, `getters`
+ * (read through logging getters), `wrap` ('plain', 'frozen', 'proxy',
+ * 'array'), or `value` (what getEntry returns as it is).
+ */
+function loggingSession(specs, log, { throwAt = -1, sessionProxy = false } = {}) {
+  const made = new Map()
+  const entryOf = (key) => {
+    if (made.has(key)) return made.get(key)
+    const spec = specs[key]
+    let entry
+    if (spec === undefined) entry = undefined
+    else if ('value' in spec) entry = spec.value
+    else {
+      entry = spec.wrap === 'array' ? [] : { type: 'message', message: { role: 'user', content: String(key) } }
+      for (const field of ['id', 'parentId']) {
+        if (!(field in spec)) continue
+        if (spec.getters) {
+          Object.defineProperty(entry, field, {
+            enumerable: true,
+            get() {
+              log.push(`get ${String(key)}.${field}`)
+              if (spec.throwing === field) throw new Error(`getter ${field} of ${String(key)} failed`)
+              return spec[field]
+            },
+          })
+        } else entry[field] = spec[field]
+      }
+      if (spec.wrap === 'frozen') Object.freeze(entry)
+      if (spec.wrap === 'proxy') {
+        entry = new Proxy(entry, {
+          get(t, p, r) {
+            log.push(`proxy ${String(key)}.${String(p)}`)
+            return Reflect.get(t, p, r)
+          },
+        })
+      }
+    }
+    made.set(key, entry)
+    return entry
+  }
+  let calls = 0
+  const session = {
+    getLeafId() {
+      log.push('getLeafId')
+      return Object.keys(specs).at(-1)
+    },
+    getEntry(id) {
+      log.push(`getEntry ${typeof id === 'string' ? JSON.stringify(id) : typeof id}`)
+      if (calls++ === throwAt) throw new Error(`getEntry failed at call ${throwAt}`)
+      return typeof id === 'string' && Object.hasOwn(specs, id) ? entryOf(id) : undefined
+    },
+  }
+  if (!sessionProxy) return session
+  return new Proxy(session, {
+    get(t, p, r) {
+      log.push(`session.${String(p)}`)
+      return Reflect.get(t, p, r)
+    },
+  })
+}
+
+/** The binding reading everything itself, its target resolved as index.js resolves it. */
+function nativeCollect(session, oldLeafId, targetId) {
+  const target = oldLeafId && targetId == null ? session.getLeafId() : targetId
+  return binding.collectEntriesForBranchSummary(session, oldLeafId, target)
+}
+
+/** The public function and the binding reading everything itself, on fresh sessions: same outcome, same log. */
+function expectSame(specs, oldLeafId, targetId, options) {
+  const logOurs = []
+  const logNative = []
+  const viaPath = outcome(() => ours.collectEntriesForBranchSummary(loggingSession(specs, logOurs, options), oldLeafId, targetId))
+  const native = outcome(() => nativeCollect(loggingSession(specs, logNative, options), oldLeafId, targetId))
+  // Entries are compared by what they are: both sessions make their own objects.
+  const shape = (o) => (o.entries ? { ...o, entries: o.entries.map((e) => (e && typeof e === 'object' ? e.message?.content ?? '[object]' : e)) } : o)
+  expect(shape(viaPath)).toEqual(shape(native))
+  expect(logOurs).toEqual(logNative)
+  return viaPath
+}
+
+const chain = (n, prefix = 'e') => {
+  const specs = {}
+  for (let i = 0; i < n; i++) specs[`${prefix}${i}`] = { id: `${prefix}${i}`, parentId: i === 0 ? null : `${prefix}${i - 1}` }
+  return specs
+}
+
+describe('the read-ahead entry path', () => {
+  test('a plain chain is read ahead whole, and the result is the session’s own entries', () => {
+    const specs = chain(50)
+    specs.t = { id: 't', parentId: 'e20' }
+    const log = []
+    const session = loggingSession(specs, log)
+    const form = readEntryPath(session, 'e49', 't')
+    expect(form[1].length).toBe(50)
+    expect(Array.from(form[4].subarray(0, 4))).toEqual([-3, 3, -3, 3]) // own id === the id looked up; parent "e48"
+    const r = ours.collectEntriesForBranchSummary(session, 'e49', 't')
+    expect(r.commonAncestorId).toBe('e20')
+    expect(r.entries.map((e) => e.id)).toEqual(Array.from({ length: 29 }, (_, i) => `e${i + 21}`))
+    expect(r.entries[0]).toBe(session.getEntry('e21'))
+    expectSame(specs, 'e49', 't')
+    expectSame(specs, 'e49', 'e0')
+    expectSame(specs, 'e0', 'e49')
+    expectSame(specs, 'e49', 'e49')
+    expectSame(specs, 'e49', null)
+    expectSame(specs, 'e49', '')
+  })
+
+  test('ids the pass does not read: the native reader reads them, and reports them', () => {
+    const specs = chain(5)
+    // Rejected, or answered without the session: nothing is read ahead.
+    for (const [old, target] of [[undefined, 'e1'], ['', 'e1'], [null, 'e1'], [0, 'e1'], [7, 'e1'], [{}, 'e1'], ['e4', 7], ['e4', {}]]) {
+      expectSame(specs, old, target)
+      const log = []
+      expect(readEntryPath(loggingSession(specs, log), old, target)).toBeUndefined()
+      expect(log).toEqual([])
+    }
+    // A falsy target, an unknown old leaf: read ahead as the walk reads them.
+    for (const [old, target] of [['e4', 0], ['e4', false], ['nope', 'e1']]) {
+      expectSame(specs, old, target)
+      expect(readEntryPath(loggingSession(specs, []), old, target)).toHaveLength(8)
+    }
+    for (const session of [null, undefined, 5, 'str', {}, { getEntry: 1 }, { getEntry: 'x' }, []]) {
+      expect(outcome(() => ours.collectEntriesForBranchSummary(session, 'a', 'b'))).toEqual(
+        outcome(() => nativeCollect(session, 'a', 'b')),
+      )
+    }
+  })
+
+  test('odd entries, ids and parents: the same answers and errors, the same reads', () => {
+    const lone = '\ud800'
+    const base = chain(4)
+    const cases = [
+      { e3: { id: 7, parentId: 'e2' } }, // an id that is not a string
+      { e3: { value: null } },
+      { e3: { value: 0 } },
+      { e3: { value: '' } },
+      { e3: { value: 'a string' } },
+      { e3: { value: [] } },
+      { e3: { value: Object.assign([, 'x'], { id: 'e3', parentId: 'e2' }) } }, // eslint-disable-line no-sparse-arrays
+      { e3: { id: 'e3', parentId: 5 } }, // a truthy parentId that is not a string
+      { e3: { id: 'e3', parentId: {} } },
+      { e3: { id: 'e3', parentId: 0 } },
+      { e3: { id: 'e3', parentId: '' } },
+      { e3: { id: 'e3' } }, // no parentId
+      { e3: { id: 'e3', parentId: 'gone' } }, // a parent getEntry does not resolve
+      { e3: { id: 'bee', parentId: 'e2' } }, // an entry reached under another id
+      { e3: { id: `lone${lone}`, parentId: 'e2' }, [`lone${lone}`]: { id: 'x', parentId: 'e1' } },
+      { e3: { id: 'e3', parentId: 'a-long-id-past-the-inline-units' }, 'a-long-id-past-the-inline-units': { id: 'a-long-id-past-the-inline-units', parentId: 'e1' } },
+      { e3: { id: 'e3', parentId: 'e3' } }, // a self-cycle
+      { e1: { id: 'e1', parentId: 'e3' } }, // a cycle through the old leaf
+      { e3: { id: 'e3', parentId: 'e2', getters: true } },
+      { e3: { id: 'e3', parentId: 'e2', getters: true, throwing: 'id' } },
+      { e3: { id: 'e3', parentId: 'e2', getters: true, throwing: 'parentId' } },
+      { e2: { id: 'e2', parentId: 'e1', wrap: 'frozen' } },
+      { e2: { id: 'e2', parentId: 'e1', wrap: 'proxy' } },
+      { e2: { id: 'e2', parentId: 'e1', wrap: 'array' } },
+    ]
+    for (const extra of cases) {
+      const specs = { ...base, ...extra, t: { id: 't', parentId: 'e1' } }
+      for (const [old, target] of [['e3', 't'], ['e3', 'e0'], ['t', 'e3'], ['e3', 'e3']]) {
+        expectSame(specs, old, target)
+        expectSame(specs, old, target, { sessionProxy: true })
+      }
+    }
+  })
+
+  test('a getEntry that throws: thrown at the same call', () => {
+    const specs = { ...chain(6), t: { id: 't', parentId: 'e2' } }
+    for (let throwAt = 0; throwAt < 9; throwAt++) expectSame(specs, 'e5', 't', { throwAt })
+  })
+
+  test('long cycles and long chains', () => {
+    const cycle = chain(300)
+    cycle.e0 = { id: 'e0', parentId: 'e299' }
+    expectSame(cycle, 'e299', 'e5')
+    expectSame(cycle, 'e5', 'e299')
+    const long = chain(5000)
+    long.t = { id: 't', parentId: 'e10' }
+    expectSame(long, 'e4999', 't')
+  })
+
+  test('generated sessions: same answers, same reads', () => {
+    const idArb = fc.constantFrom('a', 'b', 'c', 'd', 'e', 'f', 'g', '\ud800', 'a-long-id-past-the-inline-units')
+    const valueArb = fc.oneof({ weight: 8, arbitrary: idArb }, { weight: 1, arbitrary: fc.constantFrom(null, undefined, '', 0, 5, {}, 'gone') })
+    const specArb = fc.oneof(
+      {
+        weight: 8,
+        arbitrary: fc.record(
+          { id: valueArb, parentId: valueArb, getters: fc.boolean(), wrap: fc.constantFrom('plain', 'plain', 'frozen', 'proxy', 'array') },
+          { requiredKeys: ['getters', 'wrap'] },
+        ),
+      },
+      { weight: 1, arbitrary: fc.constantFrom(null, undefined, 0, '', 'str', []).map((value) => ({ value })) },
+    )
+    fc.assert(
+      fc.property(fc.dictionary(idArb, specArb), valueArb, valueArb, fc.integer({ min: -1, max: 12 }), fc.boolean(), (specs, old, target, throwAt, sessionProxy) => {
+        expectSame(specs, old, target, { throwAt, sessionProxy })
+      }),
+      { numRuns: RUNS },
+    )
+  })
+})
