@@ -18,6 +18,9 @@ const SUMMARIZING = [
   'extension-compact-call',
 ]
 
+/** The 1.6 flows whose summaries fail once and are retried (flows.js). */
+const RETRYING = ['summary-retried', 'summary-stream-dropped']
+
 module.exports = {
   '0.78': [
     {
@@ -37,10 +40,23 @@ module.exports = {
       reason: "the spec puts custom instructions in every request, the split turn's prefix request too; 0.78.1 sends them with the history request only",
     },
     {
-      where: 'summary request navigateTree/history: options',
+      where: 'summary request navigateTree/history: options.max_completion_tokens',
       flows: ['branch-summary'],
       reason:
         "a branch summary may use min(0.8 × reserveTokens, model.maxTokens) output tokens (2,000 here) where 0.78.1 asks for a fixed 2,048, more than this model's maxTokens",
+    },
+  ],
+  '1.6': [
+    {
+      where: 'summary request: system prompt',
+      flows: [...SUMMARIZING, ...RETRYING],
+      reason: 'the summarization system prompt is written for this package, not copied from the agent',
+    },
+    {
+      where: 'summary request: prompt text',
+      flows: [...SUMMARIZING, ...RETRYING],
+      reason:
+        "the spec's request: its transcript format (call ids, tool names, error flags), the summary projection, the Reasoning Digest section, instructions marked as taking priority, the turn prefix framed like the history (1.6.0: \"# Conversation\" / \"# Instructions\")",
     },
   ],
 }

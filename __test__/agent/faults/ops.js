@@ -7,13 +7,7 @@
 
 const { TURNS } = require('../flows.js')
 
-const { WARM_UP, LOG_TURN, LONG_TURN, SHORT_TURN, warmUp, say, call, read, edit } = TURNS
-
-const CUT_POINT_QUESTION = 'Read src/core/cut_point.rs and tell me which setting it reads.'
-const BRANCH_TURN = {
-  prompt: 'Note in platform.js where binaryName comes from.',
-  replies: [call(edit('platform.js', "binaryName: 'prime-compaction'", "binaryName: 'prime-compaction' /* napi binaryName */")), say('platform.js now notes where binaryName comes from.')],
-}
+const { WARM_UP, LOG_TURN, LONG_TURN, SHORT_TURN, BRANCH_TURN, CUT_POINT_QUESTION, warmUp, say, call, read } = TURNS
 
 /** The entry a compaction writes, and the one a branch summary writes. */
 const COMPACTION = 'compaction'

@@ -33,9 +33,8 @@ const { createScriptedModel, kindOf } = require('../scripted-model.js')
 const { OPS, RESUME, COMPACTION } = require('./ops.js')
 
 const CHILD = path.join(__dirname, 'child.mjs')
-/** The harness's model and compaction settings (harness.mjs), which the scripted model must know. */
+/** The harness's model's window (harness.mjs), which the scripted model must know. */
 const CONTEXT_WINDOW = 6000
-const RESERVE_TOKENS = 1500
 /** A case that takes longer than this has hung the agent. */
 const CASE_TIMEOUT_MS = 60_000
 
@@ -176,7 +175,7 @@ function slowed(answer, slow) {
 
 /** The state of the case the server is answering for; replaced for every case. */
 function newCaseState(c) {
-  const model = createScriptedModel({ contextWindow: CONTEXT_WINDOW, reserveTokens: RESERVE_TOKENS, agentReplies: c.resume ? RESUME.replies : OPS[c.op].replies })
+  const model = createScriptedModel({ contextWindow: CONTEXT_WINDOW, agentReplies: c.resume ? RESUME.replies : OPS[c.op].replies })
   return { c, model, armed: false, recovering: false, summaries: 0, injected: 0, texts: [], serverBefore: null, sessionFile: null, onFirstSummary: null }
 }
 
