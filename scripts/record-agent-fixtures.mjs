@@ -60,6 +60,7 @@ const { runFlow } = await import('../__test__/agent/harness.mjs')
 const home = mkdtempSync(join(tmpdir(), 'prime-compaction-fixtures-home-'))
 process.env.HOME = home
 process.env.PI_CODING_AGENT_DIR = join(home, 'agent-dir')
+process.env.PI_OFFLINE = '1'
 try {
   for (const line of lines) await record(line)
 } finally {

@@ -16,6 +16,7 @@ const SUMMARIZING = [
   'abort-auto',
   'branch-summary',
   'extension-compact-call',
+  'extension-preparation-changed',
 ]
 
 /** The 1.6 flows whose summaries fail once and are retried (flows.js). */

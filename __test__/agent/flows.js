@@ -103,6 +103,10 @@ const isUserMessage = (text) => (e) => e.type === 'message' && e.message.role ==
 
 const CONTINUE = { prompt: 'What did we establish so far?', reply: say('The settings, the cut point and the model limits are read; Cargo.toml has a note.') }
 
+/** What the extensions below put in place of a bash tool result's output. */
+const OMITTED = '[bash output omitted by the extension]'
+const omitBashOutput = (message) => (message.role === 'toolResult' && message.toolName === 'bash' ? { ...message, content: [{ type: 'text', text: OMITTED }] } : message)
+
 /** Each flow runs on every agent line unless it names its `lines`. */
 const FLOWS = [
   {
@@ -282,14 +286,10 @@ const FLOWS = [
       pi.on('session_before_compact', async (event, ctx) => {
         const { preparation } = event
         record.preparations = [...(record.preparations || []), describe(preparation)]
-        const shorten = (message) =>
-          message.role === 'toolResult' && message.toolName === 'bash'
-            ? { ...message, content: [{ type: 'text', text: '[bash output omitted by the extension]' }] }
-            : message
         const projected = {
           ...preparation,
-          messagesToSummarize: preparation.messagesToSummarize.map(shorten),
-          turnPrefixMessages: preparation.turnPrefixMessages.map(shorten),
+          messagesToSummarize: preparation.messagesToSummarize.map(omitBashOutput),
+          turnPrefixMessages: preparation.turnPrefixMessages.map(omitBashOutput),
         }
         const auth = await ctx.modelRegistry.getApiKeyAndHeaders(ctx.model)
         const result = await agent.compact(projected, ctx.model, auth.apiKey, auth.headers, event.customInstructions, event.signal)
@@ -303,6 +303,29 @@ const FLOWS = [
       await h.prompt(CONTINUE.prompt)
     },
     expect: { compactions: [{ reason: 'manual', fromExtension: true, instructions: true }] },
+  },
+  {
+    // The preparation an extension sees is the one the agent compacts next:
+    // changed in place (and nothing returned), it is what the built-in
+    // summarizer gets.
+    name: 'extension-preparation-changed',
+    files: FILES,
+    replies: [...WARM_UP.replies, ...LOG_TURN.replies.slice(0, 1), say('keepRecentTokens.'), CONTINUE.reply],
+    extension(pi, { record, describe }) {
+      pi.on('session_before_compact', async (event) => {
+        const { preparation } = event
+        preparation.messagesToSummarize = preparation.messagesToSummarize.map(omitBashOutput)
+        preparation.turnPrefixMessages = preparation.turnPrefixMessages.map(omitBashOutput)
+        record.preparations = [...(record.preparations || []), describe(preparation)]
+      })
+    },
+    async run(h) {
+      await warmUp(h)
+      await h.prompt(CUT_POINT_QUESTION)
+      await h.compact()
+      await h.prompt(CONTINUE.prompt)
+    },
+    expect: { compactions: [{ reason: 'manual', split: true }], summaryRequestsInclude: OMITTED },
   },
   // 1.6 only: its summaries retry transient failures (pi-ai's retry policy,
   // settings.retry); 0.78 has no such retries, and its compactions fail.

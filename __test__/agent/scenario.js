@@ -63,6 +63,9 @@ function missedExpectations(record) {
     const n = entriesOf(record).filter((e) => e.type === 'branch_summary').length
     if (n !== expect.branchSummaries) missed.push(`expected ${expect.branchSummaries} branch summaries, saw ${n}`)
   }
+  if (expect.summaryRequestsInclude !== undefined && !summaryRequests.some((r) => r.raw.includes(expect.summaryRequestsInclude))) {
+    missed.push(`expected a summary request to include ${JSON.stringify(expect.summaryRequestsInclude)}`)
+  }
   if (expect.summaryRetries !== undefined) {
     const n = record.events.filter((e) => e.type === 'summarization_retry_scheduled').length
     if (n !== expect.summaryRetries) missed.push(`expected ${expect.summaryRetries} summary retries, saw ${n}`)
