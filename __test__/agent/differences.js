@@ -55,9 +55,9 @@ module.exports = {
     },
     {
       where: 'summary request: prompt text',
-      flows: [...SUMMARIZING, ...RETRYING],
+      flows: [...SUMMARIZING, ...RETRYING, 'bug-report'],
       reason:
-        "the spec's request: its transcript format (call ids, tool names, error flags), the summary projection, the Reasoning Digest section, instructions marked as taking priority, the turn prefix framed like the history (1.6.0: \"# Conversation\" / \"# Instructions\")",
+        "the spec's request: its transcript format (call ids, tool names, error flags), the summary projection, the Reasoning Digest section, instructions marked as taking priority, the turn prefix framed like the history (1.6.0: \"# Conversation\" / \"# Instructions\"); the agent's own bug-report prompt differs only in its transcript, which it writes with the module's serializeConversation (the spec's format, see the README's differences)",
     },
   ],
 }

@@ -352,6 +352,23 @@ const FLOWS = [
     expect: { branchSummaries: 1, compactions: [{ reason: 'manual', split: true }], summaryRetries: 2 },
   },
   {
+    // The agent's bug-report summary goes through the module too
+    // (completeSummarization, getSummarizationFailure, serializeConversation,
+    // convertToLlm); its first request fails and is retried.
+    name: 'bug-report',
+    lines: ['1.6'],
+    files: FILES,
+    settings: { retry: RETRIES },
+    replies: [...WARM_UP.replies, ...BRANCH_TURN.replies],
+    summaryFaults: { 0: { status: 500, error: 'The server had an error while processing your request.' } },
+    async run(h) {
+      await warmUp(h)
+      await h.prompt(BRANCH_TURN.prompt)
+      await h.bugReport('The platform.js edit was not what I asked for.')
+    },
+    expect: { bugReports: 1 },
+  },
+  {
     name: 'summary-stream-dropped',
     lines: ['1.6'],
     files: FILES,

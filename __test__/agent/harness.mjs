@@ -262,6 +262,8 @@ export async function runFlow({ line, variant, flow, dir, repoRoot }) {
       prompt: (text) => op('prompt', [text], () => session.prompt(text)),
       compact: (instructions) => op('compact', [instructions], () => session.compact(instructions)),
       navigateTree: (targetId, options) => op('navigateTree', [targetId, options], () => session.navigateTree(targetId, options)),
+      /** 1.6's /bug-report summary of the session (through the module's completeSummarization and serializeConversation). */
+      bugReport: (hint) => op('bugReport', [hint], () => session.summarizeForBugReport({ hint, signal: new AbortController().signal })),
       /** Id of the last entry on the current path that `predicate` accepts. */
       lastEntryId(predicate) {
         const branch = sessionManager.getBranch()

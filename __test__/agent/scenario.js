@@ -63,6 +63,10 @@ function missedExpectations(record) {
     const n = entriesOf(record).filter((e) => e.type === 'branch_summary').length
     if (n !== expect.branchSummaries) missed.push(`expected ${expect.branchSummaries} branch summaries, saw ${n}`)
   }
+  if (expect.bugReports !== undefined) {
+    const reports = record.operations.filter((o) => o.op === 'bugReport' && typeof o.result === 'string' && o.result.startsWith('## Goal'))
+    if (reports.length !== expect.bugReports) missed.push(`expected ${expect.bugReports} bug report(s) holding the model's text, saw ${reports.length}`)
+  }
   if (expect.summaryRequestsInclude !== undefined && !summaryRequests.some((r) => r.raw.includes(expect.summaryRequestsInclude))) {
     missed.push(`expected a summary request to include ${JSON.stringify(expect.summaryRequestsInclude)}`)
   }
