@@ -15,12 +15,23 @@ const path = require('node:path')
 const { pathToFileURL } = require('node:url')
 const { LINES } = require('./lines.js')
 const { runFlows, unsupported } = require('./run.js')
-const { compareRecords, checkAgainstList, idsOf, normalize } = require('./compare.js')
+const { compareRecords, checkAgainstList, idsOf, normalize, transcriptOf, entriesOf } = require('./compare.js')
 const { missedExpectations } = require('./scenario.js')
 const { importsIntoModule } = require('./agent-imports.js')
-const { FLOWS } = require('./flows.js')
+const { flowsOf } = require('./flows.js')
 
 jest.setTimeout(300_000)
+
+/** The flows of every line, started together: per line, a promise of runFlows' records. */
+const runs = {}
+beforeAll(() => {
+  for (const line of LINES) {
+    if (unsupported(line)) continue
+    runs[line.name] = runFlows(line, flowsOf(line).map((f) => f.name))
+    // Awaited by the line's own tests; until then, a failure must not count as unhandled.
+    runs[line.name].catch(() => {})
+  }
+})
 
 describe.each(LINES.map((line) => [line.name, line]))('agent %s', (name, line) => {
   const why = unsupported(line)
@@ -29,14 +40,19 @@ describe.each(LINES.map((line) => [line.name, line]))('agent %s', (name, line) =
     return
   }
 
-  const flows = FLOWS
+  const flows = flowsOf(line)
   let records
   const found = {}
+  let outputBudget
   beforeAll(async () => {
-    records = await runFlows(line, flows.map((f) => f.name))
+    records = await runs[name]
+    if (line.summaryOutputBudget) {
+      const { clampMaxTokensToContext } = await import(pathToFileURL(line.summaryOutputBudget).href)
+      outputBudget = (model) => (body) => clampMaxTokensToContext(model, transcriptOf(body), model.maxTokens)
+    }
     for (const flow of flows) {
       const { agent, ours } = records[flow.name]
-      if (!agent.failed && !ours.failed) found[flow.name] = compareRecords(agent, ours)
+      if (!agent.failed && !ours.failed) found[flow.name] = compareRecords(agent, ours, { outputBudget: outputBudget && outputBudget(agent.model) })
     }
   })
 
@@ -72,7 +88,7 @@ describe.each(LINES.map((line) => [line.name, line]))('agent %s', (name, line) =
     }
   })
 
-  describe.each(FLOWS.map((f) => f.name))('flow %s', (flowName) => {
+  describe.each(flows.map((f) => f.name))('flow %s', (flowName) => {
     test('both modules ran it to its scenario', () => {
       for (const variant of ['agent', 'ours']) {
         expect({ variant, failed: records[flowName][variant].failed }).toEqual({ variant, failed: undefined })
@@ -110,6 +126,51 @@ describe.each(LINES.map((line) => [line.name, line]))('agent %s', (name, line) =
       fs.rmSync(tmp, { recursive: true, force: true })
     }
   })
+
+  if (line.summaryOutputBudget) {
+    test("summary requests set no maxTokens: each asks for pi-ai's clamp of model.maxTokens to the room its own input leaves", () => {
+      let checked = 0
+      for (const flow of flows) {
+        for (const variant of ['agent', 'ours']) {
+          const record = records[flow.name][variant]
+          const budget = outputBudget(record.model)
+          for (const request of record.requests.filter((r) => r.kind === 'summary')) {
+            const body = JSON.parse(request.raw)
+            expect({ flow: flow.name, variant, max: body.max_completion_tokens }).toEqual({ flow: flow.name, variant, max: budget(body) })
+            checked++
+          }
+        }
+      }
+      expect(checked).toBeGreaterThan(20)
+    })
+  }
+
+  if (line.statsCountSummaries) {
+    test("the session's usage totals count every compaction's and branch summary's usage, as the agent's own module reports it", () => {
+      let summaries = 0
+      for (const flow of flows) {
+        for (const variant of ['agent', 'ours']) {
+          const record = records[flow.name][variant]
+          const entries = entriesOf(record)
+          const usages = []
+          for (const e of entries) {
+            if (e.type === 'usage') usages.push(e.usage)
+            if (e.type === 'message' && (e.message.role === 'assistant' || e.message.role === 'toolResult') && e.message.usage) usages.push(e.message.usage)
+            if (e.type === 'compaction' || e.type === 'branch_summary') {
+              if (!e.fromHook) {
+                expect({ flow: flow.name, variant, entry: e.type, usage: e.usage }).toEqual({ flow: flow.name, variant, entry: e.type, usage: expect.objectContaining({ input: expect.any(Number), output: expect.any(Number) }) })
+                summaries++
+              }
+              if (e.usage) usages.push(e.usage)
+            }
+          }
+          const sum = (field) => usages.reduce((n, u) => n + u[field], 0)
+          expect({ flow: flow.name, variant, input: record.stats.tokens.input, output: record.stats.tokens.output }).toEqual({ flow: flow.name, variant, input: sum('input'), output: sum('output') })
+        }
+      }
+      expect(summaries).toBeGreaterThan(20)
+    })
+  }
 
   test('every difference differences.js lists still occurs, in exactly the flows it names', () => {
     const { stale } = checkAgainstList(found, line.differences)

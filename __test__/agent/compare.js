@@ -5,7 +5,7 @@
 // differences.js lists), `detail` the exact place and both values.
 //
 // Before comparing, entry ids become their position in the session file and
-// timestamps are dropped: the agent draws both anew on every run.
+// timestamps and durations are dropped: the agent draws them anew on every run.
 
 const { isDeepStrictEqual } = require('node:util')
 
@@ -26,13 +26,16 @@ function deepDiff(a, b, path = '', out = []) {
   return out
 }
 
-/** `value` with entry ids replaced by `#<line>` and timestamps left out. */
+/** Fields the agent fills from the clock: when an entry or message was made, how long a request or tool took (1.6). */
+const CLOCK_FIELDS = new Set(['timestamp', 'durationMs'])
+
+/** `value` with entry ids replaced by `#<line>` and the clock's fields left out. */
 function normalize(value, ids) {
   if (typeof value === 'string') return ids.has(value) ? ids.get(value) : value
   if (Array.isArray(value)) return value.map((v) => normalize(v, ids))
   if (value === null || typeof value !== 'object') return value
   const out = {}
-  for (const [key, v] of Object.entries(value)) if (key !== 'timestamp') out[key] = normalize(v, ids)
+  for (const [key, v] of Object.entries(value)) if (!CLOCK_FIELDS.has(key)) out[key] = normalize(v, ids)
   return out
 }
 
@@ -62,6 +65,30 @@ function textOf(content) {
   return content.map((part) => (part.type === 'text' ? part.text : `[${part.type}]`)).join('\n')
 }
 
+/** What a summary request's output budget is shown as when it is the one its line's pi-ai derives from the input. */
+const OUTPUT_BUDGET_MET = "(none set: pi-ai's clamp of model.maxTokens to the room the input leaves)"
+
+/** A request body's messages as the TranscriptContext pi-ai estimated before sending them. */
+function transcriptOf(body) {
+  return {
+    messages: body.messages.map((m) => {
+      const text = textOf(m.content)
+      return m.role === 'system' || m.role === 'developer' ? { role: 'system', content: text } : { role: m.role, content: [{ type: 'text', text }] }
+    }),
+  }
+}
+
+/**
+ * The transcript a summary prompt carries: in <conversation> tags, or (1.6's
+ * turn prefix) between "# Conversation" and "# Instructions" headings.
+ */
+function conversationOf(prompt) {
+  const tagged = /<conversation>\n([\s\S]*)\n<\/conversation>/.exec(prompt)
+  if (tagged) return tagged[1]
+  const headed = /^# Conversation\n([\s\S]*)\n\n# Instructions\n/.exec(prompt)
+  return headed ? headed[1] : undefined
+}
+
 /**
  * A summarization request by its structure: the request options, the
  * message roles, the previous summary it carries, whether the compaction's
@@ -69,15 +96,17 @@ function textOf(content) {
  * kind, tool calls with their arguments, tool calls' ids left out): both
  * modules summarize the same messages, each in its own words and format.
  */
-function summaryRequestView(request, instructions) {
+function summaryRequestView(request, instructions, outputBudget) {
   const body = JSON.parse(request.raw)
   const { messages, ...options } = body
+  // Where the module sets no maxTokens, pi-ai asks for what the request's own input leaves of the window.
+  if (outputBudget && options.max_completion_tokens === outputBudget(body)) options.max_completion_tokens = OUTPUT_BUDGET_MET
   const system = messages.filter((m) => m.role === 'system' || m.role === 'developer').map((m) => textOf(m.content))
   const prompt = messages
     .filter((m) => m.role === 'user')
     .map((m) => textOf(m.content))
     .join('\n')
-  const conversation = (/<conversation>\n([\s\S]*)\n<\/conversation>/.exec(prompt) || [])[1]
+  const conversation = conversationOf(prompt)
   const previous = /<previous-summary>\n([\s\S]*?)\n<\/previous-summary>/.exec(prompt)
   const count = (re) => (conversation === undefined ? 0 : (conversation.match(re) || []).length)
   const toolCalls = []
@@ -99,20 +128,24 @@ function summaryRequestView(request, instructions) {
   }
 }
 
-function summaryRequestsByPart(record) {
+function summaryRequestsByPart(record, outputBudget) {
   const instructions = record.operations.filter((o) => o.op === 'compact' && o.args[0]).map((o) => o.args[0])
   const groups = new Map()
   for (const request of record.requests) {
     if (request.kind !== 'summary') continue
     const key = `${request.operation}/${request.part}`
     if (!groups.has(key)) groups.set(key, [])
-    groups.get(key).push(summaryRequestView(request, instructions))
+    groups.get(key).push(summaryRequestView(request, instructions, outputBudget))
   }
   return groups
 }
 
-/** Every difference between the two records of a flow. */
-function compareRecords(agent, ours) {
+/**
+ * Every difference between the two records of a flow. `outputBudget(body)`,
+ * for a line whose summary requests set no maxTokens, is the output budget
+ * the line's pi-ai asks for with that body's input.
+ */
+function compareRecords(agent, ours, { outputBudget } = {}) {
   const out = []
   const add = (where, detail) => out.push({ where, detail })
   const agentIds = idsOf(agent)
@@ -148,6 +181,7 @@ function compareRecords(agent, ours) {
   agentOps.forEach((op, i) => each(`operation ${op.op}`, `operations[${i}]`, op, oursOps[i]))
   if (agentOps.length !== oursOps.length) add('operations: count', { agent: agentOps.length, ours: oursOps.length })
   each('context after re-opening', 'reopened', a(agent.reopened), o(ours.reopened))
+  for (const [p, vx, vy] of deepDiff(a(agent.stats), o(ours.stats))) add(`session stats: ${p.slice(1)}`, { path: `stats${p}`, agent: vx, ours: vy })
   each('work files', 'files', agent.files, ours.files)
   each('extension preparation', 'preparations', a(agent.preparations), o(ours.preparations))
 
@@ -177,8 +211,8 @@ function compareRecords(agent, ours) {
   }
 
   // Summarization requests: by structure, per session call and part.
-  const agentSummaries = summaryRequestsByPart(agent)
-  const oursSummaries = summaryRequestsByPart(ours)
+  const agentSummaries = summaryRequestsByPart(agent, outputBudget)
+  const oursSummaries = summaryRequestsByPart(ours, outputBudget)
   for (const key of new Set([...agentSummaries.keys(), ...oursSummaries.keys()])) {
     const x = agentSummaries.get(key) || []
     const y = oursSummaries.get(key) || []
@@ -186,7 +220,9 @@ function compareRecords(agent, ours) {
     for (let i = 0; i < Math.min(x.length, y.length); i++) {
       if (x[i].systemPrompt !== y[i].systemPrompt) add('summary request: system prompt', { request: `${key}[${i}]` })
       if (x[i].prompt !== y[i].prompt) add('summary request: prompt text', { request: `${key}[${i}]` })
-      each(`summary request ${key}: options`, `${key}[${i}].options`, x[i].options, y[i].options)
+      for (const [p, vx, vy] of deepDiff(x[i].options, y[i].options)) {
+        add(`summary request ${key}: options${/^\.[^.[]+/.exec(p)[0]}`, { path: `${key}[${i}].options${p}`, agent: vx, ours: vy })
+      }
       each(`summary request ${key}: roles`, `${key}[${i}].roles`, x[i].roles, y[i].roles)
       for (const [field, vx] of Object.entries(x[i].structure)) {
         if (!isDeepStrictEqual(vx, y[i].structure[field])) add(`summary request ${key}: ${field}`, { request: `${key}[${i}]`, agent: vx, ours: y[i].structure[field] })
@@ -228,4 +264,4 @@ function checkAgainstList(found, list) {
   return { unlisted, stale }
 }
 
-module.exports = { compareRecords, checkAgainstList, entriesOf, idsOf, normalize }
+module.exports = { compareRecords, checkAgainstList, entriesOf, idsOf, normalize, transcriptOf, OUTPUT_BUDGET_MET }

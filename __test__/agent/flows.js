@@ -14,6 +14,8 @@ const edit = (path, oldText, newText) => ({ name: 'edit', args: { path, edits: [
 const write = (path, content) => ({ name: 'write', args: { path, content } })
 const say = (text) => ({ text })
 const call = (...tools) => ({ tools })
+/** The provider answers the request with its context-overflow error (see scripted-model.js). */
+const overflow = () => ({ overflow: true })
 
 /** A user message with a pasted log: long enough to hold the cut point of the compaction that follows it. */
 const PASTED_LOG = [
@@ -75,14 +77,37 @@ const LONG_TURN = {
   ],
 }
 
+/** A turn with one read of more than keepRecentTokens. */
+const READ_TURN = {
+  prompt: 'Read src/core/text.rs: where does it cut long texts?',
+  replies: [call(read('src/core/text.rs')), say('text.rs cuts long texts at UTF-16 boundaries, never inside a surrogate pair.')],
+}
+
 /** A short turn: one small read and an answer. */
 const SHORT_TURN = {
   prompt: 'How many Jest workers does jest.config.js allow?',
   replies: [call(read('jest.config.js')), say('maxWorkers is 2: the two CPU-bound suites run side by side.')],
 }
 
+const CUT_POINT_QUESTION = 'Read src/core/cut_point.rs and tell me which setting it reads.'
+
+const BRANCH_TURN = {
+  prompt: 'Note in platform.js where binaryName comes from.',
+  replies: [call(edit('platform.js', "binaryName: 'prime-compaction'", "binaryName: 'prime-compaction' /* napi binaryName */")), say('platform.js now notes where binaryName comes from.')],
+}
+
+/** Summary retries as 1.6 reads settings.retry: two, 10 ms apart at first. */
+const RETRIES = { enabled: true, maxRetries: 2, baseDelayMs: 10 }
+
+const isUserMessage = (text) => (e) => e.type === 'message' && e.message.role === 'user' && e.message.content[0].text === text
+
 const CONTINUE = { prompt: 'What did we establish so far?', reply: say('The settings, the cut point and the model limits are read; Cargo.toml has a note.') }
 
+/** What the extensions below put in place of a bash tool result's output. */
+const OMITTED = '[bash output omitted by the extension]'
+const omitBashOutput = (message) => (message.role === 'toolResult' && message.toolName === 'bash' ? { ...message, content: [{ type: 'text', text: OMITTED }] } : message)
+
+/** Each flow runs on every agent line unless it names its `lines`. */
 const FLOWS = [
   {
     name: 'threshold',
@@ -108,13 +133,19 @@ const FLOWS = [
     expect: { compactions: [{ reason: 'threshold', split: true, history: true }] },
   },
   {
+    // The second compaction splits a turn whose one read is more than
+    // keepRecentTokens, so the cut lies in that turn for both lines and the
+    // log turn is history to fold into the previous summary. (1.6 compacts
+    // the long turn before its second request, where the cut reaches back
+    // into the log turn: with no history, the previous summary stands for it
+    // and no request updates it.)
     name: 'split-turn-resummarized',
     files: FILES,
-    replies: [...WARM_UP.replies, ...LOG_TURN.replies, ...LONG_TURN.replies, CONTINUE.reply],
+    replies: [...WARM_UP.replies, ...LOG_TURN.replies, ...READ_TURN.replies, CONTINUE.reply],
     async run(h) {
       await warmUp(h)
       await h.prompt(LOG_TURN.prompt)
-      await h.prompt(LONG_TURN.prompt)
+      await h.prompt(READ_TURN.prompt)
       await h.prompt(CONTINUE.prompt)
     },
     expect: {
@@ -125,12 +156,18 @@ const FLOWS = [
     },
   },
   {
+    // The provider counts more tokens than the agent estimates (its own
+    // tokenizer): it rejects a request the agent thought fitting, which the
+    // agent then compacts and sends again. (A request the agent itself
+    // estimates above the window never goes out in 1.6: it compacts before
+    // each request of a run once past the threshold.)
     name: 'overflow',
     files: FILES,
     replies: [
       ...WARM_UP.replies,
-      call(read('src/core/overflow.rs')),
-      call(read('src/core/text.rs')),
+      call(read('src/core/overflow.rs', { limit: 80 })),
+      call(read('src/core/text.rs', { limit: 80 })),
+      overflow(),
       say('overflow.rs matches the providers\' overflow messages; text.rs cuts long texts at UTF-16 boundaries.'),
     ],
     async run(h) {
@@ -145,21 +182,25 @@ const FLOWS = [
     replies: [...WARM_UP.replies, ...LOG_TURN.replies.slice(0, 1), say('keepRecentTokens.'), CONTINUE.reply],
     async run(h) {
       await warmUp(h)
-      await h.prompt('Read src/core/cut_point.rs and tell me which setting it reads.')
+      await h.prompt(CUT_POINT_QUESTION)
       await h.compact('Focus on the settings validation; keep the exact grep command that was run.')
       await h.prompt(CONTINUE.prompt)
     },
     expect: { compactions: [{ reason: 'manual', split: true, instructions: true }] },
   },
   {
+    // With the warm-up alone there is nothing to cut for 1.6 (it keeps all of
+    // it): one more turn gives both lines a compaction to abort.
     name: 'abort-manual',
     files: FILES,
-    replies: [...WARM_UP.replies, CONTINUE.reply],
+    replies: [...WARM_UP.replies, ...LOG_TURN.replies.slice(0, 1), say('keepRecentTokens.'), CONTINUE.reply],
     async run(h) {
       await warmUp(h)
+      await h.prompt(CUT_POINT_QUESTION)
       const held = h.model.holdNextSummary()
       const compaction = h.compact()
-      await held
+      // A compaction that ends without a summary request has nothing to abort: the expectations say so.
+      await Promise.race([held, compaction])
       h.session.abortCompaction()
       await compaction
       await h.prompt(CONTINUE.prompt)
@@ -174,7 +215,7 @@ const FLOWS = [
       await warmUp(h)
       const held = h.model.holdNextSummary()
       const turn = h.prompt(LOG_TURN.prompt)
-      await held
+      await Promise.race([held, turn])
       h.session.abortCompaction()
       await turn
       // Still above the threshold: the next prompt compacts first, this time to the end.
@@ -192,17 +233,16 @@ const FLOWS = [
     files: FILES,
     replies: [
       ...WARM_UP.replies,
-      call(edit('platform.js', "binaryName: 'prime-compaction'", "binaryName: 'prime-compaction' /* napi binaryName */")),
-      say('platform.js now notes where binaryName comes from.'),
+      ...BRANCH_TURN.replies,
       call(write('NOTES.md', '# Notes\n\n- platform.js: isMusl() reads process.report.\n')),
       say('NOTES.md written.'),
       say('On this branch: the notes file and the platform.js comment.'),
     ],
     async run(h) {
       await warmUp(h)
-      await h.prompt('Note in platform.js where binaryName comes from.')
+      await h.prompt(BRANCH_TURN.prompt)
       const away = h.sessionManager.getLeafId()
-      const secondQuestion = h.lastEntryId((e) => e.type === 'message' && e.message.role === 'user' && e.message.content[0].text === WARM_UP.prompts[1])
+      const secondQuestion = h.lastEntryId(isUserMessage(WARM_UP.prompts[1]))
       await h.navigateTree(secondQuestion, { summarize: true })
       await h.prompt('Instead, write a NOTES.md with what we learnt about platform.js.')
       await h.navigateTree(away, { summarize: true })
@@ -246,14 +286,10 @@ const FLOWS = [
       pi.on('session_before_compact', async (event, ctx) => {
         const { preparation } = event
         record.preparations = [...(record.preparations || []), describe(preparation)]
-        const shorten = (message) =>
-          message.role === 'toolResult' && message.toolName === 'bash'
-            ? { ...message, content: [{ type: 'text', text: '[bash output omitted by the extension]' }] }
-            : message
         const projected = {
           ...preparation,
-          messagesToSummarize: preparation.messagesToSummarize.map(shorten),
-          turnPrefixMessages: preparation.turnPrefixMessages.map(shorten),
+          messagesToSummarize: preparation.messagesToSummarize.map(omitBashOutput),
+          turnPrefixMessages: preparation.turnPrefixMessages.map(omitBashOutput),
         }
         const auth = await ctx.modelRegistry.getApiKeyAndHeaders(ctx.model)
         const result = await agent.compact(projected, ctx.model, auth.apiKey, auth.headers, event.customInstructions, event.signal)
@@ -262,15 +298,100 @@ const FLOWS = [
     },
     async run(h) {
       await warmUp(h)
-      await h.prompt('Read src/core/cut_point.rs and tell me which setting it reads.')
+      await h.prompt(CUT_POINT_QUESTION)
       await h.compact('Keep the file names exact.')
       await h.prompt(CONTINUE.prompt)
     },
     expect: { compactions: [{ reason: 'manual', fromExtension: true, instructions: true }] },
   },
+  {
+    // The preparation an extension sees is the one the agent compacts next:
+    // changed in place (and nothing returned), it is what the built-in
+    // summarizer gets.
+    name: 'extension-preparation-changed',
+    files: FILES,
+    replies: [...WARM_UP.replies, ...LOG_TURN.replies.slice(0, 1), say('keepRecentTokens.'), CONTINUE.reply],
+    extension(pi, { record, describe }) {
+      pi.on('session_before_compact', async (event) => {
+        const { preparation } = event
+        preparation.messagesToSummarize = preparation.messagesToSummarize.map(omitBashOutput)
+        preparation.turnPrefixMessages = preparation.turnPrefixMessages.map(omitBashOutput)
+        record.preparations = [...(record.preparations || []), describe(preparation)]
+      })
+    },
+    async run(h) {
+      await warmUp(h)
+      await h.prompt(CUT_POINT_QUESTION)
+      await h.compact()
+      await h.prompt(CONTINUE.prompt)
+    },
+    expect: { compactions: [{ reason: 'manual', split: true }], summaryRequestsInclude: OMITTED },
+  },
+  // 1.6 only: its summaries retry transient failures (pi-ai's retry policy,
+  // settings.retry); 0.78 has no such retries, and its compactions fail.
+  {
+    name: 'summary-retried',
+    lines: ['1.6'],
+    files: FILES,
+    settings: { retry: RETRIES },
+    replies: [...WARM_UP.replies, ...LOG_TURN.replies.slice(0, 1), say('keepRecentTokens.'), ...BRANCH_TURN.replies, CONTINUE.reply],
+    // The compaction's history request fails once (0; 1 is its retry, 2 the turn prefix), the branch summary's is rate limited once.
+    summaryFaults: {
+      0: { status: 500, error: 'The server had an error while processing your request.' },
+      3: { status: 429, error: 'Rate limit reached for requests per minute. Please try again later.', headers: { 'retry-after': '1' } },
+    },
+    async run(h) {
+      await warmUp(h)
+      await h.prompt(CUT_POINT_QUESTION)
+      await h.compact()
+      await h.prompt(BRANCH_TURN.prompt)
+      // Back to the compaction: the branch turn is summarized.
+      await h.navigateTree(h.lastEntryId((e) => e.type === 'compaction'), { summarize: true })
+      await h.prompt(CONTINUE.prompt)
+    },
+    expect: { branchSummaries: 1, compactions: [{ reason: 'manual', split: true }], summaryRetries: 2 },
+  },
+  {
+    // The agent's bug-report summary goes through the module too
+    // (completeSummarization, getSummarizationFailure, serializeConversation,
+    // convertToLlm); its first request fails and is retried.
+    name: 'bug-report',
+    lines: ['1.6'],
+    files: FILES,
+    settings: { retry: RETRIES },
+    replies: [...WARM_UP.replies, ...BRANCH_TURN.replies],
+    summaryFaults: { 0: { status: 500, error: 'The server had an error while processing your request.' } },
+    async run(h) {
+      await warmUp(h)
+      await h.prompt(BRANCH_TURN.prompt)
+      await h.bugReport('The platform.js edit was not what I asked for.')
+    },
+    expect: { bugReports: 1 },
+  },
+  {
+    name: 'summary-stream-dropped',
+    lines: ['1.6'],
+    files: FILES,
+    settings: { retry: RETRIES },
+    replies: [...WARM_UP.replies, ...LOG_TURN.replies, CONTINUE.reply],
+    // The connection drops in mid-summary; the retry's stream ends without a finish reason; the next one is whole.
+    summaryFaults: {
+      0: { resetAfterChunks: 2, sse: ['## Goal\n', 'A summary cut short ', 'by the dropped connection.'] },
+      1: { raw: 'data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":"## Goal\\nA summary whose stream just stops."},"finish_reason":null}]}\n\ndata: [DONE]\n\n' },
+    },
+    async run(h) {
+      await warmUp(h)
+      await h.prompt(LOG_TURN.prompt)
+      await h.prompt(CONTINUE.prompt)
+    },
+    expect: { compactions: [{ reason: 'threshold', split: false }], summaryRetries: 2 },
+  },
 ]
 
 /** The turns the flows are made of, for other drivers of the same scripted sessions (faults/ops.js). */
-const TURNS = { FILES, WARM_UP, LOG_TURN, LONG_TURN, SHORT_TURN, CONTINUE, warmUp, say, call, read, edit }
+const TURNS = { FILES, WARM_UP, LOG_TURN, LONG_TURN, SHORT_TURN, BRANCH_TURN, CONTINUE, CUT_POINT_QUESTION, warmUp, say, call, read, edit }
 
-module.exports = { FLOWS, TURNS }
+/** The flows `line` (a row of lines.js) runs. */
+const flowsOf = (line) => FLOWS.filter((f) => !f.lines || f.lines.includes(line.name))
+
+module.exports = { FLOWS, TURNS, flowsOf }

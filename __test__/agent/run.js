@@ -26,8 +26,10 @@ function runChild(line, job) {
   return new Promise((resolve, reject) => {
     // HOME and the agent's folder point into the run's folder, so that
     // nothing of the user's own agent setup (global skills, settings)
-    // reaches the agent.
-    const env = { ...process.env, HOME: job.base, PI_CODING_AGENT_DIR: path.join(job.base, 'home-agent-dir') }
+    // reaches the agent. Both lines read the folder from PI_CODING_AGENT_DIR
+    // (1.6 builds the name from its app name, which is "pi" for this package).
+    // PI_OFFLINE: no network but the scripted model's (1.6's model catalogs).
+    const env = { ...process.env, HOME: job.base, PI_CODING_AGENT_DIR: path.join(job.base, 'home-agent-dir'), PI_OFFLINE: '1' }
     execFile(line.node.binary, [RUN_FLOWS, jobFile], { env, maxBuffer: 64 * 1024 * 1024, timeout: 240_000 }, (err, stdout, stderr) => {
       if (err) reject(new Error(`agent ${line.name} (${job.variant}) failed: ${err.message}\n${stderr}`))
       else resolve(JSON.parse(fs.readFileSync(job.out, 'utf8')))

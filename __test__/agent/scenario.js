@@ -1,7 +1,7 @@
 'use strict'
 // What a flow's record must show for the flow to have tested its scenario
 // (the flow's `expect`, see flows.js): which compactions ran and how, an
-// overflow, branch summaries. A flow that no longer reaches its scenario
+// overflow, branch summaries, summary retries, the faults it planned. A flow that no longer reaches its scenario
 // (say, a file it reads grew) fails here, by name, instead of passing on a
 // session that never compacted.
 
@@ -63,6 +63,20 @@ function missedExpectations(record) {
     const n = entriesOf(record).filter((e) => e.type === 'branch_summary').length
     if (n !== expect.branchSummaries) missed.push(`expected ${expect.branchSummaries} branch summaries, saw ${n}`)
   }
+  if (expect.bugReports !== undefined) {
+    const reports = record.operations.filter((o) => o.op === 'bugReport' && typeof o.result === 'string' && o.result.startsWith('## Goal'))
+    if (reports.length !== expect.bugReports) missed.push(`expected ${expect.bugReports} bug report(s) holding the model's text, saw ${reports.length}`)
+  }
+  if (expect.summaryRequestsInclude !== undefined && !summaryRequests.some((r) => r.raw.includes(expect.summaryRequestsInclude))) {
+    missed.push(`expected a summary request to include ${JSON.stringify(expect.summaryRequestsInclude)}`)
+  }
+  if (expect.summaryRetries !== undefined) {
+    const n = record.events.filter((e) => e.type === 'summarization_retry_scheduled').length
+    if (n !== expect.summaryRetries) missed.push(`expected ${expect.summaryRetries} summary retries, saw ${n}`)
+  }
+  const faults = record.requests.filter((r) => /^fault /.test(r.answer)).length
+  const planned = Object.keys(record.summaryFaults || {}).length
+  if (faults !== planned) missed.push(`expected ${planned} summary request(s) to get the flow's faults, saw ${faults}`)
   if (record.requests.some((r) => r.answer === 'unscripted')) missed.push('the agent sent more requests than the flow scripted')
   for (const op of record.operations) {
     if (op.error && !(op.op === 'compact' && expect.compactions && expect.compactions.some((c) => c.aborted))) {

@@ -6,19 +6,39 @@
 //   - a request with tools is the agent's own turn: it gets the flow's next
 //     scripted answer (text or tool calls);
 //   - a request without tools is a summarization request: it gets a fixed
-//     summary for its part (history or turn prefix, told apart by the output
-//     budget both modules give them), numbered per part;
+//     summary for its part (history or turn prefix, told apart by the
+//     instructions after the transcript, in <conversation> tags or under a
+//     "# Conversation" heading: every module's turn-prefix prompt,
+//     and no other, asks for an "## Original Request" section), numbered per
+//     part;
 //   - any request larger than the window gets the provider's overflow error.
-// Token counts are the request's JSON length / 4, the same for both modules
-// whenever the requests are the same.
+// Token counts of the agent's own turns are the request's JSON length / 4,
+// the same for both modules whenever the requests are the same. A summary
+// reports a fixed input count per part: the modules' prompts differ in
+// length by design, and the usage an agent stores for a compaction is to
+// show how the module passes usage on, not how long its prompt is.
 
 /** Estimated tokens of a request or an answer: JSON characters / 4, rounded up. */
 function estimate(value) {
   return Math.ceil(JSON.stringify(value).length / 4)
 }
 
-function maxTokensOf(body) {
-  return body.max_tokens !== undefined ? body.max_tokens : body.max_completion_tokens
+/** The input tokens a summary of each part reports. */
+const SUMMARY_INPUT_TOKENS = { history: 1200, turnPrefix: 700 }
+
+/** The text of a request's user messages. */
+function userText(body) {
+  return (body.messages || [])
+    .filter((m) => m.role === 'user')
+    .map((m) => (typeof m.content === 'string' ? m.content : (m.content || []).map((p) => p.text || '').join('\n')))
+    .join('\n')
+}
+
+/** 'turnPrefix' or 'history', by what the instructions after the transcript ask for. */
+function partOf(body) {
+  const text = userText(body)
+  const end = Math.max(text.lastIndexOf('</conversation>'), text.lastIndexOf('\n# Instructions\n'))
+  return text.slice(end < 0 ? 0 : end).includes('## Original Request') ? 'turnPrefix' : 'history'
 }
 
 /** 'agent' for the agent's own turns (they carry tools), 'summary' for summarization requests. */
@@ -52,20 +72,29 @@ function summaryText(part, n) {
   ].join('\n')
 }
 
+/** The provider's answer to a request over its window; `counted` is the size the provider saw. */
+function overflowError(contextWindow, counted) {
+  return {
+    status: 400,
+    error: `This model's maximum context length is ${contextWindow} tokens. However, your messages resulted in ${counted} tokens. Please reduce the length of the messages.`,
+  }
+}
+
 /**
  * `agentReplies[k]` answers the k-th agent request that fits the window:
- * `{ text }` or `{ text?, tools: [{ name, args }] }`, or a function of the
- * request body returning one.
+ * `{ text }` or `{ text?, tools: [{ name, args }] }`, `{ overflow: true }`
+ * (the provider's overflow error, as a provider whose tokenizer counts more
+ * than the agent estimates sends it), or a function of the request body
+ * returning one. `summaryFaults[n]`, when given, answers the n-th summary
+ * request (from 0, in the order they arrive) instead of a summary: a reply
+ * of ../helpers/openai-server.js (an error status, a stream that drops).
  */
-function createScriptedModel({ contextWindow, reserveTokens, agentReplies }) {
+function createScriptedModel({ contextWindow, agentReplies, summaryFaults = {} }) {
   let agentTurn = 0
+  let summaryRequests = 0
   const summaries = { history: 0, turnPrefix: 0 }
   let held = null
   const log = []
-
-  function partOf(body) {
-    return maxTokensOf(body) === Math.floor(0.5 * reserveTokens) ? 'turnPrefix' : 'history'
-  }
 
   function script(body) {
     const kind = kindOf(body)
@@ -75,9 +104,13 @@ function createScriptedModel({ contextWindow, reserveTokens, agentReplies }) {
     log.push(entry)
     if (tokens > contextWindow) {
       entry.answer = 'overflow'
-      return {
-        status: 400,
-        error: `This model's maximum context length is ${contextWindow} tokens. However, your messages resulted in ${tokens} tokens. Please reduce the length of the messages.`,
+      return overflowError(contextWindow, tokens)
+    }
+    if (kind === 'summary') {
+      const n = summaryRequests++
+      if (summaryFaults[n] !== undefined) {
+        entry.answer = `fault ${n}`
+        return JSON.parse(JSON.stringify(summaryFaults[n]))
       }
     }
     if (kind === 'summary' && held) {
@@ -91,7 +124,7 @@ function createScriptedModel({ contextWindow, reserveTokens, agentReplies }) {
       const n = ++summaries[entry.part]
       const text = summaryText(entry.part, n)
       entry.answer = `${entry.part} ${n}`
-      return { text, usage: { prompt_tokens: tokens, completion_tokens: estimate(text) } }
+      return { text, usage: { prompt_tokens: SUMMARY_INPUT_TOKENS[entry.part], completion_tokens: estimate(text) } }
     }
     const k = agentTurn++
     const planned = agentReplies[k]
@@ -101,6 +134,10 @@ function createScriptedModel({ contextWindow, reserveTokens, agentReplies }) {
       return { status: 400, error: `the script has no answer for agent request ${k}` }
     }
     const reply = typeof planned === 'function' ? planned(body) : planned
+    if (reply.overflow) {
+      entry.answer = 'overflow'
+      return overflowError(contextWindow, contextWindow + tokens)
+    }
     entry.answer = `agent ${k}`
     const toolCalls = (reply.tools || []).map((call, i) => ({ id: `call_${k}_${i}`, name: call.name, arguments: JSON.stringify(call.args) }))
     return {
@@ -125,4 +162,4 @@ function createScriptedModel({ contextWindow, reserveTokens, agentReplies }) {
   return api
 }
 
-module.exports = { createScriptedModel, kindOf }
+module.exports = { createScriptedModel, kindOf, partOf }

@@ -6,6 +6,7 @@
 //     `persistent` answers every one of them so;
 //   - `abortAfterMs`: the user aborts that long after the compaction started
 //     (or the branch summary was asked for), the summary streaming slowly;
+//   - `lines`: the agent lines the case runs on (all when absent);
 //   - `killAfterMs`: the parent SIGKILLs the agent's process that long after
 //     the first summary request arrived, the summary streaming slowly; with
 //     `killAtEnd`, that long after the operation's last summary was sent,
@@ -79,10 +80,18 @@ const STALLS = {
   'mid-stream': { stallAfterChunks: 2, sse: ['## Goal\n', 'A summary that stops ', 'and never resumes.'] },
 }
 
+/** The agent's own retries (settings.retry): 1.6 retries a summary request that fails transiently, 0.78 never does. */
+const SUMMARY_RETRIES = { enabled: true, maxRetries: 2, baseDelayMs: 10, provider: { maxRetries: 0 } }
+/** A retry wait long enough for an abort to land in it. */
+const RETRY_WAIT_MS = 1500
+
 const SETTINGS = {
   noProviderRetries: { retry: { enabled: false, provider: { maxRetries: 0 } } },
   providerRetries: { retry: { enabled: false, provider: { maxRetries: 2, maxRetryDelayMs: 10_000 } } },
   stallTimeout: { retry: { enabled: false, provider: { maxRetries: 0 } }, httpIdleTimeoutMs: STALL_TIMEOUT_MS },
+  summaryRetries: { retry: SUMMARY_RETRIES },
+  summaryRetriesStallTimeout: { retry: SUMMARY_RETRIES, httpIdleTimeoutMs: STALL_TIMEOUT_MS },
+  longRetryWait: { retry: { ...SUMMARY_RETRIES, baseDelayMs: RETRY_WAIT_MS } },
 }
 
 /** The summary request a fault hits: the turn prefix (the second) for split operations, so both parts get faults. */
@@ -131,6 +140,39 @@ function streamCases() {
   return out
 }
 
+/**
+ * The same transient faults with the agent's own retries on: 1.6 sends the
+ * request again and compacts, 0.78 fails as without them. And (1.6 only,
+ * where a retry waits) the user aborting while the retry waits.
+ */
+function retriedCases() {
+  const out = []
+  const faults = {
+    500: { reply: { status: 500, error: 'The server had an error while processing your request.' }, settings: SETTINGS.summaryRetries },
+    '429 retry-after 1 s': { reply: { status: 429, error: 'Rate limit reached for requests per minute. Please try again later.', headers: { 'retry-after': '1' } }, settings: SETTINGS.summaryRetries },
+    'reset mid-text': { reply: RESETS['mid-text'], settings: SETTINGS.summaryRetries },
+    'malformed SSE done-first': { reply: malformedReply('done-first'), settings: SETTINGS.summaryRetries },
+    'stall after-headers': { reply: STALLS['after-headers'], settings: SETTINGS.summaryRetriesStallTimeout },
+  }
+  Object.entries(faults).forEach(([name, { reply, settings }], i) => {
+    for (const op of OPS) out.push({ kind: 'retried', name: `retried ${name}/${op}`, op, on: [target(op, i)], reply, settings })
+  })
+  for (const op of OPS) {
+    out.push({
+      kind: 'abort',
+      name: `abort in the retry wait after a 500/${op}`,
+      lines: ['1.6'],
+      op,
+      on: [target(op, 0)],
+      reply: faults[500].reply,
+      // The 500 comes back at once; the retry waits RETRY_WAIT_MS.
+      abortAfterMs: 500,
+      settings: SETTINGS.longRetryWait,
+    })
+  }
+  return out
+}
+
 /** Aborts and kills at moments drawn from `seed`: `perOp` of each per operation. */
 function timedCases(seed, perOp) {
   const rand = mulberry32(seed)
@@ -154,8 +196,11 @@ function timedCases(seed, perOp) {
 
 /** The full run: every kind on every operation, each overflow message twice. */
 function fullCases(seed = 20260601) {
-  return [...httpCases(), ...overflowCases(), ...streamCases(), ...timedCases(seed, { abort: 6, kill: 5, killAtEnd: 3 })]
+  return [...httpCases(), ...overflowCases(), ...streamCases(), ...retriedCases(), ...timedCases(seed, { abort: 6, kill: 5, killAtEnd: 3 })]
 }
+
+/** The cases of `cases` that `line` (a row of lines.js) runs: those that name no `lines`, and those that name it. */
+const casesOf = (cases, line) => cases.filter((c) => !c.lines || c.lines.includes(line.name))
 
 /** The Jest subset: one case of each kind, the operations spread over them. */
 function smallCases(seed = 20260601) {
@@ -173,8 +218,10 @@ function smallCases(seed = 20260601) {
     pick('malformed-sse', 'branch'),
     pick('reset', 'split'),
     pick('stall', 'compact', 'mid-stream'),
-    pick('abort', 'auto'),
-    pick('abort', 'branch'),
+    pick('retried', 'split', 'reset'),
+    pick('abort', 'auto', 'abort after'),
+    pick('abort', 'branch', 'abort after'),
+    pick('abort', 'compact', 'retry wait'),
     // Kills in the middle of a summary: one that lands as the entry is written
     // may come after the call by a millisecond, which would make the test flaky.
     pick('kill', 'compact', 'into'),
@@ -182,4 +229,4 @@ function smallCases(seed = 20260601) {
   ]
 }
 
-module.exports = { fullCases, smallCases, overflowExamples, STALL_TIMEOUT_MS, SLOW, OPS }
+module.exports = { fullCases, smallCases, casesOf, overflowExamples, STALL_TIMEOUT_MS, SLOW, OPS }

@@ -73,7 +73,7 @@ async function openCase(c, index, sessionFile) {
   }
   const settings = c.settings || {}
   configureHttpDispatcher(settings.httpIdleTimeoutMs || DEFAULT_IDLE_TIMEOUT_MS)
-  return createSession({ agent, baseUrl: job.baseUrl, work, agentDir, sessionDir, sessionId: `faults-${job.variant}-${index}`, sessionFile, settings })
+  return createSession({ line, agent, baseUrl: job.baseUrl, work, agentDir, sessionDir, sessionId: `faults-${job.variant}-${index}`, sessionFile, settings })
 }
 
 /** The calls an operation makes, each recorded and never throwing. */

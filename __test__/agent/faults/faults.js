@@ -1,6 +1,6 @@
 'use strict'
 // `npm run faults`: every fault case (cases.js fullCases) in the real agent of
-// every agent line at parity, with the agent's own compaction module and with
+// every agent line of the real-agent suite (lines.js), with the agent's own compaction module and with
 // ours (the two side by side), then the tallies. Exits 1 when any session
 // was lost or corrupt or any check failed. An abort or a kill that came only
 // after the call had ended is counted as missed, not as injected.
@@ -15,12 +15,11 @@ const os = require('node:os')
 const path = require('node:path')
 const { LINES } = require('../lines.js')
 const { unsupported } = require('../run.js')
-const { PARITY_LINES } = require('../../helpers/ours.js')
 const { runFaults, tally } = require('./run.js')
-const { fullCases, smallCases } = require('./cases.js')
+const { fullCases, smallCases, casesOf } = require('./cases.js')
 
 const SEED = process.env.FAULTS_SEED ? Number(process.env.FAULTS_SEED) | 0 : 20260601
-const cases = (process.env.FAULTS_CASES === 'small' ? smallCases(SEED) : fullCases(SEED)).filter((c) => !process.env.FAULTS_ONLY || c.name.includes(process.env.FAULTS_ONLY))
+const allCases = (process.env.FAULTS_CASES === 'small' ? smallCases(SEED) : fullCases(SEED)).filter((c) => !process.env.FAULTS_ONLY || c.name.includes(process.env.FAULTS_ONLY))
 const log = (text) => process.stdout.write(`${text}\n`)
 
 function line(r) {
@@ -33,12 +32,13 @@ function line(r) {
 async function main() {
   const started = Date.now()
   let failed = false
-  for (const agentLine of LINES.filter((l) => PARITY_LINES.includes(l.name))) {
+  for (const agentLine of LINES) {
     const why = unsupported(agentLine)
     if (why) {
       log(`faults ${agentLine.name}: not run: ${why}`)
       continue
     }
+    const cases = casesOf(allCases, agentLine)
     const base = fs.mkdtempSync(path.join(os.tmpdir(), `prime-compaction-faults-${agentLine.name}-`))
     log(`faults ${agentLine.name}: ${cases.length} cases, with the agent's own module and with ours, in ${base}`)
     const byVariant = {}
@@ -51,10 +51,11 @@ async function main() {
       const results = byVariant[variant]
       const t = tally(results)
       log(`\nfaults ${agentLine.name} with the ${variant === 'agent' ? "agent's own module" : 'prime-compaction module'}:`)
-      log('  kind           cases injected success failed aborted killed | unchanged added lost/corrupt problems')
+      log('  kind           cases injected success failed aborted nothing killed | unchanged added lost/corrupt problems')
       for (const [kind, x] of Object.entries(t)) {
-        log(`  ${kind.padEnd(14)} ${String(x.cases).padStart(5)} ${String(x.injected).padStart(8)} ${String(x.success).padStart(7)} ${String(x.failed).padStart(6)} ${String(x.aborted).padStart(7)} ${String(x.killed).padStart(6)} | ${String(x.unchanged).padStart(9)} ${String(x.added).padStart(5)} ${String(x.lostOrCorrupt).padStart(12)} ${String(x.problems).padStart(8)}`)
+        log(`  ${kind.padEnd(14)} ${String(x.cases).padStart(5)} ${String(x.injected).padStart(8)} ${String(x.success).padStart(7)} ${String(x.failed).padStart(6)} ${String(x.aborted).padStart(7)} ${String(x['nothing to compact']).padStart(7)} ${String(x.killed).padStart(6)} | ${String(x.unchanged).padStart(9)} ${String(x.added).padStart(5)} ${String(x.lostOrCorrupt).padStart(12)} ${String(x.problems).padStart(8)}`)
       }
+      log('  (nothing: a re-opened session with nothing to compact, as the agent\'s own module finds too)')
       const injected = results.filter((r) => r.injected).length
       const missed = results.filter((r) => r.kind !== 'resume' && !r.injected).length
       const checked = results.length + results.filter((r) => r.recovered !== undefined).length

@@ -7,13 +7,7 @@
 
 const { TURNS } = require('../flows.js')
 
-const { WARM_UP, LOG_TURN, LONG_TURN, SHORT_TURN, warmUp, say, call, read, edit } = TURNS
-
-const CUT_POINT_QUESTION = 'Read src/core/cut_point.rs and tell me which setting it reads.'
-const BRANCH_TURN = {
-  prompt: 'Note in platform.js where binaryName comes from.',
-  replies: [call(edit('platform.js', "binaryName: 'prime-compaction'", "binaryName: 'prime-compaction' /* napi binaryName */")), say('platform.js now notes where binaryName comes from.')],
-}
+const { WARM_UP, LOG_TURN, LONG_TURN, SHORT_TURN, BRANCH_TURN, CUT_POINT_QUESTION, warmUp, say, call, read } = TURNS
 
 /** The entry a compaction writes, and the one a branch summary writes. */
 const COMPACTION = 'compaction'
@@ -32,8 +26,10 @@ const OPS = {
     run: (h) => h.compact(),
   },
   auto: {
-    what: 'an auto compaction at the threshold, after a turn',
+    what: 'an auto compaction at the threshold, in a turn (1.6: before its last request) or after it (0.78)',
     entryType: COMPACTION,
+    /** The turn may go on after its compaction: later messages follow the attempt's entry. */
+    continues: true,
     summaryRequests: 1,
     replies: [...WARM_UP.replies, ...LOG_TURN.replies],
     prepare: (h) => warmUp(h),
@@ -42,6 +38,7 @@ const OPS = {
   split: {
     what: 'an auto compaction that splits the turn (history and turn prefix)',
     entryType: COMPACTION,
+    continues: true,
     summaryRequests: 2,
     replies: [...WARM_UP.replies, ...SHORT_TURN.replies, ...LONG_TURN.replies],
     async prepare(h) {
@@ -71,9 +68,14 @@ const RECOVER = {
   branch: (h) => h.navigateTree(h.lastUserEntryId(WARM_UP.prompts[1]), { summarize: true }),
 }
 
-/** Re-opening a session a kill left behind: one more turn, then a compaction. */
+/**
+ * Re-opening a session a kill left behind: one more turn, then a
+ * compaction. The turn reads a little, so that 1.6, which keeps the whole of
+ * a session shorter than keepRecentTokens, has something to compact after a
+ * branch summary.
+ */
 const RESUME = {
-  replies: [say('We were reading the compaction settings and the cut point.')],
+  replies: [call(read('src/core/model.rs', { limit: 50 })), say('We were reading the compaction settings and the cut point.')],
   prompt: 'Where were we?',
 }
 

@@ -33,9 +33,9 @@ const { createScriptedModel, kindOf } = require('../scripted-model.js')
 const { OPS, RESUME, COMPACTION } = require('./ops.js')
 
 const CHILD = path.join(__dirname, 'child.mjs')
-/** The harness's model and compaction settings (harness.mjs), which the scripted model must know. */
+/** The harness's model's window and compaction settings (harness.mjs MODEL, COMPACTION). */
 const CONTEXT_WINDOW = 6000
-const RESERVE_TOKENS = 1500
+const COMPACTION_SETTINGS = { enabled: true, reserveTokens: 1500, keepRecentTokens: 1500 }
 /** A case that takes longer than this has hung the agent. */
 const CASE_TIMEOUT_MS = 60_000
 
@@ -125,10 +125,32 @@ function firstDifference(a, b, at = '$') {
 function judge({ op, beforeText, afterText, reported, live, texts, SessionManager, scratch }) {
   const problems = []
   if (afterText === null) return { state: 'lost', problems: ['the session file is gone'] }
-  const before = inspectText(beforeText, SessionManager, `${scratch}.before.jsonl`)
+  let before = inspectText(beforeText, SessionManager, `${scratch}.before.jsonl`)
   if (before.problems.length) problems.push(...before.problems.map((p) => `before the attempt: ${p}`))
-  const after = inspectText(afterText, SessionManager, `${scratch}.after.jsonl`)
-  if (after.problems.length) return { state: 'corrupt', problems: [...problems, ...after.problems] }
+  const whole = inspectText(afterText, SessionManager, `${scratch}.after.jsonl`)
+  if (whole.problems.length) return { state: 'corrupt', problems: [...problems, ...whole.problems] }
+  // A compaction in the middle of a turn (1.6 compacts before each request of
+  // a run, and tries again before the next one after a failure or an abort)
+  // has the turn's messages around it: the attempt is judged on the file
+  // without the messages the turn wrote after its own entry, against the file
+  // with those the turn wrote before it.
+  let after = whole
+  if (OPS[op].continues && afterText.startsWith(beforeText)) {
+    const added = whole.entries.slice(before.entries.length)
+    const lines = afterText.split('\n')
+    const text = (n) => `${lines.slice(0, n).join('\n')}\n`
+    const own = added.findIndex((e) => e.type !== 'message')
+    const turnBefore = own < 0 ? added.length : own
+    const turnAfter = own < 0 ? 0 : trailingMessages(added.slice(own))
+    if (turnBefore > 0) {
+      beforeText = text(before.entries.length + turnBefore)
+      before = inspectText(beforeText, SessionManager, `${scratch}.turn.jsonl`)
+    }
+    if (turnBefore + turnAfter > 0) {
+      afterText = text(whole.entries.length - turnAfter)
+      after = inspectText(afterText, SessionManager, `${scratch}.attempt.jsonl`)
+    }
+  }
   let state
   if (afterText === beforeText) {
     state = 'unchanged'
@@ -151,8 +173,15 @@ function judge({ op, beforeText, afterText, reported, live, texts, SessionManage
   }
   // Parsed again here: the child's values come through IPC from another realm (prototypes differ under Jest).
   const held = live && JSON.parse(JSON.stringify(live.context))
-  if (held && !isDeepStrictEqual(held, after.context)) problems.push(`the file re-opens to another context than the agent's session holds (${firstDifference(after.context, held)})`)
+  if (held && !isDeepStrictEqual(held, whole.context)) problems.push(`the file re-opens to another context than the agent's session holds (${firstDifference(whole.context, held)})`)
   return { state, problems }
+}
+
+/** How many of `entries` (those written since the attempt began), counted from the end, are messages. */
+function trailingMessages(entries) {
+  let n = 0
+  while (n < entries.length && entries[entries.length - 1 - n].type === 'message') n++
+  return n
 }
 
 // ---------------------------------------------------------------------------
@@ -176,7 +205,7 @@ function slowed(answer, slow) {
 
 /** The state of the case the server is answering for; replaced for every case. */
 function newCaseState(c) {
-  const model = createScriptedModel({ contextWindow: CONTEXT_WINDOW, reserveTokens: RESERVE_TOKENS, agentReplies: c.resume ? RESUME.replies : OPS[c.op].replies })
+  const model = createScriptedModel({ contextWindow: CONTEXT_WINDOW, agentReplies: c.resume ? RESUME.replies : OPS[c.op].replies })
   return { c, model, armed: false, recovering: false, summaries: 0, injected: 0, texts: [], serverBefore: null, sessionFile: null, onFirstSummary: null }
 }
 
@@ -214,7 +243,7 @@ function readOrNull(file) {
 
 /** One agent process: its messages as a queue, its end as a promise. */
 function spawnChild(line, variant, base, baseUrl) {
-  const env = { ...process.env, HOME: base, PI_CODING_AGENT_DIR: path.join(base, 'home-agent-dir'), NO_PROXY: '127.0.0.1,localhost', no_proxy: '127.0.0.1,localhost' }
+  const env = { ...process.env, HOME: base, PI_CODING_AGENT_DIR: path.join(base, 'home-agent-dir'), PI_OFFLINE: '1', NO_PROXY: '127.0.0.1,localhost', no_proxy: '127.0.0.1,localhost' }
   const child = fork(CHILD, [JSON.stringify({ line: line.name, variant, base, baseUrl })], { execPath: line.node.binary, execArgv: [], env, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] })
   let stderr = ''
   child.stdout.on('data', () => {})
@@ -279,6 +308,9 @@ async function expectMessage(proc, type) {
  */
 async function runFaults({ line, variant, cases, base, log = () => {} }) {
   const { SessionManager } = await import(pathToFileURL(path.join(line.packageDir, 'dist', 'core', 'session-manager.js')).href)
+  const own = await import(pathToFileURL(path.join(line.packageDir, line.moduleDir, 'index.js')).href)
+  /** The agent's own module's plan for a session file's branch, with the harness's settings. */
+  const ownPlan = async (file) => own.prepareCompaction(SessionManager.open(file, path.dirname(file)).getBranch(), COMPACTION_SETTINGS)
   const holder = { current: null }
   const server = await startServer(scriptFor(holder))
   const scratchDir = path.join(base, `scratch-${variant}`)
@@ -446,6 +478,13 @@ async function runFaults({ line, variant, cases, base, log = () => {} }) {
     Object.assign(result, { reported: outcome.reported, detail: outcome.detail, injected: false })
     const problems = []
     if (outcome.turn.error) problems.push(`the re-opened session could not take a turn: ${outcome.turn.error}`)
+    if (outcome.reported !== 'success') {
+      // 1.6 keeps the whole of a session that has no more than keepRecentTokens since its last compaction (the
+      // turn may have compacted it): true when the agent's own module, unswapped, finds nothing to compact either.
+      const nothing = /^(Nothing to compact|Already compacted)/.test(outcome.detail) && (await ownPlan(st.sessionFile)) === undefined
+      if (nothing) result.reported = 'nothing to compact'
+      else problems.push(`the re-opened session did not compact: ${outcome.detail}`)
+    }
     const v = verdict(st, c, outcome.before, outcome.reported, live, `${variant}-${index}`)
     result.state = v.state
     problems.push(...v.problems)
@@ -459,7 +498,7 @@ async function runFaults({ line, variant, cases, base, log = () => {} }) {
 function tally(results) {
   const out = {}
   for (const r of results) {
-    const t = (out[r.kind] = out[r.kind] || { cases: 0, injected: 0, success: 0, failed: 0, aborted: 0, killed: 0, unchanged: 0, added: 0, lostOrCorrupt: 0, problems: 0 })
+    const t = (out[r.kind] = out[r.kind] || { cases: 0, injected: 0, success: 0, failed: 0, aborted: 0, 'nothing to compact': 0, killed: 0, unchanged: 0, added: 0, lostOrCorrupt: 0, problems: 0 })
     t.cases++
     if (r.injected) t.injected++
     if (r.reported === null) t.killed++
