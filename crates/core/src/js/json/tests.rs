@@ -673,3 +673,17 @@ fn deep_nesting_body() {
     assert!(parse(&"[".repeat(1_000_000)).is_err());
     assert!(parse(&"{\"a\":".repeat(1_000_000)).is_err());
 }
+
+#[test]
+fn measured_texts_equal_by_length() {
+    // Found by the entries_json fuzz target: two planning parses of the
+    // same text compared unequal, as `Measured` fell through to `false`.
+    let text = format!(
+        r#"[{{"type":"message","message":{{"role":"user","content":"{}"}}}}]"#,
+        "x".repeat(1000)
+    );
+    let a = parse_for_plan(&text).unwrap();
+    assert!(format!("{a:?}").contains("Measured(1000)"));
+    assert_eq!(a, parse_for_plan(&text).unwrap());
+    assert_ne!(a, parse_for_plan(&text.replace("xx", "x")).unwrap());
+}
