@@ -10,7 +10,7 @@
 // order), and the UTF-16 units of the short strings (ids, names, argument
 // keys and JSON, mime types) one after another in a Uint16Array, each named
 // in the codes by its length; the native side formats them
-// (src/js/flat.rs). Nothing is decided here: a message this pass does
+// (crates/core/src/transcript/flat.rs decodes them). Nothing is decided here: a message this pass does
 // not recognise, down to a text that is not a string or an image with an
 // odd mimeType, is left to the native reader ([NATIVE, i]), which converts
 // it and reports errors as it always has. If reading throws (a getter, a
@@ -96,8 +96,8 @@ function textFlags(t) {
 // (releaseFlat) once the native side is done reading them, in place; a
 // call made in the meantime (from a getter, say) makes its own. They are
 // never handed to anyone else, so nothing but this module can detach or
-// resize them while the native side reads (src/js/flat.rs relies on
-// that). Buffers past KEEP_MAX elements are left to the garbage collector.
+// resize them while the native side reads (src/js/flat.rs, which reads
+// them in place, relies on that). Buffers past KEEP_MAX elements are left to the garbage collector.
 let spareCodes = null
 let spareUnits = null
 const KEEP_MAX = 2 ** 21
@@ -379,13 +379,14 @@ function putQuoted(units, u, s) {
   return u + s.length + 2
 }
 
-// Recipe codes (src/js/text.rs writes them): see assembleTranscript.
+// Recipe codes (crates/core/src/transcript/recipe.rs writes them): see assembleTranscript.
 const OP_HEAD = -1
 const OP_LABEL_BASE = -2
 require('./lib/codes.js').checkCodes('recipe', { OP_HEAD, OP_LABEL_BASE })
 
 /**
- * A transcript from the recipe the binding returns (src/js/text.rs):
+ * A transcript from the recipe the binding returns (RecipeSink in src/js/text.rs,
+ * over crates/core/src/transcript/recipe.rs):
  * `[ops, bounds, labels, strings]`, where an op `i >= 0` is `strings[i]`,
  * `-1, i, n` is `strings[i].slice(0, n)` and `-2 - k` is label `k`: with
  * `j, start, end` the `k`-th triple of `bounds`, `labels[j].slice(start,
@@ -416,7 +417,7 @@ function assembleTranscript([ops, bounds, labels, strings]) {
   return pieces.join('')
 }
 
-// Plan codes (src/project_for_summary.rs writes them): message kinds,
+// Plan codes (crates/core/src/projection/plan.rs writes them): message kinds,
 // block kinds, text references, how a tool call's arguments come and how
 // an argument given key by key holds its value.
 const PLAN_USER_TEXT = 1
@@ -452,7 +453,7 @@ require('./lib/codes.js').checkCodes('plan', {
 
 /**
  * The projected messages, new objects, from the plan the binding returns
- * for them (PlanWriter in src/project_for_summary.rs): `[codes, values,
+ * for them (PlanWriter in crates/core/src/projection/plan.rs): `[codes, values,
  * shorts, args]`, where a text is named by one code `r`: `r >= 0` is
  * `texts[r]` (the flat form's texts: the caller's own strings), `-1` is
  * `shorts.slice(start, end)` with the next two codes, and `r <= -2` is

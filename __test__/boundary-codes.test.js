@@ -1,6 +1,6 @@
 'use strict'
 // The codes the JS passes and the binding exchange come from one source
-// (src/js/codes.rs, exported as boundaryCodes()); every JS copy is checked
+// (crates/core/src/boundary_codes.rs, exported as boundaryCodes()); every JS copy is checked
 // against it when its file loads, and a copy that drifts fails there.
 const native = require('../binding.js')
 const { checkCodes, BOUNDARY } = require('../lib/codes.js')

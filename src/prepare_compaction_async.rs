@@ -24,61 +24,15 @@ use crate::prepare_compaction::plan_object;
 use prime_compaction_core::agent_line::AgentLine;
 use prime_compaction_core::error::{Context, Error, Result};
 use prime_compaction_core::js::json::view::Val;
-use prime_compaction_core::js::json::{parse, parse_for_plan, ParseError, Value};
+use prime_compaction_core::js::json::Value;
+use prime_compaction_core::plan::entries_json::{parse_chunks, Chunk};
 use prime_compaction_core::plan::prepare::{prepare_compaction, Preparation};
 use prime_compaction_core::plan::settings::{read_settings, Settings};
 use prime_compaction_core::session::entries::Entries;
-use prime_compaction_core::tokens::estimate::Counter;
-
-/// A slice of the entries as JSON: `JSON.stringify(pathEntries.slice(first,
-/// first + count))`, as UTF-8.
-struct Chunk {
-    text: Vec<u8>,
-    first: usize,
-    count: usize,
-}
 
 /// Chunks waiting for the parser thread; a full queue makes `push` wait,
 /// which bounds the memory held.
 const QUEUE: usize = 8;
-
-/// Parses chunks as they come, in order, into the entries. With the chars/4
-/// estimate a plan reads only the length of message texts, so long ones are
-/// measured instead of kept (see `parse_for_plan`).
-fn parse_chunks(chunks: impl Iterator<Item = Chunk>, counter: Counter) -> Result<Vec<Value>> {
-    let parse: fn(&str) -> std::result::Result<Value, ParseError> = match counter {
-        Counter::Estimate => parse_for_plan,
-        Counter::Exact(_) => parse,
-    };
-    let mut entries = Vec::new();
-    for chunk in chunks {
-        let range = || {
-            format!(
-                "pathEntries[{}..{}]",
-                chunk.first,
-                chunk.first + chunk.count
-            )
-        };
-        let text = std::str::from_utf8(&chunk.text).map_err(|e| ParseError {
-            offset: e.valid_up_to(),
-            message: "invalid UTF-8",
-        });
-        let values = match text.and_then(parse) {
-            Ok(Value::Array(values)) => values,
-            Ok(_) => return Err(Error::invalid(format!("{}: not a JSON array", range()))),
-            Err(e) => return Err(Error::invalid(format!("{}: {e}", range()))),
-        };
-        if values.len() != chunk.count || entries.len() != chunk.first {
-            return Err(Error::invalid(format!(
-                "{}: {} entries read back, out of order or short",
-                range(),
-                values.len()
-            )));
-        }
-        entries.extend(values);
-    }
-    Ok(entries)
-}
 
 /// Entries arriving as JSON text, parsed on a thread of their own while
 /// index.js reads the next slice; planned off the JS thread.

@@ -9,18 +9,42 @@
 use std::io::Cursor;
 
 use prime_compaction_core::agent_line::AgentLine;
+use prime_compaction_core::boundary_codes::flat as codes;
+use prime_compaction_core::error::Error;
 use prime_compaction_core::js::json::view::Val;
 use prime_compaction_core::js::json::{self, number_to_js_string, stringify, stringify_len, Value};
 use prime_compaction_core::js::string::JsStr;
+use prime_compaction_core::js::string::Utf16Builder;
 use prime_compaction_core::plan::branch_summary::prepare_branch_entries;
 use prime_compaction_core::plan::cut_point::find_cut_point;
+use prime_compaction_core::plan::entries_json::{parse_chunks, Chunk};
 use prime_compaction_core::plan::prepare::prepare_compaction;
+use prime_compaction_core::projection::plan::{
+    PlanSource, PlanText, PlanValue, PlanValues, PlanWriter, PLAN_ASSISTANT, PLAN_IMAGE, PLAN_JSON,
+    PLAN_NO_JSON, PLAN_PARSED_ARGS, PLAN_SHORT, PLAN_STRING_VALUE, PLAN_TEXT, PLAN_THINKING,
+    PLAN_TOOL_CALL, PLAN_TOOL_RESULT, PLAN_USER, PLAN_USER_TEXT, PLAN_VALUE_BASE,
+};
+use prime_compaction_core::projection::project_each;
+use prime_compaction_core::projection::serialize_projection;
 use prime_compaction_core::projection::{project, ProjectOptions};
 use prime_compaction_core::session::entries::Entries;
-use prime_compaction_core::session::file::parse_session_stream;
-use prime_compaction_core::tokens::estimate::estimate_context_tokens;
-use prime_compaction_core::transcript::llm_message::from_agent_messages;
-use prime_compaction_core::transcript::serialize::{serialize, SerializeOptions};
+use prime_compaction_core::session::file::{
+    parse_session_sequential, parse_session_stream, parse_session_stream_chunked, LineParser,
+    SessionFile,
+};
+use prime_compaction_core::tokens::estimate::{estimate_context_tokens, Counter};
+use prime_compaction_core::tokens::tokenizer::Encoding;
+use prime_compaction_core::transcript::flat::{self, FlatReader, FlatTexts, JSON_OF_BASE, NONE};
+use prime_compaction_core::transcript::llm_message::{
+    from_agent_messages, AssistantMessage, Block, Message, ToolCall, ToolResultMessage,
+    UserContent, UserMessage,
+};
+use prime_compaction_core::transcript::recipe::{Recipe, OP_HEAD, OP_LABEL_BASE};
+use prime_compaction_core::transcript::serialize::{
+    push_message, serialize, serialize_into, Parts, SerializeOptions,
+};
+use prime_compaction_core::transcript::text::Sink;
+use prime_compaction_core::transcript::text::{Text, TextHints, TextKey};
 
 /// `JSON.parse` then `JSON.stringify`: a parsed value prints to JSON that
 /// parses back to a value printing the same (a fixed point after one round),
@@ -54,8 +78,6 @@ pub fn json_roundtrip(data: &[u8]) {
     }
 }
 
-/// The session-file reader over arbitrary bytes: never panics; what it
-/// accepts is one object per non-blank line, the header first.
 /// The planning parse accepts and rejects exactly what `JSON.parse` does,
 /// with the same error, and builds the same tree but for long message texts:
 /// where it holds `Measured(n)`, the full parse holds a string of `n` units,
@@ -93,15 +115,61 @@ pub fn plan_parse(data: &[u8]) {
     }
 }
 
+/// The session-file reader over arbitrary bytes, on the calling thread (the
+/// path the threaded reader is built on): never panics; the first byte
+/// chooses a chunk size, and reading in chunks that small gives the same
+/// entries, line numbers or error as reading in one chunk; what it accepts
+/// is one object per non-blank line, the header first.
 pub fn session_file(data: &[u8]) {
-    let Ok(file) = parse_session_stream(&mut Cursor::new(data), "fuzz.jsonl") else {
+    let (chunk, body) = chunk_and_body(data);
+    let path = "fuzz.jsonl";
+    let whole = parse_session_sequential(&mut Cursor::new(body), path, body.len() + 1);
+    let chunked = parse_session_sequential(&mut Cursor::new(body), path, chunk);
+    same_reading(&whole, &chunked, chunk);
+    let Ok(file) = whole else {
         return;
     };
     assert_eq!(file.values.len(), file.lines.len());
-    let lines = data.iter().filter(|&&b| b == b'\n').count() + 1;
+    let lines = body.iter().filter(|&&b| b == b'\n').count() + 1;
     assert!(file.values.len() <= lines);
     assert!(file.lines.windows(2).all(|w| w[0] < w[1]), "line numbers");
+    assert!(file.lines.iter().all(|&l| l >= 1 && l as usize <= lines));
     assert!(file.values.iter().all(|v| matches!(v, Value::Object(_))));
+}
+
+/// The threaded reader (two parser threads, chunks handed round-robin and
+/// collected in order) gives what the single-threaded one gives, chunk
+/// boundaries where the first byte puts them; a first byte of 0xff reads
+/// through `parse_session_stream` itself, with its 4 MiB chunks.
+pub fn session_file_threaded(data: &[u8]) {
+    let (chunk, body) = chunk_and_body(data);
+    let path = "fuzz.jsonl";
+    let threaded = if data.first() == Some(&0xff) {
+        parse_session_stream(&mut Cursor::new(body), path)
+    } else {
+        parse_session_stream_chunked(&mut Cursor::new(body), path, chunk)
+    };
+    let sequential = parse_session_sequential(&mut Cursor::new(body), path, chunk);
+    same_reading(&sequential, &threaded, chunk);
+}
+
+/// The first byte chooses a chunk size of 1 to 64 bytes; the rest is the file.
+fn chunk_and_body(data: &[u8]) -> (usize, &[u8]) {
+    match data.split_first() {
+        Some((&b, body)) => (1 + usize::from(b % 64), body),
+        None => (1, data),
+    }
+}
+
+fn same_reading(a: &Result<SessionFile, Error>, b: &Result<SessionFile, Error>, chunk: usize) {
+    match (a, b) {
+        (Ok(a), Ok(b)) => {
+            assert_eq!(a.lines, b.lines, "line numbers, chunk {chunk}");
+            assert_eq!(a.values, b.values, "values, chunk {chunk}");
+        }
+        (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "errors, chunk {chunk}"),
+        (a, b) => panic!("readings disagree at chunk {chunk}: {a:?} vs {b:?}"),
+    }
 }
 
 /// ECMA-262 `Number::toString(10)` built independently on Rust's shortest
@@ -336,4 +404,1008 @@ pub fn project_serialize(data: &[u8]) {
         before,
         "projection changed its input"
     );
+}
+
+/// The flat form's texts for the fuzz targets: the texts array and the
+/// short units as owned strings. Asked only for what is in range (the
+/// decoder checks first); with `exact`, the lengths and flags the codes
+/// give must be the texts' own (true of a flat form [`encode_flat`] made).
+#[derive(Clone, Copy)]
+struct FuzzTexts<'a> {
+    strings: &'a [JsStr],
+    shorts: &'a [u16],
+    exact: bool,
+}
+
+impl FlatTexts for FuzzTexts<'_> {
+    type Text = JsStr;
+
+    fn strings_len(&self) -> u32 {
+        self.strings.len() as u32
+    }
+
+    fn shorts_len(&self) -> usize {
+        self.shorts.len()
+    }
+
+    fn indexed(&self, index: u32, len: u32, hints: TextHints) -> JsStr {
+        let s = &self.strings[index as usize];
+        if self.exact {
+            assert_eq!(len as usize, s.utf16_len(), "text {index}: length");
+            if hints != TextHints::default() {
+                let told = TextHints::told(Text::is_blank(s), s.splits_pair_at(TextHints::CUT));
+                assert_eq!(hints, told, "text {index}: flags");
+            }
+        }
+        s.clone()
+    }
+
+    fn short(&self, start: u32, len: u32) -> JsStr {
+        let (start, len) = (start as usize, len as usize);
+        assert!(
+            start + len <= self.shorts.len(),
+            "short string out of range"
+        );
+        JsStr::from_utf16(&self.shorts[start..start + len])
+    }
+
+    fn json_of(&self, index: u32, len: u32) -> JsStr {
+        let s = &self.strings[index as usize];
+        if self.exact {
+            assert_eq!(len as usize, s.utf16_len(), "string value {index}: length");
+        }
+        stringify(&Value::String(s.clone()))
+    }
+}
+
+/// Where a tool-call argument's JSON goes in a flat form.
+pub enum JsonPlace {
+    /// In the short units.
+    Short,
+    /// The JSON itself, a string of the texts array.
+    Text,
+    /// This string value, in the texts array, whose JSON the reader writes.
+    JsonOf(JsStr),
+}
+
+/// Where flat-messages.js puts an argument's JSON: a string value longer
+/// than `LONG_JSON` as itself, other JSON that long as a string of the
+/// texts array, the rest in the short units.
+pub fn js_json_place(json: &JsStr) -> JsonPlace {
+    if let Some(Ok(Value::String(v))) = json.as_str().map(json::parse) {
+        if v.utf16_len() > codes::LONG_JSON as usize {
+            assert_eq!(
+                &stringify(&Value::String(v.clone())),
+                json,
+                "a string's JSON"
+            );
+            return JsonPlace::JsonOf(v);
+        }
+    }
+    if json.utf16_len() > codes::LONG_JSON as usize {
+        JsonPlace::Text
+    } else {
+        JsonPlace::Short
+    }
+}
+
+/// A flat form, as flat-messages.js makes it.
+#[derive(Default)]
+pub struct FlatForm {
+    pub codes: Vec<i32>,
+    pub strings: Vec<JsStr>,
+    pub shorts: Vec<u16>,
+    pub times: Vec<f64>,
+    pub timed: Vec<u8>,
+}
+
+impl FlatForm {
+    fn string(&mut self, s: &JsStr) {
+        self.codes
+            .extend([self.strings.len() as i32, s.utf16_len() as i32]);
+        self.strings.push(s.clone());
+    }
+
+    fn short(&mut self, s: &JsStr) {
+        let units = s.to_utf16();
+        self.codes.push(units.len() as i32);
+        self.shorts.extend(units);
+    }
+
+    fn blocks(&mut self, blocks: &[Block], place: fn(&JsStr) -> JsonPlace) {
+        self.codes.push(blocks.len() as i32);
+        for b in blocks {
+            match b {
+                Block::Text(t) => {
+                    self.codes.push(codes::TEXT);
+                    self.string(t);
+                    let blank = if Text::is_blank(t) { codes::BLANK } else { 0 };
+                    let splits = if t.splits_pair_at(TextHints::CUT) {
+                        codes::SPLITS_PAIR_AT_CUT
+                    } else {
+                        0
+                    };
+                    self.codes.push(blank | splits);
+                }
+                Block::Thinking { thinking, redacted } => {
+                    self.codes.push(codes::THINKING);
+                    self.string(thinking);
+                    self.codes.push(i32::from(*redacted));
+                }
+                Block::ToolCall(call) => {
+                    let (id, name) = (call.id.to_utf16(), call.name.to_utf16());
+                    self.codes.extend([
+                        codes::TOOL_CALL,
+                        id.len() as i32,
+                        name.len() as i32,
+                        call.args.len() as i32,
+                    ]);
+                    self.shorts.extend(id);
+                    self.shorts.extend(name);
+                    for (key, json) in &call.args {
+                        self.short(key);
+                        let Some(json) = json else {
+                            self.codes.extend([NONE, NONE]);
+                            continue;
+                        };
+                        match place(json) {
+                            JsonPlace::Short => {
+                                self.short(json);
+                                self.codes.push(NONE);
+                            }
+                            JsonPlace::Text => {
+                                let at = self.strings.len() as i32;
+                                self.codes.extend([json.utf16_len() as i32, at]);
+                                self.strings.push(json.clone());
+                            }
+                            JsonPlace::JsonOf(v) => {
+                                let at = JSON_OF_BASE - self.strings.len() as i32;
+                                self.codes.extend([v.utf16_len() as i32, at]);
+                                self.strings.push(v);
+                            }
+                        }
+                    }
+                }
+                Block::Image { mime_type } => {
+                    self.codes.push(codes::IMAGE);
+                    match mime_type {
+                        Some(m) => self.short(m),
+                        None => self.codes.push(NONE),
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The flat form of `messages` (a port of flat-messages.js's pass over the
+/// message model); message `i` is left to the native reader where
+/// `native(i)`, and each argument's JSON goes where `place` says
+/// ([`js_json_place`] as flat-messages.js puts it).
+pub fn encode_flat(
+    messages: &[Message],
+    native: impl Fn(usize) -> bool,
+    place: fn(&JsStr) -> JsonPlace,
+) -> FlatForm {
+    let mut f = FlatForm::default();
+    for (i, m) in messages.iter().enumerate() {
+        let timestamp = match m {
+            Message::User(u) => u.timestamp,
+            Message::Assistant(a) => a.timestamp,
+            Message::ToolResult(r) => r.timestamp,
+        };
+        f.times.push(timestamp.unwrap_or(0.0));
+        f.timed.push(u8::from(timestamp.is_some()));
+        if native(i) {
+            f.codes.extend([codes::NATIVE, i as i32]);
+            continue;
+        }
+        match m {
+            Message::User(u) => match &u.content {
+                UserContent::Text(t) => {
+                    f.codes.push(codes::USER_TEXT);
+                    f.string(t);
+                }
+                UserContent::Blocks(b) => {
+                    f.codes.push(codes::USER_BLOCKS);
+                    f.blocks(b, place);
+                }
+            },
+            Message::Assistant(a) => {
+                f.codes.push(codes::ASSISTANT);
+                f.blocks(&a.content, place);
+            }
+            Message::ToolResult(r) => {
+                f.codes.push(codes::TOOL_RESULT);
+                f.short(&r.tool_call_id);
+                f.short(&r.tool_name);
+                f.codes.push(i32::from(r.is_error));
+                f.blocks(&r.content, place);
+            }
+        }
+    }
+    f
+}
+
+/// What decoding a flat form gave: the messages (read with timestamps)
+/// and the transcript written straight from the codes, or the error each
+/// way.
+struct FlatReading {
+    messages: Result<Vec<Message>, Error>,
+    transcript: Result<JsStr, Error>,
+}
+
+fn read_flat(f: &FlatForm, exact: bool, native: &dyn Fn(usize) -> Option<Message>) -> FlatReading {
+    let texts = FuzzTexts {
+        strings: &f.strings,
+        shorts: &f.shorts,
+        exact,
+    };
+    let reader = || FlatReader::new(texts, &f.codes).with_timestamps(&f.times, &f.timed);
+    let messages = reader().and_then(|mut r| r.messages(f.timed.len(), |i| Ok(native(i))));
+    let transcript = reader().and_then(|mut r| {
+        let mut out = Utf16Builder::new();
+        let mut parts = Parts::new(&mut out);
+        let mut scratch = flat::Scratch::default();
+        let options = SerializeOptions { reasoning: true };
+        while !r.is_done() {
+            if let Some(i) = r.write_message(&mut parts, options, &mut scratch)? {
+                if let Some(m) = native(i) {
+                    push_message(&mut parts, &m, options);
+                }
+            }
+        }
+        Ok(out.finish())
+    });
+    FlatReading {
+        messages,
+        transcript,
+    }
+}
+
+/// Without the part of a tool result that the flat form does not carry
+/// (how much of its content a read elided: the flat path reads whole).
+fn without_elided(mut messages: Vec<Message>) -> Vec<Message> {
+    for m in &mut messages {
+        if let Message::ToolResult(r) = m {
+            r.elided_units = 0;
+        }
+    }
+    messages
+}
+
+/// The flat form of messages (flat-messages.js's codes, decoded by
+/// `transcript::flat`), both ways. The first byte picks the mode:
+///
+/// - even: the rest is JSON messages, converted as `convertToLlm` would,
+///   encoded as flat-messages.js does (some left to the native reader, as
+///   the second byte's bits say) and decoded: the same messages and
+///   timestamps come back, every length and flag is the text's own, and
+///   the transcript written from the codes equals `serialize` of the
+///   messages.
+/// - odd: the rest is arbitrary codes (mostly small numbers, so kinds,
+///   counts and lengths are met), a texts array and short units: decoding
+///   must fail or read only what is there; the two decoders (messages,
+///   transcript) accept the same codes and agree on the transcript, and
+///   what decodes encodes back to as many codes, the same short units and
+///   the same messages.
+pub fn flat_messages(data: &[u8]) {
+    let Some((&mode, rest)) = data.split_first() else {
+        return;
+    };
+    if mode % 2 == 0 {
+        flat_round_trip(rest);
+    } else {
+        flat_arbitrary(rest);
+    }
+}
+
+fn flat_round_trip(data: &[u8]) {
+    let Some((&natives, json)) = data.split_first() else {
+        return;
+    };
+    let Ok(value) = json::parse_bytes(json) else {
+        return;
+    };
+    let Ok(messages) = from_agent_messages(&Val::new(&value)) else {
+        return;
+    };
+    let messages = without_elided(messages);
+    let native = |i: usize| natives != 0 && (natives >> (i % 8)) & 1 == 1;
+    let f = encode_flat(&messages, native, js_json_place);
+    let reading = read_flat(&f, true, &|i| Some(messages[i].clone()));
+    let decoded = reading.messages.expect("a flat form encoded here decodes");
+    assert_eq!(decoded, messages, "messages back");
+    let transcript = reading.transcript.expect("and writes");
+    let options = SerializeOptions { reasoning: true };
+    assert_eq!(transcript, serialize(&messages, options), "transcript");
+}
+
+/// A code from the input: a byte as a small signed number, or (after a
+/// byte of 0x7f) the next four bytes as any `i32`.
+fn next_code(bytes: &mut std::slice::Iter<'_, u8>) -> Option<i32> {
+    let b = *bytes.next()?;
+    if b != 0x7f {
+        return Some(i32::from(b as i8));
+    }
+    let mut word = [0u8; 4];
+    for w in &mut word {
+        *w = *bytes.next()?;
+    }
+    Some(i32::from_le_bytes(word))
+}
+
+fn flat_arbitrary(data: &[u8]) {
+    let [strings, shorts, timestamps, rest @ ..] = data else {
+        return;
+    };
+    let mut f = FlatForm {
+        strings: (0..strings % 8)
+            .map(|i| JsStr::from_str(&"T".repeat(usize::from(i) + 1)))
+            .collect(),
+        shorts: (0..u16::from(*shorts)).map(|u| 0x61 + u % 26).collect(),
+        ..FlatForm::default()
+    };
+    let mut bytes = rest.iter();
+    while let Some(c) = next_code(&mut bytes) {
+        f.codes.push(c);
+    }
+    // Enough timestamps for every message (there are fewer messages than
+    // codes), or as many as the byte says (too few is malformed).
+    let messages = if timestamps & 0x80 == 0 {
+        f.codes.len()
+    } else {
+        usize::from(timestamps & 0x7f)
+    };
+    f.times = (0..messages).map(|i| i as f64).collect();
+    f.timed = (0..messages).map(|i| u8::from(i % 3 == 0)).collect();
+    // Texts of the texts array are all "T"s (never empty), and short units
+    // lowercase letters: a native message is told from the others by its
+    // text, and an argument's JSON by where it came from.
+    let placeholder = |i: usize| {
+        Some(Message::User(UserMessage {
+            content: UserContent::Text(JsStr::from_str(&format!("native {i}"))),
+            timestamp: None,
+        }))
+    };
+    let is_placeholder = |i: usize, m: &Message| placeholder(i).as_ref() == Some(m);
+    let reading = read_flat(&f, false, &placeholder);
+    let (messages, transcript) = match (reading.messages, reading.transcript) {
+        (Ok(m), Ok(t)) => (m, t),
+        (Err(a), Err(b)) => {
+            assert_eq!(a, b, "the decoders fail alike");
+            return;
+        }
+        (a, b) => panic!("the decoders disagree: {a:?} vs {b:?}"),
+    };
+    let options = SerializeOptions { reasoning: true };
+    assert_eq!(transcript, serialize(&messages, options), "transcript");
+    // Encoded back (the native ones as native again), as many codes and the
+    // same short units; decoded again, the same messages.
+    let again = encode_flat(
+        &messages,
+        |i| is_placeholder(i, &messages[i]),
+        json_place_as_decoded,
+    );
+    assert_eq!(again.codes.len(), f.codes.len(), "codes consumed");
+    assert_eq!(
+        again.shorts[..],
+        f.shorts[..again.shorts.len()],
+        "short units"
+    );
+    let reading = read_flat(&again, true, &placeholder);
+    assert_eq!(reading.messages.ok(), Some(messages), "decoded again");
+}
+
+/// Where an argument's JSON decoded from [`flat_arbitrary`]'s codes came
+/// from: the JSON of a string of "T"s, a string of "T"s, or short units.
+fn json_place_as_decoded(json: &JsStr) -> JsonPlace {
+    const QUOTE: u16 = b'"' as u16;
+    let units = json.to_utf16();
+    let all_t = |u: &[u16]| !u.is_empty() && u.iter().all(|&u| u == u16::from(b'T'));
+    match units.as_slice() {
+        [QUOTE, inner @ .., QUOTE] if all_t(inner) => JsonPlace::JsonOf(JsStr::from_utf16(inner)),
+        u if all_t(u) => JsonPlace::Text,
+        _ => JsonPlace::Short,
+    }
+}
+
+/// `prepareCompactionAsync`'s slices of entries as JSON text
+/// (`plan::entries_json`): the input is slices separated by NUL bytes
+/// (which JSON text never holds), each with two bytes of place before its
+/// text. The first byte picks the parse (planning or full) and whether the
+/// places are taken from the slices' bytes (any `first` and `count`) or
+/// made right (where each slice starts, and its own length). The slices
+/// are accepted exactly when each is a JSON array of `count` entries
+/// starting at `first`, where the last one ended; then the entries are
+/// theirs, in order, and otherwise the error names the first slice that is
+/// not.
+pub fn entries_json(data: &[u8]) {
+    let Some((&mode, rest)) = data.split_first() else {
+        return;
+    };
+    let (counter, parse): (Counter, LineParser) = if mode & 1 == 0 {
+        (Counter::Estimate, json::parse_for_plan)
+    } else {
+        (Counter::Exact(Encoding::O200kBase), json::parse)
+    };
+    let given_places = mode & 2 != 0;
+    let mut chunks = Vec::new();
+    let mut expected: Result<Vec<Value>, String> = Ok(Vec::new());
+    for segment in rest.split(|&b| b == 0) {
+        let (place, text) = segment.split_at(segment.len().min(2));
+        let read = std::str::from_utf8(text).ok().map(parse);
+        let so_far = expected.as_ref().map_or(0, Vec::len);
+        let (first, count) = match (given_places, place) {
+            (true, &[f, c]) => (usize::from(f), usize::from(c)),
+            _ => match &read {
+                Some(Ok(Value::Array(a))) => (so_far, a.len()),
+                _ => (so_far, 0),
+            },
+        };
+        if let Ok(entries) = &mut expected {
+            match read {
+                Some(Ok(Value::Array(values)))
+                    if values.len() == count && entries.len() == first =>
+                {
+                    entries.extend(values)
+                }
+                _ => expected = Err(format!("pathEntries[{first}..{}]", first + count)),
+            }
+        }
+        chunks.push(Chunk {
+            text: text.to_vec(),
+            first,
+            count,
+        });
+    }
+    match (parse_chunks(chunks.into_iter(), counter), expected) {
+        (Ok(entries), Ok(expected)) => assert_eq!(entries, expected, "entries"),
+        (Err(e), Err(range)) => {
+            let message = e.to_string();
+            assert!(
+                message.contains(&format!("{range}: ")),
+                "{message} names {range}"
+            );
+        }
+        (got, expected) => panic!("got {got:?}, expected {expected:?}"),
+    }
+}
+
+/// The recipe a transcript goes back to JS as (`transcript::recipe`),
+/// written for arbitrary messages (the input as JSON after a byte that
+/// chooses which texts become pieces naming a string, as the caller's own
+/// strings do, and which are copied into the labels, as text made here is).
+/// Followed as `assembleTranscript` in flat-messages.js follows it, the
+/// recipe must name only what is there and give exactly `serialize`'s
+/// transcript; so must the projection's (`serialize_projection`) at each
+/// retry level, against the projected messages serialized.
+pub fn recipe(data: &[u8]) {
+    let Some((&seed, json)) = data.split_first() else {
+        return;
+    };
+    let Ok(value) = json::parse_bytes(json) else {
+        return;
+    };
+    let Ok(messages) = from_agent_messages(&Val::new(&value)) else {
+        return;
+    };
+    for reasoning in [true, false] {
+        let options = SerializeOptions { reasoning };
+        let mut sink = RecipeWriter::new(seed);
+        serialize_into(&messages, options, &mut sink);
+        let expected = serialize(&messages, options);
+        assert_eq!(sink.assemble(), expected.to_utf16(), "transcript");
+        for attempt in 0..3 {
+            let options = ProjectOptions::for_attempt(attempt, reasoning, 40);
+            let mut sink = RecipeWriter::new(seed.rotate_left(attempt as u32));
+            serialize_projection(&messages, &options, &mut sink);
+            let projected = project(&messages, &options);
+            let expected = serialize(&projected, SerializeOptions { reasoning });
+            assert_eq!(sink.assemble(), expected.to_utf16(), "projection {attempt}");
+        }
+    }
+}
+
+/// A recipe sink as the binding's `RecipeSink` is, over owned texts: a text
+/// becomes a piece naming a string (appended to `strings`) where the seed's
+/// next bit says so, else label text.
+struct RecipeWriter {
+    recipe: Recipe,
+    strings: Vec<JsStr>,
+    bits: u64,
+}
+
+impl RecipeWriter {
+    fn new(seed: u8) -> Self {
+        RecipeWriter {
+            recipe: Recipe::new(),
+            strings: Vec::new(),
+            bits: u64::from(seed).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1,
+        }
+    }
+
+    fn as_piece(&mut self) -> bool {
+        self.bits = self.bits.rotate_left(1) ^ (self.bits >> 3);
+        self.bits & 1 == 1
+    }
+
+    fn string(&mut self, t: &JsStr) -> i32 {
+        self.strings.push(t.clone());
+        (self.strings.len() - 1) as i32
+    }
+
+    /// A long label becomes a string of its own, as in the binding, where
+    /// the seed's next bit says so (else it stays a label); due before each
+    /// piece and at the end.
+    fn close_long_run(&mut self) {
+        let Some(units) = self.recipe.long_run() else {
+            return;
+        };
+        let run = JsStr::from_utf16(units);
+        if self.as_piece() {
+            let i = self.string(&run);
+            self.recipe.end_run_as(Some(i));
+        }
+    }
+
+    /// Follows the recipe as `assembleTranscript` does, checking that every
+    /// op names something there.
+    fn assemble(mut self) -> Vec<u16> {
+        self.close_long_run();
+        let parts = self.recipe.finish().expect("a recipe");
+        let labels: Vec<Vec<u16>> = (parts.ranges.iter())
+            .map(|&(a, b)| {
+                assert!(a <= b && b <= parts.labels.len(), "labels range");
+                parts.labels.units(a..b)
+            })
+            .collect();
+        for &(a, b) in &parts.ranges {
+            assert!(a < b || parts.labels.is_empty(), "an empty labels chunk");
+        }
+        assert_eq!(parts.bounds.len() % 3, 0, "bounds come in triples");
+        let shared: Vec<&[u16]> = (parts.bounds.chunks_exact(3))
+            .map(|b| {
+                let chunk = &labels[b[0] as usize];
+                assert!(b[1] <= b[2] && b[2] as usize <= chunk.len(), "label bounds");
+                &chunk[b[1] as usize..b[2] as usize]
+            })
+            .collect();
+        let string = |i: i32| -> Vec<u16> {
+            let i = usize::try_from(i).expect("a string index");
+            self.strings[i].to_utf16()
+        };
+        let mut out = Vec::new();
+        let mut ops = parts.ops.iter().copied();
+        while let Some(op) = ops.next() {
+            if op >= 0 {
+                out.extend(string(op));
+            } else if op == OP_HEAD {
+                let (i, n) = (
+                    ops.next().expect("head index"),
+                    ops.next().expect("head length"),
+                );
+                let s = string(i);
+                let n = usize::try_from(n).expect("a head length");
+                assert!(n < s.len(), "a head shorter than its string");
+                out.extend(&s[..n]);
+            } else {
+                let k = usize::try_from(OP_LABEL_BASE - op).expect("a label");
+                out.extend(shared[k]);
+            }
+        }
+        out
+    }
+}
+
+impl Sink<JsStr> for RecipeWriter {
+    fn push_str(&mut self, s: &str) {
+        self.recipe.push_str(s);
+    }
+
+    fn push_text(&mut self, text: &JsStr) {
+        if self.as_piece() {
+            let i = self.string(text);
+            self.close_long_run();
+            self.recipe.piece(i);
+        } else {
+            self.recipe.push_js_str(text);
+        }
+    }
+
+    fn push_text_prefix(&mut self, text: &JsStr, units: usize) {
+        if units >= text.utf16_len() {
+            return self.push_text(text);
+        }
+        if self.as_piece() {
+            let i = self.string(text);
+            self.close_long_run();
+            self.recipe.head(i, units as i32);
+        } else {
+            let mut b = Utf16Builder::new();
+            text.push_prefix_into(units, &mut b);
+            self.recipe.push_js_str(&b.finish());
+        }
+    }
+}
+
+/// A text of the projection plan target: a string of the flat form's texts
+/// array, a short string, text made here, or the caller's own string read
+/// natively, as the binding's texts are; each holds its characters.
+#[derive(Clone, Debug)]
+enum PlanFuzzText {
+    Indexed(u32, JsStr),
+    Short(JsStr, Vec<u16>),
+    Made(JsStr),
+    Caller(JsStr),
+    /// The JSON of string `index` of the texts array (a long string
+    /// argument), made where it is named.
+    JsonOf(u32, JsStr),
+}
+
+impl PlanFuzzText {
+    fn s(&self) -> &JsStr {
+        match self {
+            PlanFuzzText::Indexed(_, s)
+            | PlanFuzzText::Short(s, _)
+            | PlanFuzzText::Made(s)
+            | PlanFuzzText::Caller(s)
+            | PlanFuzzText::JsonOf(_, s) => s,
+        }
+    }
+}
+
+impl Text for PlanFuzzText {
+    fn owned(s: JsStr) -> Self {
+        PlanFuzzText::Made(s)
+    }
+    fn utf16_len(&self) -> usize {
+        self.s().utf16_len()
+    }
+    fn is_blank(&self) -> bool {
+        Text::is_blank(self.s())
+    }
+    fn code_unit_at(&self, index: usize) -> Option<u16> {
+        Text::code_unit_at(self.s(), index)
+    }
+    fn splits_pair_at(&self, index: usize) -> bool {
+        Text::splits_pair_at(self.s(), index)
+    }
+    fn push_prefix_into(&self, units: usize, out: &mut Utf16Builder) {
+        Text::push_prefix_into(self.s(), units, out)
+    }
+    fn to_js_str(&self) -> JsStr {
+        self.s().clone()
+    }
+    fn as_key(&self) -> TextKey<'_> {
+        self.s().as_key()
+    }
+}
+
+impl PlanText for PlanFuzzText {
+    fn plan_source(&self) -> PlanSource<'_> {
+        match self {
+            PlanFuzzText::Indexed(i, _) => PlanSource::Indexed(*i),
+            PlanFuzzText::Short(_, units) => PlanSource::Short(units),
+            PlanFuzzText::Made(s) => PlanSource::Made(s),
+            PlanFuzzText::Caller(_) | PlanFuzzText::JsonOf(..) => PlanSource::Caller,
+        }
+    }
+
+    fn json_of_index(&self) -> Option<u32> {
+        match self {
+            PlanFuzzText::JsonOf(index, _) => Some(*index),
+            _ => None,
+        }
+    }
+}
+
+/// The plan's values array, in order.
+struct FuzzValues(Vec<JsStr>);
+
+impl PlanValues<PlanFuzzText> for FuzzValues {
+    fn set(&mut self, index: u32, value: PlanValue<'_, PlanFuzzText>) -> Result<(), Error> {
+        assert_eq!(index as usize, self.0.len(), "values in order");
+        self.0.push(match value {
+            PlanValue::Str(s) => JsStr::from_str(s),
+            PlanValue::JsStr(s) => s.clone(),
+            PlanValue::Caller(t) => {
+                assert!(matches!(t, PlanFuzzText::Caller(_)), "a caller's value");
+                t.s().clone()
+            }
+        });
+        Ok(())
+    }
+}
+
+/// Gives each text of `messages` a source as the seed's bits say: the
+/// texts array (`strings`), a short string (ids, names, arguments and mime
+/// types only, as in the flat form), made here, or the caller's.
+struct Sources<'a> {
+    bits: u64,
+    strings: &'a mut Vec<JsStr>,
+}
+
+impl Sources<'_> {
+    fn pick(&mut self) -> u64 {
+        self.bits = self.bits.rotate_left(2) ^ (self.bits >> 5) ^ 0x2545_F491;
+        self.bits & 3
+    }
+
+    fn text(&mut self, s: &JsStr) -> PlanFuzzText {
+        match self.pick() {
+            0 | 1 => {
+                self.strings.push(s.clone());
+                PlanFuzzText::Indexed((self.strings.len() - 1) as u32, s.clone())
+            }
+            2 => PlanFuzzText::Made(s.clone()),
+            _ => PlanFuzzText::Caller(s.clone()),
+        }
+    }
+
+    fn short(&mut self, s: &JsStr) -> PlanFuzzText {
+        match self.pick() {
+            0 | 1 => PlanFuzzText::Short(s.clone(), s.to_utf16()),
+            _ => self.text(s),
+        }
+    }
+
+    /// An argument's JSON: that of a string value is, now and then, that
+    /// string of the texts array, as the flat form passes a long one.
+    fn json(&mut self, json: &JsStr) -> PlanFuzzText {
+        if let Some(Ok(Value::String(v))) = json.as_str().map(json::parse) {
+            if self.pick() < 2 {
+                self.strings.push(v);
+                return PlanFuzzText::JsonOf((self.strings.len() - 1) as u32, json.clone());
+            }
+        }
+        self.short(json)
+    }
+
+    fn blocks(&mut self, blocks: &[Block]) -> Vec<Block<PlanFuzzText>> {
+        (blocks.iter())
+            .map(|b| match b {
+                Block::Text(t) => Block::Text(self.text(t)),
+                Block::Thinking { thinking, redacted } => Block::Thinking {
+                    thinking: self.text(thinking),
+                    redacted: *redacted,
+                },
+                Block::ToolCall(c) => Block::ToolCall(ToolCall {
+                    id: self.short(&c.id),
+                    name: self.short(&c.name),
+                    args: (c.args.iter())
+                        .map(|(k, j)| (self.short(k), j.as_ref().map(|j| self.json(j))))
+                        .collect(),
+                }),
+                Block::Image { mime_type } => Block::Image {
+                    mime_type: mime_type.clone(),
+                },
+            })
+            .collect()
+    }
+
+    fn message(&mut self, m: &Message) -> Message<PlanFuzzText> {
+        match m {
+            Message::User(u) => Message::User(UserMessage {
+                content: match &u.content {
+                    UserContent::Text(t) => UserContent::Text(self.text(t)),
+                    UserContent::Blocks(b) => UserContent::Blocks(self.blocks(b)),
+                },
+                timestamp: u.timestamp,
+            }),
+            Message::Assistant(a) => Message::Assistant(AssistantMessage {
+                content: self.blocks(&a.content),
+                timestamp: a.timestamp,
+            }),
+            Message::ToolResult(r) => Message::ToolResult(ToolResultMessage {
+                tool_call_id: self.short(&r.tool_call_id),
+                tool_name: self.short(&r.tool_name),
+                is_error: r.is_error,
+                content: self.blocks(&r.content),
+                elided_units: r.elided_units,
+                timestamp: r.timestamp,
+            }),
+        }
+    }
+}
+
+/// Reads a plan as `projectionOfPlan` in flat-messages.js does, checking
+/// that every code names something there.
+struct PlanReader<'a> {
+    codes: &'a [f64],
+    at: usize,
+    strings: &'a [JsStr],
+    values: &'a [JsStr],
+    shorts: Vec<u16>,
+    args: Vec<Value>,
+    next_args: usize,
+}
+
+impl PlanReader<'_> {
+    fn code(&mut self) -> f64 {
+        let c = *self.codes.get(self.at).expect("a code past the end");
+        self.at += 1;
+        c
+    }
+
+    fn index(&mut self) -> usize {
+        let c = self.code();
+        assert!(c >= 0.0 && c.fract() == 0.0, "an index: {c}");
+        c as usize
+    }
+
+    fn text(&mut self) -> JsStr {
+        let r = self.code();
+        if r >= 0.0 {
+            assert_eq!(r.fract(), 0.0);
+            return self.strings.get(r as usize).expect("a string").clone();
+        }
+        if r == PLAN_SHORT {
+            let (start, end) = (self.index(), self.index());
+            assert!(start <= end && end <= self.shorts.len(), "short bounds");
+            return JsStr::from_utf16(&self.shorts[start..end]);
+        }
+        let k = PLAN_VALUE_BASE - r;
+        assert!(k >= 0.0 && k.fract() == 0.0, "a value code: {r}");
+        self.values.get(k as usize).expect("a value").clone()
+    }
+
+    fn flag(&mut self) -> bool {
+        let c = self.code();
+        assert!(c == 0.0 || c == 1.0, "a flag: {c}");
+        c == 1.0
+    }
+
+    fn blocks(&mut self) -> Vec<Block> {
+        let n = self.index();
+        let mut out = Vec::new();
+        for _ in 0..n {
+            let kind = self.code();
+            out.push(if kind == PLAN_TEXT {
+                Block::Text(self.text())
+            } else if kind == PLAN_THINKING {
+                let thinking = self.text();
+                Block::Thinking {
+                    thinking,
+                    redacted: self.flag(),
+                }
+            } else if kind == PLAN_TOOL_CALL {
+                let (id, name) = (self.text(), self.text());
+                let n = self.code();
+                let args = if n == PLAN_PARSED_ARGS {
+                    let object = self.args.get(self.next_args).expect("parsed arguments");
+                    self.next_args += 1;
+                    let object = object.as_object().expect("an arguments object");
+                    (object.iter())
+                        .map(|(k, v)| (k.clone(), Some(stringify(v))))
+                        .collect()
+                } else {
+                    assert!(n >= 0.0 && n.fract() == 0.0, "an argument count: {n}");
+                    (0..n as usize)
+                        .map(|_| {
+                            let key = self.text();
+                            let held = self.code();
+                            let json = if held == PLAN_NO_JSON {
+                                None
+                            } else if held == PLAN_JSON {
+                                Some(self.text())
+                            } else {
+                                assert_eq!(held, PLAN_STRING_VALUE, "how a value is held");
+                                let i = self.index();
+                                let v = self.strings.get(i).expect("a string value");
+                                Some(stringify(&Value::String(v.clone())))
+                            };
+                            (key, json)
+                        })
+                        .collect()
+                };
+                Block::ToolCall(ToolCall { id, name, args })
+            } else {
+                assert_eq!(kind, PLAN_IMAGE, "a block kind");
+                Block::Image {
+                    mime_type: self.flag().then(|| self.text()),
+                }
+            });
+        }
+        out
+    }
+
+    fn messages(mut self) -> Vec<Message> {
+        let mut out = Vec::new();
+        while self.at < self.codes.len() {
+            let kind = self.code();
+            let timestamp = self.flag().then_some(0.0);
+            let t = self.code();
+            let timestamp = timestamp.map(|_| t);
+            out.push(if kind == PLAN_USER_TEXT {
+                Message::User(UserMessage {
+                    content: UserContent::Text(self.text()),
+                    timestamp,
+                })
+            } else if kind == PLAN_USER {
+                Message::User(UserMessage {
+                    content: UserContent::Blocks(self.blocks()),
+                    timestamp,
+                })
+            } else if kind == PLAN_ASSISTANT {
+                Message::Assistant(AssistantMessage {
+                    content: self.blocks(),
+                    timestamp,
+                })
+            } else {
+                assert_eq!(kind, PLAN_TOOL_RESULT, "a message kind");
+                let (tool_call_id, tool_name) = (self.text(), self.text());
+                let is_error = self.flag();
+                Message::ToolResult(ToolResultMessage {
+                    tool_call_id,
+                    tool_name,
+                    is_error,
+                    content: self.blocks(),
+                    elided_units: 0,
+                    timestamp,
+                })
+            });
+        }
+        assert_eq!(
+            self.next_args,
+            self.args.len(),
+            "every parsed argument used"
+        );
+        out
+    }
+}
+
+/// The projection plan (`projection::plan`), which `projectForSummary`
+/// hands to flat-messages.js to build the projected messages from: the
+/// input's first byte chooses where each text comes from (the flat form's
+/// texts, short strings, made here, the caller's) and the retry level, the
+/// rest is JSON messages as `convertToLlm` converts them. Read back as
+/// `projectionOfPlan` reads it, the plan must name only what is there and
+/// give exactly the messages `project` gives.
+pub fn projection_plan(data: &[u8]) {
+    let Some((&seed, json)) = data.split_first() else {
+        return;
+    };
+    let Ok(value) = json::parse_bytes(json) else {
+        return;
+    };
+    let Ok(messages) = from_agent_messages(&Val::new(&value)) else {
+        return;
+    };
+    let mut strings = Vec::new();
+    let mut sources = Sources {
+        bits: u64::from(seed).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1,
+        strings: &mut strings,
+    };
+    let sourced: Vec<_> = messages.iter().map(|m| sources.message(m)).collect();
+    let attempt = usize::from(seed % 3);
+    let bound = [0, 40, 2000][usize::from(seed / 3 % 3)];
+    let options = ProjectOptions::for_attempt(attempt, seed & 0x40 != 0, bound);
+    let mut plan = PlanWriter::new(FuzzValues(Vec::new()), sourced.len());
+    project_each(&sourced, &options, |m| {
+        plan.projected(m).expect("values are taken");
+    });
+    let parts = plan.finish();
+    let args = match &parts.args {
+        None => Vec::new(),
+        Some(a) => {
+            let text = String::from_utf16(&a.units(0..a.len())).expect("arguments JSON is text");
+            match json::parse(&text) {
+                Ok(Value::Array(a)) => a,
+                other => panic!("arguments JSON {text:?} parsed as {other:?}"),
+            }
+        }
+    };
+    let reader = PlanReader {
+        codes: &parts.codes,
+        at: 0,
+        strings: &strings,
+        values: &parts.values.0,
+        shorts: parts.shorts.units(0..parts.shorts.len()),
+        args,
+        next_args: 0,
+    };
+    let read = reader.messages();
+    let expected = without_elided(project(&messages, &options));
+    assert_eq!(read, expected, "the projected messages");
 }

@@ -1,5 +1,6 @@
 //! Texts of the caller's messages read in place ([`JsText`]), and
-//! [`RecipeSink`], which writes a transcript as a recipe: which of the
+//! [`RecipeSink`], which writes a transcript as a recipe
+//! ([`prime_compaction_core::transcript::recipe`]): which of the
 //! caller's strings go where, and the labels between them. index.js follows
 //! the recipe and joins the pieces once with `Array.prototype.join`, so each
 //! character is copied a single time and none of the caller's texts is read
@@ -13,7 +14,6 @@ use std::borrow::Cow;
 use std::ptr;
 
 use napi::sys;
-use rustc_hash::FxHashMap;
 
 use crate::js::out::{Arg, Raw};
 use crate::js::view::{check, Cx, JsVal};
@@ -21,44 +21,10 @@ use prime_compaction_core::error::{Error, Result};
 use prime_compaction_core::js::json::push_quoted_utf16;
 use prime_compaction_core::js::string::{is_high_surrogate, is_low_surrogate, JsStr, Utf16Builder};
 use prime_compaction_core::js::view::View;
+use prime_compaction_core::transcript::recipe::{Labels, Recipe};
 use prime_compaction_core::transcript::text::{
-    is_trim_space, splits_pair_by_units, Sink, Text, TextKey, TextOf,
+    is_trim_space, splits_pair_by_units, Sink, Text, TextHints, TextKey, TextOf,
 };
-
-/// What the JS pass told of a text, so that its characters need not be read:
-/// whether it is blank (`s.trim() === ""`), and whether a cut at
-/// [`TextHints::CUT`] units splits a surrogate pair. One byte, as texts are
-/// made and moved by the thousand.
-#[derive(Clone, Copy, Default)]
-pub struct TextHints(u8);
-
-impl TextHints {
-    /// The unit a pair hint is about (a tool result's cut).
-    pub const CUT: usize = prime_compaction_core::transcript::serialize::TOOL_RESULT_MAX_CHARS;
-    const TOLD: u8 = 1;
-    const BLANK: u8 = 2;
-    const SPLITS_PAIR_AT_CUT: u8 = 4;
-
-    /// Both told.
-    pub fn told(blank: bool, splits_pair_at_cut: bool) -> Self {
-        let bit = |b: bool, flag: u8| if b { flag } else { 0 };
-        TextHints(
-            Self::TOLD
-                | bit(blank, Self::BLANK)
-                | bit(splits_pair_at_cut, Self::SPLITS_PAIR_AT_CUT),
-        )
-    }
-
-    fn blank(self) -> Option<bool> {
-        (self.0 & Self::TOLD != 0).then_some(self.0 & Self::BLANK != 0)
-    }
-
-    /// Whether a cut at `index` splits a pair, if told.
-    fn splits_pair_at(self, index: usize) -> Option<bool> {
-        (self.0 & Self::TOLD != 0 && index == Self::CUT)
-            .then_some(self.0 & Self::SPLITS_PAIR_AT_CUT != 0)
-    }
-}
 
 /// A JS string read in place, or text made here.
 #[derive(Clone)]
@@ -371,90 +337,25 @@ impl<'c> TextOf<JsVal<'c>> for JsText<'c> {
 /// few enough arguments for any stack.
 const PUSH_BATCH: usize = 4096;
 
-/// Labels up to this long are shared: a transcript repeats a few dozen of
-/// them ("\n\n[Assistant]: ") thousands of times. Longer ones hold ids
-/// and arguments, and are rarely met twice.
-const SHARED_LABEL_MAX: usize = 32;
-
-/// Runs this long (a long tool-call argument's JSON, written here, as a
-/// rule) become strings of their own rather than part of a labels string.
-const OWN_STRING_MIN: usize = 512;
-
-/// Units per labels string: 64 KB even as UTF-16, under V8's large-object
-/// size (128 KB).
-const LABELS_CHUNK: usize = 32 * 1024;
-
 /// More strings than a recipe can name (2^31).
 fn too_many_strings() -> Error {
     Error::range("messages", "too many strings for one transcript")
 }
 
-/// Recipe codes (index.js reads the same numbers): `i >= 0` is
-/// `strings[i]`; [`OP_HEAD`] `i, n` is `strings[i].slice(0, n)`; `-2 - k` is
-/// label `k`: with `(j, start, end)` the `k`-th triple of `bounds`, units
-/// `start..end` of labels string `j`.
-use crate::js::codes::recipe::{OP_HEAD, OP_LABEL_BASE};
-
-/// UTF-16 units bound for a JS string (a transcript's labels, say), one
-/// byte each while they all fit in one: V8 then copies them as they are,
-/// and nothing is narrowed at the end.
-pub(crate) enum Labels {
-    Latin1(Vec<u8>),
-    Utf16(Vec<u16>),
-}
-
-impl Labels {
-    pub(crate) fn new() -> Labels {
-        Labels::Latin1(Vec::new())
-    }
-
-    /// Units `range` as a JS string.
-    pub(crate) fn string(&self, cx: &Cx, range: std::ops::Range<usize>) -> Result<Raw> {
-        match self {
-            Labels::Latin1(bytes) => cx.latin1(&bytes[range]),
-            Labels::Utf16(units) => cx.utf16(&units[range]),
-        }
-    }
-
-    /// ASCII text, such as JSON punctuation.
-    pub(crate) fn push_ascii(&mut self, s: &[u8]) {
-        match self {
-            Labels::Latin1(bytes) => bytes.extend_from_slice(s),
-            Labels::Utf16(units) => units.extend(s.iter().map(|&b| u16::from(b))),
-        }
-    }
-
-    pub(crate) fn truncate(&mut self, len: usize) {
-        match self {
-            Labels::Latin1(bytes) => bytes.truncate(len),
-            Labels::Utf16(units) => units.truncate(len),
-        }
-    }
-
-    pub(crate) fn len(&self) -> usize {
-        match self {
-            Labels::Latin1(bytes) => bytes.len(),
-            Labels::Utf16(units) => units.len(),
-        }
-    }
-
-    pub(crate) fn extend(&mut self, units: &[u16]) {
-        match self {
-            // An OR over the run (vector code) tells whether it fits.
-            Labels::Latin1(bytes) if units.iter().fold(0u16, |acc, &u| acc | u) < 0x100 => {
-                bytes.extend(units.iter().map(|&u| u as u8));
-            }
-            Labels::Latin1(bytes) => {
-                let mut wide: Vec<u16> = bytes.iter().map(|&b| u16::from(b)).collect();
-                wide.extend_from_slice(units);
-                *self = Labels::Utf16(wide);
-            }
-            Labels::Utf16(wide) => wide.extend_from_slice(units),
-        }
+/// Units `range` of `labels` as a JS string.
+pub(crate) fn labels_string(
+    cx: &Cx,
+    labels: &Labels,
+    range: std::ops::Range<usize>,
+) -> Result<Raw> {
+    match labels {
+        Labels::Latin1(bytes) => cx.latin1(&bytes[range]),
+        Labels::Utf16(units) => cx.utf16(&units[range]),
     }
 }
 
-/// A transcript being built as a recipe over the call's strings array.
+/// A transcript being built as a recipe ([`Recipe`]) over the call's
+/// strings array.
 pub struct RecipeSink<'c> {
     cx: &'c Cx,
     /// The strings the recipe names: flat-messages.js's array, or one made
@@ -467,24 +368,7 @@ pub struct RecipeSink<'c> {
     /// Strings not yet in `strings`: handles of the current handle scope,
     /// so [`RecipeSink::flush`] must run before that scope closes.
     pending: Vec<Raw>,
-    ops: Vec<i32>,
-    /// Every label's units, one after another, and where each one lies.
-    labels: Labels,
-    bounds: Vec<u32>,
-    /// Where each labels string starts in `labels`. They are made in pieces
-    /// of at most [`LABELS_CHUNK`] units (unless one label is longer),
-    /// which V8 allocates in its young generation; one string of all of
-    /// them went to its large-object space, on fresh pages, which cost
-    /// much of the native time (docs/serialization.md).
-    chunk_starts: Vec<usize>,
-    shared: FxHashMap<Box<[u16]>, i32>,
-    /// The last shared label met of each length, and its op: looked at
-    /// before `shared`, as the few labels a transcript repeats ("\n\n[User]:
-    /// ", "\n\n[Assistant]: ") mostly differ in length, and a compare costs
-    /// less than a hash.
-    last_of_len: [Option<(Box<[u16]>, i32)>; SHARED_LABEL_MAX + 1],
-    /// Labels and copied text since the last string piece.
-    run: Vec<u16>,
+    recipe: Recipe,
     /// The units of a string whose JSON is being written, read here first.
     read: Vec<u16>,
     /// The first failure; later writes are skipped and `finish` reports it.
@@ -515,13 +399,7 @@ impl<'c> RecipeSink<'c> {
             push,
             next_index,
             pending: Vec::new(),
-            ops: Vec::new(),
-            labels: Labels::new(),
-            bounds: Vec::new(),
-            chunk_starts: vec![0],
-            shared: FxHashMap::default(),
-            last_of_len: std::array::from_fn(|_| None),
-            run: Vec::new(),
+            recipe: Recipe::new(),
             read: Vec::new(),
             error: None,
         })
@@ -573,63 +451,27 @@ impl<'c> RecipeSink<'c> {
         self.push_pending();
     }
 
-    /// Ends the current label, if any.
-    fn close_run(&mut self) {
-        if self.run.is_empty() {
+    /// Ends the label being written as a string of its own when it is long
+    /// ([`Recipe::long_run`]); due before each piece and at the end.
+    fn close_long_run(&mut self) {
+        let cx = self.cx;
+        let Some(made) = self.recipe.long_run().map(|units| cx.utf16(units)) else {
             return;
-        }
-        if self.run.len() >= OWN_STRING_MIN {
-            // Made a string at once: copied into the labels, it was
-            // copied twice more (into them, then into their string).
-            match self.cx.utf16(&self.run) {
-                Ok(s) => {
-                    if let Some(i) = self.append(s) {
-                        self.ops.push(i);
-                    }
-                }
-                Err(e) => self.error = Some(e),
+        };
+        let index = match made {
+            Ok(s) => self.append(s),
+            Err(e) => {
+                self.error = Some(e);
+                None
             }
-            self.run.clear();
-            return;
-        }
-        let shared = self.run.len() <= SHARED_LABEL_MAX;
-        if shared {
-            if let Some((units, op)) = &self.last_of_len[self.run.len()] {
-                if **units == self.run[..] {
-                    self.ops.push(*op);
-                    self.run.clear();
-                    return;
-                }
-            }
-            if let Some(&op) = self.shared.get(&self.run[..]) {
-                self.last_of_len[self.run.len()] = Some((self.run.as_slice().into(), op));
-                self.ops.push(op);
-                self.run.clear();
-                return;
-            }
-        }
-        let k = (self.bounds.len() / 3) as i32;
-        let op = OP_LABEL_BASE - k;
-        let mut chunk = self.chunk_starts.last().copied().unwrap_or(0);
-        if self.labels.len() > chunk && self.labels.len() - chunk + self.run.len() > LABELS_CHUNK {
-            chunk = self.labels.len();
-            self.chunk_starts.push(chunk);
-        }
-        let start = self.labels.len() - chunk;
-        self.labels.extend(&self.run);
-        // Offsets within one chunk: a chunk is one run or a few of at most
-        // LABELS_CHUNK units together, and a JS string is under 2^30 units.
-        self.bounds.extend([
-            (self.chunk_starts.len() - 1) as u32,
-            start as u32,
-            (self.labels.len() - chunk) as u32,
-        ]);
-        if shared {
-            self.shared.insert(self.run.as_slice().into(), op);
-            self.last_of_len[self.run.len()] = Some((self.run.as_slice().into(), op));
-        }
-        self.ops.push(op);
-        self.run.clear();
+        };
+        self.recipe.end_run_as(index);
+    }
+
+    /// A piece naming string `index`.
+    fn piece(&mut self, index: i32) {
+        self.close_long_run();
+        self.recipe.piece(index);
     }
 
     /// The recipe index of a JS text (appended to `strings` when read
@@ -648,53 +490,37 @@ impl<'c> RecipeSink<'c> {
         }
     }
 
-    /// A piece naming string `index`.
-    fn piece(&mut self, index: i32) {
-        self.close_run();
-        self.ops.push(index);
-    }
-
     /// `[ops, bounds, labels, strings]`, the recipe index.js follows.
     pub fn finish(mut self) -> Result<Raw> {
-        self.close_run();
+        self.close_long_run();
         self.push_pending();
         if let Some(e) = self.error {
             return Err(e);
         }
         let cx = self.cx;
-        if self.labels.len() > u32::MAX as usize {
-            return Err(Error::range("messages", "transcript labels too long"));
-        }
-        let ops = cx.i32_array(&self.ops)?;
-        let bounds = cx.u32_array(&self.bounds)?;
-        let ends = self.chunk_starts.iter().skip(1).copied();
-        let ranges: Vec<(usize, usize)> = (self.chunk_starts.iter().copied())
-            .zip(ends.chain([self.labels.len()]))
-            .collect();
-        let labels = cx.array(ranges.iter().map(|&(a, b)| self.labels.string(cx, a..b)))?;
+        let parts = self.recipe.finish()?;
+        let ops = cx.i32_array(&parts.ops)?;
+        let bounds = cx.u32_array(&parts.bounds)?;
+        let labels =
+            cx.array((parts.ranges.iter()).map(|&(a, b)| labels_string(cx, &parts.labels, a..b)))?;
         cx.array([Ok(ops), Ok(bounds), Ok(labels), Ok(self.strings)].into_iter())
     }
 }
 
 impl<'c> Sink<JsText<'c>> for RecipeSink<'c> {
     fn push_str(&mut self, s: &str) {
-        // Labels, ids and names are ASCII as a rule: widen the bytes.
-        if s.is_ascii() {
-            self.run.extend(s.bytes().map(u16::from));
-        } else {
-            self.run.extend(s.encode_utf16());
-        }
+        self.recipe.push_str(s);
     }
 
     fn push_text(&mut self, text: &JsText<'c>) {
         if let JsText::Owned(s) = text {
-            return s.push_utf16_into(&mut self.run);
+            return self.recipe.push_js_str(s);
         }
         if let Some(units) = text.short_units() {
-            return self.run.extend_from_slice(units);
+            return self.recipe.push_units(units);
         }
         if let JsText::JsonOf { .. } = text {
-            return text.push_json_units(&mut self.read, &mut self.run);
+            return text.push_json_units(&mut self.read, self.recipe.run_mut());
         }
         if let Some(i) = self.index_of(text) {
             self.piece(i);
@@ -705,14 +531,14 @@ impl<'c> Sink<JsText<'c>> for RecipeSink<'c> {
         if let JsText::Owned(s) = text {
             let mut b = Utf16Builder::new();
             s.push_prefix_into(units, &mut b);
-            return b.finish().push_utf16_into(&mut self.run);
+            return self.recipe.push_js_str(&b.finish());
         }
         if let Some(short) = text.short_units() {
-            return self.run.extend_from_slice(&short[..units.min(short.len())]);
+            return self.recipe.push_units(&short[..units.min(short.len())]);
         }
         if let JsText::JsonOf { .. } = text {
             let json = text.json_units();
-            return self.run.extend_from_slice(&json[..units.min(json.len())]);
+            return self.recipe.push_units(&json[..units.min(json.len())]);
         }
         if units >= text.utf16_len() {
             return self.push_text(text);
@@ -720,8 +546,8 @@ impl<'c> Sink<JsText<'c>> for RecipeSink<'c> {
         // Shorter than the text, so within a JS string's length.
         let n = units as i32;
         if let Some(i) = self.index_of(text) {
-            self.close_run();
-            self.ops.extend([OP_HEAD, i, n]);
+            self.close_long_run();
+            self.recipe.head(i, n);
         }
     }
 }

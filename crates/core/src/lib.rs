@@ -5,6 +5,7 @@
 #![deny(clippy::unwrap_used, clippy::expect_used)]
 
 pub mod agent_line;
+pub mod boundary_codes;
 pub mod capacity;
 pub mod error;
 pub mod js;

@@ -358,6 +358,92 @@ impl Gen {
         out
     }
 
+    /// A chunk-size byte, then a session file.
+    fn chunked_session_file(&mut self) -> Vec<u8> {
+        let mut out = vec![self.rng.next() as u8];
+        out.extend(self.session_file());
+        out
+    }
+
+    /// Arbitrary flat codes (`bodies::flat_messages`' odd mode): message
+    /// and block kinds with counts and lengths near the texts there are,
+    /// now and then a wrong one or a whole `i32`.
+    fn flat_codes(&mut self) -> Vec<u8> {
+        let mut out = vec![
+            1 + 2 * self.rng.below(128) as u8,
+            self.rng.below(8) as u8,
+            self.rng.below(64) as u8,
+            if self.rng.chance(90) {
+                0
+            } else {
+                0x80 | self.rng.below(8) as u8
+            },
+        ];
+        let small = |g: &mut Gen| -> u8 {
+            if g.rng.chance(5) {
+                (g.rng.below(256)) as u8
+            } else {
+                g.rng.below(6) as u8
+            }
+        };
+        for i in 0..self.rng.below(8) {
+            match self.rng.below(6) {
+                0 => out.extend([0, i as u8]),
+                1 => out.extend([1, small(self), small(self)]),
+                k => {
+                    out.push(k as u8);
+                    if k == 4 {
+                        out.extend([small(self), small(self), small(self)]);
+                    }
+                    let n = self.rng.below(4);
+                    out.push(n as u8);
+                    for _ in 0..n {
+                        match 5 + self.rng.below(4) {
+                            7 => {
+                                let args = self.rng.below(3);
+                                out.extend([7, small(self), small(self), args as u8]);
+                                // Key, JSON length (or none) and where the
+                                // JSON is: the short units, a text, or the
+                                // JSON of a text (-2 - index).
+                                for _ in 0..args {
+                                    out.extend([
+                                        small(self),
+                                        if self.rng.chance(30) {
+                                            0xff
+                                        } else {
+                                            small(self)
+                                        },
+                                        match self.rng.below(5) {
+                                            0 => small(self),
+                                            1 => (-2 - self.rng.below(8) as i8) as u8,
+                                            _ => 0xff,
+                                        },
+                                    ]);
+                                }
+                            }
+                            8 => out.extend([
+                                8,
+                                if self.rng.chance(30) {
+                                    0xff
+                                } else {
+                                    small(self)
+                                },
+                            ]),
+                            b => out.extend([b as u8, small(self), small(self), small(self)]),
+                        }
+                    }
+                }
+            }
+        }
+        if self.rng.chance(10) {
+            out.extend([0x7f, 0xff, 0xff, 0xff, 0x7f]);
+        }
+        if self.rng.chance(20) {
+            out = self.mutate(out);
+        }
+        out
+    }
+
     fn number_input(&mut self) -> Vec<u8> {
         let x = match self.rng.below(4) {
             0 => f64::from_bits(self.rng.next()),
@@ -439,14 +525,25 @@ fn json_roundtrip() {
 
 #[test]
 fn session_file() {
-    // A tenth as many: each read sets up a 4 MiB chunk buffer and two parser
-    // threads, which an unoptimized build pays dearly for.
-    run_n(
+    run(
         "session_file",
         0x5e55,
-        iterations().div_ceil(10),
-        |g| g.session_file(),
+        |g| g.chunked_session_file(),
         bodies::session_file,
+    );
+}
+
+#[test]
+fn session_file_threaded() {
+    // A tenth as many: each read starts two parser threads (and one in 256
+    // sets up the reader's 4 MiB chunk buffer), which an unoptimized build
+    // pays dearly for.
+    run_n(
+        "session_file_threaded",
+        0x7e55,
+        iterations().div_ceil(10),
+        |g| g.chunked_session_file(),
+        bodies::session_file_threaded,
     );
 }
 
@@ -497,6 +594,88 @@ fn project_serialize() {
             g.json(&v)
         },
         bodies::project_serialize,
+    );
+}
+
+#[test]
+fn flat_messages() {
+    run(
+        "flat_messages",
+        0xf1a7,
+        |g| {
+            if g.rng.chance(50) {
+                // Round trip: messages encoded as flat-messages.js does.
+                let mut out = vec![2 * g.rng.below(128) as u8, g.rng.next() as u8];
+                let v = g.messages();
+                out.extend(g.json(&v));
+                out
+            } else {
+                g.flat_codes()
+            }
+        },
+        bodies::flat_messages,
+    );
+}
+
+#[test]
+fn entries_json() {
+    run(
+        "entries_json",
+        0xe175,
+        |g| {
+            // prepareCompactionAsync's slices: arrays of entries, their
+            // places made right or given (and then now and then wrong).
+            let mut out = vec![g.rng.below(4) as u8];
+            let mut at = 0usize;
+            for k in 0..g.rng.below(5) {
+                if k > 0 {
+                    out.push(0);
+                }
+                let n = g.rng.below(6);
+                let v = Value::Array((0..n).map(|i| g.entry(at + i)).collect());
+                let first = if g.rng.chance(90) {
+                    at
+                } else {
+                    g.rng.below(20)
+                };
+                let count = if g.rng.chance(90) { n } else { g.rng.below(8) };
+                out.extend([first as u8, count as u8]);
+                out.extend(g.json(&v));
+                at += n;
+            }
+            out
+        },
+        bodies::entries_json,
+    );
+}
+
+#[test]
+fn recipe() {
+    run(
+        "recipe",
+        0x2ec1,
+        |g| {
+            let mut out = vec![g.rng.next() as u8];
+            let v = g.messages();
+            out.extend(g.json(&v));
+            out
+        },
+        bodies::recipe,
+    );
+}
+
+#[test]
+fn projection_plan() {
+    run(
+        "projection_plan",
+        0x91a7,
+        |g| {
+            let mut out = vec![g.rng.next() as u8];
+            let v = g.messages();
+            out.extend(g.json(&v));
+            out
+        },
+        bodies::projection_plan,
     );
 }
 

@@ -4,8 +4,10 @@
 //! It works on the owned [`Message`] model and never changes its input, so
 //! compaction can project the same messages again, smaller, on each overflow
 //! retry: fewer tool-result bodies ([`tool_results`]), oldest rounds dropped
-//! ([`rounds`]), a bound on any one oversized round ([`round_bound`]).
+//! ([`rounds`]), a bound on any one oversized round ([`round_bound`]); and
+//! the plan the JS side builds the projected messages from ([`plan`]).
 
+pub mod plan;
 pub mod round_bound;
 pub mod rounds;
 pub mod tool_results;

@@ -291,7 +291,45 @@ fn parse_with_chunk_size(
         result
     });
     read_result.map_err(|e| file_error(path, format!("cannot read: {e}")))?;
+    assemble(chunks, path)
+}
 
+/// [`parse_session_stream`] on the calling thread alone, in chunks of
+/// `chunk_bytes`: the same chunks parsed one after another, and the same
+/// result (entries, line numbers or error) as the threaded reader gives for
+/// any chunk size. Small chunks put many chunk boundaries in a short input,
+/// which is what the fuzz targets use it for.
+pub fn parse_session_sequential(
+    reader: &mut impl Read,
+    path: &str,
+    chunk_bytes: usize,
+) -> Result<SessionFile> {
+    let first_error = AtomicUsize::new(usize::MAX);
+    let mut chunks: Vec<ChunkOut> = Vec::new();
+    let read_result = for_each_chunk(reader, chunk_bytes.max(1), Vec::with_capacity, |chunk| {
+        let out = parse_chunk(chunks.len(), &chunk, &first_error, json::parse);
+        let failed = out.error.is_some();
+        chunks.push(out);
+        !failed
+    });
+    read_result.map_err(|e| file_error(path, format!("cannot read: {e}")))?;
+    assemble(chunks, path)
+}
+
+/// [`parse_session_stream`] in chunks of `chunk_bytes` (the threaded
+/// reader, as it runs on a file, but with chunk boundaries where a test
+/// wants them).
+pub fn parse_session_stream_chunked(
+    reader: &mut (impl Read + Send),
+    path: &str,
+    chunk_bytes: usize,
+) -> Result<SessionFile> {
+    parse_with_chunk_size(reader, path, chunk_bytes.max(1), json::parse)
+}
+
+/// The chunks' values in file order with their line numbers, or the first
+/// chunk's error; then the header check.
+fn assemble(chunks: Vec<ChunkOut>, path: &str) -> Result<SessionFile> {
     let total: usize = chunks.iter().map(|c| c.values.len()).sum();
     let mut file = SessionFile {
         values: Vec::with_capacity(total),

@@ -12,6 +12,42 @@ use std::hash::{Hash, Hasher};
 use crate::js::string::{is_high_surrogate, is_low_surrogate, JsStr, Utf16Builder};
 use crate::js::view::View;
 
+/// What the JS pass told of a text, so that its characters need not be read:
+/// whether it is blank (`s.trim() === ""`), and whether a cut at
+/// [`TextHints::CUT`] units splits a surrogate pair. One byte, as texts are
+/// made and moved by the thousand.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TextHints(u8);
+
+impl TextHints {
+    /// The unit a pair hint is about (a tool result's cut).
+    pub const CUT: usize = crate::transcript::serialize::TOOL_RESULT_MAX_CHARS;
+    const TOLD: u8 = 1;
+    const BLANK: u8 = 2;
+    const SPLITS_PAIR_AT_CUT: u8 = 4;
+
+    /// Both told.
+    pub fn told(blank: bool, splits_pair_at_cut: bool) -> Self {
+        let bit = |b: bool, flag: u8| if b { flag } else { 0 };
+        TextHints(
+            Self::TOLD
+                | bit(blank, Self::BLANK)
+                | bit(splits_pair_at_cut, Self::SPLITS_PAIR_AT_CUT),
+        )
+    }
+
+    /// Whether the text is blank, if told.
+    pub fn blank(self) -> Option<bool> {
+        (self.0 & Self::TOLD != 0).then_some(self.0 & Self::BLANK != 0)
+    }
+
+    /// Whether a cut at `index` splits a pair, if told.
+    pub fn splits_pair_at(self, index: usize) -> Option<bool> {
+        (self.0 & Self::TOLD != 0 && index == Self::CUT)
+            .then_some(self.0 & Self::SPLITS_PAIR_AT_CUT != 0)
+    }
+}
+
 /// A piece of text in the message model.
 pub trait Text: Clone {
     /// Text made here (labels, placeholders, converted messages).

@@ -751,3 +751,17 @@ fn the_special_unit_scan_finds_what_the_unit_test_finds() {
         assert!(super::stringify::special_masks_agree(&chunk), "{chunk:x?}");
     }
 }
+
+#[test]
+fn measured_texts_equal_by_length() {
+    // Found by the entries_json fuzz target: two planning parses of the
+    // same text compared unequal, as `Measured` fell through to `false`.
+    let text = format!(
+        r#"[{{"type":"message","message":{{"role":"user","content":"{}"}}}}]"#,
+        "x".repeat(1000)
+    );
+    let a = parse_for_plan(&text).unwrap();
+    assert!(format!("{a:?}").contains("Measured(1000)"));
+    assert_eq!(a, parse_for_plan(&text).unwrap());
+    assert_ne!(a, parse_for_plan(&text.replace("xx", "x")).unwrap());
+}

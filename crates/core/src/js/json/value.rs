@@ -175,6 +175,7 @@ impl PartialEq for Value {
                 (Value::Bool(a), Value::Bool(b)) if a == b => {}
                 (Value::Number(a), Value::Number(b)) if a == b => {}
                 (Value::String(a), Value::String(b)) if a == b => {}
+                (Value::Measured(a), Value::Measured(b)) if a == b => {}
                 (Value::Array(a), Value::Array(b)) if a.len() == b.len() => {
                     todo.extend(a.iter().zip(b.iter()));
                 }
