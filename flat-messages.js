@@ -10,7 +10,7 @@
 // order), and the UTF-16 units of the short strings (ids, names, argument
 // keys and JSON, mime types) one after another in a Uint16Array, each named
 // in the codes by its length; the native side formats them
-// (src/js/flat.rs). Nothing is decided here: a message this pass does
+// (crates/core/src/transcript/flat.rs). Nothing is decided here: a message this pass does
 // not recognise, down to a text that is not a string or an image with an
 // odd mimeType, is left to the native reader ([NATIVE, i]), which converts
 // it and reports errors as it always has. If reading throws (a getter, a
@@ -341,7 +341,7 @@ function putQuoted(units, u, s) {
 }
 
 /**
- * A transcript from the recipe the binding returns (src/js/text.rs):
+ * A transcript from the recipe the binding returns (crates/core/src/transcript/recipe.rs):
  * `[ops, bounds, labels, strings]`, where an op `i >= 0` is `strings[i]`,
  * `-1, i, n` is `strings[i].slice(0, n)` and `-2 - k` is label `k`: with
  * `j, start, end` the `k`-th triple of `bounds`, `labels[j].slice(start,
@@ -375,7 +375,7 @@ function assembleTranscript([ops, bounds, labels, strings]) {
 
 /**
  * The projected messages, new objects, from the plan the binding returns
- * for them (PlanWriter in src/project_for_summary.rs): `[codes, values,
+ * for them (PlanWriter in crates/core/src/projection/plan.rs): `[codes, values,
  * shorts, args]`, where a text is named by one code `r`: `r >= 0` is
  * `texts[r]` (the flat form's texts: the caller's own strings), `-1` is
  * `shorts.slice(start, end)` with the next two codes, and `r <= -2` is
