@@ -11,23 +11,13 @@ const path = require('node:path')
 const { execFileSync } = require('node:child_process')
 const { loadReference } = require('./helpers/reference')
 const { LINES } = require('./helpers/ours')
-const { promptOf, abortable } = require('./helpers/summary')
+const { promptOf, abortable, MODEL: SUMMARY_MODEL } = require('./helpers/summary')
 
 const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
 
 const OVERFLOW = 'prompt is too long: 213462 tokens > 200000 maximum'
-const MODEL = {
-  id: 'gpt-test',
-  name: 'GPT test',
-  api: 'openai-completions',
-  provider: 'openai',
-  baseUrl: 'http://127.0.0.1:1',
-  reasoning: true,
-  input: ['text'],
-  cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
-  contextWindow: 128000,
-  maxTokens: 4096,
-}
+// The summarizing suites' model, with a smaller output limit.
+const MODEL = { ...SUMMARY_MODEL, maxTokens: 4096 }
 const CLAUDE = { ...MODEL, id: 'claude-sonnet-4', api: 'anthropic-messages', provider: 'anthropic' }
 
 const text = (t) => ({ role: 'assistant', content: [{ type: 'text', text: t }], stopReason: 'stop' })
