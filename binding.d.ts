@@ -37,28 +37,23 @@ export declare class CompactionJob {
   result(usages: Arg): RawValue
 }
 
-/**
- * Entries arriving as JSON text, parsed on a thread of their own while
- * index.js reads the next slice; planned off the JS thread.
- */
-export declare class EntriesJson {
+export declare class EntryFacts {
+  constructor()
+  /** Adds an entries chunk `{ first, kinds, ids, lengths, text }`. */
+  pushEntries(chunk: Arg): void
+  /** Adds a messages chunk `{ at, contents, calls, lengths, text }`. */
+  pushMessages(chunk: Arg): void
   /**
-   * Checks `settings` at once, so bad settings fail before any work;
-   * plans as the agent line `line` does.
+   * Frees the facts and the cut now (a plan made, or given up on),
+   * rather than when the collector finalizes this object: V8 does not
+   * see the memory they hold, so would not hurry to.
    */
-  constructor(settings: Arg, line: Arg)
-  /** Adds `JSON.stringify(pathEntries.slice(first, first + count))`. */
-  push(json: Arg, first: number, count: number): void
+  release(): void
   /**
-   * Stops early (the caller failed while reading): the parser thread
-   * ends once it has parsed what was queued, and frees it.
+   * What needs the facts only (`CoreFacts::finish`), on the libuv pool;
+   * resolves to undefined.
    */
-  cancel(): void
-  /**
-   * Finishes parsing and plans on the libuv pool; resolves to the plan
-   * object (entry indices) or `undefined`.
-   */
-  plan(): Promise<unknown>
+  finish(): Promise<void>
 }
 
 /**
@@ -214,6 +209,20 @@ export declare function messageShapes(): RawValue
 export declare function newSessionId(): string
 
 /**
+ * The first part of the plan (as `prepareCompaction` does it), with the
+ * entries' facts: `undefined` where the plan is `undefined`, else the
+ * message entries whose facts `planFinish` reads (a `Uint32Array`), which
+ * `lib/entry-facts.js` can read ahead. The cut is kept in `facts`.
+ */
+export declare function planCut(pathEntries: Arg, settings: Arg, line: Arg, facts: EntryFacts): RawValue
+
+/**
+ * The plan from the cut `planCut` kept in `facts`, with the message facts
+ * pushed since.
+ */
+export declare function planFinish(pathEntries: Arg, line: Arg, facts: EntryFacts): RawValue
+
+/**
  * The plan for `prepareBranchEntries` as the agent line does it: the
  * messages (entries and shapes), file operations and the token total;
  * `lib/api.js` maps them to messages.
@@ -222,11 +231,10 @@ export declare function prepareBranchEntries(entries: Arg, tokenBudget: Arg, lin
 
 /**
  * The plan for `prepareCompaction` as the agent line does it; `lib/api.js`
- * turns indices back into the caller's messages. `kinds`, when given, is
- * the entries' kinds as `lib/entry-kinds.js` read them ahead (a
- * `Uint8Array`, one code per entry).
+ * turns indices back into the caller's messages. `facts`, when given, is
+ * what `lib/entry-facts.js` read of the entries ahead ([`EntryFacts`]).
  */
-export declare function prepareCompaction(pathEntries: Arg, settings: Arg, line: Arg, kinds?: Arg | undefined | null): RawValue
+export declare function prepareCompaction(pathEntries: Arg, settings: Arg, line: Arg, facts?: EntryFacts | undefined | null): RawValue
 
 /**
  * `prepareCompactionFromFile(path, options?)`: reads a version-3 session

@@ -8,10 +8,11 @@ const { checkCodes, BOUNDARY } = require('../lib/codes.js')
 // Loading these runs their checks.
 require('../flat-messages.js')
 require('../lib/entry-path.js')
+require('../lib/entry-facts.js')
 
 test('the binding exports every group, each code a number', () => {
-  expect(Object.keys(BOUNDARY).sort()).toEqual(['entryKinds', 'entryPath', 'flat', 'plan', 'recipe'])
-  // entryKinds (names and codes the JS pass takes as they are) is checked in entry-kinds.test.js.
+  expect(Object.keys(BOUNDARY).sort()).toEqual(['entryFacts', 'entryKinds', 'entryPath', 'flat', 'plan', 'recipe'])
+  // entryKinds (names and codes the JS pass takes as they are) is checked in entry-facts.test.js.
   for (const [group, codes] of Object.entries(BOUNDARY).filter(([g]) => g !== 'entryKinds')) {
     expect([group, Object.keys(codes).length > 0]).toEqual([group, true])
     for (const [name, value] of Object.entries(codes)) expect([group, name, Number.isInteger(value)]).toEqual([group, name, true])
@@ -19,7 +20,7 @@ test('the binding exports every group, each code a number', () => {
   expect(native.boundaryCodes()).toEqual(BOUNDARY)
 })
 
-test('the flat form, the recipe and the entry path keep the numbers they are documented with', () => {
+test('the flat form, the recipe, the entry path and the entry facts keep the numbers they are documented with', () => {
   expect(BOUNDARY.flat).toEqual({
     NATIVE: 0,
     USER_TEXT: 1,
@@ -37,6 +38,18 @@ test('the flat form, the recipe and the entry path keep the numbers they are doc
   })
   expect(BOUNDARY.recipe).toEqual({ OP_HEAD: -1, OP_LABEL_BASE: -2 })
   expect(BOUNDARY.entryPath).toEqual({ SAME: -3, NOT_READ: -2, NOT_STRING: -1 })
+  expect(BOUNDARY.entryFacts).toEqual({
+    ID_NOT_READ: 0,
+    ID_ABSENT: 1,
+    ID_STRING: 2,
+    ID_MASK: 3,
+    PARENT_SHIFT: 2,
+    CONTENT_NOT_READ: 0,
+    CONTENT_PRESENT: 1,
+    CONTENT_NULLISH: 2,
+    CONTENT_MASK: 3,
+    CALLS_READ: 4,
+  })
 })
 
 test('a copy that differs, lacks a code or has one more fails, naming the code', () => {

@@ -1,7 +1,8 @@
 'use strict'
 // prepareCompactionAsync: the Promise twin of prepareCompaction. It reads
-// entries as JSON (as a session file stores them), so on JSON data it must
-// give exactly the synchronous result, on the caller's own objects.
+// the caller's entries as the synchronous call does, in slices, so on any
+// input it must give exactly the synchronous result (or error), on the
+// caller's own objects.
 
 const gen = require('./helpers/generator')
 const { fc } = require('./helpers/property')
@@ -99,25 +100,33 @@ describe('prepareCompactionAsync', () => {
     expect(await reject(ours.prepareCompactionAsync([], { enabled: 'yes' }))).toBe(sync(() => ours.prepareCompaction([], { enabled: 'yes' })))
     const bad = [{ type: 'message', id: 'a', parentId: null, timestamp: 't', message: { role: 'user', content: 5 } }]
     expect(await reject(ours.prepareCompactionAsync(bad, settings))).toBe(sync(() => ours.prepareCompaction(bad, settings)))
-    // What JSON cannot hold names the entry.
-    const big = [{ type: 'custom', id: 'a', parentId: null, timestamp: 't', data: 1n }]
-    expect(await reject(ours.prepareCompactionAsync(big, settings))).toBe(
-      'TypeError: pathEntries[0]: cannot be read as JSON: Do not know how to serialize a BigInt',
-    )
+    const throwing = asJson(gen.buildLargeSession(200, 4))
+    Object.defineProperty(throwing[150], 'id', {
+      get() {
+        throw new Error('id getter failed')
+      },
+    })
+    expect(await reject(ours.prepareCompactionAsync(throwing, settings))).toBe(sync(() => ours.prepareCompaction(throwing, settings)))
+    expect(await reject(ours.prepareCompactionAsync(throwing, settings))).toMatch(/id getter failed/)
   })
 
-  test('entries are read as JSON, as a session file holds them: NaN reads as null', async () => {
-    const entries = asJson(gen.buildLargeSession(200, 3))
+  test('entries that are not JSON give the synchronous result too: NaN, BigInt, getters, a Proxy', async () => {
+    const entries = asJson(gen.buildLargeSession(300, 3))
     const settings = { enabled: true, reserveTokens: 100, keepRecentTokens: 300 }
     const last = entries.findLastIndex((e) => e.type === 'message' && e.message.role === 'assistant')
     const odd = entries.map((e, i) => (i === last ? { ...e, message: { ...e.message, usage: { ...e.message.usage, totalTokens: NaN } } } : e))
-    const viaJson = ours.prepareCompaction(asJson(odd), settings)
-    const result = await ours.prepareCompactionAsync(odd, settings)
-    expect(result.tokensBefore).toBe(viaJson.tokensBefore)
-    expect(result.firstKeptEntryId).toBe(viaJson.firstKeptEntryId)
-    expect(result.messagesToSummarize).toHaveLength(viaJson.messagesToSummarize.length)
-    // The messages are still the caller's own objects.
-    const own = new Set(odd.map((e) => e.message))
-    expect(result.messagesToSummarize.filter((m) => own.has(m)).length).toBeGreaterThan(0)
+    odd.splice(5, 0, { type: 'custom', id: 'big', parentId: odd[4].id, timestamp: 't', data: 1n })
+    odd[6] = { ...odd[6], parentId: 'big' }
+    const withGetter = { ...odd[10] }
+    const { message } = withGetter
+    Object.defineProperty(withGetter, 'message', { enumerable: true, get: () => message })
+    odd[10] = withGetter
+    for (const input of [odd, new Proxy(odd, {})]) {
+      const want = ours.prepareCompaction(input, settings)
+      const got = await ours.prepareCompactionAsync(input, settings)
+      expect(want).toBeDefined()
+      expect(findDifference(want, got)).toBeNull()
+      expect(findIdentityDifference(want, got, new Set(collectObjects(odd)))).toBeNull()
+    }
   })
 })

@@ -9,7 +9,7 @@ const native = require('../binding.js')
 const { flatMessages, releaseFlat, assembleTranscript, projectionOfPlan } = require('../flat-messages.js')
 const { summarizing } = require('./summarize.js')
 const { readEntryPath, releaseEntryPath, entriesOfPath } = require('./entry-path.js')
-const { readEntryKinds } = require('./entry-kinds.js')
+const { readEntryFacts, readMessageFacts, MAX_ENTRIES: MAX_FACTS } = require('./entry-facts.js')
 
 // The agent's context reads summaries between these exact strings.
 const {
@@ -116,9 +116,28 @@ function fileOpsOfPlan(entries, detailsFrom, plan) {
   return fileOps
 }
 
+/**
+ * prepareCompaction with the entries' facts read ahead in JS
+ * (lib/entry-facts.js): every entry's, then the cut's messages' (planCut
+ * names them), then the plan from them (planFinish). Where no facts can be
+ * read (not an array, an impossible length), the native side reads all.
+ */
 function prepareCompaction(pathEntries, settings, line) {
-  const kinds = readEntryKinds(pathEntries)
-  return preparationOf(pathEntries, native.prepareCompaction(pathEntries, settings, line, kinds), settings)
+  if (!Array.isArray(pathEntries) || pathEntries.length > MAX_FACTS) {
+    return preparationOf(pathEntries, native.prepareCompaction(pathEntries, settings, line), settings)
+  }
+  const facts = new native.EntryFacts()
+  let plan
+  try {
+    facts.pushEntries(readEntryFacts(pathEntries, 0, pathEntries.length))
+    const wanted = native.planCut(pathEntries, settings, line, facts)
+    if (wanted === undefined) return undefined
+    facts.pushMessages(readMessageFacts(pathEntries, wanted, 0, wanted.length))
+    plan = native.planFinish(pathEntries, line, facts)
+  } finally {
+    facts.release()
+  }
+  return preparationOf(pathEntries, plan, settings)
 }
 
 /** The preparation for a native plan (entry indices), on the caller's own objects. */
@@ -143,64 +162,55 @@ const ASYNC_SLICE_MS = 3
 const nextTurn = () => new Promise((resolve) => setImmediate(resolve))
 
 /**
- * Longer arrays go to the synchronous call: no session held in memory is this
- * long, a huge sparse array is, and the synchronous call (which reads from
- * the end) answers it at once instead of writing billions of nulls.
+ * prepareCompaction as a Promise: as the synchronous call, with each pass
+ * of lib/entry-facts.js in slices of about ASYNC_SLICE_MS and the event
+ * loop running between them, and what needs the facts only on the libuv
+ * pool. Left on the JS thread in one piece: the cut (it reads the last few
+ * entries, whose tokens it counts) and the plan from the facts. Do not
+ * change the entries until it settles.
  */
-const ASYNC_MAX_ENTRIES = 2 ** 24
-
-/** JSON.stringify(pathEntries.slice(first, end)); a failure names the entry. */
-function entriesJson(pathEntries, first, end) {
+async function prepareCompactionAsync(pathEntries, settings, line) {
+  if (!Array.isArray(pathEntries) || pathEntries.length > MAX_FACTS) return prepareCompaction(pathEntries, settings, line)
+  // Bad settings reject before any entry is read, as the synchronous call throws.
+  native.prepareCompaction([], settings, line)
+  const facts = new native.EntryFacts()
+  let plan
   try {
-    return JSON.stringify(pathEntries.slice(first, end))
-  } catch (err) {
-    for (let i = first; i < end; i++) {
-      try {
-        JSON.stringify(pathEntries[i])
-      } catch (inner) {
-        throw new TypeError(`pathEntries[${i}]: cannot be read as JSON: ${inner && inner.message}`, { cause: inner })
-      }
-    }
-    throw err
+    await inSlices(pathEntries.length, (from, to) => facts.pushEntries(readEntryFacts(pathEntries, from, to)))
+    // What needs the facts only (the path through the ids) is done off the JS thread.
+    await facts.finish()
+    const wanted = native.planCut(pathEntries, settings, line, facts)
+    if (wanted === undefined) return undefined
+    await inSlices(wanted.length, (from, to) => facts.pushMessages(readMessageFacts(pathEntries, wanted, from, to)))
+    plan = native.planFinish(pathEntries, line, facts)
+  } finally {
+    facts.release()
   }
+  return preparationOf(pathEntries, plan, settings)
 }
 
 /**
- * prepareCompaction as a Promise. The entries are read on the JS thread in
- * slices of about ASYNC_SLICE_MS (as V8's JSON.stringify gives them, as a
- * session file stores them), with the event loop running between slices;
- * the native side parses each slice on a thread of its own as it arrives
- * and plans on the libuv pool. Do not change the entries until it settles.
+ * Calls `read(from, to)` over `0..n` in batches, yielding to the event loop
+ * after each slice of about ASYNC_SLICE_MS.
  */
-async function prepareCompactionAsync(pathEntries, settings, line) {
-  // The same TypeErrors as the synchronous call for a non-array and for bad settings.
-  if (!Array.isArray(pathEntries) || pathEntries.length > ASYNC_MAX_ENTRIES) return prepareCompaction(pathEntries, settings, line)
-  const json = new native.EntriesJson(settings, line)
-  const n = pathEntries.length
-  let batch = 32
+async function inSlices(n, read) {
+  let batch = 256
   let i = 0
-  try {
-    while (i < n) {
-      const sliceStart = performance.now()
-      do {
-        const start = performance.now()
-        const end = Math.min(n, i + batch)
-        json.push(entriesJson(pathEntries, i, end), i, end - i)
-        i = end
-        // Batches of about a millisecond: big enough to be cheap, small
-        // enough not to overrun the slice.
-        const took = performance.now() - start
-        if (took < 0.5) batch *= 2
-        else if (took > 1.5 && batch > 1) batch = Math.ceil(batch / 2)
-      } while (i < n && performance.now() - sliceStart < ASYNC_SLICE_MS)
-      if (i < n) await nextTurn()
-    }
-  } catch (err) {
-    // Let the parser thread finish and free what it holds now, not at GC.
-    json.cancel()
-    throw err
+  while (i < n) {
+    const sliceStart = performance.now()
+    do {
+      const start = performance.now()
+      const end = Math.min(n, i + batch)
+      read(i, end)
+      i = end
+      // Batches of about half a millisecond: big enough to be cheap, small
+      // enough not to overrun the slice.
+      const took = performance.now() - start
+      if (took < 0.25) batch *= 2
+      else if (took > 1 && batch > 1) batch = Math.ceil(batch / 2)
+    } while (i < n && performance.now() - sliceStart < ASYNC_SLICE_MS)
+    if (i < n) await nextTurn()
   }
-  return preparationOf(pathEntries, await json.plan(), settings)
 }
 
 /**

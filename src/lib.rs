@@ -17,6 +17,7 @@ pub mod complete_summarization;
 pub mod convert_to_llm;
 pub mod count_tokens;
 pub mod cut_point;
+pub mod entry_facts;
 pub mod estimate_tokens;
 pub mod file_ops;
 pub mod from_file;
@@ -24,7 +25,6 @@ pub mod js;
 #[cfg(debug_assertions)]
 pub mod panic_for_test;
 pub mod prepare_compaction;
-pub mod prepare_compaction_async;
 pub mod project_for_summary;
 pub mod serialize_conversation;
 pub mod settings;

@@ -1,45 +1,105 @@
 //! `prepareCompaction`: the plan, as indices `lib/api.js` maps back onto
 //! the caller's entries.
 
-use napi::{sys, Env};
+use napi::Env;
 use napi_derive::napi;
 
 use crate::agent_line::line_arg;
+use crate::entry_facts::EntryFacts;
 use crate::js::args::arg;
 use crate::js::errors::run;
-use crate::js::flat::typed_array_slice;
 use crate::js::out::{Arg, Raw, RawValue};
 use crate::js::view::Cx;
-use prime_compaction_core::error::{Context, Result};
+use prime_compaction_core::error::{Context, Error, Result};
 use prime_compaction_core::plan::file_ops::FileOps;
-use prime_compaction_core::plan::prepare::{prepare_compaction, Preparation};
+use prime_compaction_core::plan::prepare::{
+    finish_plan, prepare_compaction, prepare_cut, Preparation,
+};
 use prime_compaction_core::plan::settings::read_settings;
 use prime_compaction_core::session::entries::Entries;
 use prime_compaction_core::session::projection::{MessageShape, PlanMessage};
 
 /// The plan for `prepareCompaction` as the agent line does it; `lib/api.js`
-/// turns indices back into the caller's messages. `kinds`, when given, is
-/// the entries' kinds as `lib/entry-kinds.js` read them ahead (a
-/// `Uint8Array`, one code per entry).
+/// turns indices back into the caller's messages. `facts`, when given, is
+/// what `lib/entry-facts.js` read of the entries ahead ([`EntryFacts`]).
 #[napi(js_name = "prepareCompaction")]
 pub fn prepare_compaction_native(
     env: Env,
     path_entries: Arg,
     settings: Arg,
     line: Arg,
-    kinds: Option<Arg>,
+    facts: Option<&EntryFacts>,
 ) -> napi::Result<RawValue> {
     run(&env, |cx| {
         let line = line_arg(cx, &line)?;
         let settings = read_settings(&arg(cx, &settings)?).within("settings")?;
         let array = arg(cx, &path_entries)?;
         let mut entries = Entries::new(&array, "pathEntries", line)?.with_counter(settings.counter);
-        if let Some(kinds) = &kinds {
-            let codes = typed_array_slice::<u8>(cx, kinds.0, sys::TypedarrayType::uint8_array)?;
-            entries = entries.with_kinds(codes);
+        let mut guard = facts.map(EntryFacts::lock).transpose()?;
+        if let Some(state) = guard.as_deref_mut() {
+            state.facts.finish();
+            entries = entries.with_facts(&state.facts);
         }
         let plan = prepare_compaction(&entries, settings.keep_recent_tokens)?;
         Ok(RawValue(plan_object(cx, plan.as_ref())?))
+    })
+}
+
+/// The first part of the plan (as `prepareCompaction` does it), with the
+/// entries' facts: `undefined` where the plan is `undefined`, else the
+/// message entries whose facts `planFinish` reads (a `Uint32Array`), which
+/// `lib/entry-facts.js` can read ahead. The cut is kept in `facts`.
+#[napi(js_name = "planCut")]
+pub fn plan_cut(
+    env: Env,
+    path_entries: Arg,
+    settings: Arg,
+    line: Arg,
+    facts: &EntryFacts,
+) -> napi::Result<RawValue> {
+    run(&env, |cx| {
+        let line = line_arg(cx, &line)?;
+        let settings = read_settings(&arg(cx, &settings)?).within("settings")?;
+        let array = arg(cx, &path_entries)?;
+        let mut state = facts.lock()?;
+        state.cut = None;
+        state.facts.finish();
+        let entries = Entries::new(&array, "pathEntries", line)?
+            .with_counter(settings.counter)
+            .with_facts(&state.facts);
+        let Some(cut) = prepare_cut(&entries, settings.keep_recent_tokens)? else {
+            return Ok(RawValue(cx.undefined()));
+        };
+        let wanted = cut.message_entries(&entries)?;
+        drop(entries);
+        state.cut = Some((cut, settings.counter));
+        Ok(RawValue(cx.u32_array(&wanted)?))
+    })
+}
+
+/// The plan from the cut `planCut` kept in `facts`, with the message facts
+/// pushed since.
+#[napi(js_name = "planFinish")]
+pub fn plan_finish(
+    env: Env,
+    path_entries: Arg,
+    line: Arg,
+    facts: &EntryFacts,
+) -> napi::Result<RawValue> {
+    run(&env, |cx| {
+        let line = line_arg(cx, &line)?;
+        let array = arg(cx, &path_entries)?;
+        let mut state = facts.lock()?;
+        let Some((cut, counter)) = state.cut.take() else {
+            return Err(Error::invalid(
+                "prime-compaction internal error (a bug, please report it): planFinish without planCut",
+            ));
+        };
+        let entries = Entries::new(&array, "pathEntries", line)?
+            .with_counter(counter)
+            .with_facts(&state.facts);
+        let plan = finish_plan(&entries, &cut)?;
+        Ok(RawValue(plan_object(cx, Some(&plan))?))
     })
 }
 

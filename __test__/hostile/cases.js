@@ -563,16 +563,23 @@ add('prepareCompactionAsync with hostile entries', async (m) => {
   const boom = new Error('getter boom')
   const getter = session(9)
   getter[4] = Object.defineProperty({ ...getter[4] }, 'message', { get() { throw boom }, enumerable: true })
-  await rejectsOr('prepareCompactionAsync, throwing getter', () => m.prepareCompactionAsync(getter, SETTINGS), /pathEntries\[4\].*getter boom/)
+  // The getter's own error, as the synchronous call throws it.
+  mustThrow('prepareCompaction, throwing getter', () => m.prepareCompaction(getter, SETTINGS), /getter boom/, boom)
+  const thrown = await rejectsOr('prepareCompactionAsync, throwing getter', () => m.prepareCompactionAsync(getter, SETTINGS), /getter boom/, null, boom)
+  assert(thrown.threw === boom, 'prepareCompactionAsync, throwing getter: rejects with the getter\'s error')
+  // Entries are read as the synchronous call reads them, not as JSON: a cycle where no field is read is no error.
   const cyclic = session(9)
   cyclic[3] = { ...cyclic[3] }
   cyclic[3].self = cyclic[3]
-  await rejectsOr('prepareCompactionAsync, a cycle', () => m.prepareCompactionAsync(cyclic, SETTINGS), /pathEntries\[3\].*circular/)
+  await rejectsOr('prepareCompactionAsync, a cycle', () => m.prepareCompactionAsync(cyclic, SETTINGS), null, wellFormedPlan(cyclic))
   const revocable = Proxy.revocable({}, {})
   revocable.revoke()
   const revoked = session(9)
   revoked[4] = revocable.proxy
-  await rejectsOr('prepareCompactionAsync, revoked proxy', () => m.prepareCompactionAsync(revoked, SETTINGS), /pathEntries\[4\]/)
+  // JS's own TypeError, as the synchronous call throws it.
+  const syncRevoked = mustThrow('prepareCompaction, revoked proxy', () => m.prepareCompaction(revoked, SETTINGS), /revoked/)
+  const asyncRevoked = await rejectsOr('prepareCompactionAsync, revoked proxy', () => m.prepareCompactionAsync(revoked, SETTINGS), /revoked/)
+  assert(asyncRevoked.threw && asyncRevoked.threw.message === syncRevoked.message, 'prepareCompactionAsync, revoked proxy: the synchronous error')
   const proxied = new Proxy(session(9), {})
   await rejectsOr('prepareCompactionAsync, a Proxy around the entries', () => m.prepareCompactionAsync(proxied, SETTINGS), null, wellFormedPlan(session(9)))
   for (const bad of [null, 5, 'x', { length: 3 }]) {

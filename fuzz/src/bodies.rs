@@ -17,7 +17,6 @@ use prime_compaction_core::js::string::JsStr;
 use prime_compaction_core::js::string::Utf16Builder;
 use prime_compaction_core::plan::branch_summary::prepare_branch_entries;
 use prime_compaction_core::plan::cut_point::find_cut_point;
-use prime_compaction_core::plan::entries_json::{parse_chunks, Chunk};
 use prime_compaction_core::plan::prepare::prepare_compaction;
 use prime_compaction_core::projection::plan::{
     PlanSource, PlanText, PlanValue, PlanValues, PlanWriter, PLAN_ASSISTANT, PLAN_IMAGE, PLAN_JSON,
@@ -28,12 +27,11 @@ use prime_compaction_core::projection::project_each;
 use prime_compaction_core::projection::serialize_projection;
 use prime_compaction_core::projection::{project, ProjectOptions};
 use prime_compaction_core::session::entries::Entries;
+use prime_compaction_core::session::facts::{EntriesChunk, EntryFacts, MessagesChunk};
 use prime_compaction_core::session::file::{
-    parse_session_sequential, parse_session_stream, parse_session_stream_chunked, LineParser,
-    SessionFile,
+    parse_session_sequential, parse_session_stream, parse_session_stream_chunked, SessionFile,
 };
-use prime_compaction_core::tokens::estimate::{estimate_context_tokens, Counter};
-use prime_compaction_core::tokens::tokenizer::Encoding;
+use prime_compaction_core::tokens::estimate::estimate_context_tokens;
 use prime_compaction_core::transcript::flat::{self, FlatReader, FlatTexts, JSON_OF_BASE, NONE};
 use prime_compaction_core::transcript::llm_message::{
     from_agent_messages, AssistantMessage, Block, Message, ToolCall, ToolResultMessage,
@@ -810,65 +808,159 @@ fn json_place_as_decoded(json: &JsStr) -> JsonPlace {
     }
 }
 
-/// `prepareCompactionAsync`'s slices of entries as JSON text
-/// (`plan::entries_json`): the input is slices separated by NUL bytes
-/// (which JSON text never holds), each with two bytes of place before its
-/// text. The first byte picks the parse (planning or full) and whether the
-/// places are taken from the slices' bytes (any `first` and `count`) or
-/// made right (where each slice starts, and its own length). The slices
-/// are accepted exactly when each is a JSON array of `count` entries
-/// starting at `first`, where the last one ended; then the entries are
-/// theirs, in order, and otherwise the error names the first slice that is
-/// not.
-pub fn entries_json(data: &[u8]) {
+/// The entry facts `lib/entry-facts.js` sends (`session::facts`): the
+/// input is a mode byte, then chunks, each an op byte (bit 0: a messages
+/// chunk; bit 1: `first` given, else made right; bit 2: codes masked to
+/// known ones), a sizes byte (low half: how many lengths, high half: how
+/// many text units) and its fields: `first` and the count, kinds, id
+/// codes, positions, contents and call counts as bytes; lengths as bytes;
+/// text as UTF-16 units from byte pairs. A chunk is
+/// accepted or is an error that changes nothing. Then the facts are used
+/// over entries of their length (from a template the mode byte picks) and
+/// must not make the planner panic or name an entry out of range, on each
+/// line, whatever they say.
+pub fn entry_facts(data: &[u8]) {
     let Some((&mode, rest)) = data.split_first() else {
         return;
     };
-    let (counter, parse): (Counter, LineParser) = if mode & 1 == 0 {
-        (Counter::Estimate, json::parse_for_plan)
-    } else {
-        (Counter::Exact(Encoding::O200kBase), json::parse)
-    };
-    let given_places = mode & 2 != 0;
-    let mut chunks = Vec::new();
-    let mut expected: Result<Vec<Value>, String> = Ok(Vec::new());
-    for segment in rest.split(|&b| b == 0) {
-        let (place, text) = segment.split_at(segment.len().min(2));
-        let read = std::str::from_utf8(text).ok().map(parse);
-        let so_far = expected.as_ref().map_or(0, Vec::len);
-        let (first, count) = match (given_places, place) {
-            (true, &[f, c]) => (usize::from(f), usize::from(c)),
-            _ => match &read {
-                Some(Ok(Value::Array(a))) => (so_far, a.len()),
-                _ => (so_far, 0),
-            },
+    let mut bytes = rest.iter().copied();
+    let mut next = move || bytes.next();
+    let mut facts = EntryFacts::new();
+    while let Some(op) = next() {
+        let mut take = |n: usize, mask: u8| -> Vec<u8> {
+            (0..n)
+                .map_while(|_| next().map(|b| if op & 4 != 0 { b & mask } else { b }))
+                .collect()
         };
-        if let Ok(entries) = &mut expected {
-            match read {
-                Some(Ok(Value::Array(values)))
-                    if values.len() == count && entries.len() == first =>
-                {
-                    entries.extend(values)
-                }
-                _ => expected = Err(format!("pathEntries[{first}..{}]", first + count)),
-            }
+        let sizes = take(1, 0xff).first().copied().unwrap_or(0);
+        let (n_lengths, n_units) = (usize::from(sizes & 0x0f), usize::from(sizes >> 4));
+        let before = facts.clone();
+        let pushed = if op & 1 == 0 {
+            let head = take(2, 0xff);
+            let first = match (op & 2 != 0, head.first()) {
+                (true, Some(&f)) => usize::from(f),
+                _ => facts.len(),
+            };
+            let count = usize::from(head.get(1).copied().unwrap_or(0) % 17);
+            let kinds = take(count, 0x1f);
+            let ids = take(count, 0x0f);
+            let lengths: Vec<u32> = take(n_lengths, 0x07).into_iter().map(u32::from).collect();
+            let text = units(&take(2 * n_units, 0xff));
+            facts.push_entries(&EntriesChunk {
+                first,
+                kinds: &kinds,
+                ids: &ids,
+                lengths: &lengths,
+                text: &text,
+            })
+        } else {
+            let count = usize::from(take(1, 0xff).first().copied().unwrap_or(0) % 9);
+            let at: Vec<u32> = take(count, 0x3f).into_iter().map(u32::from).collect();
+            let contents = take(count, 0x07);
+            let calls: Vec<u32> = take(count, 0x03).into_iter().map(u32::from).collect();
+            let lengths: Vec<u32> = take(n_lengths, 0x07).into_iter().map(u32::from).collect();
+            let text = units(&take(2 * n_units, 0xff));
+            facts.push_messages(&MessagesChunk {
+                at: &at,
+                contents: &contents,
+                calls: &calls,
+                lengths: &lengths,
+                text: &text,
+            })
+        };
+        if pushed.is_err() {
+            assert!(facts == before, "a malformed chunk changed the facts");
         }
-        chunks.push(Chunk {
-            text: text.to_vec(),
-            first,
-            count,
-        });
     }
-    match (parse_chunks(chunks.into_iter(), counter), expected) {
-        (Ok(entries), Ok(expected)) => assert_eq!(entries, expected, "entries"),
-        (Err(e), Err(range)) => {
-            let message = e.to_string();
-            assert!(
-                message.contains(&format!("{range}: ")),
-                "{message} names {range}"
-            );
-        }
-        (got, expected) => panic!("got {got:?}, expected {expected:?}"),
+    facts.finish();
+    if let Some(path) = facts.path() {
+        assert!(path.iter().all(|&i| i < facts.len()), "path out of range");
+    }
+    let value = Value::Array((0..facts.len()).map(|i| facts_entry(mode, i)).collect());
+    let array = Val::new(&value);
+    for line in AgentLine::ALL {
+        let Ok(entries) = Entries::new(&array, "pathEntries", line) else {
+            return;
+        };
+        prepare_as(&entries.with_facts(&facts));
+    }
+}
+
+/// UTF-16 units from byte pairs (lone surrogates included).
+fn units(bytes: &[u8]) -> Vec<u16> {
+    bytes
+        .chunks_exact(2)
+        .map(|p| u16::from_le_bytes([p[0], p[1]]))
+        .collect()
+}
+
+/// Entry `i` of [`entry_facts`]'s entries: a chain of user, assistant (a
+/// read call) and tool-result messages, with a compaction or a branch
+/// summary where the mode's bits say.
+fn facts_entry(mode: u8, i: usize) -> Value {
+    let text = |s: &str| Value::String(JsStr::from_str(s));
+    let obj = |pairs: Vec<(&str, Value)>| {
+        Value::Object(
+            pairs
+                .into_iter()
+                .map(|(k, v)| (JsStr::from_str(k), v))
+                .collect(),
+        )
+    };
+    let id = text(&format!("e{i}"));
+    let parent = if i == 0 {
+        Value::Null
+    } else {
+        text(&format!("e{}", i - 1))
+    };
+    let kind = if mode != 0 && i % usize::from(mode.max(2)) == 1 {
+        3 + usize::from(mode) % 2
+    } else {
+        i % 3
+    };
+    let message = |role: &str, content: Value| {
+        obj(vec![
+            ("type", text("message")),
+            ("id", id.clone()),
+            ("parentId", parent.clone()),
+            (
+                "message",
+                obj(vec![("role", text(role)), ("content", content)]),
+            ),
+        ])
+    };
+    match kind {
+        0 => message("user", text("do it")),
+        1 => message(
+            "assistant",
+            Value::Array(vec![obj(vec![
+                ("type", text("toolCall")),
+                ("name", text("read")),
+                ("arguments", obj(vec![("path", text("a.txt"))])),
+            ])]),
+        ),
+        2 => message(
+            "toolResult",
+            Value::Array(vec![obj(vec![
+                ("type", text("text")),
+                ("text", text("ok")),
+            ])]),
+        ),
+        3 => obj(vec![
+            ("type", text("compaction")),
+            ("id", id.clone()),
+            ("parentId", parent.clone()),
+            ("summary", text("s")),
+            ("firstKeptEntryId", text("e0")),
+            ("tokensBefore", Value::Number(10.0)),
+        ]),
+        _ => obj(vec![
+            ("type", text("branch_summary")),
+            ("id", id.clone()),
+            ("parentId", parent.clone()),
+            ("summary", text("b")),
+            ("fromId", text("e0")),
+        ]),
     }
 }
 

@@ -3,7 +3,8 @@
 //! [`crate::transcript::flat`] reads it), a transcript recipe
 //! ([`crate::transcript::recipe`] writes it, `assembleTranscript` reads it),
 //! the projection plan ([`crate::projection::plan`] writes it,
-//! `projectionOfPlan` reads it) and the old branch read ahead
+//! `projectionOfPlan` reads it), the entry facts (`lib/entry-facts.js`
+//! writes them, [`crate::session::facts`] reads them) and the old branch read ahead
 //! (`lib/entry-path.js` writes it, `src/branch_summary.rs` reads it). The
 //! binding exports [`TABLE`] as `boundaryCodes()` (`src/js/codes.rs`); the
 //! JS files keep their own copies as literals (the hot loops there read
@@ -80,6 +81,20 @@ codes! {
         NO_JSON = 0,
         JSON = 1,
         STRING_VALUE = 2,
+    }
+    entry_facts as c"entryFacts": u8 {
+        // An `id` or `parentId` (the latter shifted by PARENT_SHIFT).
+        ID_NOT_READ = 0,
+        ID_ABSENT = 1,
+        ID_STRING = 2,
+        ID_MASK = 3,
+        PARENT_SHIFT = 2,
+        // A message's content, and whether its calls were read.
+        CONTENT_NOT_READ = 0,
+        CONTENT_PRESENT = 1,
+        CONTENT_NULLISH = 2,
+        CONTENT_MASK = 3,
+        CALLS_READ = 4,
     }
     entry_path as c"entryPath": i32 {
         // The entry's id is the id it was looked up by.

@@ -171,8 +171,9 @@ fn file_ops_follow_tool_names_and_string_paths() {
         r#"{"role":"user","content":[{"type":"toolCall","name":"read","arguments":{"path":"u.ts"}}]}"#,
         &mut ops,
     );
-    let names =
-        |set: &indexmap::IndexSet<JsStr>| set.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let names = |set: &crate::plan::file_ops::PathSet| {
+        set.iter().map(|s| s.to_string()).collect::<Vec<_>>()
+    };
     assert_eq!(names(&ops.read), ["b.ts", "a.ts"]);
     assert_eq!(names(&ops.edited), ["b.ts"]);
     assert_eq!(names(&ops.written), ["c.ts"]);

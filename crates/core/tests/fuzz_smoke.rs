@@ -621,34 +621,50 @@ fn flat_messages() {
 }
 
 #[test]
-fn entries_json() {
+fn entry_facts() {
     run(
-        "entries_json",
+        "entry_facts",
         0xe175,
         |g| {
-            // prepareCompactionAsync's slices: arrays of entries, their
-            // places made right or given (and then now and then wrong).
-            let mut out = vec![g.rng.below(4) as u8];
-            let mut at = 0usize;
-            for k in 0..g.rng.below(5) {
-                if k > 0 {
-                    out.push(0);
-                }
-                let n = g.rng.below(6);
-                let v = Value::Array((0..n).map(|i| g.entry(at + i)).collect());
-                let first = if g.rng.chance(90) {
-                    at
+            // lib/entry-facts.js's chunks: entries chunks made right (most
+            // of the time) and messages chunks for entries pushed, with
+            // strings whose lengths add up (most of the time).
+            let mut out = vec![g.rng.below(8) as u8];
+            let mut len = 0usize;
+            for _ in 0..g.rng.below(6) {
+                // Strings of one unit each ("r"), their number right most of the time.
+                let strings = g.rng.below(4);
+                let units = if g.rng.chance(80) {
+                    strings
                 } else {
-                    g.rng.below(20)
+                    g.rng.below(6)
                 };
-                let count = if g.rng.chance(90) { n } else { g.rng.below(8) };
-                out.extend([first as u8, count as u8]);
-                out.extend(g.json(&v));
-                at += n;
+                let entries = g.rng.chance(60) || len == 0;
+                let mut op = 4u8 | u8::from(!entries);
+                if g.rng.chance(10) {
+                    op |= 2;
+                }
+                out.extend([op, (units as u8) << 4 | strings as u8]);
+                let count = 1 + g.rng.below(6);
+                if entries {
+                    out.extend([len as u8, count as u8]);
+                    out.extend((0..count).map(|_| g.rng.below(24) as u8));
+                    out.extend((0..count).map(|_| g.rng.below(11) as u8));
+                    len += count;
+                } else {
+                    out.push(count as u8);
+                    out.extend((0..count).map(|_| g.rng.below(len) as u8));
+                    out.extend((0..count).map(|_| g.rng.below(8) as u8));
+                    out.extend((0..count).map(|_| g.rng.below(2) as u8));
+                }
+                out.extend((0..strings).map(|_| 1u8));
+                for _ in 0..units {
+                    out.extend([b'r', 0]);
+                }
             }
             out
         },
-        bodies::entries_json,
+        bodies::entry_facts,
     );
 }
 

@@ -1,7 +1,11 @@
 //! File operations gathered from `read`/`write`/`edit` tool calls, and the
 //! lists and tags derived from them.
 
+use std::hash::BuildHasherDefault;
+
 use indexmap::IndexSet;
+
+use crate::plan::branch_summary::FxHasher;
 
 use crate::agent_line::FileOpRules;
 use crate::error::{Context, Error, Result};
@@ -21,15 +25,31 @@ impl FileOpKind {
     }
 }
 
+/// Paths in insertion order, hashed as ids are (paths come from the
+/// caller's own session).
+pub type PathSet = IndexSet<JsStr, BuildHasherDefault<FxHasher>>;
+
 /// `FileOperations`: three insertion-ordered sets, like the JS `Set`s.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FileOps {
-    pub read: IndexSet<JsStr>,
-    pub written: IndexSet<JsStr>,
-    pub edited: IndexSet<JsStr>,
+    pub read: PathSet,
+    pub written: PathSet,
+    pub edited: PathSet,
 }
 
 impl FileOps {
+    /// Adds a copy of `path` unless the set has it already.
+    pub fn add_ref(&mut self, kind: FileOpKind, path: &JsStr) {
+        let set = match kind {
+            FileOpKind::Read => &mut self.read,
+            FileOpKind::Written => &mut self.written,
+            FileOpKind::Edited => &mut self.edited,
+        };
+        if !set.contains(path) {
+            set.insert(path.clone());
+        }
+    }
+
     pub fn add(&mut self, kind: FileOpKind, path: JsStr) {
         match kind {
             FileOpKind::Read => self.read.insert(path),
@@ -129,16 +149,26 @@ fn add_file_op<V: View>(
     args: impl FnOnce() -> Result<V>,
     found: &mut dyn FnMut(FileOpKind, JsStr),
 ) -> Result<()> {
-    let kind = match name.str_one_of(&["read", "write", "edit"]) {
-        Some(0) => FileOpKind::Read,
-        Some(1) => FileOpKind::Written,
-        Some(2) => FileOpKind::Edited,
-        _ => return Ok(()),
+    let Some(kind) = name.str_one_of(&FILE_TOOLS).map(|i| FILE_TOOL_OPS[i]) else {
+        return Ok(());
     };
     if let Some(path) = args()?.get(Key::Path)?.string().filter(|p| !p.is_empty()) {
         found(kind, path);
     }
     Ok(())
+}
+
+/// The tools whose calls are file operations, and the operation of each.
+const FILE_TOOLS: [&str; 3] = ["read", "write", "edit"];
+const FILE_TOOL_OPS: [FileOpKind; 3] = [FileOpKind::Read, FileOpKind::Written, FileOpKind::Edited];
+
+/// [`add_file_op`] for a call read ahead as its name and path, UTF-16
+/// ([`crate::session::facts`]).
+pub fn read_file_op(name: &[u16], path: &[u16]) -> Option<(FileOpKind, JsStr)> {
+    let i = FILE_TOOLS
+        .iter()
+        .position(|tool| tool.encode_utf16().eq(name.iter().copied()))?;
+    (!path.is_empty()).then(|| (FILE_TOOL_OPS[i], JsStr::from_utf16(path)))
 }
 
 /// One content block. Property reads on primitives give `undefined`, as in

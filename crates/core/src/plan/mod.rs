@@ -2,12 +2,11 @@
 //! model call: `prepareCompaction` ([`prepare`]) and where it cuts
 //! ([`cut_point`]), the settings it obeys ([`settings`]), the files the
 //! summarized messages touched ([`file_ops`]), the same plan for a session
-//! file ([`from_file`]) or for entries handed over as JSON ([`entries_json`]),
-//! and what a branch summary covers ([`branch_summary`]).
+//! file ([`from_file`]), and what a branch summary covers
+//! ([`branch_summary`]).
 
 pub mod branch_summary;
 pub mod cut_point;
-pub mod entries_json;
 pub mod file_ops;
 pub mod from_file;
 pub mod prepare;

@@ -141,25 +141,38 @@ pub fn prepare_compaction<V: View>(
     entries: &Entries<V>,
     keep_recent_tokens: f64,
 ) -> Result<Option<Preparation>> {
+    match prepare_cut(entries, keep_recent_tokens)? {
+        Some(cut) => finish_plan(entries, &cut).map(Some),
+        None => Ok(None),
+    }
+}
+
+/// The first part of [`prepare_compaction`]: the plan up to reading the
+/// messages it hands back ([`finish_plan`] does that).
+pub fn prepare_cut<V: View>(
+    entries: &Entries<V>,
+    keep_recent_tokens: f64,
+) -> Result<Option<CutPlan>> {
     let n = entries.len();
     if n > 0 && entries.kind(n - 1)?.ty == EntryType::Compaction {
         return Ok(None);
     }
     let line = entries.line;
     let ids = Ids::read(entries)?;
-    let projection = project(entries, &ids, &line.session)?;
-    let tokens_before = tokens_before(entries, &ids, &projection, &line.plan)?;
+    let ids = &*ids;
+    let projection = project(entries, ids, &line.session)?;
+    let tokens_before = tokens_before(entries, ids, &projection, &line.plan)?;
     if line.plan.on_projection {
         let view = ProjectedEntries {
             entries,
             projection: &projection,
-            ids: &ids,
+            ids,
         };
-        plan(entries, &ids, &view, tokens_before, keep_recent_tokens)
+        plan(entries, ids, &view, tokens_before, keep_recent_tokens)
     } else {
         plan(
             entries,
-            &ids,
+            ids,
             &RawEntries { entries },
             tokens_before,
             keep_recent_tokens,
@@ -202,7 +215,7 @@ fn plan<V: View, P: PlanView>(
     view: &P,
     tokens_before: f64,
     keep_recent_tokens: f64,
-) -> Result<Option<Preparation>> {
+) -> Result<Option<CutPlan>> {
     let line = entries.line;
     let (previous, boundary_start) = view.previous_and_start(ids)?;
     let cut = cut_point(view, boundary_start, view.len(), keep_recent_tokens)?;
@@ -243,10 +256,7 @@ fn plan<V: View, P: PlanView>(
         })?,
         None => None,
     };
-    let mut file_ops = FileOps::default();
-    let summarize = plan_messages(entries, &summarize, &mut file_ops)?;
-    let turn_prefix = plan_messages(entries, &turn_prefix, &mut file_ops)?;
-    Ok(Some(Preparation {
+    Ok(Some(CutPlan {
         first_kept_entry_index: first_kept,
         is_split_turn: cut.is_split_turn,
         tokens_before,
@@ -254,18 +264,81 @@ fn plan<V: View, P: PlanView>(
         turn_prefix,
         previous_compaction: previous,
         details_from,
-        file_ops,
     }))
+}
+
+/// The plan before its messages are read: where it cuts, and which
+/// messages it hands back ([`prepare_cut`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CutPlan {
+    first_kept_entry_index: usize,
+    is_split_turn: bool,
+    tokens_before: f64,
+    summarize: Vec<ProjectedMessage>,
+    turn_prefix: Vec<ProjectedMessage>,
+    previous_compaction: Option<usize>,
+    details_from: Option<usize>,
+}
+
+impl CutPlan {
+    /// The message entries whose facts [`finish_plan`] reads (their
+    /// content, for the shape, or their calls, for the file operations), in
+    /// the order it reads them; a JS pass can read them ahead
+    /// ([`crate::session::facts`]).
+    pub fn message_entries<V: View>(&self, entries: &Entries<V>) -> Result<Vec<u32>> {
+        let mut out = Vec::new();
+        for &m in self.summarize.iter().chain(&self.turn_prefix) {
+            if m.kind == MessageKind::Message {
+                let (ops, shape) = reads(entries, m)?;
+                if ops || shape {
+                    out.push(m.entry as u32);
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// The plan from its cut: the messages' shapes and file operations.
+pub fn finish_plan<V: View>(entries: &Entries<V>, cut: &CutPlan) -> Result<Preparation> {
+    let mut file_ops = FileOps::default();
+    let summarize = plan_messages(entries, &cut.summarize, &mut file_ops)?;
+    let turn_prefix = plan_messages(entries, &cut.turn_prefix, &mut file_ops)?;
+    Ok(Preparation {
+        first_kept_entry_index: cut.first_kept_entry_index,
+        is_split_turn: cut.is_split_turn,
+        tokens_before: cut.tokens_before,
+        summarize,
+        turn_prefix,
+        previous_compaction: cut.previous_compaction,
+        details_from: cut.details_from,
+        file_ops,
+    })
+}
+
+/// Whether [`plan_messages`] reads message `m`'s file operations, and its
+/// shape.
+fn reads<V: View>(entries: &Entries<V>, m: ProjectedMessage) -> Result<(bool, bool)> {
+    let line = entries.line;
+    let ops = match m.kind {
+        MessageKind::Message | MessageKind::Replaced { .. } => match role_hint(entries, m)? {
+            Some(Role::Assistant) => true,
+            Some(Role::ToolResult) => line.file_ops.nested_calls,
+            _ => false,
+        },
+        _ => false,
+    };
+    Ok((ops, shape_reads(entries, m, &line.session)?))
 }
 
 /// A message's own shape, or the copy the projection makes of it when its
 /// `content` is null (its role is one the projection normalises).
-fn empty_content_shape<V: View>(
+fn empty_content_shape(
     m: ProjectedMessage,
     role: Option<Role>,
-    content: &V,
+    content_nullish: bool,
 ) -> PlanMessage {
-    let shape = match (nullish(content), role) {
+    let shape = match (content_nullish, role) {
         (false, _) => MessageShape::Own,
         (true, Some(Role::System)) => MessageShape::EmptyText,
         (true, _) => MessageShape::EmptyContent,
@@ -291,15 +364,7 @@ fn plan_messages<V: View>(
     let mut out = Vec::with_capacity(messages.len());
     let mut read = Vec::new();
     for (k, &m) in messages.iter().enumerate() {
-        let ops = match m.kind {
-            MessageKind::Message | MessageKind::Replaced { .. } => match role_hint(entries, m)? {
-                Some(Role::Assistant) => true,
-                Some(Role::ToolResult) => line.file_ops.nested_calls,
-                _ => false,
-            },
-            _ => false,
-        };
-        let shape = shape_reads(entries, m, rules)?;
+        let (ops, shape) = reads(entries, m)?;
         if ops || shape {
             read.push((k, ops, shape));
         }
@@ -316,59 +381,99 @@ fn plan_messages<V: View>(
             edit: 0,
         });
     }
-    let mut next = read.iter();
-    entries.visit(read.iter().map(|&(k, _, _)| messages[k].entry), |_, e| {
-        let Some(&(k, ops, shape)) = next.next() else {
-            return Ok(());
-        };
-        let m = messages[k];
-        if m.kind == MessageKind::Message {
-            // The common case, each field read once: the shape needs the
-            // content's nullness, the file operations the content or the
-            // nested calls.
-            let role = role_hint(entries, m)?;
-            return (|| {
-                let message = e.get(Key::Message)?;
-                let content = if shape || role == Some(Role::Assistant) {
-                    Some(message.get(Key::Content)?)
-                } else {
-                    None
-                };
-                if let Some(c) = content.as_ref().filter(|_| shape) {
-                    out[k] = empty_content_shape(m, role, c);
+    // Messages whose facts were read ahead take them from there; the others
+    // are read in runs, in order, so their file operations keep it.
+    let facts_of = |&(k, ops, _): &(usize, bool, bool)| {
+        let m: ProjectedMessage = messages[k];
+        let facts = entries.facts()?.message(m.entry)?;
+        (m.kind == MessageKind::Message && (!ops || facts.calls_read())).then_some(facts)
+    };
+    let mut seen = Vec::new();
+    let mut at = 0;
+    while at < read.len() {
+        if let Some(facts) = facts_of(&read[at]) {
+            let (k, ops, shape) = read[at];
+            let m = messages[k];
+            if shape {
+                let role = role_hint(entries, m)?;
+                out[k] = empty_content_shape(m, role, facts.content_nullish);
+            }
+            if let Some(all) = entries.facts().filter(|_| ops) {
+                // A path is added the first time it shows (a set of paths
+                // already in the Sets by their place, no hashing).
+                if seen.is_empty() {
+                    seen = vec![0u8; all.path_count()];
                 }
-                if !ops {
-                    return Ok(());
-                }
-                let found = &mut |kind, path| file_ops.add(kind, path);
-                match (role, content) {
-                    (Some(Role::Assistant), Some(c)) => {
-                        extract_tool_call_file_ops(&c, found).within("content")
+                for &(kind, path) in all.file_ops_of(facts) {
+                    let bit = 1 << kind.index();
+                    if seen[path as usize] & bit == 0 {
+                        seen[path as usize] |= bit;
+                        file_ops.add_ref(kind, all.path_at(path));
                     }
-                    _ => extract_nested_call_file_ops(&message, found),
                 }
-            })()
-            .within("message");
+            }
+            at += 1;
+            continue;
         }
-        if shape {
-            out[k] = shape_of(entries, e, m, rules)?;
-        }
-        if !ops {
-            return Ok(());
-        }
-        message_of(entries, e, m, rules, |msg| {
-            let Msg::Message(message, content) = msg else {
+        let run = at..(at..read.len())
+            .find(|&i| facts_of(&read[i]).is_some())
+            .unwrap_or(read.len());
+        at = run.end;
+        let run = &read[run];
+        let mut next = run.iter();
+        entries.visit(run.iter().map(|&(k, _, _)| messages[k].entry), |_, e| {
+            let Some(&(k, ops, shape)) = next.next() else {
                 return Ok(());
             };
-            let found = &mut |kind, path| file_ops.add(kind, path);
-            if role_hint(entries, m)? == Some(Role::Assistant) {
-                if let Some(c) = content.of(&message, Role::Assistant)? {
-                    extract_tool_call_file_ops(&c, found).within("content")?;
-                }
+            let m = messages[k];
+            if m.kind == MessageKind::Message {
+                // The common case, each field read once: the shape needs the
+                // content's nullness, the file operations the content or the
+                // nested calls.
+                let role = role_hint(entries, m)?;
+                return (|| {
+                    let message = e.get(Key::Message)?;
+                    let content = if shape || role == Some(Role::Assistant) {
+                        Some(message.get(Key::Content)?)
+                    } else {
+                        None
+                    };
+                    if let Some(c) = content.as_ref().filter(|_| shape) {
+                        out[k] = empty_content_shape(m, role, nullish(c));
+                    }
+                    if !ops {
+                        return Ok(());
+                    }
+                    let found = &mut |kind, path| file_ops.add(kind, path);
+                    match (role, content) {
+                        (Some(Role::Assistant), Some(c)) => {
+                            extract_tool_call_file_ops(&c, found).within("content")
+                        }
+                        _ => extract_nested_call_file_ops(&message, found),
+                    }
+                })()
+                .within("message");
+            }
+            if shape {
+                out[k] = shape_of(entries, e, m, rules)?;
+            }
+            if !ops {
                 return Ok(());
             }
-            extract_nested_call_file_ops(&message, found)
-        })
-    })?;
+            message_of(entries, e, m, rules, |msg| {
+                let Msg::Message(message, content) = msg else {
+                    return Ok(());
+                };
+                let found = &mut |kind, path| file_ops.add(kind, path);
+                if role_hint(entries, m)? == Some(Role::Assistant) {
+                    if let Some(c) = content.of(&message, Role::Assistant)? {
+                        extract_tool_call_file_ops(&c, found).within("content")?;
+                    }
+                    return Ok(());
+                }
+                extract_nested_call_file_ops(&message, found)
+            })
+        })?;
+    }
     Ok(out)
 }

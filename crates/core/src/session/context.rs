@@ -2,6 +2,7 @@
 //! and the `parentId` chain that ends at the last entry (the path the
 //! session projection, [`crate::session::projection`], is built from).
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 
@@ -11,6 +12,7 @@ use crate::error::{join, quoted, Error, Result};
 use crate::js::string::JsStr;
 use crate::js::view::{Key, Kind, View};
 use crate::session::entries::Entries;
+use crate::session::facts::EntryFacts;
 
 /// An entry id: `None` stands for `undefined` (old sessions have no ids).
 pub type Id = Option<JsStr>;
@@ -32,24 +34,50 @@ pub fn read_id<V: View>(entry: &V, key: Key, allow_null: bool) -> Result<Id> {
 }
 
 /// Every entry's `id` and `parentId`, read once.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Ids {
     pub ids: Vec<Id>,
     pub parents: Vec<Id>,
 }
 
 impl Ids {
-    pub fn read<V: View>(entries: &Entries<V>) -> Result<Ids> {
+    /// The ids as the facts read ahead hold them, when they hold all;
+    /// else read here (from the facts where they have them).
+    pub fn read<'a, V: View>(entries: &Entries<'a, V>) -> Result<Cow<'a, Ids>> {
+        if let Some(ids) = entries.facts().and_then(EntryFacts::ids) {
+            return Ok(Cow::Borrowed(ids));
+        }
         let reserve = crate::capacity::reserve_for(entries.len());
         let mut ids = Vec::with_capacity(reserve);
         let mut parents = Vec::with_capacity(reserve);
-        // One visit per entry reads its kind too, for the algorithms after.
-        entries.visit(0..entries.len(), |i, entry| {
-            entries.kind_of(i, entry)?;
-            ids.push(read_id(entry, Key::Id, false)?);
-            parents.push(read_id(entry, Key::ParentId, true)?);
-            Ok(())
-        })?;
-        Ok(Ids { ids, parents })
+        // Entries whose kind and ids were read ahead are not visited (so no
+        // error can come from them here, and the others fail in order); one
+        // visit per other entry reads its kind too, for the algorithms after.
+        let facts = entries.facts();
+        let ahead = |i: usize| {
+            facts
+                .filter(|f| f.kind(i).is_some())
+                .and_then(|f| f.id_and_parent(i))
+        };
+        let mut from = 0;
+        while from < entries.len() {
+            let to = (from..entries.len())
+                .find(|&i| ahead(i).is_some())
+                .unwrap_or(entries.len());
+            entries.visit(from..to, |i, entry| {
+                entries.kind_of(i, entry)?;
+                ids.push(read_id(entry, Key::Id, false)?);
+                parents.push(read_id(entry, Key::ParentId, true)?);
+                Ok(())
+            })?;
+            from = to;
+            while let Some((id, parent)) = (from < entries.len()).then(|| ahead(from)).flatten() {
+                ids.push(id.clone());
+                parents.push(parent.clone());
+                from += 1;
+            }
+        }
+        Ok(Cow::Owned(Ids { ids, parents }))
     }
 
     /// The first index whose id equals `id` (`findIndex(e => e.id === id)`).

@@ -7,6 +7,7 @@ use std::cell::Cell;
 use crate::agent_line::AgentLine;
 use crate::error::{Context, Error, Result};
 use crate::js::view::{Key, View};
+use crate::session::facts::EntryFacts;
 use crate::session::model::{entry_kind, EntryKind};
 use crate::tokens::estimate::Counter;
 
@@ -17,6 +18,7 @@ pub struct Entries<'a, V: View> {
     array: &'a V,
     len: usize,
     kinds: Vec<Cell<Option<EntryKind>>>,
+    facts: Option<&'a EntryFacts>,
     /// How errors name the array (`pathEntries`, `entries`).
     pub name: &'static str,
     /// How message tokens are counted.
@@ -46,22 +48,33 @@ impl<'a, V: View> Entries<'a, V> {
             } else {
                 Vec::new()
             },
+            facts: None,
             name,
             counter: Counter::Estimate,
             line,
         })
     }
 
-    /// The same entries with the kinds a JS pass read ahead (one code per
-    /// entry, [`EntryKind::from_code`]); an entry whose code names no kind
-    /// is read here when it is needed, as without them.
-    pub fn with_kinds(self, codes: &[u8]) -> Self {
-        for (cell, &code) in self.kinds.iter().zip(codes) {
-            if let Some(kind) = EntryKind::from_code(code) {
+    /// The same entries with what a JS pass read ahead of them
+    /// ([`EntryFacts`]); an entry or field without a fact is read here when
+    /// it is needed, as without them. Facts of another number of entries
+    /// (the array changed since they were read) are not used.
+    pub fn with_facts(mut self, facts: &'a EntryFacts) -> Self {
+        if facts.len() != self.len {
+            return self;
+        }
+        for (i, cell) in self.kinds.iter().enumerate().take(facts.len()) {
+            if let Some(kind) = facts.kind(i) {
                 cell.set(Some(kind));
             }
         }
+        self.facts = Some(facts);
         self
+    }
+
+    /// The facts read ahead, if any.
+    pub fn facts(&self) -> Option<&'a EntryFacts> {
+        self.facts
     }
 
     /// The same entries, counted with `counter` instead of the estimate.
@@ -87,15 +100,22 @@ impl<'a, V: View> Entries<'a, V> {
         format!("{}[{i}]", self.name)
     }
 
+    #[inline]
     pub fn kind(&self, i: usize) -> Result<EntryKind> {
+        match self.kinds.get(i).and_then(Cell::get) {
+            Some(kind) => Ok(kind),
+            None => self.read_kind(i),
+        }
+    }
+
+    /// [`Entries::kind`] of an entry whose kind is not known yet.
+    #[cold]
+    fn read_kind(&self, i: usize) -> Result<EntryKind> {
         if i >= self.len {
             return Err(Error::range(
                 self.label(i),
                 format!("index out of range (length {})", self.len),
             ));
-        }
-        if let Some(kind) = self.kinds.get(i).and_then(Cell::get) {
-            return Ok(kind);
         }
         self.with_entry(i, |entry| self.kind_of(i, entry))
     }

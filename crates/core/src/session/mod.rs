@@ -1,11 +1,13 @@
 //! A session as the agent stores it: entry types and message roles
 //! ([`model`]), lazy access to an entry array ([`entries`]), the session
 //! file read from disk ([`file`]), one branch of its tree ([`tree`]), entry
-//! ids and the path they link ([`context`]), and the context the agent
+//! ids and the path they link ([`context`]), what a JS pass read of the
+//! entries ahead ([`facts`]), and the context the agent
 //! rebuilds from that path ([`projection`]).
 
 pub mod context;
 pub mod entries;
+pub mod facts;
 pub mod file;
 pub mod model;
 pub mod projection;

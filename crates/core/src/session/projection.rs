@@ -24,6 +24,7 @@ use crate::js::string::JsStr;
 use crate::js::view::{Key, Kind, View};
 use crate::session::context::{read_id, Id, Ids};
 use crate::session::entries::Entries;
+use crate::session::facts::EntryFacts;
 use crate::session::model::{EntryType, Role};
 use crate::tokens::estimate::Content;
 
@@ -268,7 +269,10 @@ pub fn project<V: View>(
     ids: &Ids,
     rules: &SessionRules,
 ) -> Result<Projection> {
-    let path = ids.path_to_last()?;
+    let path = match entries.facts().and_then(EntryFacts::path) {
+        Some(path) => path.to_vec(),
+        None => ids.path_to_last()?,
+    };
     let mut compaction_at = None;
     for (p, &i) in path.iter().enumerate() {
         if entries.kind(i)?.ty == EntryType::Compaction {

@@ -754,7 +754,7 @@ fn the_special_unit_scan_finds_what_the_unit_test_finds() {
 
 #[test]
 fn measured_texts_equal_by_length() {
-    // Found by the entries_json fuzz target: two planning parses of the
+    // Found by fuzzing prepareCompactionAsync's former JSON slices: two planning parses of the
     // same text compared unequal, as `Measured` fell through to `false`.
     let text = format!(
         r#"[{{"type":"message","message":{{"role":"user","content":"{}"}}}}]"#,

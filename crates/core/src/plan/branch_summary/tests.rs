@@ -227,7 +227,7 @@ fn prepare(entries: &str, budget: f64) -> BranchPreparation {
     p
 }
 
-fn set(items: &[&str]) -> indexmap::IndexSet<JsStr> {
+fn set(items: &[&str]) -> crate::plan::file_ops::PathSet {
     items.iter().map(|s| JsStr::from_str(s)).collect()
 }
 

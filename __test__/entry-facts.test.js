@@ -1,0 +1,273 @@
+'use strict'
+// prepareCompaction reads what its planner needs of each entry ahead in JS
+// (lib/entry-facts.js: kinds, ids, content nullness, the tool calls' names
+// and paths) and the native planner takes it from there. The plan, the
+// error and its message must be those of the binding reading every entry
+// itself, on both lines, for generated sessions and for entries with an odd
+// type, message, role, id, parentId, content, content block, call name,
+// arguments, path or nestedCalls, read through getters (throwing ones
+// too), Proxies, frozen or sparse arrays, lone surrogates; whatever chunks
+// the facts come in.
+
+const path = require('node:path')
+const fc = require('fast-check')
+const gen = require('./helpers/generator.js')
+const { platformSuffix, binaryName } = require('../platform.js')
+const { readEntryFacts, readMessageFacts } = require('../lib/entry-facts.js')
+const { AGENT_LINES } = require('../lib/api.js')
+const { BOUNDARY } = require('../lib/codes.js')
+
+const binding = require(path.join(__dirname, '..', `${binaryName}.${platformSuffix()}.node`))
+
+const RUNS = Number(process.env.ENTRY_FACTS_RUNS) || 200
+const SETTINGS = { enabled: true, reserveTokens: 16384, keepRecentTokens: 200 }
+
+jest.setTimeout(120_000)
+
+/** The pieces of `0..n` that end at `ends` (one piece by default). */
+function pieces(n, ends = []) {
+  const out = []
+  let first = 0
+  for (const end of [...ends.filter((e) => e >= 0 && e <= n).sort((a, b) => a - b), n]) {
+    if (end < first) continue
+    out.push([first, end])
+    first = end
+  }
+  return out
+}
+
+/** The plan as lib/api.js makes it: the entries' facts, the cut, its messages' facts, the plan; each pass in the chunks `ends` names. */
+function phased(entries, settings, line, ends) {
+  const facts = new binding.EntryFacts()
+  for (const [from, to] of pieces(entries.length, ends)) facts.pushEntries(readEntryFacts(entries, from, to))
+  const wanted = binding.planCut(entries, settings, line, facts)
+  if (wanted === undefined) return undefined
+  for (const [from, to] of pieces(wanted.length, ends)) facts.pushMessages(readMessageFacts(entries, wanted, from, to))
+  return binding.planFinish(entries, line, facts)
+}
+
+/** The plan (or the error) of `plan()`. */
+function outcome(plan) {
+  try {
+    return { plan: plan() }
+  } catch (e) {
+    return { error: e?.constructor?.name, message: e?.message }
+  }
+}
+
+function sameBothWays(entries, settings, line, ends) {
+  const alone = outcome(() => binding.prepareCompaction(entries, settings, line))
+  const ahead = outcome(() => phased(entries, settings, line, ends))
+  expect(ahead).toEqual(alone)
+  return alone
+}
+
+/** Values a field may oddly hold. */
+const oddArb = fc.oneof(
+  fc.constantFrom(undefined, null, 0, 1, true, '', 'message', 'compaction', 'custom_message', 'context_edit', 'user', 'assistant', 'toolResult', 'system', 'toolCall', 'read', 'write', 'edit', 'bash', 'a.txt', '\ud800', 'x\udc00y', 'message\u0000'),
+  fc.constantFrom('object', 'array', 'function', 'symbol', 'string object', 'getter', 'throwing getter', 'proxy', 'frozen'),
+)
+
+function oddValue(kind, plain) {
+  switch (kind) {
+    case 'object':
+      return { role: 'user', content: 'x', path: 'p.txt', calls: [] }
+    case 'array':
+      return []
+    case 'function':
+      return () => 'user'
+    case 'symbol':
+      return Symbol('user')
+    case 'string object':
+      // eslint-disable-next-line no-new-wrappers
+      return new String(typeof plain === 'string' ? plain : 'read')
+    default:
+      return kind === 'getter' || kind === 'throwing getter' || kind === 'proxy' || kind === 'frozen' ? plain : kind
+  }
+}
+
+function setOdd(target, key, odd, plain) {
+  if (odd === 'getter') Object.defineProperty(target, key, { enumerable: true, configurable: true, get: () => plain })
+  else if (odd === 'throwing getter')
+    Object.defineProperty(target, key, {
+      enumerable: true,
+      configurable: true,
+      get() {
+        throw new Error(`${key} getter failed`)
+      },
+    })
+  else target[key] = oddValue(odd, plain)
+  if (odd === 'frozen') Object.freeze(target)
+}
+
+const FIELDS = ['type', 'message', 'role', 'id', 'parentId', 'content', 'block', 'name', 'arguments', 'path', 'nestedCalls']
+
+/** Entry `e` with `field` set to `odd`, in the way `odd` names. */
+function withOdd(e, field, odd) {
+  const copy = { ...e }
+  if (field === 'type' || field === 'id' || field === 'parentId' || field === 'message') {
+    const plain = field === 'type' ? 'message' : field === 'message' ? { role: 'assistant', content: [] } : 'id-x'
+    setOdd(copy, field, odd, plain)
+    return odd === 'proxy' ? new Proxy(copy, {}) : copy
+  }
+  const message = (copy.message = { ...(typeof copy.message === 'object' && copy.message !== null ? copy.message : { role: 'assistant' }) })
+  if (field === 'role' || field === 'content' || field === 'nestedCalls') {
+    const plain = field === 'role' ? 'assistant' : field === 'content' ? [{ type: 'text', text: 'hi' }] : { calls: [] }
+    setOdd(message, field, odd, plain)
+    if (odd === 'proxy') copy.message = new Proxy(message, {})
+    return copy
+  }
+  // A tool call of the message's content, added where there is none.
+  const content = (message.content = Array.isArray(message.content) ? message.content.slice() : [])
+  let at = content.findIndex((b) => b && b.type === 'toolCall')
+  if (at < 0) {
+    content.push({ type: 'toolCall', id: 'call-x', name: 'read', arguments: { path: 'a.txt' } })
+    at = content.length - 1
+  }
+  if (field === 'block') {
+    setOdd(content, at, odd, { type: 'toolCall', id: 'call-y', name: 'edit', arguments: { path: 'b.txt' } })
+    if (odd === 'proxy') message.content = new Proxy(content, {})
+    return copy
+  }
+  const block = (content[at] = { ...content[at] })
+  if (field === 'name') setOdd(block, 'name', odd, 'write')
+  else {
+    const args = (block.arguments = { ...(block.arguments ?? {}) })
+    if (field === 'arguments') setOdd(block, 'arguments', odd, { path: 'c.txt' })
+    else setOdd(args, 'path', odd, 'd.txt')
+  }
+  if (odd === 'proxy') content[at] = new Proxy(block, {})
+  return copy
+}
+
+describe.each(AGENT_LINES.map((name) => [name, binding.agentLineIndex(name)]))('the %s line', (name, line) => {
+  test('generated sessions: the same plan with the facts read ahead, in any chunks', () => {
+    fc.assert(
+      fc.property(gen.pathEntriesArb({ line: name }), gen.compactionSettingsArb, fc.array(fc.nat(), { maxLength: 4 }), (entries, settings, cuts) => {
+        const { plan } = sameBothWays(entries, settings, line, cuts.map((c) => c % (entries.length + 1)))
+        return plan === undefined || typeof plan === 'object'
+      }),
+      { numRuns: RUNS, seed: 20261201 },
+    )
+  })
+
+  test('an odd field anywhere: the same plan or the same error', () => {
+    let errors = 0
+    let plans = 0
+    fc.assert(
+      fc.property(gen.pathEntriesArb({ line: name, maxEntries: 20 }), fc.nat(), fc.constantFrom(...FIELDS), oddArb, (entries, at, field, odd) => {
+        if (entries.length === 0) return
+        const i = at % entries.length
+        const bad = entries.slice()
+        bad[i] = withOdd(entries[i], field, odd)
+        const alone = sameBothWays(bad, SETTINGS, line)
+        if (alone.error) errors++
+        else if (alone.plan) plans++
+      }),
+      { numRuns: RUNS * 3, seed: 20261202 },
+    )
+    // Both outcomes were compared, not only one.
+    expect(errors).toBeGreaterThan(0)
+    expect(plans).toBeGreaterThan(0)
+  })
+
+  test('file operations from calls read ahead: the same Sets, in the same order', () => {
+    // Without its compactions (relinked): most of it is summarized.
+    const entries = gen
+      .buildLargeSession(400, 5)
+      .filter((e) => e.type !== 'compaction')
+      .map((e, i, all) => ({ ...e, parentId: i === 0 ? null : all[i - 1].id }))
+    const { plan } = sameBothWays(entries, { ...SETTINGS, keepRecentTokens: 2000 }, line, [7, 50, 51, 90])
+    expect(plan.read.length + plan.written.length + plan.edited.length).toBeGreaterThan(0)
+  })
+
+  test('holes, non-object entries, a Proxy around the array, a frozen array', () => {
+    const entries = gen.buildLargeSession(40, 7)
+    const sparse = entries.slice()
+    delete sparse[5]
+    for (const input of [sparse, [...entries.slice(0, 3), 42, ...entries.slice(3)], [...entries, null], new Proxy(entries, {}), Object.freeze(entries.slice())]) {
+      sameBothWays(input, SETTINGS, line)
+    }
+  })
+
+  test('a throwing read leaves that entry unread, and the native error is the one thrown', () => {
+    const entries = gen.buildLargeSession(20, 3)
+    const bad = entries.slice()
+    bad[7] = withOdd(entries[7], 'type', 'throwing getter')
+    const chunk = readEntryFacts(bad, 0, bad.length)
+    expect(chunk.kinds[7]).toBe(BOUNDARY.entryKinds.NOT_READ)
+    expect(chunk.ids[7]).toBe(0)
+    expect(chunk.kinds[6]).not.toBe(BOUNDARY.entryKinds.NOT_READ)
+    const odd = entries.slice()
+    const at = odd.findIndex((e) => e.type === 'message')
+    odd[at] = withOdd(entries[at], 'content', 'throwing getter')
+    const messages = readMessageFacts(odd, new Uint32Array([at, at + 1]), 0, 2)
+    expect(messages.contents[0]).toBe(0)
+    expect(messages.contents[1]).not.toBe(0)
+    const alone = sameBothWays(bad, SETTINGS, line)
+    expect(alone.message).toMatch(/type getter failed/)
+  })
+
+  test('facts of another number of entries are not used', () => {
+    const entries = gen.buildLargeSession(60, 9)
+    const facts = new binding.EntryFacts()
+    facts.pushEntries(readEntryFacts(entries, 0, 30))
+    expect(outcome(() => binding.prepareCompaction(entries, SETTINGS, line, facts))).toEqual(outcome(() => binding.prepareCompaction(entries, SETTINGS, line)))
+  })
+})
+
+test('the kind codes are the core’s: every type and role name, and the others', () => {
+  const { NOT_READ, OTHER_TYPE, OTHER_ROLE, MESSAGE_TYPE, types, roles } = BOUNDARY.entryKinds
+  expect(MESSAGE_TYPE).toBe('message')
+  expect(Object.keys(types)).toEqual(['compaction', 'branch_summary', 'custom_message', 'context_edit'])
+  expect(Object.keys(roles)).toEqual(['user', 'assistant', 'toolResult', 'bashExecution', 'custom', 'branchSummary', 'compactionSummary', 'system'])
+  const entries = [
+    ...Object.keys(types).map((type) => ({ type })),
+    { type: 'label' },
+    ...Object.keys(roles).map((role) => ({ type: 'message', message: { role } })),
+    { type: 'message', message: { role: 'narrator' } },
+    { type: 'message', message: 'user' },
+    { type: 7 },
+    null,
+  ]
+  expect(Array.from(readEntryFacts(entries, 0, entries.length).kinds)).toEqual([...Object.values(types), OTHER_TYPE, ...Object.values(roles), OTHER_ROLE, NOT_READ, NOT_READ, NOT_READ])
+})
+
+test('the chunks as the core reads them: ids, then contents, calls and their strings', () => {
+  const { ID_ABSENT, ID_STRING, PARENT_SHIFT, CONTENT_PRESENT, CONTENT_NULLISH, CALLS_READ } = BOUNDARY.entryFacts
+  const entries = [
+    { type: 'message', id: 'a', parentId: null, message: { role: 'assistant', content: [{ type: 'text', text: 't' }, { type: 'toolCall', name: 'read', arguments: { path: 'x\ud800' } }, { type: 'toolCall', name: 'bash', arguments: { command: 'ls' } }] } },
+    { type: 'message', id: 'b', parentId: 'a', message: { role: 'toolResult', content: null } },
+    { type: 'message', id: 5, parentId: 'b', message: { role: 'toolResult', content: [], nestedCalls: { calls: [] } } },
+  ]
+  const chunk = readEntryFacts(entries, 0, 3)
+  expect(Array.from(chunk.ids)).toEqual([ID_STRING | (ID_ABSENT << PARENT_SHIFT), ID_STRING | (ID_STRING << PARENT_SHIFT), ID_STRING << PARENT_SHIFT])
+  expect(chunk.text).toBe('abab')
+  expect(Array.from(chunk.lengths)).toEqual([1, 1, 1, 1])
+  const messages = readMessageFacts(entries, new Uint32Array([2, 0, 1]), 0, 3)
+  expect(Array.from(messages.at)).toEqual([2, 0, 1])
+  expect(Array.from(messages.contents)).toEqual([CONTENT_PRESENT, CONTENT_PRESENT | CALLS_READ, CONTENT_NULLISH | CALLS_READ])
+  expect(Array.from(messages.calls)).toEqual([0, 1, 0])
+  expect(messages.text).toBe('readx\ud800')
+  expect(Array.from(messages.lengths)).toEqual([4, 2])
+})
+
+test('malformed chunks are errors that name the problem, and add nothing', () => {
+  const entries = gen.buildLargeSession(10, 1)
+  const facts = new binding.EntryFacts()
+  const good = readEntryFacts(entries, 0, 5)
+  expect(() => facts.pushEntries({ ...good, first: 3 })).toThrow(/malformed entry facts: a chunk out of order/)
+  expect(() => facts.pushEntries({ ...good, lengths: good.lengths.subarray(1) })).toThrow(/malformed entry facts/)
+  expect(() => facts.pushEntries({ ...good, kinds: new Uint8Array(2) })).toThrow(/malformed entry facts: arrays of different lengths/)
+  expect(() => facts.pushEntries({ ...good, text: 5 })).toThrow()
+  expect(() => facts.pushEntries({ ...good, ids: new Uint32Array(5) })).toThrow()
+  facts.pushEntries(good)
+  facts.pushEntries(readEntryFacts(entries, 5, 10))
+  const all = new Uint32Array(entries.map((_, i) => i))
+  const messages = readMessageFacts(entries, all, 0, 10)
+  expect(() => facts.pushMessages({ ...messages, at: new Uint32Array(10).fill(10) })).toThrow(/malformed entry facts: a message of no entry/)
+  expect(() => facts.pushMessages({ ...messages, contents: new Uint8Array(10).fill(9) })).toThrow(/malformed entry facts: a content code/)
+  expect(() => binding.planFinish(entries, 0, facts)).toThrow(/planFinish without planCut/)
+  facts.pushMessages(messages)
+  expect(binding.prepareCompaction(entries, SETTINGS, 0, facts)).toEqual(binding.prepareCompaction(entries, SETTINGS, 0))
+})

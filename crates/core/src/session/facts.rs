@@ -1,0 +1,461 @@
+//! What a JS pass read ahead of the planner (`lib/entry-facts.js` writes
+//! it, in chunks), so the planner takes it from here instead of reading it
+//! through N-API, one call per property: first each entry's kind, `id` and
+//! `parentId`; then, for the message entries the cut names
+//! ([`crate::plan::prepare::CutPlan::message_entries`]), whether a
+//! message's content is nullish and the `name` and `arguments.path` of the
+//! calls its file operations come from. A fact the pass could not read (a
+//! value of an unexpected type, a read that threw) is absent, and the
+//! planner reads and judges that entry itself, as without facts. The rules
+//! (which calls are file operations, what an id must be) stay with the
+//! planner; the facts are only values.
+//!
+//! The wire formats (codes in [`crate::boundary_codes::entry_facts`]). An
+//! entries chunk ([`EntriesChunk`]), for entries `first..first + n`:
+//! - `kinds[k]`: entry `first + k`'s kind code ([`EntryKind::from_code`]);
+//! - `ids[k]`: bits 0–1 the `id` (`ID_NOT_READ`, `ID_ABSENT`: undefined,
+//!   `ID_STRING`), bits 2–3 the `parentId` (the same codes; absent is
+//!   undefined or null);
+//! - `lengths`: the UTF-16 length of each string of `text` in order: per
+//!   entry its string `id`, then its string `parentId`.
+//!
+//! A messages chunk ([`MessagesChunk`]), for the entries `at[k]`:
+//! - `contents[k]`: `CONTENT_PRESENT` or `CONTENT_NULLISH` (else not read),
+//!   plus `CALLS_READ` when `calls[k]` is its calls' number: an assistant's
+//!   `toolCall` blocks that have a string `name` and a string
+//!   `arguments.path`, none for a tool result without `nestedCalls` or a
+//!   message of another role (kept as the file operations they are,
+//!   [`read_file_op`]);
+//! - `lengths`, `text`: name and path of each listed call, in order.
+
+use crate::boundary_codes::entry_facts as code;
+use crate::error::{Error, Result};
+use crate::js::string::JsStr;
+use crate::plan::file_ops::{read_file_op, FileOpKind, PathSet};
+use crate::session::context::{Id, Ids};
+use crate::session::model::EntryKind;
+
+/// One message entry's facts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MessageFacts {
+    /// `message.content` is undefined or null.
+    pub content_nullish: bool,
+    /// Where its file operations are in [`EntryFacts::file_ops`], when its
+    /// calls were read.
+    calls: Option<(u32, u32)>,
+}
+
+impl MessageFacts {
+    /// Whether its calls were read.
+    pub fn calls_read(&self) -> bool {
+        self.calls.is_some()
+    }
+}
+
+/// The facts of every entry pushed so far.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct EntryFacts {
+    kinds: Vec<Option<EntryKind>>,
+    /// Every entry's `id` and `parentId` (`None` where not read).
+    ids: Ids,
+    /// Whether entry `i`'s kind, `id` and `parentId` were all read.
+    ids_read: Vec<bool>,
+    /// How many entries have `ids_read` false.
+    ids_unread: usize,
+    messages: Vec<Option<MessageFacts>>,
+    /// The file operations of the calls read, message after message, each
+    /// path by its place in `paths`.
+    file_ops: Vec<(FileOpKind, u32)>,
+    /// Every path of `file_ops`, once.
+    paths: PathSet,
+    /// The path to the last entry, once [`EntryFacts::finish`] found it.
+    path: Option<Vec<usize>>,
+}
+
+/// An entries chunk as the JS pass sends it (see the module docs).
+pub struct EntriesChunk<'a> {
+    pub first: usize,
+    pub kinds: &'a [u8],
+    pub ids: &'a [u8],
+    pub lengths: &'a [u32],
+    pub text: &'a [u16],
+}
+
+/// A messages chunk as the JS pass sends it (see the module docs).
+pub struct MessagesChunk<'a> {
+    pub at: &'a [u32],
+    pub contents: &'a [u8],
+    pub calls: &'a [u32],
+    pub lengths: &'a [u32],
+    pub text: &'a [u16],
+}
+
+fn malformed(what: &str) -> Error {
+    Error::invalid(format!(
+        "prime-compaction internal error (a bug, please report it): malformed entry facts: {what}"
+    ))
+}
+
+/// Takes the strings of `text` one length at a time.
+struct Strings<'a> {
+    lengths: std::slice::Iter<'a, u32>,
+    text: &'a [u16],
+}
+
+impl<'a> Strings<'a> {
+    fn next_units(&mut self) -> Result<&'a [u16]> {
+        let n = *self
+            .lengths
+            .next()
+            .ok_or_else(|| malformed("too few lengths"))? as usize;
+        if n > self.text.len() {
+            return Err(malformed("a length past the text"));
+        }
+        let (s, rest) = self.text.split_at(n);
+        self.text = rest;
+        Ok(s)
+    }
+
+    fn next(&mut self) -> Result<JsStr> {
+        self.next_units().map(JsStr::from_utf16)
+    }
+
+    /// Every length and unit taken.
+    fn done(mut self) -> Result<()> {
+        if self.lengths.next().is_some() || !self.text.is_empty() {
+            return Err(malformed("text left over"));
+        }
+        Ok(())
+    }
+}
+
+fn id_fact(code: u8, strings: &mut Strings) -> Result<Option<Id>> {
+    Ok(match code {
+        code::ID_NOT_READ => None,
+        code::ID_ABSENT => Some(None),
+        code::ID_STRING => Some(Some(strings.next()?)),
+        _ => return Err(malformed("an id code")),
+    })
+}
+
+impl EntryFacts {
+    pub fn new() -> EntryFacts {
+        EntryFacts::default()
+    }
+
+    /// How many entries have facts (pushed in order from entry 0).
+    pub fn len(&self) -> usize {
+        self.kinds.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.kinds.is_empty()
+    }
+
+    /// Adds an entries chunk; it must start where the last one ended. A
+    /// malformed chunk is an error and adds nothing.
+    pub fn push_entries(&mut self, chunk: &EntriesChunk) -> Result<()> {
+        let count = chunk.kinds.len();
+        if chunk.first != self.len() {
+            return Err(malformed("a chunk out of order"));
+        }
+        if chunk.ids.len() != count {
+            return Err(malformed("arrays of different lengths"));
+        }
+        let mut strings = Strings {
+            lengths: chunk.lengths.iter(),
+            text: chunk.text,
+        };
+        let mut kinds = Vec::with_capacity(count);
+        let mut ids = Vec::with_capacity(count);
+        let mut parents = Vec::with_capacity(count);
+        let mut ids_read = Vec::with_capacity(count);
+        for k in 0..count {
+            let kind = EntryKind::from_code(chunk.kinds[k]);
+            kinds.push(kind);
+            let id_codes = chunk.ids[k];
+            if id_codes >> 4 != 0 {
+                return Err(malformed("an id code"));
+            }
+            let id = id_fact(id_codes & code::ID_MASK, &mut strings)?;
+            let parent = id_fact(id_codes >> code::PARENT_SHIFT & code::ID_MASK, &mut strings)?;
+            ids_read.push(kind.is_some() && id.is_some() && parent.is_some());
+            ids.push(id.flatten());
+            parents.push(parent.flatten());
+        }
+        strings.done()?;
+        self.kinds.extend(kinds);
+        self.ids.ids.extend(ids);
+        self.ids.parents.extend(parents);
+        self.ids_unread += ids_read.iter().filter(|&&read| !read).count();
+        self.ids_read.extend(ids_read);
+        self.path = None;
+        Ok(())
+    }
+
+    /// Adds a messages chunk, for entries already pushed. A malformed chunk
+    /// is an error and adds nothing.
+    pub fn push_messages(&mut self, chunk: &MessagesChunk) -> Result<()> {
+        let (ops_before, paths_before) = (self.file_ops.len(), self.paths.len());
+        let read = self.read_messages(chunk);
+        match read {
+            Ok(read) => {
+                if self.messages.len() < self.len() {
+                    self.messages.resize(self.len(), None);
+                }
+                for (i, facts) in read {
+                    self.messages[i] = facts;
+                }
+                Ok(())
+            }
+            Err(err) => {
+                self.file_ops.truncate(ops_before);
+                self.paths.truncate(paths_before);
+                Err(err)
+            }
+        }
+    }
+
+    fn read_messages(
+        &mut self,
+        chunk: &MessagesChunk,
+    ) -> Result<Vec<(usize, Option<MessageFacts>)>> {
+        let count = chunk.at.len();
+        if chunk.contents.len() != count || chunk.calls.len() != count {
+            return Err(malformed("arrays of different lengths"));
+        }
+        let mut strings = Strings {
+            lengths: chunk.lengths.iter(),
+            text: chunk.text,
+        };
+        let mut out = Vec::with_capacity(count);
+        for k in 0..count {
+            let entry = chunk.at[k] as usize;
+            if entry >= self.len() {
+                return Err(malformed("a message of no entry"));
+            }
+            let content = chunk.contents[k];
+            if content & !(code::CONTENT_MASK | code::CALLS_READ) != 0 {
+                return Err(malformed("a content code"));
+            }
+            let nullish = match content & code::CONTENT_MASK {
+                code::CONTENT_NOT_READ => None,
+                code::CONTENT_PRESENT => Some(false),
+                code::CONTENT_NULLISH => Some(true),
+                _ => return Err(malformed("a content code")),
+            };
+            let listed = chunk.calls[k] as usize;
+            let calls = if content & code::CALLS_READ != 0 {
+                let start = self.file_ops.len();
+                for _ in 0..listed {
+                    let name = strings.next_units()?;
+                    let path = strings.next_units()?;
+                    if let Some((kind, path)) = read_file_op(name, path) {
+                        let (at, _) = self.paths.insert_full(path);
+                        self.file_ops.push((kind, at as u32));
+                    }
+                }
+                Some((start as u32, self.file_ops.len() as u32))
+            } else if listed != 0 {
+                return Err(malformed("calls listed but not read"));
+            } else {
+                None
+            };
+            out.push((
+                entry,
+                match (nullish, calls) {
+                    (Some(content_nullish), calls) => Some(MessageFacts {
+                        content_nullish,
+                        calls,
+                    }),
+                    (None, None) => None,
+                    (None, Some(_)) => return Err(malformed("calls without content")),
+                },
+            ));
+        }
+        strings.done()?;
+        Ok(out)
+    }
+
+    /// Does what needs the entries' facts only, not the entries, ahead of
+    /// the plan (so `prepareCompactionAsync` can do it off the JS thread):
+    /// the path to the last entry, when every id was read and the path has
+    /// no cycle (else the planner finds the path, or the error, itself).
+    pub fn finish(&mut self) {
+        if self.path.is_none() && self.ids_unread == 0 {
+            self.path = self.ids.path_to_last().ok();
+        }
+    }
+
+    /// Every entry's `id` and `parentId`, when all of them (and every kind)
+    /// were read.
+    pub fn ids(&self) -> Option<&Ids> {
+        (self.ids_unread == 0).then_some(&self.ids)
+    }
+
+    /// The path to the last entry, when [`EntryFacts::finish`] found it.
+    pub fn path(&self) -> Option<&[usize]> {
+        self.path.as_deref()
+    }
+
+    /// Entry `i`'s kind, when it was read.
+    pub fn kind(&self, i: usize) -> Option<EntryKind> {
+        self.kinds.get(i).copied().flatten()
+    }
+
+    /// Entry `i`'s `id` and `parentId`, when they and its kind were read.
+    pub fn id_and_parent(&self, i: usize) -> Option<(&Id, &Id)> {
+        (*self.ids_read.get(i)?).then(|| (&self.ids.ids[i], &self.ids.parents[i]))
+    }
+
+    /// Entry `i`'s message facts, when they were read.
+    pub fn message(&self, i: usize) -> Option<&MessageFacts> {
+        self.messages.get(i).and_then(Option::as_ref)
+    }
+
+    /// How many distinct paths the file operations name.
+    pub fn path_count(&self) -> usize {
+        self.paths.len()
+    }
+
+    /// Path `at` of the file operations.
+    pub fn path_at(&self, at: u32) -> &JsStr {
+        &self.paths[at as usize]
+    }
+
+    /// The file operations of a message's calls, in order (none when its
+    /// calls were not read).
+    pub fn file_ops_of(&self, message: &MessageFacts) -> &[(FileOpKind, u32)] {
+        message
+            .calls
+            .and_then(|(a, b)| self.file_ops.get(a as usize..b as usize))
+            .unwrap_or(&[])
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::type_complexity)]
+mod tests {
+    use super::*;
+    use crate::session::model::{EntryType, Role, KIND_ROLE_BASE};
+
+    fn units(s: &str) -> Vec<u16> {
+        s.encode_utf16().collect()
+    }
+
+    #[test]
+    fn reads_entries_then_messages() {
+        let text = units("a1b1");
+        let mut facts = EntryFacts::new();
+        facts
+            .push_entries(&EntriesChunk {
+                first: 0,
+                kinds: &[KIND_ROLE_BASE + 1],
+                ids: &[code::ID_STRING | code::ID_STRING << code::PARENT_SHIFT],
+                lengths: &[2, 2],
+                text: &text,
+            })
+            .unwrap();
+        facts
+            .push_entries(&EntriesChunk {
+                first: 1,
+                kinds: &[0],
+                ids: &[code::ID_ABSENT | code::ID_NOT_READ << code::PARENT_SHIFT],
+                lengths: &[],
+                text: &[],
+            })
+            .unwrap();
+        assert_eq!(facts.len(), 2);
+        assert_eq!(
+            facts.kind(0),
+            Some(EntryKind {
+                ty: EntryType::Message,
+                role: Some(Role::Assistant)
+            })
+        );
+        let (id, parent) = facts.id_and_parent(0).unwrap();
+        assert_eq!(id.as_ref().unwrap().as_str(), Some("a1"));
+        assert_eq!(parent.as_ref().unwrap().as_str(), Some("b1"));
+        assert_eq!(facts.kind(1), None);
+        assert!(facts.id_and_parent(1).is_none());
+        assert!(facts.ids().is_none());
+
+        let text = units("readsrc/x.rsbashls");
+        facts
+            .push_messages(&MessagesChunk {
+                at: &[0],
+                contents: &[code::CONTENT_PRESENT | code::CALLS_READ],
+                calls: &[2],
+                lengths: &[4, 8, 4, 2],
+                text: &text,
+            })
+            .unwrap();
+        let m = facts.message(0).unwrap();
+        assert!(!m.content_nullish);
+        assert!(m.calls_read());
+        // The bash call is no file operation.
+        let ops = facts.file_ops_of(m);
+        assert_eq!(ops.len(), 1);
+        assert_eq!(ops[0].0, FileOpKind::Read);
+        assert_eq!(facts.path_at(ops[0].1).as_str(), Some("src/x.rs"));
+        assert!(facts.message(1).is_none());
+    }
+
+    #[test]
+    fn a_malformed_chunk_is_an_error_and_adds_nothing() {
+        let mut facts = EntryFacts::new();
+        let text = units("abc");
+        let entries: [(usize, &[u8], &[u8], &[u32], &[u16]); 4] = [
+            (5, &[0], &[0], &[], &[]),
+            (0, &[0], &[code::ID_STRING], &[9], &text),
+            (0, &[0], &[0], &[], &text),
+            (0, &[0], &[3], &[], &[]),
+        ];
+        for (first, kinds, ids, lengths, text) in entries {
+            let chunk = EntriesChunk {
+                first,
+                kinds,
+                ids,
+                lengths,
+                text,
+            };
+            assert!(facts.push_entries(&chunk).is_err());
+            assert!(facts.is_empty());
+        }
+        facts
+            .push_entries(&EntriesChunk {
+                first: 0,
+                kinds: &[0],
+                ids: &[0],
+                lengths: &[],
+                text: &[],
+            })
+            .unwrap();
+        let read = units("readabc");
+        let messages: [(&[u32], &[u8], &[u32], &[u32], &[u16]); 5] = [
+            (&[1], &[code::CONTENT_PRESENT], &[0], &[], &[]),
+            (&[0], &[code::CONTENT_PRESENT], &[1], &[], &[]),
+            (&[0], &[code::CALLS_READ], &[0], &[], &[]),
+            (
+                &[0],
+                &[code::CONTENT_PRESENT | code::CALLS_READ],
+                &[1],
+                &[4, 9],
+                &read,
+            ),
+            (&[0], &[8], &[0], &[], &[]),
+        ];
+        for (at, contents, calls, lengths, text) in messages {
+            let chunk = MessagesChunk {
+                at,
+                contents,
+                calls,
+                lengths,
+                text,
+            };
+            assert!(facts.push_messages(&chunk).is_err());
+            assert!(facts.message(0).is_none());
+            assert_eq!(facts.path_count(), 0);
+        }
+    }
+}

@@ -1,0 +1,161 @@
+'use strict'
+// What prepareCompaction's planner needs of the entries, read ahead in JS
+// (JS property reads are far cheaper than N-API's, one call each): first
+// every entry's kind (`type`, and a message's `role`), `id` and
+// `parentId`; then, for the messages the cut names (planCut), whether a
+// message's `content` is nullish and the `name` and `arguments.path` of
+// each tool call in it. Chunks of these facts go to the binding's
+// EntryFacts (crates/core/src/session/facts.rs reads them; the codes are
+// crates/core/src/boundary_codes.rs's). Nothing
+// is decided here: a value of a type the planner must judge (an id that is
+// not a string, a null content block, a message that is not an object), or
+// a read that throws, leaves the fact unread, and the native side reads
+// and judges that entry itself, as without facts.
+
+const { BOUNDARY, checkCodes } = require('./codes.js')
+
+const { NOT_READ, OTHER_TYPE, OTHER_ROLE, MESSAGE_TYPE } = BOUNDARY.entryKinds
+const TYPES = new Map(Object.entries(BOUNDARY.entryKinds.types))
+const ROLES = new Map(Object.entries(BOUNDARY.entryKinds.roles))
+
+const { ID_ABSENT, ID_STRING, PARENT_SHIFT, CONTENT_PRESENT, CONTENT_NULLISH, CALLS_READ } = checkCodes('entryFacts', {
+  ID_NOT_READ: 0,
+  ID_ABSENT: 1,
+  ID_STRING: 2,
+  ID_MASK: 3,
+  PARENT_SHIFT: 2,
+  CONTENT_NOT_READ: 0,
+  CONTENT_PRESENT: 1,
+  CONTENT_NULLISH: 2,
+  CONTENT_MASK: 3,
+  CALLS_READ: 4,
+})
+
+// Longer arrays are read natively (no dense array is this long).
+const MAX_ENTRIES = 2 ** 23
+
+/**
+ * The `(name, arguments.path)` strings of the tool calls in an assistant's
+ * `content` array, pushed onto `strings`; how many, or -1 (nothing pushed)
+ * where a block or its arguments are null or undefined.
+ */
+function readCalls(content, strings) {
+  const mark = strings.length
+  let n = 0
+  for (let i = 0; i < content.length; i++) {
+    const block = content[i]
+    if (block === null || block === undefined) {
+      strings.length = mark
+      return -1
+    }
+    if (block.type !== 'toolCall') continue
+    const name = block.name
+    if (typeof name !== 'string') continue
+    const args = block.arguments
+    if (args === null || args === undefined) {
+      strings.length = mark
+      return -1
+    }
+    const path = args.path
+    if (typeof path !== 'string') continue
+    strings.push(name, path)
+    n++
+  }
+  return n
+}
+
+/** The facts of `entries[first..end)`, an entries chunk for EntryFacts.pushEntries (see facts.rs). */
+function readEntryFacts(entries, first, end) {
+  const count = end - first
+  const kinds = new Uint8Array(count)
+  const ids = new Uint8Array(count)
+  const strings = []
+  for (let k = 0; k < count; k++) {
+    const mark = strings.length
+    try {
+      const entry = entries[first + k]
+      if (typeof entry !== 'object' || entry === null) continue
+      const type = entry.type
+      let kind = NOT_READ
+      if (typeof type === 'string') {
+        if (type !== MESSAGE_TYPE) kind = TYPES.get(type) ?? OTHER_TYPE
+        else {
+          const message = entry.message
+          if (typeof message === 'object' && message !== null) {
+            const role = message.role
+            if (typeof role === 'string') kind = ROLES.get(role) ?? OTHER_ROLE
+          }
+        }
+      }
+      kinds[k] = kind
+      const id = entry.id
+      let idCodes = 0
+      if (typeof id === 'string') {
+        strings.push(id)
+        idCodes = ID_STRING
+      } else if (id === undefined) idCodes = ID_ABSENT
+      const parent = entry.parentId
+      if (typeof parent === 'string') {
+        strings.push(parent)
+        idCodes |= ID_STRING << PARENT_SHIFT
+      } else if (parent === undefined || parent === null) idCodes |= ID_ABSENT << PARENT_SHIFT
+      ids[k] = idCodes
+    } catch {
+      // The native side reads this entry, and throws there.
+      strings.length = mark
+      kinds[k] = NOT_READ
+      ids[k] = 0
+    }
+  }
+  return { first, kinds, ids, ...joined(strings) }
+}
+
+/**
+ * The message facts of the entries `at[from..to)` (the ones the cut names,
+ * planCut), a messages chunk for EntryFacts.pushMessages (see facts.rs).
+ */
+function readMessageFacts(entries, at, from, to) {
+  const count = to - from
+  const contents = new Uint8Array(count)
+  const calls = new Uint32Array(count)
+  const strings = []
+  for (let k = 0; k < count; k++) {
+    const mark = strings.length
+    try {
+      const entry = entries[at[from + k]]
+      if (typeof entry !== 'object' || entry === null) continue
+      const message = entry.message
+      if (typeof message !== 'object' || message === null) continue
+      const role = message.role
+      if (typeof role !== 'string') continue
+      const content = message.content
+      let code = content === undefined || content === null ? CONTENT_NULLISH : CONTENT_PRESENT
+      if (role === 'assistant') {
+        const n = Array.isArray(content) ? readCalls(content, strings) : 0
+        if (n >= 0) {
+          code |= CALLS_READ
+          calls[k] = n
+        }
+      } else if (role === 'toolResult') {
+        const nested = message.nestedCalls
+        if ((typeof nested !== 'object' && typeof nested !== 'function') || nested === null) code |= CALLS_READ
+      } else code |= CALLS_READ
+      contents[k] = code
+    } catch {
+      // The native side reads this message, and throws there.
+      strings.length = mark
+      contents[k] = 0
+      calls[k] = 0
+    }
+  }
+  return { at: at.subarray(from, to), contents, calls, ...joined(strings) }
+}
+
+/** `strings` as one text and the length of each. */
+function joined(strings) {
+  const lengths = new Uint32Array(strings.length)
+  for (let i = 0; i < strings.length; i++) lengths[i] = strings[i].length
+  return { lengths, text: strings.join('') }
+}
+
+module.exports = { readEntryFacts, readMessageFacts, MAX_ENTRIES }

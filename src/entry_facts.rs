@@ -1,0 +1,169 @@
+//! `EntryFacts`: what `lib/entry-facts.js` read of a `pathEntries` ahead,
+//! chunk by chunk, for `prepareCompaction`'s planner (the core's
+//! `session::facts`, whose docs give the wire formats), and the cut the
+//! planner keeps between `planCut` and `planFinish`.
+
+use std::ffi::CStr;
+use std::ptr;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use napi::bindgen_prelude::AsyncTask;
+use napi::{sys, Env, Task};
+use napi_derive::napi;
+
+use crate::from_file::guarded;
+use crate::js::errors::run;
+use crate::js::flat::typed_array_slice;
+use crate::js::out::{Arg, Raw};
+use crate::js::view::{check, Cx};
+use prime_compaction_core::error::{Error, Result};
+use prime_compaction_core::js::view::View;
+use prime_compaction_core::plan::prepare::CutPlan;
+use prime_compaction_core::session::facts::{EntriesChunk, EntryFacts as CoreFacts, MessagesChunk};
+use prime_compaction_core::tokens::estimate::Counter;
+
+/// The facts, and the cut `planCut` made from them.
+#[derive(Default)]
+pub struct State {
+    pub facts: CoreFacts,
+    pub cut: Option<(CutPlan, Counter)>,
+}
+
+#[napi]
+pub struct EntryFacts {
+    state: Arc<Mutex<State>>,
+}
+
+impl EntryFacts {
+    pub fn lock(&self) -> Result<MutexGuard<'_, State>> {
+        self.state.lock().map_err(|_| {
+            Error::invalid(
+                "prime-compaction internal error (a bug, please report it): entry facts poisoned",
+            )
+        })
+    }
+}
+
+impl Default for EntryFacts {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// A chunk's field.
+fn field(cx: &Cx, chunk: Raw, key: &CStr) -> Result<Raw> {
+    let mut out = ptr::null_mut();
+    check(unsafe { sys::napi_get_named_property(cx.env, chunk, key.as_ptr(), &mut out) })?;
+    Ok(out)
+}
+
+fn u8s<'c>(cx: &'c Cx, chunk: Raw, key: &CStr) -> Result<&'c [u8]> {
+    typed_array_slice(cx, field(cx, chunk, key)?, sys::TypedarrayType::uint8_array)
+}
+
+fn u32s<'c>(cx: &'c Cx, chunk: Raw, key: &CStr) -> Result<&'c [u32]> {
+    typed_array_slice(
+        cx,
+        field(cx, chunk, key)?,
+        sys::TypedarrayType::uint32_array,
+    )
+}
+
+/// `chunk.text` as UTF-16 units.
+fn text(cx: &Cx, chunk: Raw) -> Result<Vec<u16>> {
+    let text = field(cx, chunk, c"text")?;
+    let mut units = vec![0u16; cx.string_len(text)? + 1];
+    let written = cx.copy_utf16(text, &mut units)?;
+    units.truncate(written);
+    Ok(units)
+}
+
+#[napi]
+impl EntryFacts {
+    #[napi(constructor)]
+    pub fn new() -> Self {
+        EntryFacts {
+            state: Arc::new(Mutex::new(State::default())),
+        }
+    }
+
+    /// Adds an entries chunk `{ first, kinds, ids, lengths, text }`.
+    #[napi(js_name = "pushEntries")]
+    pub fn push_entries(&self, env: Env, chunk: Arg) -> napi::Result<()> {
+        run(&env, |cx| {
+            let first = cx.wrap(field(cx, chunk.0, c"first")?)?.number();
+            let text = text(cx, chunk.0)?;
+            let chunk = EntriesChunk {
+                first: first
+                    .filter(|f| *f >= 0.0)
+                    .map_or(usize::MAX, |f| f as usize),
+                kinds: u8s(cx, chunk.0, c"kinds")?,
+                ids: u8s(cx, chunk.0, c"ids")?,
+                lengths: u32s(cx, chunk.0, c"lengths")?,
+                text: &text,
+            };
+            self.lock()?.facts.push_entries(&chunk)
+        })
+    }
+
+    /// Adds a messages chunk `{ at, contents, calls, lengths, text }`.
+    #[napi(js_name = "pushMessages")]
+    pub fn push_messages(&self, env: Env, chunk: Arg) -> napi::Result<()> {
+        run(&env, |cx| {
+            let text = text(cx, chunk.0)?;
+            let chunk = MessagesChunk {
+                at: u32s(cx, chunk.0, c"at")?,
+                contents: u8s(cx, chunk.0, c"contents")?,
+                calls: u32s(cx, chunk.0, c"calls")?,
+                lengths: u32s(cx, chunk.0, c"lengths")?,
+                text: &text,
+            };
+            self.lock()?.facts.push_messages(&chunk)
+        })
+    }
+
+    /// Frees the facts and the cut now (a plan made, or given up on),
+    /// rather than when the collector finalizes this object: V8 does not
+    /// see the memory they hold, so would not hurry to.
+    #[napi]
+    pub fn release(&self) {
+        if let Ok(mut state) = self.state.lock() {
+            *state = State::default();
+        }
+    }
+
+    /// What needs the facts only (`CoreFacts::finish`), on the libuv pool;
+    /// resolves to undefined.
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn finish(&self) -> AsyncTask<FinishFacts> {
+        AsyncTask::new(FinishFacts {
+            state: Arc::clone(&self.state),
+        })
+    }
+}
+
+pub struct FinishFacts {
+    state: Arc<Mutex<State>>,
+}
+
+impl Task for FinishFacts {
+    type Output = ();
+    type JsValue = ();
+
+    fn compute(&mut self) -> napi::Result<()> {
+        // A poisoned lock is reported by the plan that follows, and what a
+        // panic left undone is done there.
+        if let Ok(mut state) = self.state.lock() {
+            guarded(|| {
+                state.facts.finish();
+                Ok(())
+            })
+            .ok();
+        }
+        Ok(())
+    }
+
+    fn resolve(&mut self, _env: Env, _output: ()) -> napi::Result<()> {
+        Ok(())
+    }
+}
