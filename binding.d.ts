@@ -47,6 +47,8 @@ export declare class EntryFacts {
    * Frees the facts and the cut now (a plan made, or given up on),
    * rather than when the collector finalizes this object: V8 does not
    * see the memory they hold, so would not hurry to.
+   * Large facts are freed on a thread of their own (hundreds of
+   * thousands of small strings take milliseconds to free).
    */
   release(): void
   /**

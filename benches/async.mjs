@@ -1,11 +1,11 @@
 // prepareCompactionAsync against prepareCompaction (ours) and the reference's
-// prepareCompaction, on sessions held in memory as a session file would give
+// prepareCompaction, on each agent line, on sessions held in memory as a session file would give
 // them (parsed JSON): real-shaped first (benches/sessions.mjs: a real session
 // cycled to the size), then generated. Reports total time and the main
 // thread's event-loop delay (monitorEventLoopDelay, 1 ms resolution) while
 // each call runs. The plans must be equal first.
 //
-//   node benches/async.mjs [--real-only | --generated-only] [sizes...]   (default 1000 10000 100000)
+//   node --expose-gc benches/async.mjs [--real-only | --generated-only] [sizes...]   (default 1000 10000 100000)
 
 import { createRequire } from 'node:module'
 import { monitorEventLoopDelay } from 'node:perf_hooks'
@@ -14,8 +14,7 @@ const require = createRequire(import.meta.url)
 const gen = require('../__test__/helpers/generator.js')
 const { findDifference } = require('../__test__/helpers/compare.js')
 const { loadReference } = require('../__test__/helpers/reference.js')
-const ours = require('../agent-0.78.js')
-const ref = await loadReference()
+const LINES = { '0.78': require('../agent-0.78.js'), '1.6': require('../agent-1.6.js') }
 const { realSource, realEntries } = await import('./sessions.mjs')
 
 const settings = { enabled: true, reserveTokens: 16384, keepRecentTokens: 20000 }
@@ -29,6 +28,9 @@ async function measure(fn, runs = 5) {
   const times = []
   let maxDelay = 0
   for (let i = 0; i < runs; i++) {
+    // Each run starts from a collected heap (run with --expose-gc), so one
+    // call's garbage is not collected inside the next one's window.
+    globalThis.gc?.()
     const h = monitorEventLoopDelay({ resolution: 1 })
     const keepAlive = setInterval(() => {}, 1)
     h.enable()
@@ -47,7 +49,9 @@ async function measure(fn, runs = 5) {
   return { ms: times[Math.floor(times.length / 2)], maxDelay }
 }
 
-async function measureSet(make) {
+async function measureSet(make, line) {
+  const ours = LINES[line]
+  const ref = await loadReference(line)
   const rows = []
   for (const n of sizes) {
     const entries = await make(n)
@@ -69,9 +73,10 @@ if (!args.includes('--real-only')) sets.push({ title: 'Generated: buildLargeSess
 
 const f = (x) => x.toFixed(1)
 console.log(`prepareCompactionAsync: node ${process.version}, ${new Date().toISOString().slice(0, 10)}`)
+for (const line of Object.keys(LINES))
 for (const { title, make } of sets) {
-  const rows = await measureSet(make)
-  console.log(`\n### ${title}\n`)
+  const rows = await measureSet(make, line)
+  console.log(`\n### ${line} line, ${title}\n`)
   console.log('| entries | reference prepareCompaction | ours prepareCompaction | ours prepareCompactionAsync | max event-loop delay: reference / sync / async |')
   console.log('|---:|---:|---:|---:|---:|')
   for (const { n, reference, sync, async } of rows) {

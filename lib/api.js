@@ -157,7 +157,7 @@ function preparationOf(pathEntries, plan, settings) {
 }
 
 /** How long one slice of prepareCompactionAsync's reading may hold the JS thread. */
-const ASYNC_SLICE_MS = 3
+const ASYNC_SLICE_MS = 2
 
 const nextTurn = () => new Promise((resolve) => setImmediate(resolve))
 
@@ -181,11 +181,13 @@ async function prepareCompactionAsync(pathEntries, settings, line) {
     await facts.finish()
     const wanted = native.planCut(pathEntries, settings, line, facts)
     if (wanted === undefined) return undefined
+    await nextTurn()
     await inSlices(wanted.length, (from, to) => facts.pushMessages(readMessageFacts(pathEntries, wanted, from, to)))
     plan = native.planFinish(pathEntries, line, facts)
   } finally {
     facts.release()
   }
+  await nextTurn()
   return preparationOf(pathEntries, plan, settings)
 }
 

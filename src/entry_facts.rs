@@ -6,6 +6,7 @@
 use std::ffi::CStr;
 use std::ptr;
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread;
 
 use napi::bindgen_prelude::AsyncTask;
 use napi::{sys, Env, Task};
@@ -21,6 +22,9 @@ use prime_compaction_core::js::view::View;
 use prime_compaction_core::plan::prepare::CutPlan;
 use prime_compaction_core::session::facts::{EntriesChunk, EntryFacts as CoreFacts, MessagesChunk};
 use prime_compaction_core::tokens::estimate::Counter;
+
+/// Facts of this many entries or more are freed off the JS thread.
+const FREE_ELSEWHERE: usize = 16_384;
 
 /// The facts, and the cut `planCut` made from them.
 #[derive(Default)]
@@ -125,10 +129,21 @@ impl EntryFacts {
     /// Frees the facts and the cut now (a plan made, or given up on),
     /// rather than when the collector finalizes this object: V8 does not
     /// see the memory they hold, so would not hurry to.
+    /// Large facts are freed on a thread of their own (hundreds of
+    /// thousands of small strings take milliseconds to free).
     #[napi]
     pub fn release(&self) {
-        if let Ok(mut state) = self.state.lock() {
-            *state = State::default();
+        let Ok(mut state) = self.state.lock() else {
+            return;
+        };
+        let old = std::mem::take(&mut *state);
+        drop(state);
+        if old.facts.len() >= FREE_ELSEWHERE {
+            // Where no thread can be started, the closure and `old` are
+            // dropped here.
+            let _ = thread::Builder::new()
+                .name("prime-compaction-free".into())
+                .spawn(move || drop(old));
         }
     }
 
