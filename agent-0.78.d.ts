@@ -767,10 +767,10 @@ export declare function prepareCompaction(
 
 /**
  * Prime-compaction addition. `prepareCompaction` as a Promise: the entries are
- * read on the JS thread in slices of a few milliseconds (each as
- * `JSON.stringify` gives it, as a session file stores it), and parsed and
- * planned on the libuv pool. The result is on your own objects. Do not change
- * the entries until the Promise settles.
+ * read as `prepareCompaction` reads them, in slices of a few milliseconds with
+ * the event loop running between them, so it gives exactly its result (on your
+ * own objects) or its error. Do not change the entries until the Promise
+ * settles.
  */
 export declare function prepareCompactionAsync(
   pathEntries: SessionEntry[],
