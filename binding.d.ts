@@ -232,11 +232,12 @@ export declare function planFinish(pathEntries: Arg, line: Arg, facts: EntryFact
 export declare function prepareBranchEntries(entries: Arg, tokenBudget: Arg, line: Arg): RawValue
 
 /**
- * The plan for `prepareCompaction` as the agent line does it; `lib/api.js`
- * turns indices back into the caller's messages. `facts`, when given, is
- * what `lib/entry-facts.js` read of the entries ahead ([`EntryFacts`]).
+ * The plan for `prepareCompaction` as the agent line does it, every entry
+ * read here; `lib/api.js` turns indices back into the caller's messages.
+ * (With the entries' facts read ahead in JS, the plan is made in two
+ * parts: [`plan_cut`], [`plan_finish`].)
  */
-export declare function prepareCompaction(pathEntries: Arg, settings: Arg, line: Arg, facts?: EntryFacts | undefined | null): RawValue
+export declare function prepareCompaction(pathEntries: Arg, settings: Arg, line: Arg): RawValue
 
 /**
  * `prepareCompactionFromFile(path, options?)`: reads a version-3 session

@@ -19,27 +19,22 @@ use prime_compaction_core::plan::settings::read_settings;
 use prime_compaction_core::session::entries::Entries;
 use prime_compaction_core::session::projection::{MessageShape, PlanMessage};
 
-/// The plan for `prepareCompaction` as the agent line does it; `lib/api.js`
-/// turns indices back into the caller's messages. `facts`, when given, is
-/// what `lib/entry-facts.js` read of the entries ahead ([`EntryFacts`]).
+/// The plan for `prepareCompaction` as the agent line does it, every entry
+/// read here; `lib/api.js` turns indices back into the caller's messages.
+/// (With the entries' facts read ahead in JS, the plan is made in two
+/// parts: [`plan_cut`], [`plan_finish`].)
 #[napi(js_name = "prepareCompaction")]
 pub fn prepare_compaction_native(
     env: Env,
     path_entries: Arg,
     settings: Arg,
     line: Arg,
-    facts: Option<&EntryFacts>,
 ) -> napi::Result<RawValue> {
     run(&env, |cx| {
         let line = line_arg(cx, &line)?;
         let settings = read_settings(&arg(cx, &settings)?).within("settings")?;
         let array = arg(cx, &path_entries)?;
-        let mut entries = Entries::new(&array, "pathEntries", line)?.with_counter(settings.counter);
-        let mut guard = facts.map(EntryFacts::lock).transpose()?;
-        if let Some(state) = guard.as_deref_mut() {
-            state.facts.finish();
-            entries = entries.with_facts(&state.facts);
-        }
+        let entries = Entries::new(&array, "pathEntries", line)?.with_counter(settings.counter);
         let plan = prepare_compaction(&entries, settings.keep_recent_tokens)?;
         Ok(RawValue(plan_object(cx, plan.as_ref())?))
     })

@@ -44,6 +44,19 @@ use prime_compaction_core::transcript::serialize::{
 use prime_compaction_core::transcript::text::Sink;
 use prime_compaction_core::transcript::text::{Text, TextHints, TextKey};
 
+/// The messages JSON text converts to as `convertToLlm` converts them;
+/// `None` where it is not JSON or not messages.
+fn messages_of_json(json: &[u8]) -> Option<Vec<Message>> {
+    let value = json::parse_bytes(json).ok()?;
+    from_agent_messages(&Val::new(&value)).ok()
+}
+
+/// A leading byte, then messages as JSON ([`messages_of_json`]).
+fn byte_then_messages(data: &[u8]) -> Option<(u8, Vec<Message>)> {
+    let (&byte, json) = data.split_first()?;
+    Some((byte, messages_of_json(json)?))
+}
+
 /// `JSON.parse` then `JSON.stringify`: a parsed value prints to JSON that
 /// parses back to a value printing the same (a fixed point after one round),
 /// `stringify_len` agrees with the printed length, and a top-level number
@@ -379,10 +392,7 @@ fn prepare_as(entries: &Entries<'_, Val<'_>>) {
 /// each retry level and serialized again. Projection must never add
 /// messages, and it must not change its input.
 pub fn project_serialize(data: &[u8]) {
-    let Ok(value) = json::parse_bytes(data) else {
-        return;
-    };
-    let Ok(messages) = from_agent_messages(&Val::new(&value)) else {
+    let Some(messages) = messages_of_json(data) else {
         return;
     };
     let before = format!("{messages:?}");
@@ -699,13 +709,7 @@ pub fn flat_messages(data: &[u8]) {
 }
 
 fn flat_round_trip(data: &[u8]) {
-    let Some((&natives, json)) = data.split_first() else {
-        return;
-    };
-    let Ok(value) = json::parse_bytes(json) else {
-        return;
-    };
-    let Ok(messages) = from_agent_messages(&Val::new(&value)) else {
+    let Some((natives, messages)) = byte_then_messages(data) else {
         return;
     };
     let messages = without_elided(messages);
@@ -973,13 +977,7 @@ fn facts_entry(mode: u8, i: usize) -> Value {
 /// transcript; so must the projection's (`serialize_projection`) at each
 /// retry level, against the projected messages serialized.
 pub fn recipe(data: &[u8]) {
-    let Some((&seed, json)) = data.split_first() else {
-        return;
-    };
-    let Ok(value) = json::parse_bytes(json) else {
-        return;
-    };
-    let Ok(messages) = from_agent_messages(&Val::new(&value)) else {
+    let Some((seed, messages)) = byte_then_messages(data) else {
         return;
     };
     for reasoning in [true, false] {
@@ -1455,13 +1453,7 @@ impl PlanReader<'_> {
 /// `projectionOfPlan` reads it, the plan must name only what is there and
 /// give exactly the messages `project` gives.
 pub fn projection_plan(data: &[u8]) {
-    let Some((&seed, json)) = data.split_first() else {
-        return;
-    };
-    let Ok(value) = json::parse_bytes(json) else {
-        return;
-    };
-    let Ok(messages) = from_agent_messages(&Val::new(&value)) else {
+    let Some((seed, messages)) = byte_then_messages(data) else {
         return;
     };
     let mut strings = Vec::new();

@@ -38,24 +38,24 @@ pub struct FileOps {
 }
 
 impl FileOps {
-    /// Adds a copy of `path` unless the set has it already.
-    pub fn add_ref(&mut self, kind: FileOpKind, path: &JsStr) {
-        let set = match kind {
+    fn set_mut(&mut self, kind: FileOpKind) -> &mut PathSet {
+        match kind {
             FileOpKind::Read => &mut self.read,
             FileOpKind::Written => &mut self.written,
             FileOpKind::Edited => &mut self.edited,
-        };
+        }
+    }
+
+    /// Adds a copy of `path` unless the set has it already.
+    pub fn add_ref(&mut self, kind: FileOpKind, path: &JsStr) {
+        let set = self.set_mut(kind);
         if !set.contains(path) {
             set.insert(path.clone());
         }
     }
 
     pub fn add(&mut self, kind: FileOpKind, path: JsStr) {
-        match kind {
-            FileOpKind::Read => self.read.insert(path),
-            FileOpKind::Written => self.written.insert(path),
-            FileOpKind::Edited => self.edited.insert(path),
-        };
+        self.set_mut(kind).insert(path);
     }
 }
 
