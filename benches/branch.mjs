@@ -9,7 +9,11 @@
 // Both agent lines run on real-shaped sessions (0.78.1 and 1.6.0, each on its
 // own SessionManager); the generated set runs on the 0.78 line.
 //
-// Usage: node benches/branch.mjs [--real-only | --generated-only] [depth ...]   (default 1000 10000 100000)
+// Each line can run in a process of its own (`--line 0.78`, `--line 1.6`),
+// as a user runs one agent: in one process both SessionManager classes pass
+// through this package's call sites, and each reference only its own.
+//
+// Usage: node benches/branch.mjs [--line 0.78|1.6] [--real-only | --generated-only] [depth ...]   (default 1000 10000 100000)
 
 import assert from 'node:assert/strict'
 import path from 'node:path'
@@ -24,8 +28,11 @@ const { loadReference } = require('../__test__/helpers/reference.js')
 const { loadOurs } = require('../__test__/helpers/ours.js')
 
 // Both agent lines, each on its own SessionManager and against its own entry.
+const args = process.argv.slice(2)
+const lineAt = args.indexOf('--line')
+const only = lineAt >= 0 ? args.splice(lineAt, 2)[1] : undefined
 const LINES = {}
-for (const line of ['0.78', '1.6']) {
+for (const line of ['0.78', '1.6'].filter((l) => only === undefined || l === only)) {
   const ref = await loadReference(line)
   LINES[line] = { line, ref, ours: await loadOurs(line), SessionManager: ref.SessionManager }
 }
@@ -100,7 +107,6 @@ async function measure(make, depths, { ref, ours, SessionManager: manager }) {
   return rows
 }
 
-const args = process.argv.slice(2)
 const given = args.map(Number).filter(Boolean)
 const depths = given.length ? given : [1000, 10000, 100000]
 const sets = []
@@ -108,7 +114,7 @@ const real = `Real-shaped: ${(await realSource()).label}`
 for (const line of Object.values(LINES)) {
   if (!args.includes('--generated-only')) sets.push({ title: `${line.line} line, ${real}`, make: realBranchSession, line })
 }
-if (!args.includes('--real-only')) sets.push({ title: '0.78 line, generated (short user and assistant texts)', make: generatedSession, line: LINES['0.78'] })
+if (!args.includes('--real-only') && LINES['0.78']) sets.push({ title: '0.78 line, generated (short user and assistant texts)', make: generatedSession, line: LINES['0.78'] })
 
 console.log(`collectEntriesForBranchSummary on SessionManager.inMemory(), node ${process.version}, ${new Date().toISOString().slice(0, 10)}, median ms`)
 for (const { title, make, line } of sets) {

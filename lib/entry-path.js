@@ -17,16 +17,17 @@
 // for the native walk to find, and after MAX_STEPS steps. A call that
 // throws throws here, at the same call the native walk would have made.
 //
-// The form is `[getEntry, entries, parents, others, codes, units]`:
-// `getEntry` as read from the session (the native side reads it no more),
-// `entries[k]` and `parents[k]` what step k's getEntry call and parentId
-// read gave, and two codes per step. The first is about the entry's id:
-// SAME when it is the id looked up (`===`), NOT_STRING when it is not a
-// string (then it is the next element of `others`), or its length in
-// UTF-16 units (then its units come next in `units`, and it is the next
-// element of `others` too). The second is about its parentId: NOT_STRING,
-// NOT_READ (the id was not a string), or its length, its units next in
-// `units`.
+// The form is `[getEntry, entries, others, codes, ids]`: `getEntry` as
+// read from the session (the native side reads it no more), `entries[k]`
+// what step k's getEntry call gave, two codes per step, and `ids`, the ids
+// read as one string (joined, which is far cheaper here than copying their
+// units one by one; the native side reads it in one call). The first code
+// is about the entry's id: SAME when it is the id looked up (`===`),
+// NOT_STRING when it is not a string (then it is the next element of
+// `others`), or its length in UTF-16 units (its units come next in `ids`).
+// The second is about its parentId: NOT_STRING (it is the next element of
+// `others`), NOT_READ (the id was not a string), or its length, its units
+// next in `ids`.
 
 const SAME = -3
 const NOT_READ = -2
@@ -36,11 +37,10 @@ require('./codes.js').checkCodes('entryPath', { SAME, NOT_READ, NOT_STRING })
 // Past this many steps the native walk reads on alone.
 const MAX_STEPS = 2 ** 24
 
-// The code and unit buffers of the last call, kept for the next (as in
+// The code buffer of the last call, kept for the next (as in
 // flat-messages.js: never handed to anyone else, so nothing can detach or
-// resize them while the native side reads them in place).
+// resize it while the native side reads it in place).
 let spareCodes = null
-let spareUnits = null
 const KEEP_MAX = 2 ** 21
 
 /**
@@ -56,13 +56,11 @@ function readEntryPath(session, oldLeafId, targetId) {
   const getEntry = session.getEntry
   if (typeof getEntry !== 'function') return [getEntry]
   let codes = spareCodes ?? new Int32Array(4096)
-  let units = spareUnits ?? new Uint16Array(16384)
-  spareCodes = spareUnits = null
+  spareCodes = null
   const entries = []
-  const parents = []
   const others = []
+  let ids = ''
   let n = 0
-  let u = 0
   let id = oldLeafId
   // Brent's cycle check over the ids looked up.
   let saved = null
@@ -88,26 +86,23 @@ function readEntryPath(session, oldLeafId, targetId) {
     if (own === id) {
       codes[n] = SAME
     } else {
-      others.push(own)
       codes[n] = own.length
-      if (u + own.length > units.length) units = grown(units, u + own.length)
-      for (let i = 0; i < own.length; i++) units[u++] = own.charCodeAt(i)
+      ids += own
     }
     const parent = entry.parentId
-    parents.push(parent)
     if (typeof parent !== 'string') {
+      others.push(parent)
       codes[n + 1] = NOT_STRING
       n += 2
       break
     }
     codes[n + 1] = parent.length
     n += 2
-    if (u + parent.length > units.length) units = grown(units, u + parent.length)
-    for (let i = 0; i < parent.length; i++) units[u++] = parent.charCodeAt(i)
+    ids += parent
     if (parent === '') break
     id = parent
   }
-  return [getEntry, entries, parents, others, codes.subarray(0, n), units.subarray(0, u), codes, units]
+  return [getEntry, entries, others, codes.subarray(0, n), ids, codes]
 }
 
 /** A typed array like `array` with its elements and room for at least `need`. */
@@ -117,15 +112,11 @@ function grown(array, need) {
   return bigger
 }
 
-/** Gives a form's buffers back for the next call. */
+/** Gives a form's code buffer back for the next call. */
 function releaseEntryPath(path) {
-  if (path === undefined || path.length < 8) return
-  const codes = path[6]
-  const units = path[7]
-  if (codes.length <= KEEP_MAX && units.length <= KEEP_MAX) {
-    spareCodes = codes
-    spareUnits = units
-  }
+  if (path === undefined || path.length < 6) return
+  const codes = path[5]
+  if (codes.length <= KEEP_MAX) spareCodes = codes
 }
 
 /** The first `count` entries the pass met, root-first. */

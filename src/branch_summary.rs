@@ -31,65 +31,59 @@ struct JsSession<'c> {
     ahead: Option<ReadAhead<'c>>,
 }
 
-/// Code units of an id: ids are short (8 hex digits from the agent), so
-/// they are kept inline and reading one allocates nothing.
+/// Code units of an id: a run of the read-ahead path's `ids` string (the
+/// walk's common case, no copy), or read here. Ids are short (8 hex digits
+/// from the agent), so one read here takes a single call into a stack
+/// buffer.
 #[derive(Clone)]
-enum Units {
-    Inline { len: u8, buf: [u16; INLINE] },
-    Heap(Box<[u16]>),
+enum Units<'c> {
+    Ahead(&'c [u16]),
+    Read(Box<[u16]>),
 }
 
 const INLINE: usize = 11;
 
-impl Units {
+impl Units<'_> {
     fn as_slice(&self) -> &[u16] {
         match self {
-            Units::Inline { len, buf } => &buf[..usize::from(*len)],
-            Units::Heap(units) => units,
-        }
-    }
-
-    fn from_slice(units: &[u16]) -> Units {
-        if units.len() <= INLINE {
-            let mut buf = [0u16; INLINE];
-            buf[..units.len()].copy_from_slice(units);
-            Units::Inline {
-                len: units.len() as u8,
-                buf,
-            }
-        } else {
-            Units::Heap(units.into())
+            Units::Ahead(units) => units,
+            Units::Read(units) => units,
         }
     }
 }
 
-/// Where an id's JS string is: a handle of this call, or an element of
-/// one of the read-ahead path's arrays (fetched only if the string itself
-/// is needed: to call getEntry with it, or to return it).
+/// Where an id's JS string is: a handle of this call, or nowhere (an id of
+/// the read-ahead path, made from its units only if the string itself is
+/// needed: to call getEntry with it, or to return it).
 #[derive(Clone, Copy)]
 enum IdRaw {
     Handle(Raw),
-    Parent(u32),
-    Other(u32),
+    Ahead,
 }
 
 /// A JS string id: its code units (compared and hashed) and the string
 /// itself, handed back to `getEntry` and returned as is.
 #[derive(Clone)]
-struct JsId {
-    units: Units,
+struct JsId<'c> {
+    units: Units<'c>,
     raw: IdRaw,
 }
 
-impl PartialEq for JsId {
+impl PartialEq for JsId<'_> {
+    /// Unit by unit, inline: ids are a few units long, and a call into
+    /// `memcmp` for each comparison was a quarter of a long walk. An id the
+    /// walk passes on (a parent looked up next, an entry whose id is the
+    /// one looked up) is the very same run of units, found equal at once.
     fn eq(&self, other: &Self) -> bool {
-        self.units.as_slice() == other.units.as_slice()
+        let (a, b) = (self.units.as_slice(), other.units.as_slice());
+        a.len() == b.len()
+            && (ptr::eq(a.as_ptr(), b.as_ptr()) || a.iter().zip(b).all(|(x, y)| x == y))
     }
 }
 
-impl Eq for JsId {}
+impl Eq for JsId<'_> {}
 
-impl Hash for JsId {
+impl Hash for JsId<'_> {
     fn hash<H: Hasher>(&self, state: &mut H) {
         self.units.as_slice().hash(state);
     }
@@ -106,12 +100,11 @@ enum EntryRef {
 use crate::js::codes::entry_path::{NOT_READ, NOT_STRING, SAME};
 
 /// The old branch as lib/entry-path.js read it: `[getEntry, entries,
-/// parents, others, codes, units]` (documented there). Its steps are handed
-/// to the walk while it asks for them in order; once it asks for anything
-/// else, every later read is made here.
+/// others, codes, ids]` (documented there). Its steps are handed to the walk
+/// while it asks for them in order; once it asks for anything else, every
+/// later read is made here.
 struct ReadAhead<'c> {
     entries: Raw,
-    parents: Raw,
     others: Raw,
     codes: &'c [i32],
     units: &'c [u16],
@@ -122,11 +115,11 @@ struct ReadAhead<'c> {
     other: u32,
     /// The id the next step was looked up by; `None` once the walk has
     /// left the path read ahead.
-    expect: Option<JsId>,
+    expect: Option<JsId<'c>>,
 }
 
 /// Reads `raw` as a string id: `Ok(None)` when it is not a string.
-fn read_units(cx: &Cx, raw: Raw) -> Result<Option<Units>> {
+fn read_units<'c>(cx: &Cx, raw: Raw) -> Result<Option<Units<'c>>> {
     let mut buf = [0u16; INLINE + 1];
     let mut written = 0usize;
     let status = unsafe {
@@ -137,20 +130,15 @@ fn read_units(cx: &Cx, raw: Raw) -> Result<Option<Units>> {
     }
     check(status)?;
     if written < INLINE {
-        let mut inline = [0u16; INLINE];
-        inline[..written].copy_from_slice(&buf[..written]);
-        return Ok(Some(Units::Inline {
-            len: written as u8,
-            buf: inline,
-        }));
+        return Ok(Some(Units::Read(buf[..written].into())));
     }
     let text = cx.read_string(raw)?;
-    Ok(Some(Units::Heap(text.to_utf16().into_boxed_slice())))
+    Ok(Some(Units::Read(text.to_utf16().into_boxed_slice())))
 }
 
 /// A truthy id argument or `parentId`; `None` when falsy, as the
 /// reference's `while (current)` and `parentId ? ... : undefined` read it.
-fn js_id(cx: &Cx, raw: Raw, name: &str) -> Result<Option<JsId>> {
+fn js_id<'c>(cx: &Cx, raw: Raw, name: &str) -> Result<Option<JsId<'c>>> {
     if let Some(units) = read_units(cx, raw)? {
         return Ok((!units.as_slice().is_empty()).then_some(JsId {
             units,
@@ -189,19 +177,16 @@ fn element(cx: &Cx, array: Raw, index: u32) -> Result<Raw> {
 }
 
 impl<'c> ReadAhead<'c> {
-    /// `[getEntry, entries, parents, others, codes, units, ...]`, and the
-    /// first step looked up by `old_leaf`.
-    fn new(cx: &'c Cx, form: Raw, old_leaf: &JsId) -> Result<ReadAhead<'c>> {
-        let codes = flat_element(cx, form, 4)?;
-        let units = flat_element(cx, form, 5)?;
+    /// `[getEntry, entries, others, codes, ids]` with `ids` read into
+    /// `units`, and the first step looked up by `old_leaf`.
+    fn new(cx: &'c Cx, form: Raw, units: &'c [u16], old_leaf: &JsId<'c>) -> Result<ReadAhead<'c>> {
+        let codes = flat_element(cx, form, 3)?;
         Ok(ReadAhead {
             entries: flat_element(cx, form, 1)?,
-            parents: flat_element(cx, form, 2)?,
-            others: flat_element(cx, form, 3)?,
+            others: flat_element(cx, form, 2)?,
             codes: typed_array_slice::<i32>(cx, codes, sys::TypedarrayType::int32_array)
                 .map_err(|_| malformed())?,
-            units: typed_array_slice::<u16>(cx, units, sys::TypedarrayType::uint16_array)
-                .map_err(|_| malformed())?,
+            units,
             step: 0,
             at: 0,
             unit_at: 0,
@@ -211,22 +196,22 @@ impl<'c> ReadAhead<'c> {
     }
 
     /// The next `len` units of the form.
-    fn units(&mut self, len: i32) -> Result<Units> {
+    fn units(&mut self, len: i32) -> Result<Units<'c>> {
         let len = usize::try_from(len).map_err(|_| malformed())?;
         let end = self.unit_at.checked_add(len).ok_or_else(malformed)?;
         let units = self.units.get(self.unit_at..end).ok_or_else(malformed)?;
         self.unit_at = end;
-        Ok(Units::from_slice(units))
+        Ok(Units::Ahead(units))
     }
 
-    fn next_other(&mut self) -> u32 {
+    fn next_other(&mut self, cx: &Cx) -> Result<Raw> {
         self.other += 1;
-        self.other - 1
+        element(cx, self.others, self.other - 1)
     }
 
     /// The next step, found by looking up `id`, as the native read below
     /// would have found it (its checks and errors the same).
-    fn step(&mut self, cx: &Cx, id: &JsId) -> Result<Option<Found<EntryRef, JsId>>> {
+    fn step(&mut self, cx: &Cx, id: &JsId<'c>) -> Result<Option<Found<EntryRef, JsId<'c>>>> {
         let (&[own, parent], _) = self
             .codes
             .get(self.at..)
@@ -240,7 +225,7 @@ impl<'c> ReadAhead<'c> {
             if parent != NOT_READ {
                 return Err(malformed());
             }
-            let own = cx.wrap(element(cx, self.others, self.next_other())?)?;
+            let own = cx.wrap(self.next_other(cx)?)?;
             if !cx.wrap(element(cx, self.entries, k)?)?.truthy() {
                 return Ok(None);
             }
@@ -251,16 +236,16 @@ impl<'c> ReadAhead<'c> {
         } else {
             JsId {
                 units: self.units(own)?,
-                raw: IdRaw::Other(self.next_other()),
+                raw: IdRaw::Ahead,
             }
         };
         let parent = match parent {
-            NOT_STRING => js_id(cx, element(cx, self.parents, k)?, "parentId")?,
+            NOT_STRING => js_id(cx, self.next_other(cx)?, "parentId")?,
             len if len >= 0 => {
                 let units = self.units(len)?;
                 (!units.as_slice().is_empty()).then_some(JsId {
                     units,
-                    raw: IdRaw::Parent(k),
+                    raw: IdRaw::Ahead,
                 })
             }
             _ => return Err(malformed()),
@@ -274,19 +259,17 @@ impl<'c> ReadAhead<'c> {
     }
 }
 
-impl JsSession<'_> {
+impl<'c> JsSession<'c> {
     /// The JS string of `id`.
     fn raw(&self, id: &JsId) -> Result<Raw> {
-        let ahead = || self.ahead.as_ref().ok_or_else(malformed);
         match id.raw {
             IdRaw::Handle(raw) => Ok(raw),
-            IdRaw::Parent(k) => element(self.cx, ahead()?.parents, k),
-            IdRaw::Other(k) => element(self.cx, ahead()?.others, k),
+            IdRaw::Ahead => self.cx.utf16(id.units.as_slice()),
         }
     }
 
     /// `session.getEntry(id)` and the entry's `id` and `parentId`, read here.
-    fn read_entry(&self, id: &JsId) -> Result<Option<Found<EntryRef, JsId>>> {
+    fn read_entry(&self, id: &JsId<'c>) -> Result<Option<Found<EntryRef, JsId<'c>>>> {
         let cx = self.cx;
         let mut out = ptr::null_mut();
         let argv = [self.raw(id)?];
@@ -322,11 +305,11 @@ impl JsSession<'_> {
     }
 }
 
-impl EntryLookup for JsSession<'_> {
+impl<'c> EntryLookup for JsSession<'c> {
     type Entry = EntryRef;
-    type Id = JsId;
+    type Id = JsId<'c>;
 
-    fn get_entry(&mut self, id: &JsId) -> Result<Option<Found<EntryRef, JsId>>> {
+    fn get_entry(&mut self, id: &JsId<'c>) -> Result<Option<Found<EntryRef, JsId<'c>>>> {
         let found = match &mut self.ahead {
             Some(ahead) if ahead.expect.as_ref() == Some(id) && ahead.at < ahead.codes.len() => {
                 ahead.step(self.cx, id)
@@ -341,7 +324,7 @@ impl EntryLookup for JsSession<'_> {
         found.within_with(|| join(&[&"session.getEntry(", &quoted(&self.describe(id)), &")"]))
     }
 
-    fn describe(&self, id: &JsId) -> JsStr {
+    fn describe(&self, id: &JsId<'c>) -> JsStr {
         JsStr::from_utf16(id.units.as_slice())
     }
 }
@@ -362,6 +345,8 @@ pub fn collect_entries_for_branch_summary_native(
     path: Option<Arg>,
 ) -> napi::Result<RawValue> {
     run(&env, |cx| {
+        // The read-ahead path's ids, which its steps' ids borrow.
+        let mut ahead_units: Vec<u16>;
         let old_leaf = js_id(cx, old_leaf_id.0, "oldLeafId")?;
         let (collected, lookup) = match old_leaf {
             Some(old_leaf) => {
@@ -377,7 +362,12 @@ pub fn collect_entries_for_branch_summary_native(
                 let (method, ahead) = match &path {
                     Some(form) => {
                         let method = checked_method(cx, flat_element(cx, form.0, 0)?)?;
-                        (method, Some(ReadAhead::new(cx, form.0, &old_leaf)?))
+                        let ids = flat_element(cx, form.0, 4)?;
+                        ahead_units = vec![0u16; cx.string_len(ids).map_err(|_| malformed())? + 1];
+                        let written = cx.copy_utf16(ids, &mut ahead_units)?;
+                        ahead_units.truncate(written);
+                        let ahead = ReadAhead::new(cx, form.0, &ahead_units, &old_leaf)?;
+                        (method, Some(ahead))
                     }
                     None => (session_method(cx, &s)?, None),
                 };
