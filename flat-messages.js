@@ -103,9 +103,10 @@ let spareUnits = null
 const KEEP_MAX = 2 ** 21
 
 /**
- * `[codes, texts, shortUnits, , , times, timed]` for `messages`, or
- * undefined to read them natively. `codes` is an Int32Array, `shortUnits` a
- * Uint16Array holding the short strings' UTF-16 units one after another.
+ * `{ codes, texts, shorts, times, timed, codeBuffer, unitBuffer }` for
+ * `messages`, or undefined to read them natively. `codes` is an Int32Array,
+ * `shorts` a Uint16Array holding the short strings' UTF-16 units one after
+ * another (both views of the whole buffers kept for the next call).
  * With `timestamps` (a projection keeps them; a transcript does not show
  * them), message i's `timestamp` is `times[i]` (a Float64Array) where
  * `timed[i]` (a Uint8Array) is 1, that is where it is a number. Pass the
@@ -123,7 +124,7 @@ function flatMessages(messages, timestamps = false) {
 /** Gives a flat form's buffers back for the next call. */
 function releaseFlat(flat) {
   if (flat === undefined) return
-  const [, , , codes, units] = flat
+  const { codeBuffer: codes, unitBuffer: units } = flat
   if (codes.length <= KEEP_MAX && units.length <= KEEP_MAX) {
     spareCodes = codes
     spareUnits = units
@@ -341,7 +342,7 @@ function flatten(messages, timestamps) {
       codes[n++] = i
     }
   }
-  return [codes.subarray(0, n), texts, units.subarray(0, u), codes, units, times, timed]
+  return { codes: codes.subarray(0, n), texts, shorts: units.subarray(0, u), times, timed, codeBuffer: codes, unitBuffer: units }
 }
 
 /** The typed array `array`, or a copy of its first `used` elements with room for `k` more. */
@@ -387,13 +388,13 @@ require('./lib/codes.js').checkCodes('recipe', { OP_HEAD, OP_LABEL_BASE })
 /**
  * A transcript from the recipe the binding returns (RecipeSink in src/js/text.rs,
  * over crates/core/src/transcript/recipe.rs):
- * `[ops, bounds, labels, strings]`, where an op `i >= 0` is `strings[i]`,
+ * `{ ops, bounds, labels, strings }`, where an op `i >= 0` is `strings[i]`,
  * `-1, i, n` is `strings[i].slice(0, n)` and `-2 - k` is label `k`: with
  * `j, start, end` the `k`-th triple of `bounds`, `labels[j].slice(start,
  * end)`. The pieces are joined once, so every character is copied a single
  * time.
  */
-function assembleTranscript([ops, bounds, labels, strings]) {
+function assembleTranscript({ ops, bounds, labels, strings }) {
   const shared = new Array(bounds.length / 3)
   for (let k = 0; k < shared.length; k++) shared[k] = labels[bounds[3 * k]].slice(bounds[3 * k + 1], bounds[3 * k + 2])
   // One piece per op (a head op takes three numbers). The pieces array is
@@ -453,8 +454,8 @@ require('./lib/codes.js').checkCodes('plan', {
 
 /**
  * The projected messages, new objects, from the plan the binding returns
- * for them (PlanWriter in crates/core/src/projection/plan.rs): `[codes, values,
- * shorts, args]`, where a text is named by one code `r`: `r >= 0` is
+ * for them (PlanWriter in crates/core/src/projection/plan.rs): `{ codes, values,
+ * shorts, args }`, where a text is named by one code `r`: `r >= 0` is
  * `texts[r]` (the flat form's texts: the caller's own strings), `-1` is
  * `shorts.slice(start, end)` with the next two codes, and `r <= -2` is
  * `values[-2 - r]`. A tool call's arguments are either the next object of
@@ -462,8 +463,8 @@ require('./lib/codes.js').checkCodes('plan', {
  * flat form the plan was made from, if any.
  */
 function projectionOfPlan(plan, flat) {
-  const [codes, values, shorts, argsJson] = plan
-  const texts = flat === undefined ? undefined : flat[1]
+  const { codes, values, shorts, args: argsJson } = plan
+  const texts = flat === undefined ? undefined : flat.texts
   // Every tool call's arguments that could be, parsed at once: a key named
   // __proto__ stays a key, as in JSON.parse.
   const parsedArgs = argsJson === undefined ? undefined : JSON.parse(argsJson)

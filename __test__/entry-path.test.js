@@ -122,8 +122,9 @@ describe('the read-ahead entry path', () => {
     const log = []
     const session = loggingSession(specs, log)
     const form = readEntryPath(session, 'e49', 't')
-    expect(form[1].length).toBe(50)
-    expect(Array.from(form[3].subarray(0, 4))).toEqual([-3, 3, -3, 3]) // own id === the id looked up; parent "e48"
+    expect(Object.keys(form)).toEqual(['getEntry', 'entries', 'others', 'codes', 'ids', 'codeBuffer'])
+    expect(form.entries.length).toBe(50)
+    expect(Array.from(form.codes.subarray(0, 4))).toEqual([-3, 3, -3, 3]) // own id === the id looked up; parent "e48"
     const r = ours.collectEntriesForBranchSummary(session, 'e49', 't')
     expect(r.commonAncestorId).toBe('e20')
     expect(r.entries.map((e) => e.id)).toEqual(Array.from({ length: 29 }, (_, i) => `e${i + 21}`))
@@ -148,7 +149,7 @@ describe('the read-ahead entry path', () => {
     // A falsy target, an unknown old leaf: read ahead as the walk reads them.
     for (const [old, target] of [['e4', 0], ['e4', false], ['nope', 'e1']]) {
       expectSame(specs, old, target)
-      expect(readEntryPath(loggingSession(specs, []), old, target)).toHaveLength(6)
+      expect(readEntryPath(loggingSession(specs, []), old, target).entries.length).toBeGreaterThan(0)
     }
     for (const session of [null, undefined, 5, 'str', {}, { getEntry: 1 }, { getEntry: 'x' }, []]) {
       expect(outcome(() => ours.collectEntriesForBranchSummary(session, 'a', 'b'))).toEqual(

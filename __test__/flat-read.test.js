@@ -49,7 +49,7 @@ function outcome(fn) {
   }
 }
 
-const codesOf = (messages) => Array.from(flatMessages(messages)[0])
+const codesOf = (messages) => Array.from(flatMessages(messages).codes)
 
 describe('the flat form', () => {
   test('plain messages are read in JS, with their lengths and flags', () => {
@@ -67,7 +67,7 @@ describe('the flat form', () => {
       { role: 'toolResult', toolCallId: 'c1', toolName: 'read', isError: 'yes', content: [{ type: 'text', text: 'out' }, { type: 'text', text: ' \n\u3000' }] },
       { role: 'user', content: [{ type: 'image', data: 'x', mimeType: 'image/png' }, { type: 'image', data: 'y' }] },
     ]
-    const [codes, texts, units] = flatMessages(messages)
+    const { codes, texts, shorts: units } = flatMessages(messages)
     expect(Array.from(codes)).toEqual([
       1, 0, 4, // user text "hi😀" (4 units)
       2, 1, 5, 1, 1, 0, // user blocks: one text, not blank
@@ -154,7 +154,7 @@ describe('the flat form', () => {
     // lies shows (so CUT here is the native side's cut too).
     const plain = result('x'.repeat(CUT + 10))
     const flat = flatMessages(plain)
-    flat[0][flat[0].length - 1] = 2
+    flat.codes[flat.codes.length - 1] = 2
     const told = assembleTranscript(binding.serializeConversation(plain, undefined, argumentEntries, flat))
     expect(told).toContain(`]: ${'x'.repeat(CUT - 1)}\n\n[... 11 more characters truncated]`)
     expect(ours.serializeConversation(plain)).toContain(`]: ${'x'.repeat(CUT)}\n\n[... 10 more characters truncated]`)
@@ -227,9 +227,10 @@ describe('the flat form', () => {
       lines.push(`[Tool result write#${id} error=${i % 3 === 0}]: done ${i}`)
     }
     const recipe = binding.serializeConversation(messages, undefined, argumentEntries)
-    expect(recipe[2].length).toBeGreaterThan(3) // several labels strings
-    expect(Math.max(...recipe[2].map((l) => l.length))).toBeLessThanOrEqual(32 * 1024)
-    expect(recipe[3].some((s) => s.length > 50_000 && s.includes('y'.repeat(50_000)))).toBe(true)
+    expect(Object.keys(recipe)).toEqual(['ops', 'bounds', 'labels', 'strings'])
+    expect(recipe.labels.length).toBeGreaterThan(3) // several labels strings
+    expect(Math.max(...recipe.labels.map((l) => l.length))).toBeLessThanOrEqual(32 * 1024)
+    expect(recipe.strings.some((s) => s.length > 50_000 && s.includes('y'.repeat(50_000)))).toBe(true)
     expect(assembleTranscript(recipe)).toBe(lines.join('\n\n'))
     expect(ours.serializeConversation(messages)).toBe(lines.join('\n\n'))
   })
@@ -307,7 +308,7 @@ describe('the flat form', () => {
     const edits = [{ oldText: 'x'.repeat(70), newText: 'y' }]
     const args = { path: 'src/a.ts', content, edits, exact: 'z'.repeat(64), over: 'z'.repeat(65) }
     const messages = [{ role: 'assistant', content: [{ type: 'toolCall', id: 'c', name: 'write', arguments: args }] }]
-    const [codes, texts] = flatMessages(messages)
+    const { codes, texts } = flatMessages(messages)
     // [ASSISTANT, 1, TOOL_CALL, id, name, 5, then (key, json length, where) for each argument]
     expect(Array.from(codes)).toEqual([3, 1, 7, 1, 5, 5, 4, 10, -1, 7, content.length, -2, 5, JSON.stringify(edits).length, 1, 5, 66, -1, 4, 65, -4])
     expect(texts[0]).toBe(content) // the caller's own string
@@ -379,11 +380,11 @@ describe('the flat form', () => {
       { role: 'assistant', content: [{ type: 'text', text: 'a' }, { type: 'toolCall', id: 'c', name: 'n', arguments: { k: 1 } }] },
       { role: 'toolResult', toolCallId: 'c', toolName: 'n', content: [{ type: 'text', text: 'out' }], isError: false },
     ]
-    const [codes, texts, units] = flatMessages(messages)
+    const { codes, texts, shorts: units } = flatMessages(messages)
     const good = Array.from(codes)
     // [ASSISTANT, 2, TEXT, 0, 1, 0, TOOL_CALL, 1, 1, 1, 1, 1, -1, TOOL_RESULT, 1, 1, 0, 1, TEXT, 1, 3, 0]
     expect(good).toEqual([3, 2, 5, 0, 1, 0, 7, 1, 1, 1, 1, 1, -1, 4, 1, 1, 0, 1, 5, 1, 3, 0])
-    const flatOf = (c, u = units) => [Int32Array.from(c), texts, u]
+    const flatOf = (c, u = units) => ({ codes: Int32Array.from(c), texts, shorts: u })
     // As made, it reads.
     for (const fn of ['serializeConversation', 'serializeForSummary']) {
       expect(assembleTranscript(binding[fn](messages, undefined, argumentEntries, flatOf(good)))).toBe(ours[fn](messages))
@@ -407,18 +408,19 @@ describe('the flat form', () => {
         expect(() => binding[fn](messages, undefined, argumentEntries, flat)).toThrow(/internal error.*bad flat messages/)
       }
       // The projection's plan reads timestamps too.
-      const timed = [...flat, undefined, undefined, new Float64Array(2), new Uint8Array(2)]
+      const timed = { ...flat, times: new Float64Array(2), timed: new Uint8Array(2) }
       expect(() => binding.projectionPlan(messages, undefined, argumentEntries, timed)).toThrow(/internal error.*bad flat messages/)
     }
-    const timestamps = [undefined, undefined, new Float64Array([5, 6]), new Uint8Array([1, 0])]
-    const plan = binding.projectionPlan(messages, undefined, argumentEntries, [...flatOf(good), ...timestamps])
+    const timestamps = { times: new Float64Array([5, 6]), timed: new Uint8Array([1, 0]) }
+    const plan = binding.projectionPlan(messages, undefined, argumentEntries, { ...flatOf(good), ...timestamps })
+    expect(Object.keys(plan)).toEqual(['codes', 'values', 'shorts', 'args'])
     expect(projectionOfPlan(plan, flatOf(good))).toEqual([{ ...messages[0], timestamp: 5 }, messages[1]])
     const mistimed = [
-      [...flatOf(good), undefined, undefined, new Float64Array(1), new Uint8Array(1)], // fewer timestamps than messages
-      [...flatOf(good), undefined, undefined, new Float64Array(2), new Uint8Array(3)], // lengths that disagree
-      [...flatOf(good), undefined, undefined, new Uint8Array(2), new Uint8Array(2)], // times of the wrong type
-      [...flatOf(good)], // none
-      [Int32Array.of(0, 1, 0, 0), texts, units, ...timestamps], // messages read natively in another order
+      { ...flatOf(good), times: new Float64Array(1), timed: new Uint8Array(1) }, // fewer timestamps than messages
+      { ...flatOf(good), times: new Float64Array(2), timed: new Uint8Array(3) }, // lengths that disagree
+      { ...flatOf(good), times: new Uint8Array(2), timed: new Uint8Array(2) }, // times of the wrong type
+      flatOf(good), // none
+      { codes: Int32Array.of(0, 1, 0, 0), texts, shorts: units, ...timestamps }, // messages read natively in another order
     ]
     for (const flat of mistimed) {
       expect(() => binding.projectionPlan(messages, undefined, argumentEntries, flat)).toThrow(/internal error.*bad flat messages/)
@@ -495,7 +497,7 @@ describe('the flat form', () => {
     expect(Object.is(copies[0].neg, 0)).toBe(true) // as JSON gives it
     // Both paths were taken: five parsed at once (0, 1, 2, 8, 9), the ones
     // with a key to escape or a value without JSON key by key.
-    const [, , , parsed] = binding.projectionPlan(messages, undefined, argumentEntries, flatMessages(messages, true))
+    const { args: parsed } = binding.projectionPlan(messages, undefined, argumentEntries, flatMessages(messages, true))
     expect(JSON.parse(parsed)).toEqual([0, 1, 2, 8, 9].map((k) => JSON.parse(JSON.stringify(argsList[k]))))
   })
 

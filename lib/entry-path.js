@@ -17,7 +17,7 @@
 // for the native walk to find, and after MAX_STEPS steps. A call that
 // throws throws here, at the same call the native walk would have made.
 //
-// The form is `[getEntry, entries, others, codes, ids]`: `getEntry` as
+// The form is `{ getEntry, entries, others, codes, ids }`: `getEntry` as
 // read from the session (the native side reads it no more), `entries[k]`
 // what step k's getEntry call gave, two codes per step, and `ids`, the ids
 // read as one string (joined, which is far cheaper here than copying their
@@ -54,7 +54,7 @@ function readEntryPath(session, oldLeafId, targetId) {
   if (typeof targetId !== 'string' && targetId) return undefined
   if (session === null || (typeof session !== 'object' && typeof session !== 'function')) return undefined
   const getEntry = session.getEntry
-  if (typeof getEntry !== 'function') return [getEntry]
+  if (typeof getEntry !== 'function') return { getEntry }
   let codes = spareCodes ?? new Int32Array(4096)
   spareCodes = null
   const entries = []
@@ -102,7 +102,7 @@ function readEntryPath(session, oldLeafId, targetId) {
     if (parent === '') break
     id = parent
   }
-  return [getEntry, entries, others, codes.subarray(0, n), ids, codes]
+  return { getEntry, entries, others, codes: codes.subarray(0, n), ids, codeBuffer: codes }
 }
 
 /** A typed array like `array` with its elements and room for at least `need`. */
@@ -114,14 +114,14 @@ function grown(array, need) {
 
 /** Gives a form's code buffer back for the next call. */
 function releaseEntryPath(path) {
-  if (path === undefined || path.length < 6) return
-  const codes = path[5]
+  const codes = path?.codeBuffer
+  if (codes === undefined) return
   if (codes.length <= KEEP_MAX) spareCodes = codes
 }
 
 /** The first `count` entries the pass met, root-first. */
 function entriesOfPath(path, count) {
-  return path[1].slice(0, count).reverse()
+  return path.entries.slice(0, count).reverse()
 }
 
 module.exports = { readEntryPath, releaseEntryPath, entriesOfPath }

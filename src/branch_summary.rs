@@ -10,7 +10,7 @@ use napi_derive::napi;
 
 use crate::agent_line::line_arg;
 use crate::js::errors::run;
-use crate::js::flat::{flat_element, typed_array_slice};
+use crate::js::flat::{form_field, typed_array_slice};
 use crate::js::out::{Arg, Raw, RawValue};
 use crate::js::view::{check, Cx, JsVal};
 use crate::prepare_compaction::messages_object;
@@ -99,8 +99,8 @@ enum EntryRef {
 // Codes of lib/entry-path.js.
 use crate::js::codes::entry_path::{NOT_READ, NOT_STRING, SAME};
 
-/// The old branch as lib/entry-path.js read it: `[getEntry, entries,
-/// others, codes, ids]` (documented there). Its steps are handed to the walk
+/// The old branch as lib/entry-path.js read it: `{ getEntry, entries,
+/// others, codes, ids }` (documented there). Its steps are handed to the walk
 /// while it asks for them in order; once it asks for anything else, every
 /// later read is made here.
 struct ReadAhead<'c> {
@@ -177,13 +177,13 @@ fn element(cx: &Cx, array: Raw, index: u32) -> Result<Raw> {
 }
 
 impl<'c> ReadAhead<'c> {
-    /// `[getEntry, entries, others, codes, ids]` with `ids` read into
+    /// `{ getEntry, entries, others, codes, ids }` with `ids` read into
     /// `units`, and the first step looked up by `old_leaf`.
     fn new(cx: &'c Cx, form: Raw, units: &'c [u16], old_leaf: &JsId<'c>) -> Result<ReadAhead<'c>> {
-        let codes = flat_element(cx, form, 3)?;
+        let codes = form_field(cx, form, c"codes")?;
         Ok(ReadAhead {
-            entries: flat_element(cx, form, 1)?,
-            others: flat_element(cx, form, 2)?,
+            entries: form_field(cx, form, c"entries")?,
+            others: form_field(cx, form, c"others")?,
             codes: typed_array_slice::<i32>(cx, codes, sys::TypedarrayType::int32_array)
                 .map_err(|_| malformed())?,
             units,
@@ -361,8 +361,8 @@ pub fn collect_entries_for_branch_summary_native(
                 // The read-ahead form has read `session.getEntry` already.
                 let (method, ahead) = match &path {
                     Some(form) => {
-                        let method = checked_method(cx, flat_element(cx, form.0, 0)?)?;
-                        let ids = flat_element(cx, form.0, 4)?;
+                        let method = checked_method(cx, form_field(cx, form.0, c"getEntry")?)?;
+                        let ids = form_field(cx, form.0, c"ids")?;
                         ahead_units = vec![0u16; cx.string_len(ids).map_err(|_| malformed())? + 1];
                         let written = cx.copy_utf16(ids, &mut ahead_units)?;
                         ahead_units.truncate(written);

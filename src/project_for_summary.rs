@@ -144,7 +144,7 @@ impl PlanText for JsText<'_> {
 }
 
 /// The projected messages as a plan index.js builds objects from
-/// (`[codes, values, shorts, args]`, see
+/// (`{ codes, values, shorts, args }`, see
 /// [`prime_compaction_core::projection::plan`]).
 fn plan_object(cx: &Cx, parts: PlanParts<JsValues<'_>>) -> Result<Raw> {
     let codes = cx.f64_array(&parts.codes)?;
@@ -153,7 +153,12 @@ fn plan_object(cx: &Cx, parts: PlanParts<JsValues<'_>>) -> Result<Raw> {
         None => cx.undefined(),
         Some(args) => labels_string(cx, args, 0..args.len())?,
     };
-    cx.array([Ok(codes), Ok(parts.values.values), Ok(shorts), Ok(args)].into_iter())
+    cx.record(&[
+        (c"codes", codes),
+        (c"values", parts.values.values),
+        (c"shorts", shorts),
+        (c"args", args),
+    ])
 }
 
 /// `projectForSummary(messages, options?)`'s plan; index.js builds the new

@@ -12,6 +12,7 @@
 //! "read it yourself", and is read from the caller's object here as before,
 //! so conversions and errors are this crate's own.
 
+use std::ffi::CStr;
 use std::ptr;
 
 use napi::sys;
@@ -79,10 +80,11 @@ pub(crate) fn typed_array_slice<T: Copy>(
     Ok(unsafe { std::slice::from_raw_parts(data.cast::<T>(), length) })
 }
 
-/// Element `i` of the flat form's array.
-pub(crate) fn flat_element(cx: &Cx, flat: Raw, i: u32) -> Result<Raw> {
+/// Field `name` of a form JS made for this call (the flat form, the entry
+/// path): named, as the JS that makes it names it.
+pub(crate) fn form_field(cx: &Cx, form: Raw, name: &CStr) -> Result<Raw> {
     let mut out = ptr::null_mut();
-    check(unsafe { sys::napi_get_element(cx.env, flat, i, &mut out) })?;
+    check(unsafe { sys::napi_get_named_property(cx.env, form, name.as_ptr(), &mut out) })?;
     Ok(out)
 }
 
@@ -141,12 +143,12 @@ impl<'c> FlatTexts for Texts<'c> {
 }
 
 impl<'c> Flat<'c> {
-    /// Reads `[codes, texts, shortUnits, ...]`; codes and units are read
-    /// in place ([`typed_array_slice`]).
-    pub fn new(cx: &'c Cx, pair: Raw) -> Result<Flat<'c>> {
-        let codes = flat_element(cx, pair, 0)?;
-        let strings = flat_element(cx, pair, 1)?;
-        let shorts = flat_element(cx, pair, 2)?;
+    /// Reads `{ codes, texts, shorts, ... }`; codes and units are read in
+    /// place ([`typed_array_slice`]).
+    pub fn new(cx: &'c Cx, form: Raw) -> Result<Flat<'c>> {
+        let codes = form_field(cx, form, c"codes")?;
+        let strings = form_field(cx, form, c"texts")?;
+        let shorts = form_field(cx, form, c"shorts")?;
         let shorts = typed_array_slice::<u16>(cx, shorts, sys::TypedarrayType::uint16_array)?;
         let codes = typed_array_slice::<i32>(cx, codes, sys::TypedarrayType::int32_array)?;
         let mut strings_len = 0u32;
@@ -164,12 +166,12 @@ impl<'c> Flat<'c> {
         })
     }
 
-    /// [`Flat::new`] for a flat form made with timestamps (`[..., times,
-    /// timed]`), which [`Flat::messages`] then gives its messages.
-    pub fn with_timestamps(cx: &'c Cx, pair: Raw) -> Result<Flat<'c>> {
-        let Flat { reader, strings } = Flat::new(cx, pair)?;
-        let times = flat_element(cx, pair, 5)?;
-        let timed = flat_element(cx, pair, 6)?;
+    /// [`Flat::new`] for a flat form made with timestamps (`{ ..., times,
+    /// timed }`), which [`Flat::messages`] then gives its messages.
+    pub fn with_timestamps(cx: &'c Cx, form: Raw) -> Result<Flat<'c>> {
+        let Flat { reader, strings } = Flat::new(cx, form)?;
+        let times = form_field(cx, form, c"times")?;
+        let timed = form_field(cx, form, c"timed")?;
         let times = typed_array_slice::<f64>(cx, times, sys::TypedarrayType::float64_array)?;
         let timed = typed_array_slice::<u8>(cx, timed, sys::TypedarrayType::uint8_array)?;
         Ok(Flat {

@@ -40,6 +40,15 @@ impl Cx {
         check(unsafe { sys::napi_set_named_property(self.env, obj, name.as_ptr(), value) })
     }
 
+    /// A plain object with these fields, in this order.
+    pub fn record(&self, fields: &[(&CStr, Raw)]) -> Result<Raw> {
+        let o = self.object()?;
+        for &(name, value) in fields {
+            self.set(o, name, value)?;
+        }
+        Ok(o)
+    }
+
     pub fn number(&self, n: f64) -> Result<Raw> {
         let mut v = ptr::null_mut();
         check(unsafe { sys::napi_create_double(self.env, n, &mut v) })?;

@@ -503,7 +503,12 @@ impl<'c> RecipeSink<'c> {
         let bounds = cx.u32_array(&parts.bounds)?;
         let labels =
             cx.array((parts.ranges.iter()).map(|&(a, b)| labels_string(cx, &parts.labels, a..b)))?;
-        cx.array([Ok(ops), Ok(bounds), Ok(labels), Ok(self.strings)].into_iter())
+        cx.record(&[
+            (c"ops", ops),
+            (c"bounds", bounds),
+            (c"labels", labels),
+            (c"strings", self.strings),
+        ])
     }
 }
 
