@@ -2,8 +2,10 @@
 // (projectForSummary + serializeConversation, and serializeConversation
 // alone) against the reference's serializeConversation(convertToLlm(messages)),
 // on real-shaped messages first (benches/sessions.mjs), then generated ones.
-// Usage: node benches/serialize.mjs [--phases] [--real-only | --generated-only] [sizes...]
-//   (default 1000 10000 100000)
+// Usage: node benches/serialize.mjs [--line 0.78|1.6] [--phases] [--real-only | --generated-only] [sizes...]
+//   (default: the 0.78 line, sizes 1000 10000 100000)
+// --line picks the agent line: ours from its entry point, the reference from
+// that agent's own module.
 // --phases also times serializeConversation without its native part (the
 // JS pass, and the assembly of a recipe made once beforehand): how fast the
 // rest would be if the native part cost nothing.
@@ -19,8 +21,12 @@ import { realSource, realMessages } from './sessions.mjs'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const require = createRequire(import.meta.url)
-const ours = require('../agent-0.78.js')
-const core = path.join(here, '..', 'node_modules', '@earendil-works', 'pi-coding-agent', 'dist', 'core')
+const lineAt = process.argv.indexOf('--line')
+const line = lineAt >= 0 ? process.argv.splice(lineAt, 2)[1] : '0.78'
+const AGENTS = { '0.78': ['@earendil-works', 'pi-coding-agent'], '1.6': ['pi-coding-agent-1.6'] }
+if (!AGENTS[line]) throw new Error(`--line: one of ${Object.keys(AGENTS).join(', ')}`)
+const ours = require(`../agent-${line}.js`)
+const core = path.join(here, '..', 'node_modules', ...AGENTS[line], 'dist', 'core')
 const { serializeConversation: refSerialize } = await import(pathToFileURL(path.join(core, 'compaction', 'index.js')).href)
 const { convertToLlm } = await import(pathToFileURL(path.join(core, 'messages.js')).href)
 
@@ -188,7 +194,7 @@ const kb = (s) => `${(s.length / 1024).toFixed(0)} KiB`
 const ratio = (ours, ref) => `${(ours.ms / ref.ms).toFixed(2)}`
 const p = ({ paired: { median, lo, hi } }) => `${median.toFixed(3)} [${lo.toFixed(3)}, ${hi.toFixed(3)}]`
 
-console.log(`serializeConversation / serializeForSummary: node ${process.version}, ${new Date().toISOString().slice(0, 10)}`)
+console.log(`serializeConversation / serializeForSummary, the ${line} line: node ${process.version}, ${new Date().toISOString().slice(0, 10)}`)
 for (const { title, make } of sets) {
   const rows = await measureSet(make)
   console.log(`\n### ${title}\n`)
