@@ -28,11 +28,14 @@ use std::cmp::Ordering;
 use std::fmt;
 use std::hash::{Hash, Hasher};
 
+mod utf8_text;
+pub use utf8_text::Utf8Text;
+
 /// A JavaScript string value. See the module docs.
 #[derive(Clone)]
 pub enum JsStr {
     /// A well-formed string (no lone surrogates).
-    Utf8(Box<str>),
+    Utf8(Utf8Text),
     /// Code units containing at least one lone surrogate, as WTF-8.
     Wtf8(Box<[u8]>),
 }
@@ -332,24 +335,27 @@ pub fn cmp_str_utf16(a: &str, b: &str) -> Ordering {
 impl JsStr {
     /// The empty string.
     pub fn empty() -> JsStr {
-        JsStr::Utf8(Box::from(""))
+        JsStr::Utf8(Utf8Text::from(""))
     }
 
     /// A copy of a (necessarily well-formed) Rust string.
     #[allow(clippy::should_implement_trait)]
     pub fn from_str(s: &str) -> JsStr {
-        JsStr::Utf8(Box::from(s))
+        JsStr::Utf8(Utf8Text::from(s))
     }
 
     /// Takes ownership of a Rust string.
     pub fn from_string(s: String) -> JsStr {
-        JsStr::Utf8(s.into_boxed_str())
+        JsStr::Utf8(Utf8Text::from(s))
     }
 
     /// From UTF-16 code units; UTF-8 when they are well-formed.
     pub fn from_utf16(units: &[u16]) -> JsStr {
+        if let Some(text) = Utf8Text::inline_ascii(units) {
+            return JsStr::Utf8(text);
+        }
         match utf16_to_utf8(units) {
-            Some(s) => JsStr::Utf8(s.into_boxed_str()),
+            Some(s) => JsStr::Utf8(Utf8Text::from(s)),
             None => JsStr::Wtf8(units_to_wtf8(units).into_boxed_slice()),
         }
     }
@@ -617,7 +623,7 @@ impl From<&JsStr> for JsStr {
 
 impl From<Box<str>> for JsStr {
     fn from(s: Box<str>) -> JsStr {
-        JsStr::Utf8(s)
+        JsStr::Utf8(Utf8Text::from(s))
     }
 }
 

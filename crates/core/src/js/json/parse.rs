@@ -550,7 +550,7 @@ impl<'a> Parser<'a> {
         if self.b.get(end) == Some(&b'"') {
             self.pos = end + 1;
             return match self.src.get(start..end) {
-                Some(s) => Ok(JsStr::Utf8(Box::from(s))),
+                Some(s) => Ok(JsStr::from_str(s)),
                 None => self.err(start, "invalid string"),
             };
         }

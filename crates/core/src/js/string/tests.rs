@@ -246,3 +246,45 @@ fn debug_and_display() {
     assert_eq!(format!("{u}"), "a\u{FFFD}");
     assert_eq!(format!("{:?}", JsStr::from("q\"")), "\"q\\\"\"");
 }
+
+#[test]
+fn short_text_is_inline_and_no_larger_than_a_box() {
+    assert_eq!(
+        std::mem::size_of::<JsStr>(),
+        std::mem::size_of::<Box<str>>() + 8
+    );
+    for s in [
+        "",
+        "a",
+        "0123abcd",
+        "é",
+        "22 bytes exactly: 1234",
+        "one byte more: 12345678",
+    ] {
+        let from_units = JsStr::from_utf16(&s.encode_utf16().collect::<Vec<_>>());
+        let boxed = JsStr::from(Box::<str>::from(s));
+        for v in [
+            JsStr::from_str(s),
+            JsStr::from_string(s.to_string()),
+            from_units,
+            boxed,
+        ] {
+            let JsStr::Utf8(text) = &v else {
+                panic!("{s:?} is well-formed")
+            };
+            assert_eq!(
+                matches!(text, Utf8Text::Inline { .. }),
+                s.len() <= 22,
+                "{s:?}"
+            );
+            assert_eq!(v.as_str(), Some(s));
+            assert_eq!(v, JsStr::from_str(s));
+            let hash = |x: &JsStr| {
+                use std::hash::{BuildHasher, BuildHasherDefault};
+                BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default()
+                    .hash_one(x)
+            };
+            assert_eq!(hash(&v), hash(&JsStr::Utf8(Utf8Text::Boxed(Box::from(s)))));
+        }
+    }
+}

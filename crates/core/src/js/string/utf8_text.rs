@@ -1,0 +1,119 @@
+//! [`Utf8Text`]: the UTF-8 of a well-formed [`JsStr`](super::JsStr), kept
+//! inline when it is short.
+//!
+//! Most strings the core reads are short: entry ids (eight hex digits from
+//! the agent), parent ids, tool names, paths, roles. Boxed, each was an
+//! allocation and a free; at 1k entries, `malloc` and `free` were about a
+//! quarter of `prepareCompaction`'s native time. Up to [`INLINE`] bytes live
+//! in the value itself, which is no larger than the box it replaces.
+
+use std::fmt;
+use std::hash::{Hash, Hasher};
+use std::ops::Deref;
+
+/// Bytes kept inline: the most that fit beside the length in the size of a
+/// boxed `str` plus the enum's tag.
+pub const INLINE: usize = 22;
+
+/// A well-formed string's UTF-8: inline up to [`INLINE`] bytes, else boxed.
+/// Equal, ordered and hashed as the `str` it holds, wherever it lives.
+#[derive(Clone)]
+pub enum Utf8Text {
+    Inline { len: u8, bytes: [u8; INLINE] },
+    Boxed(Box<str>),
+}
+
+impl Utf8Text {
+    /// ASCII code units, all below 0x80, as text; `None` when they do not
+    /// fit inline (nothing allocated either way).
+    pub fn inline_ascii(units: &[u16]) -> Option<Utf8Text> {
+        if units.len() > INLINE {
+            return None;
+        }
+        let mut bytes = [0u8; INLINE];
+        for (b, &u) in bytes.iter_mut().zip(units) {
+            if u >= 0x80 {
+                return None;
+            }
+            *b = u as u8;
+        }
+        Some(Utf8Text::Inline {
+            len: units.len() as u8,
+            bytes,
+        })
+    }
+
+    pub fn as_str(&self) -> &str {
+        match self {
+            Utf8Text::Inline { len, bytes } => {
+                let bytes = &bytes[..usize::from(*len)];
+                // SAFETY: every constructor fills `bytes[..len]` from a
+                // `str` or from ASCII units, so it is valid UTF-8.
+                unsafe { std::str::from_utf8_unchecked(bytes) }
+            }
+            Utf8Text::Boxed(s) => s,
+        }
+    }
+}
+
+impl Deref for Utf8Text {
+    type Target = str;
+
+    #[inline]
+    fn deref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl From<&str> for Utf8Text {
+    fn from(s: &str) -> Utf8Text {
+        if s.len() <= INLINE {
+            let mut bytes = [0u8; INLINE];
+            bytes[..s.len()].copy_from_slice(s.as_bytes());
+            return Utf8Text::Inline {
+                len: s.len() as u8,
+                bytes,
+            };
+        }
+        Utf8Text::Boxed(Box::from(s))
+    }
+}
+
+impl From<String> for Utf8Text {
+    fn from(s: String) -> Utf8Text {
+        if s.len() <= INLINE {
+            return Utf8Text::from(s.as_str());
+        }
+        Utf8Text::Boxed(s.into_boxed_str())
+    }
+}
+
+impl From<Box<str>> for Utf8Text {
+    fn from(s: Box<str>) -> Utf8Text {
+        if s.len() <= INLINE {
+            return Utf8Text::from(&*s);
+        }
+        Utf8Text::Boxed(s)
+    }
+}
+
+impl PartialEq for Utf8Text {
+    #[inline]
+    fn eq(&self, other: &Utf8Text) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl Eq for Utf8Text {}
+
+impl Hash for Utf8Text {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.as_str().hash(state);
+    }
+}
+
+impl fmt::Debug for Utf8Text {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.as_str(), f)
+    }
+}
