@@ -17,6 +17,8 @@ pub const INLINE: usize = 22;
 
 /// A well-formed string's UTF-8: inline up to [`INLINE`] bytes, else boxed.
 /// Equal, ordered and hashed as the `str` it holds, wherever it lives.
+/// Inline, the bytes past `len` are zero (every constructor writes them so,
+/// and nothing changes them), which equality relies on.
 #[derive(Clone)]
 pub enum Utf8Text {
     Inline { len: u8, bytes: [u8; INLINE] },
@@ -98,9 +100,17 @@ impl From<Box<str>> for Utf8Text {
 }
 
 impl PartialEq for Utf8Text {
+    /// Two inline texts compare as their fixed-size arrays, without a call
+    /// into `memcmp` (the bytes past `len` are always zero): ids are looked
+    /// up by linear scans (`findIndex` in the reference) over every entry.
     #[inline]
     fn eq(&self, other: &Utf8Text) -> bool {
-        self.as_str() == other.as_str()
+        match (self, other) {
+            (Utf8Text::Inline { len: a, bytes: x }, Utf8Text::Inline { len: b, bytes: y }) => {
+                a == b && x == y
+            }
+            _ => self.as_str() == other.as_str(),
+        }
     }
 }
 
