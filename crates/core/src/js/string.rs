@@ -7,6 +7,8 @@
 //! sequence, `ED A0..BF 80..BF`) only for strings that really contain one.
 //! WTF-8 keeps such strings as small as their UTF-8 twins: a session file
 //! with a lone surrogate in most texts would double in memory as UTF-16.
+//! Well-formed text of up to 22 bytes (ids, names, paths) is kept inline
+//! ([`Utf8Text`]), not boxed: most strings the core reads are that short.
 //!
 //! The representation is canonical: every constructor in this module yields
 //! [`JsStr::Utf8`] for a well-formed string and [`JsStr::Wtf8`] only when the
