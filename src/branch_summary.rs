@@ -61,8 +61,10 @@ enum IdRaw {
     Ahead,
 }
 
-/// A JS string id: its code units (compared and hashed) and the string
-/// itself, handed back to `getEntry` and returned as is.
+/// A JS string id: its code units (compared and hashed) and where its
+/// string is, to hand back to `getEntry` or return (made again from the
+/// units for an id of the read-ahead path: a string equal to it, which no
+/// JS code can tell from the original).
 #[derive(Clone)]
 struct JsId<'c> {
     units: Units<'c>,
