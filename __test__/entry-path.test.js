@@ -8,7 +8,7 @@
 const path = require('node:path')
 const fc = require('fast-check')
 const { platformSuffix, binaryName } = require('../platform.js')
-const { readEntryPath } = require('../lib/entry-path.js')
+const { readEntryPath, entriesOfPath } = require('../lib/entry-path.js')
 const ours = require('../agent-0.78')
 
 const binding = require(path.join(__dirname, '..', `${binaryName}.${platformSuffix()}.node`))
@@ -209,6 +209,37 @@ describe('the read-ahead entry path', () => {
     const long = chain(5000)
     long.t = { id: 't', parentId: 'e10' }
     expectSame(long, 'e4999', 't')
+  })
+
+  test('ids past the pass’s limit of units: it stops, the native walk reads on, same answer and calls', () => {
+    // The limit is 2 ** 27 units; here 20, so that the walk crosses it with short ids.
+    const specs = { ...chain(12, 'entry-'), t: { id: 't', parentId: 'entry-3' } }
+    for (const limit of [1, 7, 20, 64]) {
+      const log = []
+      const session = loggingSession(specs, log)
+      const form = readEntryPath(session, 'entry-11', 't', limit)
+      // Steps are taken while the parents' units read so far are under the limit.
+      let steps = 0
+      for (let i = 11, units = 0; i >= 0 && units < limit; i--) {
+        steps++
+        if (i > 0) units += `entry-${i - 1}`.length
+      }
+      expect(steps).toBeLessThan(12) // the limit is reached: the native walk reads the rest
+      expect(form.entries.length).toBe(steps)
+      expect(form.ids.length).toBeGreaterThanOrEqual(limit)
+      // As lib/api.js takes it: the entries, or how many of the form's.
+      const viaForm = outcome(() => {
+        const r = binding.collectEntriesForBranchSummary(session, 'entry-11', 't', form)
+        return r.entries !== undefined ? r : { entries: entriesOfPath(form, r.count), commonAncestorId: r.commonAncestorId }
+      })
+      const nativeLog = []
+      const native = outcome(() => binding.collectEntriesForBranchSummary(loggingSession(specs, nativeLog), 'entry-11', 't'))
+      const contents = (o) => o.entries.map((e) => e.message.content)
+      expect(viaForm.commonAncestorId).toBe('entry-3')
+      expect(contents(viaForm)).toEqual(contents(native))
+      expect(contents(viaForm)).toEqual(['entry-4', 'entry-5', 'entry-6', 'entry-7', 'entry-8', 'entry-9', 'entry-10', 'entry-11'])
+      expect(log).toEqual(nativeLog)
+    }
   })
 
   test('generated sessions: same answers, same reads', () => {

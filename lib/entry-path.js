@@ -14,7 +14,9 @@
 // the native side to judge), or a `parentId` that is not a non-empty
 // string (handed over too). It also stops before an id it has looked up
 // already (Brent's check, as the native walk keeps it), so a cycle is left
-// for the native walk to find, and after MAX_STEPS steps. A call that
+// for the native walk to find, after MAX_STEPS steps, and once the ids read
+// reach MAX_ID_UNITS (a quarter of V8's longest string: the next step's
+// two ids still fit unless one alone is longer than that). A call that
 // throws throws here, at the same call the native walk would have made.
 //
 // The form is `{ getEntry, entries, others, codes, ids }`: `getEntry` as
@@ -34,8 +36,9 @@ const NOT_READ = -2
 const NOT_STRING = -1
 require('./codes.js').checkCodes('entryPath', { SAME, NOT_READ, NOT_STRING })
 
-// Past this many steps the native walk reads on alone.
+// Past this many steps, or this many units of ids, the native walk reads on alone.
 const MAX_STEPS = 2 ** 24
+const MAX_ID_UNITS = 2 ** 27
 
 // The code buffer of the last call, kept for the next (as in
 // flat-messages.js: never handed to anyone else, so nothing can detach or
@@ -48,8 +51,9 @@ const KEEP_MAX = 2 ** 21
  * targetId)`, or undefined when the native side must read everything
  * itself: ids it rejects or answers without the session, a session that is
  * not an object. Give it back with releaseEntryPath when the call is done.
+ * `maxIdUnits` is MAX_ID_UNITS but in tests, which cross it with short ids.
  */
-function readEntryPath(session, oldLeafId, targetId) {
+function readEntryPath(session, oldLeafId, targetId, maxIdUnits = MAX_ID_UNITS) {
   if (typeof oldLeafId !== 'string' || oldLeafId === '') return undefined
   if (typeof targetId !== 'string' && targetId) return undefined
   if (session === null || (typeof session !== 'object' && typeof session !== 'function')) return undefined
@@ -66,7 +70,7 @@ function readEntryPath(session, oldLeafId, targetId) {
   let saved = null
   let power = 1
   let steps = 0
-  for (let k = 0; k < MAX_STEPS && id !== saved; k++) {
+  for (let k = 0; k < MAX_STEPS && id !== saved && ids.length < maxIdUnits; k++) {
     if (++steps === power) {
       saved = id
       power *= 2
