@@ -13,7 +13,7 @@ const path = require('node:path')
 const fc = require('fast-check')
 const gen = require('./helpers/generator.js')
 const { platformSuffix, binaryName } = require('../platform.js')
-const { readEntryFacts, readMessageFacts } = require('../lib/entry-facts.js')
+const { readEntryFacts, readMessageFacts, pushEntryFacts, pushMessageFacts } = require('../lib/entry-facts.js')
 const { AGENT_LINES } = require('../lib/api.js')
 const { BOUNDARY } = require('../lib/codes.js')
 
@@ -36,13 +36,18 @@ function pieces(n, ends = []) {
   return out
 }
 
-/** The plan as lib/api.js makes it: the entries' facts, the cut, its messages' facts, the plan; each pass in the chunks `ends` names. */
-function phased(entries, settings, line, ends) {
+/**
+ * The plan as lib/api.js makes it: the entries' facts, the cut, its
+ * messages' facts, the plan; each pass in the chunks `ends` names, each
+ * chunk cut again where its text reaches `maxUnits` (the default's 2 ** 27
+ * when undefined).
+ */
+function phased(entries, settings, line, ends, maxUnits) {
   const facts = new binding.EntryFacts()
-  for (const [from, to] of pieces(entries.length, ends)) facts.pushEntries(readEntryFacts(entries, from, to))
+  for (const [from, to] of pieces(entries.length, ends)) pushEntryFacts(facts, entries, from, to, maxUnits)
   const wanted = binding.planCut(entries, settings, line, facts)
   if (wanted === undefined) return undefined
-  for (const [from, to] of pieces(wanted.length, ends)) facts.pushMessages(readMessageFacts(entries, wanted, from, to))
+  for (const [from, to] of pieces(wanted.length, ends)) pushMessageFacts(facts, entries, wanted, from, to, maxUnits)
   return binding.planFinish(entries, line, facts)
 }
 
@@ -55,9 +60,9 @@ function outcome(plan) {
   }
 }
 
-function sameBothWays(entries, settings, line, ends) {
+function sameBothWays(entries, settings, line, ends, maxUnits) {
   const alone = outcome(() => binding.prepareCompaction(entries, settings, line))
-  const ahead = outcome(() => phased(entries, settings, line, ends))
+  const ahead = outcome(() => phased(entries, settings, line, ends, maxUnits))
   expect(ahead).toEqual(alone)
   return alone
 }
@@ -142,9 +147,11 @@ function withOdd(e, field, odd) {
 
 describe.each(AGENT_LINES.map((name) => [name, binding.agentLineIndex(name)]))('the %s line', (name, line) => {
   test('generated sessions: the same plan with the facts read ahead, in any chunks', () => {
+    // Chunks also end where their text reaches a small limit, as they do at 2 ** 27 units.
+    const unitsArb = fc.option(fc.integer({ min: 1, max: 60 }), { nil: undefined })
     fc.assert(
-      fc.property(gen.pathEntriesArb({ line: name }), gen.compactionSettingsArb, fc.array(fc.nat(), { maxLength: 4 }), (entries, settings, cuts) => {
-        const { plan } = sameBothWays(entries, settings, line, cuts.map((c) => c % (entries.length + 1)))
+      fc.property(gen.pathEntriesArb({ line: name }), gen.compactionSettingsArb, fc.array(fc.nat(), { maxLength: 4 }), unitsArb, (entries, settings, cuts, maxUnits) => {
+        const { plan } = sameBothWays(entries, settings, line, cuts.map((c) => c % (entries.length + 1)), maxUnits)
         return plan === undefined || typeof plan === 'object'
       }),
       { numRuns: RUNS, seed: 20261201 },

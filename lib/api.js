@@ -9,7 +9,7 @@ const native = require('../binding.js')
 const { flatMessages, releaseFlat, assembleTranscript, projectionOfPlan } = require('../flat-messages.js')
 const { summarizing } = require('./summarize.js')
 const { readEntryPath, releaseEntryPath, entriesOfPath } = require('./entry-path.js')
-const { readEntryFacts, readMessageFacts, MAX_ENTRIES: MAX_FACTS } = require('./entry-facts.js')
+const { pushEntryFacts, pushMessageFacts, MAX_ENTRIES: MAX_FACTS } = require('./entry-facts.js')
 
 // The agent's context reads summaries between these exact strings.
 const {
@@ -129,10 +129,10 @@ function prepareCompaction(pathEntries, settings, line) {
   const facts = new native.EntryFacts()
   let plan
   try {
-    facts.pushEntries(readEntryFacts(pathEntries, 0, pathEntries.length))
+    pushEntryFacts(facts, pathEntries, 0, pathEntries.length)
     const wanted = native.planCut(pathEntries, settings, line, facts)
     if (wanted === undefined) return undefined
-    facts.pushMessages(readMessageFacts(pathEntries, wanted, 0, wanted.length))
+    pushMessageFacts(facts, pathEntries, wanted, 0, wanted.length)
     plan = native.planFinish(pathEntries, line, facts)
   } finally {
     facts.release()
@@ -176,13 +176,13 @@ async function prepareCompactionAsync(pathEntries, settings, line) {
   const facts = new native.EntryFacts()
   let plan
   try {
-    await inSlices(pathEntries.length, (from, to) => facts.pushEntries(readEntryFacts(pathEntries, from, to)))
+    await inSlices(pathEntries.length, (from, to) => pushEntryFacts(facts, pathEntries, from, to))
     // What needs the facts only (the path through the ids) is done off the JS thread.
     await facts.finish()
     const wanted = native.planCut(pathEntries, settings, line, facts)
     if (wanted === undefined) return undefined
     await nextTurn()
-    await inSlices(wanted.length, (from, to) => facts.pushMessages(readMessageFacts(pathEntries, wanted, from, to)))
+    await inSlices(wanted.length, (from, to) => pushMessageFacts(facts, pathEntries, wanted, from, to))
     plan = native.planFinish(pathEntries, line, facts)
   } finally {
     facts.release()

@@ -34,6 +34,11 @@ const { ID_ABSENT, ID_STRING, PARENT_SHIFT, CONTENT_PRESENT, CONTENT_NULLISH, CA
 // Longer arrays are read natively (no dense array is this long).
 const MAX_ENTRIES = 2 ** 23
 
+// A chunk's joined text ends once it reaches this many units (a quarter of
+// V8's longest string, so one more entry's strings still fit unless one
+// alone is longer than that); the next chunk goes on from there.
+const MAX_TEXT_UNITS = 2 ** 27
+
 /**
  * The `(name, arguments.path)` strings of the tool calls in an assistant's
  * `content` array, pushed onto `strings`; how many, or -1 (nothing pushed)
@@ -64,13 +69,22 @@ function readCalls(content, strings) {
   return n
 }
 
-/** The facts of `entries[first..end)`, an entries chunk for EntryFacts.pushEntries (see facts.rs). */
-function readEntryFacts(entries, first, end) {
-  const count = end - first
+/**
+ * The facts of `entries[first..end)`, or of the first of them while their
+ * text stays under `maxUnits` (MAX_TEXT_UNITS but in tests): an entries
+ * chunk for EntryFacts.pushEntries (see facts.rs), `kinds.length` entries long.
+ */
+function readEntryFacts(entries, first, end, maxUnits = MAX_TEXT_UNITS) {
+  let count = end - first
   const kinds = new Uint8Array(count)
   const ids = new Uint8Array(count)
   const strings = []
+  let units = 0
   for (let k = 0; k < count; k++) {
+    if (units >= maxUnits) {
+      count = k
+      break
+    }
     const mark = strings.length
     try {
       const entry = entries[first + k]
@@ -100,6 +114,7 @@ function readEntryFacts(entries, first, end) {
         idCodes |= ID_STRING << PARENT_SHIFT
       } else if (parent === undefined || parent === null) idCodes |= ID_ABSENT << PARENT_SHIFT
       ids[k] = idCodes
+      units += (typeof id === 'string' ? id.length : 0) + (typeof parent === 'string' ? parent.length : 0)
     } catch {
       // The native side reads this entry, and throws there.
       strings.length = mark
@@ -107,19 +122,26 @@ function readEntryFacts(entries, first, end) {
       ids[k] = 0
     }
   }
-  return { first, kinds, ids, ...joined(strings) }
+  return { first, kinds: kinds.subarray(0, count), ids: ids.subarray(0, count), ...joined(strings) }
 }
 
 /**
  * The message facts of the entries `at[from..to)` (the ones the cut names,
- * planCut), a messages chunk for EntryFacts.pushMessages (see facts.rs).
+ * planCut), or of the first of them while their text stays under
+ * `maxUnits`: a messages chunk for EntryFacts.pushMessages (see facts.rs),
+ * `contents.length` messages long.
  */
-function readMessageFacts(entries, at, from, to) {
-  const count = to - from
+function readMessageFacts(entries, at, from, to, maxUnits = MAX_TEXT_UNITS) {
+  let count = to - from
   const contents = new Uint8Array(count)
   const calls = new Uint32Array(count)
   const strings = []
+  let units = 0
   for (let k = 0; k < count; k++) {
+    if (units >= maxUnits) {
+      count = k
+      break
+    }
     const mark = strings.length
     try {
       const entry = entries[at[from + k]]
@@ -135,6 +157,7 @@ function readMessageFacts(entries, at, from, to) {
         if (n >= 0) {
           code |= CALLS_READ
           calls[k] = n
+          for (let i = strings.length - 2 * n; i < strings.length; i++) units += strings[i].length
         }
       } else if (role === 'toolResult') {
         const nested = message.nestedCalls
@@ -148,7 +171,25 @@ function readMessageFacts(entries, at, from, to) {
       calls[k] = 0
     }
   }
-  return { at: at.subarray(from, to), contents, calls, ...joined(strings) }
+  return { at: at.subarray(from, from + count), contents: contents.subarray(0, count), calls: calls.subarray(0, count), ...joined(strings) }
+}
+
+/** Pushes the facts of `entries[from..to)` into `facts`, chunk by chunk (see readEntryFacts). */
+function pushEntryFacts(facts, entries, from, to, maxUnits) {
+  while (from < to) {
+    const chunk = readEntryFacts(entries, from, to, maxUnits)
+    facts.pushEntries(chunk)
+    from += chunk.kinds.length
+  }
+}
+
+/** Pushes the message facts of `at[from..to)` into `facts`, chunk by chunk (see readMessageFacts). */
+function pushMessageFacts(facts, entries, at, from, to, maxUnits) {
+  while (from < to) {
+    const chunk = readMessageFacts(entries, at, from, to, maxUnits)
+    facts.pushMessages(chunk)
+    from += chunk.contents.length
+  }
 }
 
 /** `strings` as one text and the length of each. */
@@ -158,4 +199,4 @@ function joined(strings) {
   return { lengths, text: strings.join('') }
 }
 
-module.exports = { readEntryFacts, readMessageFacts, MAX_ENTRIES }
+module.exports = { readEntryFacts, readMessageFacts, pushEntryFacts, pushMessageFacts, MAX_ENTRIES }
