@@ -157,7 +157,7 @@ function readMessageFacts(entries, at, from, to, maxUnits = MAX_TEXT_UNITS) {
         if (n >= 0) {
           code |= CALLS_READ
           calls[k] = n
-          for (let i = strings.length - 2 * n; i < strings.length; i++) units += strings[i].length
+          for (let i = mark; i < strings.length; i++) units += strings[i].length
         }
       } else if (role === 'toolResult') {
         const nested = message.nestedCalls

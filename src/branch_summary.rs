@@ -134,8 +134,7 @@ fn read_units<'c>(cx: &Cx, raw: Raw) -> Result<Option<Units<'c>>> {
     if written < INLINE {
         return Ok(Some(Units::Read(buf[..written].into())));
     }
-    let text = cx.read_string(raw)?;
-    Ok(Some(Units::Read(text.to_utf16().into_boxed_slice())))
+    Ok(Some(Units::Read(cx.read_utf16(raw)?.into_boxed_slice())))
 }
 
 /// A truthy id argument or `parentId`; `None` when falsy, as the
@@ -348,7 +347,7 @@ pub fn collect_entries_for_branch_summary_native(
 ) -> napi::Result<RawValue> {
     run(&env, |cx| {
         // The read-ahead path's ids, which its steps' ids borrow.
-        let mut ahead_units: Vec<u16>;
+        let ahead_units: Vec<u16>;
         let old_leaf = js_id(cx, old_leaf_id.0, "oldLeafId")?;
         let (collected, lookup) = match old_leaf {
             Some(old_leaf) => {
@@ -365,9 +364,7 @@ pub fn collect_entries_for_branch_summary_native(
                     Some(form) => {
                         let method = checked_method(cx, form_field(cx, form.0, c"getEntry")?)?;
                         let ids = form_field(cx, form.0, c"ids")?;
-                        ahead_units = vec![0u16; cx.string_len(ids).map_err(|_| malformed())? + 1];
-                        let written = cx.copy_utf16(ids, &mut ahead_units)?;
-                        ahead_units.truncate(written);
+                        ahead_units = cx.read_utf16(ids).map_err(|_| malformed())?;
                         let ahead = ReadAhead::new(cx, form.0, &ahead_units, &old_leaf)?;
                         (method, Some(ahead))
                     }

@@ -4,7 +4,6 @@
 //! planner keeps between `planCut` and `planFinish`.
 
 use std::ffi::CStr;
-use std::ptr;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread;
 
@@ -14,9 +13,9 @@ use napi_derive::napi;
 
 use crate::from_file::guarded;
 use crate::js::errors::run;
-use crate::js::flat::typed_array_slice;
+use crate::js::flat::{form_field, typed_array_slice};
 use crate::js::out::{Arg, Raw};
-use crate::js::view::{check, Cx};
+use crate::js::view::Cx;
 use prime_compaction_core::error::{Error, Result};
 use prime_compaction_core::js::view::View;
 use prime_compaction_core::plan::prepare::CutPlan;
@@ -55,31 +54,25 @@ impl Default for EntryFacts {
 }
 
 /// A chunk's field.
-fn field(cx: &Cx, chunk: Raw, key: &CStr) -> Result<Raw> {
-    let mut out = ptr::null_mut();
-    check(unsafe { sys::napi_get_named_property(cx.env, chunk, key.as_ptr(), &mut out) })?;
-    Ok(out)
-}
-
 fn u8s<'c>(cx: &'c Cx, chunk: Raw, key: &CStr) -> Result<&'c [u8]> {
-    typed_array_slice(cx, field(cx, chunk, key)?, sys::TypedarrayType::uint8_array)
+    typed_array_slice(
+        cx,
+        form_field(cx, chunk, key)?,
+        sys::TypedarrayType::uint8_array,
+    )
 }
 
 fn u32s<'c>(cx: &'c Cx, chunk: Raw, key: &CStr) -> Result<&'c [u32]> {
     typed_array_slice(
         cx,
-        field(cx, chunk, key)?,
+        form_field(cx, chunk, key)?,
         sys::TypedarrayType::uint32_array,
     )
 }
 
 /// `chunk.text` as UTF-16 units.
 fn text(cx: &Cx, chunk: Raw) -> Result<Vec<u16>> {
-    let text = field(cx, chunk, c"text")?;
-    let mut units = vec![0u16; cx.string_len(text)? + 1];
-    let written = cx.copy_utf16(text, &mut units)?;
-    units.truncate(written);
-    Ok(units)
+    cx.read_utf16(form_field(cx, chunk, c"text")?)
 }
 
 #[napi]
@@ -95,7 +88,7 @@ impl EntryFacts {
     #[napi(js_name = "pushEntries")]
     pub fn push_entries(&self, env: Env, chunk: Arg) -> napi::Result<()> {
         run(&env, |cx| {
-            let first = cx.wrap(field(cx, chunk.0, c"first")?)?.number();
+            let first = cx.wrap(form_field(cx, chunk.0, c"first")?)?.number();
             let text = text(cx, chunk.0)?;
             let chunk = EntriesChunk {
                 first: first

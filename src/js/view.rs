@@ -277,10 +277,15 @@ impl Cx {
         if written < small.len() - 1 {
             return Ok(JsStr::from_utf16(&small[..written]));
         }
+        Ok(JsStr::from_utf16_vec(self.read_utf16(raw)?))
+    }
+
+    /// A JS string's UTF-16 units, exactly, in one copy.
+    pub fn read_utf16(&self, raw: sys::napi_value) -> Result<Vec<u16>> {
         let mut buf = vec![0u16; self.string_len(raw)? + 1];
         let written = self.copy_utf16(raw, &mut buf)?;
         buf.truncate(written);
-        Ok(JsStr::from_utf16_vec(buf))
+        Ok(buf)
     }
 
     /// Copies up to `buf.len() - 1` UTF-16 units of a JS string into `buf`
