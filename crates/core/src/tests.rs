@@ -397,3 +397,31 @@ fn exact_counts_move_the_cut_on_cjk_text() {
     assert!(exact.first_kept_entry_index > estimate.first_kept_entry_index);
     assert!(exact.tokens_before > 2.0 * estimate.tokens_before);
 }
+
+#[test]
+fn read_file_op_finds_a_path_already_there_however_it_is_stored() {
+    use crate::plan::file_ops::{read_file_op, FileOpKind, PathSet};
+    let units = |s: &str| s.encode_utf16().collect::<Vec<u16>>();
+    let long = "/home/someone/project/src/a/rather/long/path.ts";
+    let lone = [0x61u16, 0xD800, 0x62];
+    let mut paths = PathSet::default();
+    // Present before: short (inline), long (boxed), non-ASCII, a lone surrogate.
+    for p in ["a.ts", long, "dé.ts"] {
+        paths.insert(JsStr::from_str(p));
+    }
+    paths.insert(JsStr::from_utf16(&lone));
+    let mut scratch = Vec::new();
+    let mut op =
+        |name: &str, path: &[u16]| read_file_op(&units(name), path, &mut paths, &mut scratch);
+    assert_eq!(op("read", &units("a.ts")), Some((FileOpKind::Read, 0)));
+    assert_eq!(op("edit", &units(long)), Some((FileOpKind::Edited, 1)));
+    assert_eq!(op("write", &units("dé.ts")), Some((FileOpKind::Written, 2)));
+    assert_eq!(op("read", &lone), Some((FileOpKind::Read, 3)));
+    // New paths go at the end, once.
+    assert_eq!(op("read", &units("b.ts")), Some((FileOpKind::Read, 4)));
+    assert_eq!(op("edit", &units("b.ts")), Some((FileOpKind::Edited, 4)));
+    // Not a file tool, or no path: nothing added.
+    assert_eq!(op("bash", &units("c.ts")), None);
+    assert_eq!(op("read", &[]), None);
+    assert_eq!(paths.len(), 5);
+}

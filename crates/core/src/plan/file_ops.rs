@@ -163,12 +163,45 @@ const FILE_TOOLS: [&str; 3] = ["read", "write", "edit"];
 const FILE_TOOL_OPS: [FileOpKind; 3] = [FileOpKind::Read, FileOpKind::Written, FileOpKind::Edited];
 
 /// [`add_file_op`] for a call read ahead as its name and path, UTF-16
-/// ([`crate::session::facts`]).
-pub fn read_file_op(name: &[u16], path: &[u16]) -> Option<(FileOpKind, JsStr)> {
+/// ([`crate::session::facts`]): the operation, with the path's place in
+/// `paths` (added there if new).
+pub fn read_file_op(
+    name: &[u16],
+    path: &[u16],
+    paths: &mut PathSet,
+    scratch: &mut Vec<u8>,
+) -> Option<(FileOpKind, usize)> {
     let i = FILE_TOOLS
         .iter()
         .position(|tool| tool.encode_utf16().eq(name.iter().copied()))?;
-    (!path.is_empty()).then(|| (FILE_TOOL_OPS[i], JsStr::from_utf16(path)))
+    (!path.is_empty()).then(|| (FILE_TOOL_OPS[i], insert_path(paths, path, scratch)))
+}
+
+/// A `str` looked up in a [`PathSet`]. It hashes as a [`JsStr`] holding
+/// it does (a well-formed `JsStr` hashes its `str`).
+#[derive(Hash)]
+struct PathKey<'a>(&'a str);
+
+impl indexmap::Equivalent<JsStr> for PathKey<'_> {
+    fn equivalent(&self, key: &JsStr) -> bool {
+        key.eq_str(self.0)
+    }
+}
+
+/// Where `path` is in `paths`, added if new. An ASCII path already there
+/// is found through its bytes (in `scratch`) without making a string of it:
+/// most calls name a file an earlier call named.
+fn insert_path(paths: &mut PathSet, path: &[u16], scratch: &mut Vec<u8>) -> usize {
+    if path.iter().all(|&u| u < 0x80) {
+        scratch.clear();
+        scratch.extend(path.iter().map(|&u| u as u8));
+        if let Ok(s) = std::str::from_utf8(scratch) {
+            if let Some(at) = paths.get_index_of(&PathKey(s)) {
+                return at;
+            }
+        }
+    }
+    paths.insert_full(JsStr::from_utf16(path)).0
 }
 
 /// One content block. Property reads on primitives give `undefined`, as in
@@ -400,5 +433,24 @@ pub fn join_element<V: View>(v: &V) -> Result<JsStr> {
     match v.kind() {
         Kind::Undefined | Kind::Null => Ok(JsStr::empty()),
         _ => v.to_js_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{PathKey, PathSet};
+    use crate::js::string::JsStr;
+
+    #[test]
+    fn a_path_key_finds_the_path_inline_or_boxed() {
+        let long = "/home/someone/project/src/a/rather/long/path.ts";
+        let mut paths = PathSet::default();
+        paths.insert(JsStr::from_str("a.ts"));
+        paths.insert(JsStr::from_str(long));
+        paths.insert(JsStr::from_str("dé.ts"));
+        assert_eq!(paths.get_index_of(&PathKey("a.ts")), Some(0));
+        assert_eq!(paths.get_index_of(&PathKey(long)), Some(1));
+        assert_eq!(paths.get_index_of(&PathKey("dé.ts")), Some(2));
+        assert_eq!(paths.get_index_of(&PathKey("b.ts")), None);
     }
 }

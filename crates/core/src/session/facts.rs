@@ -238,6 +238,7 @@ impl EntryFacts {
             text: chunk.text,
         };
         let mut out = Vec::with_capacity(count);
+        let mut scratch = Vec::new();
         for k in 0..count {
             let entry = chunk.at[k] as usize;
             if entry >= self.len() {
@@ -259,8 +260,9 @@ impl EntryFacts {
                 for _ in 0..listed {
                     let name = strings.next_units()?;
                     let path = strings.next_units()?;
-                    if let Some((kind, path)) = read_file_op(name, path) {
-                        let (at, _) = self.paths.insert_full(path);
+                    if let Some((kind, at)) =
+                        read_file_op(name, path, &mut self.paths, &mut scratch)
+                    {
                         self.file_ops.push((kind, at as u32));
                     }
                 }
