@@ -263,6 +263,36 @@ test('the chunks as the core reads them: ids, then contents, calls and their str
   expect(Array.from(messages.lengths)).toEqual([4, 2])
 })
 
+test('a chunk ends once its text reaches the limit, and the next goes on from there', () => {
+  // Each entry adds 16 units (an 8-unit id and parent); a limit of 40 is
+  // reached after the third entry, so chunks are 3 entries long.
+  const id = (i) => `id${String(i).padStart(6, '0')}`
+  const entries = Array.from({ length: 8 }, (_, i) => ({ type: 'message', id: id(i + 1), parentId: id(i), message: { role: 'assistant', content: [{ type: 'toolCall', name: 'read', arguments: { path: `f${i}.ts` } }] } }))
+  const chunk = readEntryFacts(entries, 0, 8, 40)
+  expect(chunk.kinds.length).toBe(3)
+  expect(chunk.text).toBe(entries.slice(0, 3).map((e) => e.id + e.parentId).join(''))
+  expect(Array.from(chunk.lengths)).toEqual([8, 8, 8, 8, 8, 8])
+  const next = readEntryFacts(entries, 3, 8, 40)
+  expect([next.first, next.kinds.length]).toEqual([3, 3])
+  const facts = new binding.EntryFacts()
+  const sizes = []
+  const push = facts.pushEntries.bind(facts)
+  facts.pushEntries = (c) => (sizes.push(c.kinds.length), push(c))
+  pushEntryFacts(facts, entries, 0, 8, 40)
+  expect(sizes).toEqual([3, 3, 2])
+  // Messages: each adds 4 + 5 units (name and path); a limit of 10 is reached after the second.
+  const at = Uint32Array.from(entries.keys())
+  const messages = readMessageFacts(entries, at, 0, 8, 10)
+  expect(Array.from(messages.at)).toEqual([0, 1])
+  expect(messages.text).toBe('readf0.tsreadf1.ts')
+  const counts = []
+  const pushMessages = facts.pushMessages.bind(facts)
+  facts.pushMessages = (c) => (counts.push(c.contents.length), pushMessages(c))
+  pushMessageFacts(facts, entries, at, 0, 8, 10)
+  expect(counts).toEqual([2, 2, 2, 2])
+  facts.release()
+})
+
 test('malformed chunks are errors that name the problem, and add nothing', () => {
   const entries = gen.buildLargeSession(10, 1)
   const facts = new binding.EntryFacts()

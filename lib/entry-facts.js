@@ -15,8 +15,10 @@
 const { BOUNDARY, checkCodes } = require('./codes.js')
 
 const { NOT_READ, OTHER_TYPE, OTHER_ROLE, MESSAGE_TYPE } = BOUNDARY.entryKinds
-const TYPES = new Map(Object.entries(BOUNDARY.entryKinds.types))
-const ROLES = new Map(Object.entries(BOUNDARY.entryKinds.roles))
+// Looked up as own properties only: no prototype, so `constructor` or
+// `__proto__` is a type like any other not listed.
+const TYPES = Object.assign(Object.create(null), BOUNDARY.entryKinds.types)
+const ROLES = Object.assign(Object.create(null), BOUNDARY.entryKinds.roles)
 
 const { ID_ABSENT, ID_STRING, PARENT_SHIFT, CONTENT_PRESENT, CONTENT_NULLISH, CALLS_READ } = checkCodes('entryFacts', {
   ID_NOT_READ: 0,
@@ -78,26 +80,28 @@ function readEntryFacts(entries, first, end, maxUnits = MAX_TEXT_UNITS) {
   let count = end - first
   const kinds = new Uint8Array(count)
   const ids = new Uint8Array(count)
-  const strings = []
-  let units = 0
+  const lengths = new Uint32Array(2 * count)
+  let text = ''
+  let n = 0
   for (let k = 0; k < count; k++) {
-    if (units >= maxUnits) {
+    if (text.length >= maxUnits) {
       count = k
       break
     }
-    const mark = strings.length
+    const mark = n
+    const textMark = text
     try {
       const entry = entries[first + k]
       if (typeof entry !== 'object' || entry === null) continue
       const type = entry.type
       let kind = NOT_READ
       if (typeof type === 'string') {
-        if (type !== MESSAGE_TYPE) kind = TYPES.get(type) ?? OTHER_TYPE
+        if (type !== MESSAGE_TYPE) kind = TYPES[type] ?? OTHER_TYPE
         else {
           const message = entry.message
           if (typeof message === 'object' && message !== null) {
             const role = message.role
-            if (typeof role === 'string') kind = ROLES.get(role) ?? OTHER_ROLE
+            if (typeof role === 'string') kind = ROLES[role] ?? OTHER_ROLE
           }
         }
       }
@@ -105,24 +109,26 @@ function readEntryFacts(entries, first, end, maxUnits = MAX_TEXT_UNITS) {
       const id = entry.id
       let idCodes = 0
       if (typeof id === 'string') {
-        strings.push(id)
+        text += id
+        lengths[n++] = id.length
         idCodes = ID_STRING
       } else if (id === undefined) idCodes = ID_ABSENT
       const parent = entry.parentId
       if (typeof parent === 'string') {
-        strings.push(parent)
+        text += parent
+        lengths[n++] = parent.length
         idCodes |= ID_STRING << PARENT_SHIFT
       } else if (parent === undefined || parent === null) idCodes |= ID_ABSENT << PARENT_SHIFT
       ids[k] = idCodes
-      units += (typeof id === 'string' ? id.length : 0) + (typeof parent === 'string' ? parent.length : 0)
     } catch {
       // The native side reads this entry, and throws there.
-      strings.length = mark
+      n = mark
+      text = textMark
       kinds[k] = NOT_READ
       ids[k] = 0
     }
   }
-  return { first, kinds: kinds.subarray(0, count), ids: ids.subarray(0, count), ...joined(strings) }
+  return { first, kinds: kinds.subarray(0, count), ids: ids.subarray(0, count), lengths: lengths.subarray(0, n), text }
 }
 
 /**
