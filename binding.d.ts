@@ -38,7 +38,11 @@ export declare class CompactionJob {
 }
 
 export declare class EntryFacts {
-  constructor()
+  /**
+   * Facts to come for about `entries` entries, when given (room is
+   * made for them up front; see `CoreFacts::with_capacity`).
+   */
+  constructor(entries?: number | undefined | null)
   /** Adds an entries chunk `{ first, kinds, ids, lengths, text }`. */
   pushEntries(chunk: Arg): void
   /** Adds a messages chunk `{ at, contents, calls, lengths, text }`. */

@@ -173,7 +173,9 @@ async function prepareCompactionAsync(pathEntries, settings, line) {
   if (!Array.isArray(pathEntries) || pathEntries.length > MAX_FACTS) return prepareCompaction(pathEntries, settings, line)
   // Bad settings reject before any entry is read, as the synchronous call throws.
   native.prepareCompaction([], settings, line)
-  const facts = new native.EntryFacts()
+  // Room for every entry's facts up front: the slices' pushes then never
+  // move what earlier ones pushed.
+  const facts = new native.EntryFacts(pathEntries.length)
   let plan
   try {
     await inSlices(pathEntries.length, (from, to) => pushEntryFacts(facts, pathEntries, from, to))

@@ -49,7 +49,7 @@ impl EntryFacts {
 
 impl Default for EntryFacts {
     fn default() -> Self {
-        Self::new()
+        Self::new(None)
     }
 }
 
@@ -77,10 +77,13 @@ fn text(cx: &Cx, chunk: Raw) -> Result<Vec<u16>> {
 
 #[napi]
 impl EntryFacts {
+    /// Facts to come for about `entries` entries, when given (room is
+    /// made for them up front; see `CoreFacts::with_capacity`).
     #[napi(constructor)]
-    pub fn new() -> Self {
+    pub fn new(entries: Option<u32>) -> Self {
+        let facts = entries.map_or_else(CoreFacts::new, |n| CoreFacts::with_capacity(n as usize));
         EntryFacts {
-            state: Arc::new(Mutex::new(State::default())),
+            state: Arc::new(Mutex::new(State { facts, cut: None })),
         }
     }
 
