@@ -131,9 +131,9 @@ impl<'a> Strings<'a> {
 }
 
 /// Pushes the id of code `code` onto `out` (`None` where absent or not
-/// read); whether it was read. Written straight into `out`: a short id is
-/// built in place rather than moved through nested `Option`s, whose
-/// unaligned copies stalled on store forwarding (most of this loop's time).
+/// read); whether it was read. Written straight into `out`: an id moved
+/// through nested `Option`s was copied in unaligned pieces, each copy
+/// stalling on store forwarding.
 fn push_id(out: &mut Vec<Id>, code: u8, strings: &mut Strings) -> Result<bool> {
     match code {
         code::ID_NOT_READ => out.push(None),
@@ -156,9 +156,9 @@ impl EntryFacts {
     }
 
     /// Room for the facts of `entries` entries, so pushing them in chunks
-    /// never moves what is already there: growing a vector of 100k ids
-    /// copied it into fresh pages, a stall of about 4 ms inside one chunk
-    /// of prepareCompactionAsync. The capacity is only a hint: more
+    /// (prepareCompactionAsync's slices) never moves what is already
+    /// there into fresh pages, which a JS thread can stall on for
+    /// milliseconds (docs/boundary.md). The capacity is only a hint: more
     /// entries can be pushed; a hint past [`MAX_CAPACITY_HINT`] counts as
     /// that, and one the allocator refuses reserves nothing.
     pub fn with_capacity(entries: usize) -> EntryFacts {
