@@ -53,7 +53,7 @@ impl Default for EntryFacts {
     }
 }
 
-/// A chunk's field.
+/// A chunk's typed-array field, as a slice.
 fn u8s<'c>(cx: &'c Cx, chunk: Raw, key: &CStr) -> Result<&'c [u8]> {
     typed_array_slice(
         cx,

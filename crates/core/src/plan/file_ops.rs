@@ -196,9 +196,10 @@ fn insert_path(paths: &mut PathSet, path: &[u16], scratch: &mut Vec<u8>) -> usiz
         scratch.clear();
         scratch.extend(path.iter().map(|&u| u as u8));
         if let Ok(s) = std::str::from_utf8(scratch) {
-            if let Some(at) = paths.get_index_of(&PathKey(s)) {
-                return at;
-            }
+            return match paths.get_index_of(&PathKey(s)) {
+                Some(at) => at,
+                None => paths.insert_full(JsStr::from_str(s)).0,
+            };
         }
     }
     paths.insert_full(JsStr::from_utf16(path)).0

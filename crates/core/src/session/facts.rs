@@ -195,37 +195,51 @@ impl EntryFacts {
         if chunk.ids.len() != count {
             return Err(malformed("arrays of different lengths"));
         }
+        let before = self.len();
+        let read = self.read_entries(chunk);
+        if read.is_err() {
+            self.kinds.truncate(before);
+            self.ids.ids.truncate(before);
+            self.ids.parents.truncate(before);
+            self.ids_read.truncate(before);
+            return read;
+        }
+        self.ids_unread += self.ids_read[before..]
+            .iter()
+            .filter(|&&read| !read)
+            .count();
+        self.path = None;
+        Ok(())
+    }
+
+    /// Pushes a chunk's facts onto the vectors, which the caller truncates
+    /// back where this fails.
+    fn read_entries(&mut self, chunk: &EntriesChunk) -> Result<()> {
+        let count = chunk.kinds.len();
         let mut strings = Strings {
             lengths: chunk.lengths.iter(),
             text: chunk.text,
         };
-        let mut kinds = Vec::with_capacity(count);
-        let mut ids = Vec::with_capacity(count);
-        let mut parents = Vec::with_capacity(count);
-        let mut ids_read = Vec::with_capacity(count);
+        self.kinds.reserve(count);
+        self.ids.ids.reserve(count);
+        self.ids.parents.reserve(count);
+        self.ids_read.reserve(count);
         for k in 0..count {
             let kind = EntryKind::from_code(chunk.kinds[k]);
-            kinds.push(kind);
+            self.kinds.push(kind);
             let id_codes = chunk.ids[k];
             if id_codes >> 4 != 0 {
                 return Err(malformed("an id code"));
             }
-            let id_read = push_id(&mut ids, id_codes & code::ID_MASK, &mut strings)?;
+            let id_read = push_id(&mut self.ids.ids, id_codes & code::ID_MASK, &mut strings)?;
             let parent_read = push_id(
-                &mut parents,
+                &mut self.ids.parents,
                 id_codes >> code::PARENT_SHIFT & code::ID_MASK,
                 &mut strings,
             )?;
-            ids_read.push(kind.is_some() && id_read && parent_read);
+            self.ids_read.push(kind.is_some() && id_read && parent_read);
         }
-        strings.done()?;
-        self.kinds.extend(kinds);
-        self.ids.ids.extend(ids);
-        self.ids.parents.extend(parents);
-        self.ids_unread += ids_read.iter().filter(|&&read| !read).count();
-        self.ids_read.extend(ids_read);
-        self.path = None;
-        Ok(())
+        strings.done()
     }
 
     /// Adds a messages chunk, for entries already pushed. A malformed chunk
@@ -495,6 +509,7 @@ mod tests {
             };
             assert!(facts.push_entries(&chunk).is_err());
             assert!(facts.is_empty());
+            assert_eq!(facts, EntryFacts::new());
         }
         facts
             .push_entries(&EntriesChunk {
@@ -505,6 +520,18 @@ mod tests {
                 text: &[],
             })
             .unwrap();
+        // Failing after some of its entries were read, a chunk still adds none.
+        let pushed = facts.clone();
+        let ab = units("ab");
+        let partly = EntriesChunk {
+            first: 1,
+            kinds: &[0, 0],
+            ids: &[code::ID_STRING | code::ID_STRING << code::PARENT_SHIFT, 3],
+            lengths: &[1, 1],
+            text: &ab,
+        };
+        assert!(facts.push_entries(&partly).is_err());
+        assert_eq!(facts, pushed);
         let read = units("readabc");
         let messages: [(&[u32], &[u8], &[u32], &[u32], &[u16]); 5] = [
             (&[1], &[code::CONTENT_PRESENT], &[0], &[], &[]),
