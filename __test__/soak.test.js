@@ -5,7 +5,7 @@
 // fails it, with each failing sample saved under its seed and replayable.
 // The long runs are off CI; the figures are in docs/reliability.md.
 
-const { execFile } = require('node:child_process')
+const { execFile, spawn } = require('node:child_process')
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
@@ -71,4 +71,59 @@ module.exports.loadOurs = async (line) => {
   expect(replay.last).toBe('0 passed, 1 failed')
   const again = await soak({ SOAK_SESSIONS: '1', SOAK_SEED: seed, SOAK_LINES: '0.78', SOAK_WORKERS: '1', SOAK_FAILURES: path.join(dir, 'replay-real') })
   expect(again.last).toBe('1 passed, 0 failed')
+})
+
+test('a run killed with SIGKILL and resumed from SOAK_STATE ends as one run, with the tallies and calls of an unbroken run; another run cannot resume it', async () => {
+  const env = { SOAK_SESSIONS: '200', SOAK_SEED: '11' }
+  const callsOf = (stdout) => LINES.map((line) => new RegExp(`calls compared on ${line.replace('.', '\\.')}: (\\{.*\\})`).exec(stdout)[1]).map((text) => JSON.parse(text))
+  const unbroken = await soak({ ...env, SOAK_FAILURES: path.join(dir, 'unbroken') })
+  expect(unbroken.last).toBe('200 passed, 0 failed')
+
+  const stateFile = path.join(dir, 'state.json')
+  const stateEnv = { ...env, SOAK_STATE: stateFile, SOAK_FAILURES: path.join(dir, 'resumed') }
+  const child = spawn(process.execPath, [SOAK], { env: { ...process.env, ...stateEnv }, detached: true, stdio: 'ignore' })
+  const closed = new Promise((resolve) => child.on('close', (code, signal) => resolve({ code, signal })))
+  // Killed, with its workers, once the checkpoint holds two of its eight chunks.
+  const chunksAtKill = await new Promise((resolve, reject) => {
+    const poll = setInterval(() => {
+      let state
+      try {
+        state = JSON.parse(fs.readFileSync(stateFile, 'utf8'))
+      } catch {
+        return
+      }
+      if (state.done.length >= 2) {
+        clearInterval(poll)
+        process.kill(-child.pid, 'SIGKILL')
+        resolve(state.done.length)
+      }
+    }, 5)
+    closed.then(() => {
+      clearInterval(poll)
+      reject(new Error('the soak ended before it was killed'))
+    })
+  })
+  expect(await closed).toEqual({ code: null, signal: 'SIGKILL' })
+  expect(chunksAtKill).toBeLessThan(8)
+  const atKill = JSON.parse(fs.readFileSync(stateFile, 'utf8'))
+  expect(atKill.passed + atKill.failed).toBeLessThan(200)
+
+  const resumed = await soak(stateEnv)
+  expect({ code: resumed.code, stderr: resumed.stderr, last: resumed.last }).toEqual({ code: 0, stderr: '', last: '200 passed, 0 failed' })
+  expect(resumed.stdout).toContain(`soak: resumed from ${stateFile} (resume 1): ${atKill.passed + atKill.failed} sessions done`)
+  expect(resumed.stdout).toMatch(/in 2 parts/)
+  expect(callsOf(resumed.stdout)).toEqual(callsOf(unbroken.stdout))
+  const finished = JSON.parse(fs.readFileSync(stateFile, 'utf8'))
+  expect([...finished.done].sort((a, b) => a - b)).toEqual([0, 25, 50, 75, 100, 125, 150, 175])
+
+  // Another size, or other code under test, is another run.
+  const otherSize = await soak({ ...stateEnv, SOAK_SESSIONS: '100' })
+  expect({ code: otherSize.code, last: otherSize.last }).toEqual({ code: 2, last: '' })
+  expect(otherSize.stderr).toMatch(/belongs to another run \(sessions: 200 in the file, 100 now\)/)
+  const impl = path.join(dir, 'same-as-package.js')
+  fs.writeFileSync(impl, `module.exports = require(${JSON.stringify(path.join(__dirname, 'helpers', 'ours.js'))})\n`)
+  const otherCode = await soak({ ...stateEnv, SOAK_OURS: impl })
+  expect(otherCode.code).toBe(2)
+  expect(otherCode.stderr).toMatch(/belongs to another run \(build: "[0-9a-f]{64}" in the file, "[0-9a-f]{64}" now\)/)
+  expect(JSON.parse(fs.readFileSync(stateFile, 'utf8'))).toEqual(finished)
 })

@@ -32,21 +32,39 @@ function ownKeysForFreeze(obj) {
   return Reflect.ownKeys(obj)
 }
 
+/**
+ * Objects deepFreeze froze with everything reachable from them, where that
+ * held no Set, Map or typed array (which stay mutable when frozen): such a
+ * graph cannot change again, so a later call skips it.
+ */
+const frozenGraphs = new WeakSet()
+
 /** Recursively freezes obj (own string and symbol keys, accessors' values are not touched). */
-function deepFreeze(obj, seen = new Set()) {
-  if (obj === null || (typeof obj !== 'object' && typeof obj !== 'function')) return obj
-  if (seen.has(obj)) return obj
+function deepFreeze(obj) {
+  const seen = new Set()
+  const mutable = freezeGraph(obj, seen)
+  if (!mutable) for (const o of seen) frozenGraphs.add(o)
+  return obj
+}
+
+/** Freezes what obj reaches; true when that holds a Set, Map or typed array. */
+function freezeGraph(obj, seen) {
+  if (obj === null || (typeof obj !== 'object' && typeof obj !== 'function')) return false
+  if (seen.has(obj) || frozenGraphs.has(obj)) return false
   seen.add(obj)
+  let mutable = false
   for (const key of ownKeysForFreeze(obj)) {
     const desc = Object.getOwnPropertyDescriptor(obj, key)
-    if (desc && 'value' in desc) deepFreeze(desc.value, seen)
+    if (desc && 'value' in desc) mutable = freezeGraph(desc.value, seen) || mutable
   }
   if (obj instanceof Set || tagOf(obj) === 'Set') {
-    for (const v of obj) deepFreeze(v, seen)
+    mutable = true
+    for (const v of obj) freezeGraph(v, seen)
   } else if (obj instanceof Map || tagOf(obj) === 'Map') {
+    mutable = true
     for (const [k, v] of obj) {
-      deepFreeze(k, seen)
-      deepFreeze(v, seen)
+      freezeGraph(k, seen)
+      freezeGraph(v, seen)
     }
   }
   if (isArrayBufferView(obj)) {
@@ -56,10 +74,10 @@ function deepFreeze(obj, seen = new Set()) {
     } catch {
       /* ignore */
     }
-    return obj
+    return true
   }
   Object.freeze(obj)
-  return obj
+  return mutable
 }
 
 /** Every object (and function) reachable from value through own properties and Set/Map contents. */
@@ -122,16 +140,39 @@ function isPlainObjectProto(proto) {
  * options.keyOrder (default true): require own enumerable keys in the same order.
  * options.labels (default ['reference', 'ours']): names of the two sides in messages.
  */
-function findDifference(a, b, options = {}, path = '$', seen = new Map()) {
+function findDifference(a, b, options = {}, path = '$') {
   const keyOrder = options.keyOrder !== false
   const [A, B] = options.labels || ['reference', 'ours']
+  const d = differenceAt(a, b, A, B, keyOrder, new Map())
+  if (d === null) return null
+  let at = path
+  for (let i = d.steps.length - 1; i >= 0; i--) at = d.steps[i](at)
+  return at + d.rest
+}
+
+const index = (i) => (path) => `${path}[${i}]`
+const named = (key) => (path) => propPath(path, key)
+const labelled = (label) => (path) => `${path}<${label}>`
+const found = (rest, steps = []) => ({ steps, rest })
+/** d found one level down, at step. */
+function inner(d, step) {
+  d.steps.push(step)
+  return d
+}
+
+/**
+ * The difference as { steps, rest }: the message is rest after the path,
+ * and steps (innermost first) build the path from the root's. Nothing is
+ * formatted where a and b agree.
+ */
+function differenceAt(a, b, A, B, keyOrder, seen) {
   if (Object.is(a, b)) return null
   const ta = typeof a
   const tb = typeof b
   if (ta !== tb || a === null || b === null || (ta !== 'object' && ta !== 'function')) {
-    return `${path}: ${A} ${describe(a)}, ${B} ${describe(b)}`
+    return found(`: ${A} ${describe(a)}, ${B} ${describe(b)}`)
   }
-  if (ta === 'function') return `${path}: different functions (${A} ${describe(a)}, ${B} ${describe(b)})`
+  if (ta === 'function') return found(`: different functions (${A} ${describe(a)}, ${B} ${describe(b)})`)
 
   // Cycle / shared-node guard.
   let seenFor = seen.get(a)
@@ -144,84 +185,89 @@ function findDifference(a, b, options = {}, path = '$', seen = new Map()) {
 
   const tagA = tagOf(a)
   const tagB = tagOf(b)
-  if (tagA !== tagB) return `${path}: ${A} is ${tagA} ${describe(a)}, ${B} is ${tagB} ${describe(b)}`
+  if (tagA !== tagB) return found(`: ${A} is ${tagA} ${describe(a)}, ${B} is ${tagB} ${describe(b)}`)
 
   if (tagA === 'Array') {
-    if (a.length !== b.length) return `${path}: array length: ${A} ${a.length}, ${B} ${b.length}`
+    if (a.length !== b.length) return found(`: array length: ${A} ${a.length}, ${B} ${b.length}`)
     for (let i = 0; i < a.length; i++) {
       const hasA = i in a
       const hasB = i in b
-      if (hasA !== hasB) return `${path}[${i}]: hole in ${hasA ? B : A} only`
-      const d = findDifference(a[i], b[i], options, `${path}[${i}]`, seen)
-      if (d) return d
+      if (hasA !== hasB) return found(`: hole in ${hasA ? B : A} only`, [index(i)])
+      const d = differenceAt(a[i], b[i], A, B, keyOrder, seen)
+      if (d) return inner(d, index(i))
     }
     return null
   }
   if (tagA === 'Set') {
     if (a.size !== b.size) {
-      return `${path}: Set size: ${A} ${a.size} ${describe([...a])}, ${B} ${b.size} ${describe([...b])}`
+      return found(`: Set size: ${A} ${a.size} ${describe([...a])}, ${B} ${b.size} ${describe([...b])}`)
     }
     const ea = [...a]
     const eb = [...b]
     for (let i = 0; i < ea.length; i++) {
-      const d = findDifference(ea[i], eb[i], options, `${path}<set #${i}>`, seen)
+      const d = differenceAt(ea[i], eb[i], A, B, keyOrder, seen)
       if (d) {
-        return `${d}\n  (Set contents/insertion order: ${A} ${describe(ea)}, ${B} ${describe(eb)})`
+        d.rest += `\n  (Set contents/insertion order: ${A} ${describe(ea)}, ${B} ${describe(eb)})`
+        return inner(d, labelled(`set #${i}`))
       }
     }
     return null
   }
   if (tagA === 'Map') {
-    if (a.size !== b.size) return `${path}: Map size: ${A} ${a.size}, ${B} ${b.size}`
+    if (a.size !== b.size) return found(`: Map size: ${A} ${a.size}, ${B} ${b.size}`)
     const ea = [...a]
     const eb = [...b]
     for (let i = 0; i < ea.length; i++) {
-      const dk = findDifference(ea[i][0], eb[i][0], options, `${path}<map key #${i}>`, seen)
-      if (dk) return dk
-      const dv = findDifference(ea[i][1], eb[i][1], options, `${path}<map value #${i}>`, seen)
-      if (dv) return dv
+      const dk = differenceAt(ea[i][0], eb[i][0], A, B, keyOrder, seen)
+      if (dk) return inner(dk, labelled(`map key #${i}`))
+      const dv = differenceAt(ea[i][1], eb[i][1], A, B, keyOrder, seen)
+      if (dv) return inner(dv, labelled(`map value #${i}`))
     }
     return null
   }
   if (tagA === 'Date') {
-    if (!Object.is(a.getTime(), b.getTime())) return `${path}: Date: ${A} ${a.getTime()}, ${B} ${b.getTime()}`
+    if (!Object.is(a.getTime(), b.getTime())) return found(`: Date: ${A} ${a.getTime()}, ${B} ${b.getTime()}`)
     return null
   }
   if (isArrayBufferView(a)) {
-    if (a.length !== b.length) return `${path}: typed array length differs`
+    if (a.length !== b.length) return found(': typed array length differs')
     for (let i = 0; i < a.length; i++) {
-      if (!Object.is(a[i], b[i])) return `${path}[${i}]: ${A} ${a[i]}, ${B} ${b[i]}`
+      if (!Object.is(a[i], b[i])) return found(`: ${A} ${a[i]}, ${B} ${b[i]}`, [index(i)])
     }
     return null
   }
 
   const kindA = isPlainObjectProto(Object.getPrototypeOf(a))
   const kindB = isPlainObjectProto(Object.getPrototypeOf(b))
-  if (kindA !== kindB) return `${path}: ${A} is a ${kindA} object, ${B} is a ${kindB} object`
+  if (kindA !== kindB) return found(`: ${A} is a ${kindA} object, ${B} is a ${kindB} object`)
   if (kindA === 'other' && Object.getPrototypeOf(a) !== Object.getPrototypeOf(b)) {
     const na = Object.getPrototypeOf(a).constructor?.name
     const nb = Object.getPrototypeOf(b).constructor?.name
-    if (na !== nb) return `${path}: prototype differs (${A} ${na}, ${B} ${nb})`
+    if (na !== nb) return found(`: prototype differs (${A} ${na}, ${B} ${nb})`)
   }
 
   const ka = Object.keys(a)
   const kb = Object.keys(b)
-  const setB = new Set(kb)
-  const setA = new Set(ka)
+  let sameKeys = ka.length === kb.length
+  for (let i = 0; sameKeys && i < ka.length; i++) sameKeys = ka[i] === kb[i]
+  if (!sameKeys) {
+    const setB = new Set(kb)
+    const setA = new Set(ka)
+    for (const k of ka) {
+      if (!setB.has(k)) return found(`: key present in ${A} (value ${describe(a[k])}), missing in ${B}`, [named(k)])
+    }
+    for (const k of kb) {
+      if (!setA.has(k)) return found(`: key present in ${B} (value ${describe(b[k])}), missing in ${A}`, [named(k)])
+    }
+  }
   for (const k of ka) {
-    if (!setB.has(k)) return `${propPath(path, k)}: key present in ${A} (value ${describe(a[k])}), missing in ${B}`
+    const d = differenceAt(a[k], b[k], A, B, keyOrder, seen)
+    if (d) return inner(d, named(k))
   }
-  for (const k of kb) {
-    if (!setA.has(k)) return `${propPath(path, k)}: key present in ${B} (value ${describe(b[k])}), missing in ${A}`
-  }
-  for (const k of ka) {
-    const d = findDifference(a[k], b[k], options, propPath(path, k), seen)
-    if (d) return d
-  }
-  if (keyOrder) {
+  if (keyOrder && !sameKeys) {
     for (let i = 0; i < ka.length; i++) {
       if (ka[i] !== kb[i]) {
-        return `${path}: same keys, different order: ${A} [${ka.join(', ')}], ${B} [${kb.join(', ')}]`
+        return found(`: same keys, different order: ${A} [${ka.join(', ')}], ${B} [${kb.join(', ')}]`)
       }
     }
   }

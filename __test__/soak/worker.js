@@ -19,7 +19,8 @@ const { lines, failuresDir } = JSON.parse(process.argv[2])
 const load = process.env.SOAK_OURS ? require(path.resolve(process.env.SOAK_OURS)).loadOurs : loadOurs
 
 let current = null
-const counts = {}
+/** Calls compared per line and function in the current chunk (sent with its result). */
+let counts = {}
 
 function recordFailure(failures, seed, line, error, sample) {
   const message = String((error && error.message) || error).slice(0, 4000)
@@ -48,7 +49,7 @@ async function main() {
   process.send({ type: 'ready', shared })
   process.on('message', async (msg) => {
     if (msg.type === 'stop') {
-      process.send({ type: 'counts', counts }, () => process.exit(0))
+      process.exit(0)
       return
     }
     const failures = []
@@ -83,7 +84,8 @@ async function main() {
       }
       if (ok) passed++
     }
-    process.send({ type: 'done', id: msg.id, passed, failures, rssMb: Math.round(process.memoryUsage().rss / 1048576) })
+    process.send({ type: 'done', id: msg.id, passed, failures, counts, rssMb: Math.round(process.memoryUsage().rss / 1048576) })
+    counts = Object.fromEntries(lines.map((line) => [line, {}]))
   })
 }
 
