@@ -75,6 +75,43 @@ describe('prepareCompactionAsync', () => {
     expect(turns).toBeGreaterThan(1)
   })
 
+  test.each(LINES)('%s: timers run between the native steps of the plan, and after the last before it resolves', async (line) => {
+    // Each step schedules a timer and holds the thread past its due time:
+    // the next step must find it run (a step that follows one in the same
+    // turn of the loop, as after a libuv pool task resolves, would not).
+    const native = require('../binding.js')
+    const steps = ['planStep', 'planFinish']
+    const saved = steps.map((name) => native[name])
+    const seen = []
+    let due = null
+    const hold = () => {
+      const until = performance.now() + 3
+      while (performance.now() < until);
+    }
+    steps.forEach((name, k) => {
+      native[name] = function (...args) {
+        if (due) seen.push(`${due.name} ${due.fired ? 'then a timer' : 'with no timer between'}`)
+        const result = saved[k].apply(this, args)
+        const step = { name, fired: false }
+        setTimeout(() => (step.fired = true), 0)
+        due = step
+        hold()
+        return result
+      }
+    })
+    try {
+      const entries = asJson(gen.buildLargeSession(3_000, 11))
+      const settings = { enabled: true, reserveTokens: 16384, keepRecentTokens: 2000 }
+      const result = await lines[line].prepareCompactionAsync(entries, settings)
+      expect(result.messagesToSummarize.length).toBeGreaterThan(0)
+      seen.push(`${due.name} ${due.fired ? 'then a timer' : 'with no timer between'}`)
+    } finally {
+      steps.forEach((name, k) => (native[name] = saved[k]))
+    }
+    // The cut's three steps (the projection, the cut point, the lists), then the plan.
+    expect(seen).toEqual(['planStep then a timer', 'planStep then a timer', 'planStep then a timer', 'planFinish then a timer'])
+  })
+
   test('nothing to do and empty sessions resolve to undefined, as the synchronous call returns', async () => {
     const settings = { enabled: true, reserveTokens: 100, keepRecentTokens: 100 }
     await expect(ours.prepareCompactionAsync([], settings)).resolves.toBeUndefined()

@@ -88,10 +88,15 @@ function customMessageOf(entry, content) {
 
 /** A plan's messages (`{ entries, shapes, edits }`) on the caller's entries. */
 function messagesOf(entries, plan) {
-  const { entries: at, shapes, edits } = plan
-  const out = new Array(at.length)
-  for (let i = 0; i < at.length; i++) out[i] = BUILDERS[shapes[i]](entries, at[i], edits[i])
+  const out = new Array(plan.entries.length)
+  putMessages(out, entries, plan, 0, out.length)
   return out
+}
+
+/** The plan's messages `from..to` into `out`. */
+function putMessages(out, entries, plan, from, to) {
+  const { entries: at, shapes, edits } = plan
+  for (let i = from; i < to; i++) out[i] = BUILDERS[shapes[i]](entries, at[i], edits[i])
 }
 
 function createFileOps() {
@@ -140,13 +145,16 @@ function prepareCompaction(pathEntries, settings, line) {
   return preparationOf(pathEntries, plan, settings)
 }
 
-/** The preparation for a native plan (entry indices), on the caller's own objects. */
-function preparationOf(pathEntries, plan, settings) {
+/**
+ * The preparation for a native plan (entry indices), on the caller's own
+ * objects; `messages` are the summarized ones where already made.
+ */
+function preparationOf(pathEntries, plan, settings, messages) {
   if (plan === undefined) return undefined
   const previous = plan.previousCompactionIndex
   return {
     firstKeptEntryId: pathEntries[plan.firstKeptEntryIndex].id,
-    messagesToSummarize: messagesOf(pathEntries, plan.summarize),
+    messagesToSummarize: messages ?? messagesOf(pathEntries, plan.summarize),
     turnPrefixMessages: messagesOf(pathEntries, plan.turnPrefix),
     isSplitTurn: plan.isSplitTurn,
     tokensBefore: plan.tokensBefore,
@@ -181,7 +189,13 @@ async function prepareCompactionAsync(pathEntries, settings, line) {
     await inSlices(pathEntries.length, (from, to) => pushEntryFacts(facts, pathEntries, from, to))
     // What needs the facts only (the path through the ids) is done off the JS thread.
     await facts.finish()
-    const wanted = native.planCut(pathEntries, settings, line, facts)
+    // That resolves in libuv's poll phase, which its check phase (where
+    // setImmediate runs) follows with no timers between: without this
+    // turn, the next two steps would run as one.
+    await nextTurn()
+    // The cut in steps, with a turn of the event loop after each.
+    let wanted
+    while ((wanted = native.planStep(pathEntries, settings, line, facts)) === true) await nextTurn()
     if (wanted === undefined) return undefined
     await nextTurn()
     await inSlices(wanted.length, (from, to) => pushMessageFacts(facts, pathEntries, wanted, from, to))
@@ -190,7 +204,9 @@ async function prepareCompactionAsync(pathEntries, settings, line) {
     facts.release()
   }
   await nextTurn()
-  return preparationOf(pathEntries, plan, settings)
+  const messages = new Array(plan.summarize.entries.length)
+  await inSlices(messages.length, (from, to) => putMessages(messages, pathEntries, plan.summarize, from, to))
+  return preparationOf(pathEntries, plan, settings, messages)
 }
 
 /**

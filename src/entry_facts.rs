@@ -1,7 +1,7 @@
 //! `EntryFacts`: what `lib/entry-facts.js` read of a `pathEntries` ahead,
 //! chunk by chunk, for `prepareCompaction`'s planner (the core's
 //! `session::facts`, whose docs give the wire formats), and the cut the
-//! planner keeps between `planCut` and `planFinish`.
+//! planner keeps between `planStep` / `planCut` and `planFinish`.
 
 use std::ffi::CStr;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -18,18 +18,29 @@ use crate::js::out::{Arg, Raw};
 use crate::js::view::Cx;
 use prime_compaction_core::error::{Error, Result};
 use prime_compaction_core::js::view::View;
-use prime_compaction_core::plan::prepare::CutPlan;
+use prime_compaction_core::plan::prepare::{CutPlan, CutStart, FoundCut};
 use prime_compaction_core::session::facts::{EntriesChunk, EntryFacts as CoreFacts, MessagesChunk};
 use prime_compaction_core::tokens::estimate::Counter;
 
 /// Facts of this many entries or more are freed off the JS thread.
 const FREE_ELSEWHERE: usize = 16_384;
 
-/// The facts, and the cut `planCut` made from them.
+/// The facts, the steps of the cut made so far, and the cut made.
 #[derive(Default)]
 pub struct State {
     pub facts: CoreFacts,
+    pub stage: Stage,
     pub cut: Option<(CutPlan, Counter)>,
+}
+
+/// How far `planStep` has gone (`prepare_cut`'s steps: `start_cut`,
+/// `find_cut`, `cut_lists`).
+#[derive(Default)]
+pub enum Stage {
+    #[default]
+    NotStarted,
+    Started(CutStart),
+    Found(CutStart, FoundCut),
 }
 
 #[napi]
@@ -83,7 +94,10 @@ impl EntryFacts {
     pub fn new(entries: Option<u32>) -> Self {
         let facts = entries.map_or_else(CoreFacts::new, |n| CoreFacts::with_capacity(n as usize));
         EntryFacts {
-            state: Arc::new(Mutex::new(State { facts, cut: None })),
+            state: Arc::new(Mutex::new(State {
+                facts,
+                ..State::default()
+            })),
         }
     }
 

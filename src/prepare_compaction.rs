@@ -5,7 +5,7 @@ use napi::Env;
 use napi_derive::napi;
 
 use crate::agent_line::line_arg;
-use crate::entry_facts::EntryFacts;
+use crate::entry_facts::{EntryFacts, Stage, State};
 use crate::js::args::arg;
 use crate::js::errors::run;
 use crate::js::out::{Arg, Raw, RawValue};
@@ -13,7 +13,7 @@ use crate::js::view::Cx;
 use prime_compaction_core::error::{Context, Error, Result};
 use prime_compaction_core::plan::file_ops::FileOps;
 use prime_compaction_core::plan::prepare::{
-    finish_plan, prepare_compaction, prepare_cut, Preparation,
+    cut_lists, find_cut, finish_plan, prepare_compaction, start_cut, Preparation,
 };
 use prime_compaction_core::plan::settings::read_settings;
 use prime_compaction_core::session::entries::Entries;
@@ -40,10 +40,25 @@ pub fn prepare_compaction_native(
     })
 }
 
-/// The first part of the plan (as `prepareCompaction` does it), with the
-/// entries' facts: `undefined` where the plan is `undefined`, else the
-/// message entries whose facts `planFinish` reads (a `Uint32Array`), which
-/// `lib/entry-facts.js` can read ahead. The cut is kept in `facts`.
+/// One step of the cut (as `prepareCompaction` makes it), with the
+/// entries' facts, from where the last left off (kept in `facts`): `true`
+/// while steps remain; `undefined` where the plan is `undefined`; else, the
+/// cut made and kept in `facts`, the message entries whose facts
+/// `planFinish` reads (a `Uint32Array`), which `lib/entry-facts.js` can
+/// read ahead. A caller that must not hold the JS thread long yields
+/// between steps.
+#[napi(js_name = "planStep")]
+pub fn plan_step(
+    env: Env,
+    path_entries: Arg,
+    settings: Arg,
+    line: Arg,
+    facts: &EntryFacts,
+) -> napi::Result<RawValue> {
+    plan_steps(env, path_entries, settings, line, facts, false)
+}
+
+/// Every step of the cut left (`planStep` until it is made).
 #[napi(js_name = "planCut")]
 pub fn plan_cut(
     env: Env,
@@ -52,27 +67,56 @@ pub fn plan_cut(
     line: Arg,
     facts: &EntryFacts,
 ) -> napi::Result<RawValue> {
+    plan_steps(env, path_entries, settings, line, facts, true)
+}
+
+fn plan_steps(
+    env: Env,
+    path_entries: Arg,
+    settings: Arg,
+    line: Arg,
+    facts: &EntryFacts,
+    all: bool,
+) -> napi::Result<RawValue> {
     run(&env, |cx| {
         let line = line_arg(cx, &line)?;
         let settings = read_settings(&arg(cx, &settings)?).within("settings")?;
         let array = arg(cx, &path_entries)?;
         let mut state = facts.lock()?;
-        state.cut = None;
-        state.facts.finish();
+        let State { facts, stage, cut } = &mut *state;
+        if matches!(stage, Stage::NotStarted) {
+            *cut = None;
+            facts.finish();
+        }
         let entries = Entries::new(&array, "pathEntries", line)?
             .with_counter(settings.counter)
-            .with_facts(&state.facts);
-        let Some(cut) = prepare_cut(&entries, settings.keep_recent_tokens)? else {
-            return Ok(RawValue(cx.undefined()));
-        };
-        let wanted = cut.message_entries(&entries)?;
-        drop(entries);
-        state.cut = Some((cut, settings.counter));
-        Ok(RawValue(cx.u32_array(&wanted)?))
+            .with_facts(facts);
+        loop {
+            let next = match std::mem::take(stage) {
+                Stage::NotStarted => start_cut(&entries)?.map(Stage::Started),
+                Stage::Started(start) => find_cut(&entries, &start, settings.keep_recent_tokens)?
+                    .map(|found| Stage::Found(start, found)),
+                Stage::Found(start, found) => {
+                    let Some(made) = cut_lists(&entries, &start, &found)? else {
+                        return Ok(RawValue(cx.undefined()));
+                    };
+                    let wanted = made.message_entries(&entries)?;
+                    *cut = Some((made, settings.counter));
+                    return Ok(RawValue(cx.u32_array(&wanted)?));
+                }
+            };
+            let Some(next) = next else {
+                return Ok(RawValue(cx.undefined()));
+            };
+            *stage = next;
+            if !all {
+                return Ok(RawValue(cx.boolean(true)?));
+            }
+        }
     })
 }
 
-/// The plan from the cut `planCut` kept in `facts`, with the message facts
+/// The plan from the cut `planCut` (or the last `planStep`) kept in `facts`, with the message facts
 /// pushed since.
 #[napi(js_name = "planFinish")]
 pub fn plan_finish(

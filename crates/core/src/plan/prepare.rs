@@ -8,12 +8,13 @@
 //! range starts after the projected compaction, edits are applied and
 //! system messages are left out of the summaries.
 
+use std::borrow::Cow;
 use std::ops::Range;
 
 use crate::agent_line::PlanRules;
 use crate::error::{Context, Result};
 use crate::js::view::{Key, View};
-use crate::plan::cut_point::{cut_point, CutEntries, ProjectedEntries, RawEntries};
+use crate::plan::cut_point::{cut_point, CutEntries, CutPoint, ProjectedEntries, RawEntries};
 use crate::plan::file_ops::{extract_nested_call_file_ops, extract_tool_call_file_ops, FileOps};
 use crate::session::context::{read_id, Ids};
 use crate::session::entries::Entries;
@@ -153,31 +154,175 @@ pub fn prepare_cut<V: View>(
     entries: &Entries<V>,
     keep_recent_tokens: f64,
 ) -> Result<Option<CutPlan>> {
+    match start_cut(entries)? {
+        Some(start) => cut_from(entries, &start, keep_recent_tokens),
+        None => Ok(None),
+    }
+}
+
+/// What the cut starts from: the session's projection and the context size
+/// before compaction. A caller that must not hold its thread for long can
+/// make it, yield, then cut ([`cut_from`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CutStart {
+    /// The ids, where they were read here rather than ahead (the facts
+    /// still hold those when the cut is made).
+    ids: Option<Ids>,
+    projection: Projection,
+    tokens_before: f64,
+}
+
+/// The first step of [`prepare_cut`]; `None` where the plan is `None`
+/// (the session ends with a compaction).
+pub fn start_cut<V: View>(entries: &Entries<V>) -> Result<Option<CutStart>> {
     let n = entries.len();
     if n > 0 && entries.kind(n - 1)?.ty == EntryType::Compaction {
         return Ok(None);
     }
     let line = entries.line;
     let ids = Ids::read(entries)?;
-    let ids = &*ids;
-    let projection = project(entries, ids, &line.session)?;
-    let tokens_before = tokens_before(entries, ids, &projection, &line.plan)?;
-    if line.plan.on_projection {
-        let view = ProjectedEntries {
-            entries,
-            projection: &projection,
-            ids,
+    let projection = project(entries, &ids, &line.session)?;
+    let tokens_before = tokens_before(entries, &ids, &projection, &line.plan)?;
+    Ok(Some(CutStart {
+        ids: match ids {
+            Cow::Borrowed(_) => None,
+            Cow::Owned(ids) => Some(ids),
+        },
+        projection,
+        tokens_before,
+    }))
+}
+
+/// Runs `$body` with `$ids` and `$view` bound to the start's ids and the
+/// view the line plans on: the projection (1.6) or the raw entries (0.78).
+/// (A macro, so that each view's calls are static.)
+macro_rules! on_view {
+    ($entries:expr, $start:expr, |$ids:ident, $view:ident| $body:expr) => {{
+        let entries = $entries;
+        let start: &CutStart = $start;
+        let ids = match &start.ids {
+            Some(ids) => Cow::Borrowed(ids),
+            None => Ids::read(entries)?,
         };
-        plan(entries, ids, &view, tokens_before, keep_recent_tokens)
-    } else {
-        plan(
-            entries,
-            ids,
-            &RawEntries { entries },
-            tokens_before,
-            keep_recent_tokens,
-        )
+        let $ids: &Ids = &ids;
+        if entries.line.plan.on_projection {
+            let $view = &ProjectedEntries {
+                entries,
+                projection: &start.projection,
+                ids: $ids,
+            };
+            $body
+        } else {
+            let $view = &RawEntries { entries };
+            $body
+        }
+    }};
+}
+
+/// The rest of [`prepare_cut`], from its start (made by [`start_cut`] on
+/// the same entries): [`find_cut`], then [`cut_lists`].
+pub fn cut_from<V: View>(
+    entries: &Entries<V>,
+    start: &CutStart,
+    keep_recent_tokens: f64,
+) -> Result<Option<CutPlan>> {
+    match find_cut(entries, start, keep_recent_tokens)? {
+        Some(found) => cut_lists(entries, start, &found),
+        None => Ok(None),
     }
+}
+
+/// Where the plan cuts, before its lists of messages are made
+/// ([`find_cut`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FoundCut {
+    previous: Option<usize>,
+    boundary_start: usize,
+    cut: CutPoint,
+    first_kept: usize,
+}
+
+/// The second step of [`prepare_cut`]: the cut point, from the start;
+/// `None` where the plan is `None` (no entry with an id to keep).
+pub fn find_cut<V: View>(
+    entries: &Entries<V>,
+    start: &CutStart,
+    keep_recent_tokens: f64,
+) -> Result<Option<FoundCut>> {
+    on_view!(entries, start, |ids, view| {
+        let (previous, boundary_start) = view.previous_and_start(ids)?;
+        let cut = cut_point(view, boundary_start, view.len(), keep_recent_tokens)?;
+        let first_kept = (cut.first_kept_entry_index < view.len())
+            .then(|| view.source(cut.first_kept_entry_index));
+        let Some(first_kept) = first_kept else {
+            return Ok(None);
+        };
+        match &ids.ids[first_kept] {
+            Some(id) if !id.is_empty() => {}
+            _ => return Ok(None),
+        }
+        Ok(Some(FoundCut {
+            previous,
+            boundary_start,
+            cut,
+            first_kept,
+        }))
+    })
+}
+
+/// The last step of [`prepare_cut`]: the messages summarized and those of
+/// the split turn's prefix, from the cut [`find_cut`] found; `None` where
+/// the line gives `undefined` for nothing to summarize.
+pub fn cut_lists<V: View>(
+    entries: &Entries<V>,
+    start: &CutStart,
+    found: &FoundCut,
+) -> Result<Option<CutPlan>> {
+    let FoundCut {
+        previous,
+        boundary_start,
+        cut,
+        first_kept,
+    } = *found;
+    let line = entries.line;
+    let (summarize, turn_prefix) = on_view!(entries, start, |_ids, view| {
+        let history_end = match (cut.is_split_turn, cut.turn_start_index) {
+            (true, Some(start)) => start,
+            _ => cut.first_kept_entry_index,
+        };
+        let mut summarize = Vec::new();
+        view.summarized(boundary_start..history_end, &mut summarize)?;
+        let mut turn_prefix = Vec::new();
+        if cut.is_split_turn {
+            view.summarized(history_end..cut.first_kept_entry_index, &mut turn_prefix)?;
+        }
+        (summarize, turn_prefix)
+    });
+    if line.plan.undefined_when_nothing_to_summarize
+        && summarize.is_empty()
+        && turn_prefix.is_empty()
+    {
+        return Ok(None);
+    }
+
+    // The previous compaction's recorded files come first in the Sets. Its
+    // `details` is typed `unknown`, so its lists may hold any JS values: the
+    // plan only says which entry seeds the Sets, and the caller copies them.
+    let details_from = match previous {
+        Some(p) => entries.with_entry(p, |e| {
+            Ok((!e.get(Key::FromHook)?.truthy() && e.get(Key::Details)?.truthy()).then_some(p))
+        })?,
+        None => None,
+    };
+    Ok(Some(CutPlan {
+        first_kept_entry_index: first_kept,
+        is_split_turn: cut.is_split_turn,
+        tokens_before: start.tokens_before,
+        summarize,
+        turn_prefix,
+        previous_compaction: previous,
+        details_from,
+    }))
 }
 
 /// The context size before compaction: `estimateContextTokens` of the
@@ -207,64 +352,6 @@ fn tokens_before<V: View>(
         Ok(usage_entry.map_or(-1, |i| i as i64) > stale_from.map_or(-1, |i| i as i64))
     })?;
     Ok(estimate.tokens)
-}
-
-fn plan<V: View, P: PlanView>(
-    entries: &Entries<V>,
-    ids: &Ids,
-    view: &P,
-    tokens_before: f64,
-    keep_recent_tokens: f64,
-) -> Result<Option<CutPlan>> {
-    let line = entries.line;
-    let (previous, boundary_start) = view.previous_and_start(ids)?;
-    let cut = cut_point(view, boundary_start, view.len(), keep_recent_tokens)?;
-
-    let first_kept =
-        (cut.first_kept_entry_index < view.len()).then(|| view.source(cut.first_kept_entry_index));
-    let Some(first_kept) = first_kept else {
-        return Ok(None);
-    };
-    match &ids.ids[first_kept] {
-        Some(id) if !id.is_empty() => {}
-        _ => return Ok(None),
-    }
-
-    let history_end = match (cut.is_split_turn, cut.turn_start_index) {
-        (true, Some(start)) => start,
-        _ => cut.first_kept_entry_index,
-    };
-    let mut summarize = Vec::new();
-    view.summarized(boundary_start..history_end, &mut summarize)?;
-    let mut turn_prefix = Vec::new();
-    if cut.is_split_turn {
-        view.summarized(history_end..cut.first_kept_entry_index, &mut turn_prefix)?;
-    }
-    if line.plan.undefined_when_nothing_to_summarize
-        && summarize.is_empty()
-        && turn_prefix.is_empty()
-    {
-        return Ok(None);
-    }
-
-    // The previous compaction's recorded files come first in the Sets. Its
-    // `details` is typed `unknown`, so its lists may hold any JS values: the
-    // plan only says which entry seeds the Sets, and the caller copies them.
-    let details_from = match previous {
-        Some(p) => entries.with_entry(p, |e| {
-            Ok((!e.get(Key::FromHook)?.truthy() && e.get(Key::Details)?.truthy()).then_some(p))
-        })?,
-        None => None,
-    };
-    Ok(Some(CutPlan {
-        first_kept_entry_index: first_kept,
-        is_split_turn: cut.is_split_turn,
-        tokens_before,
-        summarize,
-        turn_prefix,
-        previous_compaction: previous,
-        details_from,
-    }))
 }
 
 /// The plan before its messages are read: where it cuts, and which
