@@ -218,8 +218,8 @@ export declare function newSessionId(): string
 export declare function planCut(pathEntries: Arg, settings: Arg, line: Arg, facts: EntryFacts): RawValue
 
 /**
- * The plan from the cut `planCut` (or the last `planStep`) kept in `facts`, with the message facts
- * pushed since.
+ * The plan from the cut `planCut` (or the last `planStep`) kept in
+ * `facts`, with the message facts pushed since.
  */
 export declare function planFinish(pathEntries: Arg, line: Arg, facts: EntryFacts): RawValue
 

@@ -116,6 +116,12 @@ test('a run killed with SIGKILL and resumed from SOAK_STATE ends as one run, wit
   const finished = JSON.parse(fs.readFileSync(stateFile, 'utf8'))
   expect([...finished.done].sort((a, b) => a - b)).toEqual([0, 25, 50, 75, 100, 125, 150, 175])
 
+  // A finished run started again reports again, as the same two parts.
+  const again = await soak(stateEnv)
+  expect({ code: again.code, last: again.last }).toEqual({ code: 0, last: '200 passed, 0 failed' })
+  expect(again.stdout).toMatch(/in 2 parts/)
+  expect(JSON.parse(fs.readFileSync(stateFile, 'utf8'))).toEqual(finished)
+
   // Another size, or other code under test, is another run.
   const otherSize = await soak({ ...stateEnv, SOAK_SESSIONS: '100' })
   expect({ code: otherSize.code, last: otherSize.last }).toEqual({ code: 2, last: '' })

@@ -171,11 +171,13 @@ const nextTurn = () => new Promise((resolve) => setImmediate(resolve))
 
 /**
  * prepareCompaction as a Promise: as the synchronous call, with each pass
- * of lib/entry-facts.js in slices of about ASYNC_SLICE_MS and the event
- * loop running between them, and what needs the facts only on the libuv
- * pool. Left on the JS thread in one piece: the cut (it reads the last few
- * entries, whose tokens it counts) and the plan from the facts. Do not
- * change the entries until it settles.
+ * of lib/entry-facts.js and the result's summarized messages in slices of
+ * about ASYNC_SLICE_MS and the event loop running between them, and what
+ * needs the facts only on the libuv pool. Each step of the cut (planStep)
+ * and the plan from the facts (planFinish) run on the JS thread in one
+ * piece each, a turn of the loop apart (the cut reads the last few
+ * entries, whose tokens it counts). Do not change the entries until it
+ * settles.
  */
 async function prepareCompactionAsync(pathEntries, settings, line) {
   if (!Array.isArray(pathEntries) || pathEntries.length > MAX_FACTS) return prepareCompaction(pathEntries, settings, line)

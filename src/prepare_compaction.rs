@@ -116,8 +116,8 @@ fn plan_steps(
     })
 }
 
-/// The plan from the cut `planCut` (or the last `planStep`) kept in `facts`, with the message facts
-/// pushed since.
+/// The plan from the cut `planCut` (or the last `planStep`) kept in
+/// `facts`, with the message facts pushed since.
 #[napi(js_name = "planFinish")]
 pub fn plan_finish(
     env: Env,

@@ -60,7 +60,8 @@ function loadState(file, identity) {
     const what = differs.map((key) => `${key}: ${JSON.stringify(state.identity && state.identity[key])} in the file, ${JSON.stringify(identity[key])} now`).join('; ')
     throw new Error(`SOAK_STATE ${file} belongs to another run (${what}); remove it to start a new run`)
   }
-  state.resumes += 1
+  // A finished run started again only reports again.
+  if (state.passed + state.failed < identity.sessions) state.resumes += 1
   return { state, resumed: true }
 }
 
