@@ -214,25 +214,23 @@ export declare function messageShapes(): RawValue
  */
 export declare function newSessionId(): string
 
-/** Every step of the cut left (`planStep` until it is made). */
-export declare function planCut(pathEntries: Arg, settings: Arg, line: Arg, facts: EntryFacts): RawValue
+/**
+ * The cut (as `prepareCompaction` makes it), with the entries' facts,
+ * from where an earlier call left off (kept in `facts`): `undefined`
+ * where the plan is `undefined`; else, the cut made and kept in `facts`,
+ * the message entries whose facts `planFinish` reads (a `Uint32Array`),
+ * which `lib/entry-facts.js` can read ahead. With `oneStep`, it makes one
+ * of the cut's steps (`start_cut`, `find_cut`, `cut_lists`) and gives
+ * `true` while steps remain: a caller that must not hold the JS thread
+ * long yields between them.
+ */
+export declare function planCut(pathEntries: Arg, settings: Arg, line: Arg, facts: EntryFacts, oneStep?: boolean | undefined | null): RawValue
 
 /**
- * The plan from the cut `planCut` (or the last `planStep`) kept in
- * `facts`, with the message facts pushed since.
+ * The plan from the cut `planCut` kept in `facts`, with the message
+ * facts pushed since.
  */
 export declare function planFinish(pathEntries: Arg, line: Arg, facts: EntryFacts): RawValue
-
-/**
- * One step of the cut (as `prepareCompaction` makes it), with the
- * entries' facts, from where the last left off (kept in `facts`): `true`
- * while steps remain; `undefined` where the plan is `undefined`; else, the
- * cut made and kept in `facts`, the message entries whose facts
- * `planFinish` reads (a `Uint32Array`), which `lib/entry-facts.js` can
- * read ahead. A caller that must not hold the JS thread long yields
- * between steps.
- */
-export declare function planStep(pathEntries: Arg, settings: Arg, line: Arg, facts: EntryFacts): RawValue
 
 /**
  * The plan for `prepareBranchEntries` as the agent line does it: the

@@ -80,7 +80,7 @@ describe('prepareCompactionAsync', () => {
     // the next step must find it run (a step that follows one in the same
     // turn of the loop, as after a libuv pool task resolves, would not).
     const native = require('../binding.js')
-    const steps = ['planStep', 'planFinish']
+    const steps = ['planCut', 'planFinish']
     const saved = steps.map((name) => native[name])
     const seen = []
     let due = null
@@ -109,7 +109,7 @@ describe('prepareCompactionAsync', () => {
       steps.forEach((name, k) => (native[name] = saved[k]))
     }
     // The cut's three steps (the projection, the cut point, the lists), then the plan.
-    expect(seen).toEqual(['planStep then a timer', 'planStep then a timer', 'planStep then a timer', 'planFinish then a timer'])
+    expect(seen).toEqual(['planCut then a timer', 'planCut then a timer', 'planCut then a timer', 'planFinish then a timer'])
   })
 
   test('nothing to do and empty sessions resolve to undefined, as the synchronous call returns', async () => {

@@ -173,7 +173,7 @@ const nextTurn = () => new Promise((resolve) => setImmediate(resolve))
  * prepareCompaction as a Promise: as the synchronous call, with each pass
  * of lib/entry-facts.js and the result's summarized messages in slices of
  * about ASYNC_SLICE_MS and the event loop running between them, and what
- * needs the facts only on the libuv pool. Each step of the cut (planStep)
+ * needs the facts only on the libuv pool. Each step of the cut (planCut)
  * and the plan from the facts (planFinish) run on the JS thread in one
  * piece each, a turn of the loop apart (the cut reads the last few
  * entries, whose tokens it counts). Do not change the entries until it
@@ -197,7 +197,7 @@ async function prepareCompactionAsync(pathEntries, settings, line) {
     await nextTurn()
     // The cut in steps, with a turn of the event loop after each.
     let wanted
-    while ((wanted = native.planStep(pathEntries, settings, line, facts)) === true) await nextTurn()
+    while ((wanted = native.planCut(pathEntries, settings, line, facts, true)) === true) await nextTurn()
     if (wanted === undefined) return undefined
     await nextTurn()
     await inSlices(wanted.length, (from, to) => pushMessageFacts(facts, pathEntries, wanted, from, to))

@@ -1,7 +1,7 @@
 //! `EntryFacts`: what `lib/entry-facts.js` read of a `pathEntries` ahead,
 //! chunk by chunk, for `prepareCompaction`'s planner (the core's
 //! `session::facts`, whose docs give the wire formats), and the cut the
-//! planner keeps between `planStep` / `planCut` and `planFinish`.
+//! planner keeps between `planCut` and `planFinish`.
 
 use std::ffi::CStr;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -33,8 +33,8 @@ pub struct State {
     pub cut: Option<(CutPlan, Counter)>,
 }
 
-/// How far `planStep` has gone (`prepare_cut`'s steps: `start_cut`,
-/// `find_cut`, `cut_lists`).
+/// How far `planCut` has gone, one step a call (`prepare_cut`'s steps:
+/// `start_cut`, `find_cut`, `cut_lists`).
 #[derive(Default)]
 pub enum Stage {
     #[default]

@@ -40,25 +40,14 @@ pub fn prepare_compaction_native(
     })
 }
 
-/// One step of the cut (as `prepareCompaction` makes it), with the
-/// entries' facts, from where the last left off (kept in `facts`): `true`
-/// while steps remain; `undefined` where the plan is `undefined`; else, the
-/// cut made and kept in `facts`, the message entries whose facts
-/// `planFinish` reads (a `Uint32Array`), which `lib/entry-facts.js` can
-/// read ahead. A caller that must not hold the JS thread long yields
-/// between steps.
-#[napi(js_name = "planStep")]
-pub fn plan_step(
-    env: Env,
-    path_entries: Arg,
-    settings: Arg,
-    line: Arg,
-    facts: &EntryFacts,
-) -> napi::Result<RawValue> {
-    plan_steps(env, path_entries, settings, line, facts, false)
-}
-
-/// Every step of the cut left (`planStep` until it is made).
+/// The cut (as `prepareCompaction` makes it), with the entries' facts,
+/// from where an earlier call left off (kept in `facts`): `undefined`
+/// where the plan is `undefined`; else, the cut made and kept in `facts`,
+/// the message entries whose facts `planFinish` reads (a `Uint32Array`),
+/// which `lib/entry-facts.js` can read ahead. With `oneStep`, it makes one
+/// of the cut's steps (`start_cut`, `find_cut`, `cut_lists`) and gives
+/// `true` while steps remain: a caller that must not hold the JS thread
+/// long yields between them.
 #[napi(js_name = "planCut")]
 pub fn plan_cut(
     env: Env,
@@ -66,18 +55,9 @@ pub fn plan_cut(
     settings: Arg,
     line: Arg,
     facts: &EntryFacts,
+    one_step: Option<bool>,
 ) -> napi::Result<RawValue> {
-    plan_steps(env, path_entries, settings, line, facts, true)
-}
-
-fn plan_steps(
-    env: Env,
-    path_entries: Arg,
-    settings: Arg,
-    line: Arg,
-    facts: &EntryFacts,
-    all: bool,
-) -> napi::Result<RawValue> {
+    let all = !one_step.unwrap_or(false);
     run(&env, |cx| {
         let line = line_arg(cx, &line)?;
         let settings = read_settings(&arg(cx, &settings)?).within("settings")?;
@@ -116,8 +96,8 @@ fn plan_steps(
     })
 }
 
-/// The plan from the cut `planCut` (or the last `planStep`) kept in
-/// `facts`, with the message facts pushed since.
+/// The plan from the cut `planCut` kept in `facts`, with the message
+/// facts pushed since.
 #[napi(js_name = "planFinish")]
 pub fn plan_finish(
     env: Env,
