@@ -37,7 +37,7 @@ test('the flat form, the recipe, the entry path and the entry facts keep the num
     LONG_JSON: 64,
   })
   expect(BOUNDARY.recipe).toEqual({ OP_HEAD: -1, OP_LABEL_BASE: -2 })
-  expect(BOUNDARY.entryPath).toEqual({ SAME: -3, NOT_READ: -2, NOT_STRING: -1 })
+  expect(BOUNDARY.entryPath).toEqual({ THREW: -4, SAME: -3, NOT_READ: -2, NOT_STRING: -1, TARGET_STEPS: 64 })
   expect(BOUNDARY.entryFacts).toEqual({
     ID_NOT_READ: 0,
     ID_ABSENT: 1,

@@ -122,9 +122,11 @@ describe('the read-ahead entry path', () => {
     const log = []
     const session = loggingSession(specs, log)
     const form = readEntryPath(session, 'e49', 't')
-    expect(Object.keys(form)).toEqual(['getEntry', 'entries', 'others', 'codes', 'ids', 'codeBuffer'])
-    expect(form.entries.length).toBe(50)
-    expect(Array.from(form.codes.subarray(0, 4))).toEqual([-3, 3, -3, 3]) // own id === the id looked up; parent "e48"
+    expect(Object.keys(form)).toEqual(['getEntry', 'entries', 'others', 'codes', 'ids', 'targetSteps', 'codeBuffer'])
+    // The target's 22 steps (t, e20 … e0), then the old branch from e49 down to e20, where it meets them.
+    expect([form.targetSteps, form.entries.length]).toEqual([22, 22 + 30])
+    expect(Array.from(form.codes.subarray(0, 4))).toEqual([-3, 3, -3, 3]) // own id === the id looked up; parent "e20"
+    expect(Array.from(form.codes.subarray(44, 48))).toEqual([-3, 3, -3, 3]) // e49, parent "e48"
     const r = ours.collectEntriesForBranchSummary(session, 'e49', 't')
     expect(r.commonAncestorId).toBe('e20')
     expect(r.entries.map((e) => e.id)).toEqual(Array.from({ length: 29 }, (_, i) => `e${i + 21}`))
@@ -201,6 +203,39 @@ describe('the read-ahead entry path', () => {
     for (let throwAt = 0; throwAt < 9; throwAt++) expectSame(specs, 'e5', 't', { throwAt })
   })
 
+  test('a target further than its first steps: a throw or a cycle among them, held or thrown as the native walk does', () => {
+    // e0 … e99, and a side branch s0 … s79 off e50: the target s79 is 80 steps from the fork.
+    const specs = chain(100)
+    for (let j = 0; j < 80; j++) specs[`s${j}`] = { id: `s${j}`, parentId: j === 0 ? 'e50' : `s${j - 1}` }
+    for (const target of ['s79', 's10']) {
+      for (const throwAt of [-1, 0, 1, 30, 63, 64, 65, 100, 120, 200]) {
+        expectSame(specs, 'e99', target, { throwAt })
+        expectSame(specs, 'e60', target, { throwAt })
+      }
+    }
+    // s10's first steps reach e50 at the 12th call and go on to e0: a throw past the fork is
+    // held and dropped once the old branch meets e50; one before the fork is thrown.
+    expect(expectSame(specs, 'e99', 's10', { throwAt: 30 }).commonAncestorId).toBe('e50')
+    expect(expectSame(specs, 'e99', 's10', { throwAt: 5 }).message).toBe('getEntry failed at call 5')
+    // s79's first 64 steps stop at s16: the old branch is walked to its root, then the target's path goes on.
+    expect(expectSame(specs, 'e99', 's79').entries.length).toBe(49)
+    expect(expectSame(specs, 'e99', 's79', { throwAt: 100 }).message).toBe('getEntry failed at call 100')
+    // A getter that throws among the target's first steps, and one past them.
+    for (const at of ['s70', 's20', 'e55', 'e50', 'e20']) {
+      const odd = { ...specs, [at]: { ...specs[at], getters: true, throwing: 'parentId' } }
+      expectSame(odd, 'e99', 's79')
+      expectSame(odd, 'e60', 's79')
+      expectSame(odd, 'e99', 's10')
+    }
+    // A cycle among the target's first steps, and past them.
+    for (const [at, to] of [['s30', 's35'], ['s5', 's60'], ['e40', 'e45']]) {
+      const odd = { ...specs, [at]: { id: at, parentId: to } }
+      expectSame(odd, 'e99', 's79')
+      expectSame(odd, 'e45', 's79')
+      expectSame(odd, 'e99', 's40')
+    }
+  })
+
   test('long cycles and long chains', () => {
     const cycle = chain(300)
     cycle.e0 = { id: 'e0', parentId: 'e299' }
@@ -212,21 +247,19 @@ describe('the read-ahead entry path', () => {
   })
 
   test('ids past the pass’s limit of units: it stops, the native walk reads on, same answer and calls', () => {
-    // The limit is 2 ** 27 units; here 20, so that the walk crosses it with short ids.
+    // The limit is 2 ** 27 units; here a few, so that the walk crosses it with short ids:
+    // in the target's steps (28 units: its parents "entry-3" to "entry-0"), or past them on the old branch.
     const specs = { ...chain(12, 'entry-'), t: { id: 't', parentId: 'entry-3' } }
-    for (const limit of [1, 7, 20, 64]) {
+    const whole = readEntryPath(loggingSession(specs, []), 'entry-11', 't')
+    // The target's 5 steps (t, entry-3 … entry-0), then the old branch from entry-11 until it meets entry-3.
+    expect([whole.targetSteps, whole.entries.length]).toEqual([5, 14])
+    for (const limit of [1, 7, 20, 28, 30, 40]) {
       const log = []
       const session = loggingSession(specs, log)
       const form = readEntryPath(session, 'entry-11', 't', limit)
-      // Steps are taken while the parents' units read so far are under the limit.
-      let steps = 0
-      for (let i = 11, units = 0; i >= 0 && units < limit; i--) {
-        steps++
-        if (i > 0) units += `entry-${i - 1}`.length
-      }
-      expect(steps).toBeLessThan(12) // the limit is reached: the native walk reads the rest
-      expect(form.entries.length).toBe(steps)
+      expect(form.entries.length).toBeLessThan(14) // the limit is reached: the native walk reads the rest
       expect(form.ids.length).toBeGreaterThanOrEqual(limit)
+      expect(form.targetSteps).toBe(limit <= 28 ? Math.ceil(limit / 7) : 5)
       // As lib/api.js takes it: the entries, or how many of the form's.
       const viaForm = outcome(() => {
         const r = binding.collectEntriesForBranchSummary(session, 'entry-11', 't', form)

@@ -1,40 +1,52 @@
 'use strict'
-// The old branch of collectEntriesForBranchSummary, read ahead in one JS
-// pass (readEntryPath): from oldLeafId, `session.getEntry(id)`, then that
+// The two paths of collectEntriesForBranchSummary, read ahead in one JS
+// pass (readEntryPath): the target's first TARGET_STEPS entries, then the
+// old branch from oldLeafId. A step is `session.getEntry(id)`, then that
 // entry's `id` and `parentId`, then the parent's entry, and so on, making
 // the very calls and reads the native walk makes, in its order. A call from
 // native code into getEntry and each property read there is an N-API call
 // of 50 to 100 ns; here they are JIT-compiled. The native walk
-// (src/branch_summary.rs) takes each step from this form while it follows
-// the same path, and reads on natively where the pass stopped, so every
-// rule (which ids end the path, what is an error, cycles) stays there.
+// (src/branch_summary.rs, the rules in crates/core/src/plan/branch_summary.rs)
+// takes each step from this form while it follows the same path, and reads
+// on natively where the pass stopped, so every rule (which ids end a path,
+// which entry is shared, what is an error, cycles) stays there.
 //
-// The pass stops at the first step it cannot hand over as a string: an
-// entry whose `id` is not a string (its entry and id are handed over, for
-// the native side to judge), or a `parentId` that is not a non-empty
-// string (handed over too). It also stops before an id it has looked up
-// already (Brent's check, as the native walk keeps it), so a cycle is left
-// for the native walk to find, after MAX_STEPS steps, and once the ids read
-// reach MAX_ID_UNITS (a quarter of V8's longest string: the next step's
-// two ids still fit unless one alone is longer than that). A call that
-// throws throws here, at the same call the native walk would have made.
+// A path's reading stops at the first step the pass cannot hand over as a
+// string: an entry whose `id` is not a string (its entry and id are handed
+// over, for the native side to judge), or a `parentId` that is not a
+// non-empty string (handed over too). It also stops before an id it has
+// looked up already (Brent's check, as the native walk keeps it), so a
+// cycle is left for the native walk to find. The target's path stops after
+// TARGET_STEPS steps, and a step of it that throws is handed over (THREW)
+// rather than thrown: the native walk throws it only if the old branch
+// never meets the target's steps. The old branch stops where the native
+// walk stops it: at the first step looked up by the id of the entry it
+// shares with the target's steps. A call on the old branch that throws
+// throws here, at the same call the native walk would have made. The pass
+// ends after MAX_STEPS steps, and once the ids read reach MAX_ID_UNITS (a
+// quarter of V8's longest string: the next step's two ids still fit unless
+// one alone is longer than that); the native walk reads on from there.
 //
-// The form is `{ getEntry, entries, others, codes, ids }`: `getEntry` as
-// read from the session (the native side reads it no more), `entries[k]`
-// what step k's getEntry call gave, two codes per step, and `ids`, the ids
-// read as one string (joined, which is far cheaper here than copying their
-// units one by one; the native side reads it in one call). The first code
-// is about the entry's id: SAME when it is the id looked up (`===`),
+// The form is `{ getEntry, entries, others, codes, ids, targetSteps }`:
+// `getEntry` as read from the session (the native side reads it no more),
+// `entries[k]` what step k's getEntry call gave (the target's
+// `targetSteps` steps first), two codes per step, and `ids`, the ids read as
+// one string (joined, which is far cheaper here than copying their units
+// one by one; the native side reads it in one call). The first code is
+// about the entry's id: SAME when it is the id looked up (`===`),
 // NOT_STRING when it is not a string (then it is the next element of
-// `others`), or its length in UTF-16 units (its units come next in `ids`).
-// The second is about its parentId: NOT_STRING (it is the next element of
-// `others`), NOT_READ (the id was not a string), or its length, its units
-// next in `ids`.
+// `others`), THREW (what was thrown is the next element of `others`), or
+// its length in UTF-16 units (its units come next in `ids`). The second is
+// about its parentId: NOT_STRING (it is the next element of `others`),
+// NOT_READ (the id was not a string, or the step threw), or its length, its
+// units next in `ids`.
 
+const THREW = -4
 const SAME = -3
 const NOT_READ = -2
 const NOT_STRING = -1
-require('./codes.js').checkCodes('entryPath', { SAME, NOT_READ, NOT_STRING })
+const TARGET_STEPS = 64
+require('./codes.js').checkCodes('entryPath', { THREW, SAME, NOT_READ, NOT_STRING, TARGET_STEPS })
 
 // Past this many steps, or this many units of ids, the native walk reads on alone.
 const MAX_STEPS = 2 ** 24
@@ -59,18 +71,97 @@ function readEntryPath(session, oldLeafId, targetId, maxIdUnits = MAX_ID_UNITS) 
   if (session === null || (typeof session !== 'object' && typeof session !== 'function')) return undefined
   const getEntry = session.getEntry
   if (typeof getEntry !== 'function') return { getEntry }
+  const form = { getEntry, entries: [], others: [], codes: null, ids: '', targetSteps: 0, codeBuffer: null }
   let codes = spareCodes ?? new Int32Array(4096)
   spareCodes = null
-  const entries = []
-  const others = []
-  let ids = ''
   let n = 0
-  let id = oldLeafId
+  const entries = form.entries
+  const others = form.others
+  let ids = ''
+  // The target's first steps, and the ids of their entries.
+  const nearTarget = new Set()
+  let whole = true
+  if (targetId) {
+    let id = targetId
+    let saved = null
+    let power = 1
+    let steps = 0
+    whole = false
+    for (let k = 0; k < TARGET_STEPS; k++) {
+      if (id === saved) {
+        whole = true
+        break
+      }
+      if (ids.length >= maxIdUnits) break
+      if (++steps === power) {
+        saved = id
+        power *= 2
+        steps = 0
+      }
+      if (n + 2 > codes.length) codes = grown(codes, n + 2)
+      let entry
+      let own
+      let parent
+      try {
+        entry = Reflect.apply(getEntry, session, [id])
+        own = entry === null || entry === undefined ? undefined : entry.id
+        if (typeof own === 'string') parent = entry.parentId
+      } catch (error) {
+        entries.push(undefined)
+        others.push(error)
+        codes[n] = THREW
+        codes[n + 1] = NOT_READ
+        n += 2
+        whole = true
+        break
+      }
+      entries.push(entry)
+      if (typeof own !== 'string') {
+        others.push(own)
+        codes[n] = NOT_STRING
+        codes[n + 1] = NOT_READ
+        n += 2
+        whole = true
+        break
+      }
+      if (own === id) {
+        codes[n] = SAME
+      } else {
+        codes[n] = own.length
+        ids += own
+      }
+      if (typeof parent !== 'string') {
+        others.push(parent)
+        codes[n + 1] = NOT_STRING
+        n += 2
+        // A truthy parentId that is not a string is the step's error: its id is not counted.
+        if (!parent) nearTarget.add(own)
+        whole = true
+        break
+      }
+      nearTarget.add(own)
+      codes[n + 1] = parent.length
+      n += 2
+      ids += parent
+      if (parent === '') {
+        whole = true
+        break
+      }
+      id = parent
+      if (k === TARGET_STEPS - 1) whole = true
+    }
+    form.targetSteps = n / 2
+  }
+  // The old branch, unless the target's steps were cut short by the limit:
+  // the native walk reads on from there.
+  let id = whole ? oldLeafId : null
+  let shared = null
+  const lookedUpAs = []
   // Brent's cycle check over the ids looked up.
   let saved = null
   let power = 1
   let steps = 0
-  for (let k = 0; k < MAX_STEPS && id !== saved && ids.length < maxIdUnits; k++) {
+  for (let k = form.targetSteps; k < MAX_STEPS && id !== null && id !== saved && ids.length < maxIdUnits; k++) {
     if (++steps === power) {
       saved = id
       power *= 2
@@ -87,11 +178,18 @@ function readEntryPath(session, oldLeafId, targetId, maxIdUnits = MAX_ID_UNITS) 
       n += 2
       break
     }
+    // The walk's stop (crates/core/src/plan/branch_summary.rs): the first
+    // entry of the target's steps met is the shared one; the walk ends at
+    // the first step looked up by its id.
+    const met = shared === null && nearTarget.has(own)
+    if (met) shared = own
+    const stop = shared !== null && (id === shared || (met && lookedUpAs.includes(shared)))
     if (own === id) {
       codes[n] = SAME
     } else {
       codes[n] = own.length
       ids += own
+      lookedUpAs.push(id)
     }
     const parent = entry.parentId
     if (typeof parent !== 'string') {
@@ -103,10 +201,13 @@ function readEntryPath(session, oldLeafId, targetId, maxIdUnits = MAX_ID_UNITS) 
     codes[n + 1] = parent.length
     n += 2
     ids += parent
-    if (parent === '') break
+    if (parent === '' || stop) break
     id = parent
   }
-  return { getEntry, entries, others, codes: codes.subarray(0, n), ids, codeBuffer: codes }
+  form.codes = codes.subarray(0, n)
+  form.ids = ids
+  form.codeBuffer = codes
+  return form
 }
 
 /** A typed array like `array` with its elements and room for at least `need`. */
@@ -123,9 +224,9 @@ function releaseEntryPath(path) {
   if (codes.length <= KEEP_MAX) spareCodes = codes
 }
 
-/** The first `count` entries the pass met, root-first. */
+/** The first `count` entries the pass met on the old branch, root-first. */
 function entriesOfPath(path, count) {
-  return path.entries.slice(0, count).reverse()
+  return path.entries.slice(path.targetSteps, path.targetSteps + count).reverse()
 }
 
 module.exports = { readEntryPath, releaseEntryPath, entriesOfPath }

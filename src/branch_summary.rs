@@ -22,13 +22,15 @@ use prime_compaction_core::plan::branch_summary::{
 };
 use prime_compaction_core::session::entries::Entries;
 
-/// The caller's session, read through `session.getEntry`, and the old
-/// branch as lib/entry-path.js read it ahead, if it did.
+/// The caller's session, read through `session.getEntry`, and the two
+/// paths as lib/entry-path.js read them ahead, if it did.
 struct JsSession<'c> {
     cx: &'c Cx,
     session: Raw,
     get_entry: Raw,
     ahead: Option<ReadAhead<'c>>,
+    /// What a step of the target's path threw, while the walk holds it.
+    thrown: Option<Raw>,
 }
 
 /// Code units of an id: a run of the read-ahead path's `ids` string (the
@@ -99,17 +101,20 @@ enum EntryRef {
 }
 
 // Codes of lib/entry-path.js.
-use crate::js::codes::entry_path::{NOT_READ, NOT_STRING, SAME};
+use crate::js::codes::entry_path::{NOT_READ, NOT_STRING, SAME, THREW};
 
-/// The old branch as lib/entry-path.js read it: `{ getEntry, entries,
-/// others, codes, ids }` (documented there). Its steps are handed to the walk
-/// while it asks for them in order; once it asks for anything else, every
-/// later read is made here.
+/// The two paths as lib/entry-path.js read them: `{ getEntry, entries,
+/// others, codes, ids, targetSteps }` (documented there), the target's
+/// steps first. Its steps are handed to the walk while it asks for them in
+/// order; once it asks for anything else, every later read is made here.
 struct ReadAhead<'c> {
     entries: Raw,
     others: Raw,
     codes: &'c [i32],
     units: &'c [u16],
+    /// Steps of the target's path, which the old branch's follow.
+    target_steps: u32,
+    old_leaf: JsId<'c>,
     /// The next step, its first code and unit, and its element of `others`.
     step: u32,
     at: usize,
@@ -178,22 +183,50 @@ fn element(cx: &Cx, array: Raw, index: u32) -> Result<Raw> {
 }
 
 impl<'c> ReadAhead<'c> {
-    /// `{ getEntry, entries, others, codes, ids }` with `ids` read into
-    /// `units`, and the first step looked up by `old_leaf`.
-    fn new(cx: &'c Cx, form: Raw, units: &'c [u16], old_leaf: &JsId<'c>) -> Result<ReadAhead<'c>> {
+    /// The form with `ids` read into `units`: its first step looked up by
+    /// `target` (by `old_leaf` when it has no steps of the target's path).
+    fn new(
+        cx: &'c Cx,
+        form: Raw,
+        units: &'c [u16],
+        old_leaf: &JsId<'c>,
+        target: Option<&JsId<'c>>,
+    ) -> Result<ReadAhead<'c>> {
         let codes = form_field(cx, form, c"codes")?;
+        let target_steps = cx
+            .wrap(form_field(cx, form, c"targetSteps")?)?
+            .number()
+            .filter(|n| n.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(n))
+            .ok_or_else(malformed)? as u32;
+        let expect = match (target_steps, target) {
+            (0, _) => old_leaf.clone(),
+            (_, Some(target)) => target.clone(),
+            (_, None) => return Err(malformed()),
+        };
         Ok(ReadAhead {
             entries: form_field(cx, form, c"entries")?,
             others: form_field(cx, form, c"others")?,
             codes: typed_array_slice::<i32>(cx, codes, sys::TypedarrayType::int32_array)
                 .map_err(|_| malformed())?,
             units,
+            target_steps,
+            old_leaf: old_leaf.clone(),
             step: 0,
             at: 0,
             unit_at: 0,
             other: 0,
-            expect: Some(old_leaf.clone()),
+            expect: Some(expect),
         })
+    }
+
+    /// The id the step after this one is looked up by: the old leaf's once
+    /// the target's steps are done, else the parent found (if any).
+    fn expect_after(&mut self, parent: Option<&JsId<'c>>) {
+        self.expect = if self.step == self.target_steps {
+            Some(self.old_leaf.clone())
+        } else {
+            parent.cloned()
+        };
     }
 
     /// The next `len` units of the form.
@@ -221,7 +254,17 @@ impl<'c> ReadAhead<'c> {
         self.at += 2;
         let k = self.step;
         self.step += 1;
-        self.expect = None;
+        self.expect_after(None);
+        if own == THREW {
+            if parent != NOT_READ {
+                return Err(malformed());
+            }
+            let thrown = self.next_other(cx)?;
+            // SAFETY: a value of this call's scope; the walk takes it back
+            // off the engine when it holds the error (JsSession::hold).
+            check(unsafe { sys::napi_throw(cx.env, thrown) })?;
+            return Err(Error::js_exception());
+        }
         if own == NOT_STRING {
             if parent != NOT_READ {
                 return Err(malformed());
@@ -251,7 +294,7 @@ impl<'c> ReadAhead<'c> {
             }
             _ => return Err(malformed()),
         };
-        self.expect = parent.clone();
+        self.expect_after(parent.as_ref());
         Ok(Some(Found {
             entry: EntryRef::Step(k),
             id: own_id,
@@ -328,6 +371,36 @@ impl<'c> EntryLookup for JsSession<'c> {
     fn describe(&self, id: &JsId<'c>) -> JsStr {
         JsStr::from_utf16(id.units.as_slice())
     }
+
+    /// A pending JS exception (a throwing getEntry or getter: N-API reports
+    /// some of these as a failed call, so whatever the error's kind) is
+    /// taken off the engine until the error is raised, so the walk can go
+    /// on calling into JS.
+    fn hold(&mut self, error: Error) -> Error {
+        let mut pending = false;
+        // SAFETY: plain queries of this call's env.
+        unsafe {
+            if sys::napi_is_exception_pending(self.cx.env, &mut pending) == sys::Status::napi_ok
+                && pending
+            {
+                let mut thrown = ptr::null_mut();
+                if sys::napi_get_and_clear_last_exception(self.cx.env, &mut thrown)
+                    == sys::Status::napi_ok
+                {
+                    self.thrown = Some(thrown);
+                }
+            }
+        }
+        error
+    }
+
+    fn raise(&mut self, held: Error) -> Error {
+        if let Some(thrown) = self.thrown.take() {
+            // SAFETY: a value of this call's scope, held since `hold`.
+            unsafe { sys::napi_throw(self.cx.env, thrown) };
+        }
+        held
+    }
 }
 
 /// `collectEntriesForBranchSummary(session, oldLeafId, targetId, path?)`:
@@ -365,7 +438,8 @@ pub fn collect_entries_for_branch_summary_native(
                         let method = checked_method(cx, form_field(cx, form.0, c"getEntry")?)?;
                         let ids = form_field(cx, form.0, c"ids")?;
                         ahead_units = cx.read_utf16(ids).map_err(|_| malformed())?;
-                        let ahead = ReadAhead::new(cx, form.0, &ahead_units, &old_leaf)?;
+                        let ahead =
+                            ReadAhead::new(cx, form.0, &ahead_units, &old_leaf, target.as_ref())?;
                         (method, Some(ahead))
                     }
                     None => (session_method(cx, &s)?, None),
@@ -375,6 +449,7 @@ pub fn collect_entries_for_branch_summary_native(
                     session: s.raw,
                     get_entry: method,
                     ahead,
+                    thrown: None,
                 };
                 let collected =
                     collect_entries_for_branch_summary(&mut lookup, Some(old_leaf), target)?;
@@ -390,8 +465,13 @@ pub fn collect_entries_for_branch_summary_native(
         };
         let o = cx.object()?;
         let steps = collected.entries.len();
+        // The old branch's steps read ahead follow the target's.
+        let first = lookup
+            .as_ref()
+            .and_then(|l| l.ahead.as_ref())
+            .map_or(0, |a| a.target_steps);
         let first_steps = (collected.entries.iter().enumerate())
-            .all(|(i, e)| *e == EntryRef::Step((steps - 1 - i) as u32));
+            .all(|(i, e)| *e == EntryRef::Step(first + (steps - 1 - i) as u32));
         match &lookup {
             Some(l) if l.ahead.is_some() && first_steps && steps > 0 => {
                 cx.set(o, c"count", cx.number(steps as f64)?)?;

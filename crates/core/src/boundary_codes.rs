@@ -4,7 +4,7 @@
 //! ([`crate::transcript::recipe`] writes it, `assembleTranscript` reads it),
 //! the projection plan ([`crate::projection::plan`] writes it,
 //! `projectionOfPlan` reads it), the entry facts (`lib/entry-facts.js`
-//! writes them, [`crate::session::facts`] reads them) and the old branch read ahead
+//! writes them, [`crate::session::facts`] reads them) and the two paths read ahead
 //! (`lib/entry-path.js` writes it, `src/branch_summary.rs` reads it). The
 //! binding exports [`TABLE`] as `boundaryCodes()` (`src/js/codes.rs`); the
 //! JS files keep their own copies as literals (the hot loops there read
@@ -97,11 +97,16 @@ codes! {
         CALLS_READ = 4,
     }
     entry_path as c"entryPath": i32 {
+        // The step threw (getEntry or a getter): what it threw is the next
+        // element of `others`, and the step's second code is NOT_READ.
+        THREW = -4,
         // The entry's id is the id it was looked up by.
         SAME = -3,
         // The parentId was not read (the id was not a string).
         NOT_READ = -2,
         // Not a string.
         NOT_STRING = -1,
+        // Steps of the target's path read before the old branch.
+        TARGET_STEPS = crate::plan::branch_summary::TARGET_STEPS as i32,
     }
 }

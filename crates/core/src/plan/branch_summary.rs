@@ -39,6 +39,17 @@ pub trait EntryLookup {
     fn get_entry(&mut self, id: &Self::Id) -> Result<Option<Found<Self::Entry, Self::Id>>>;
     /// The id's text, for error messages (exactly, lone surrogates included).
     fn describe(&self, id: &Self::Id) -> JsStr;
+    /// Keeps an error of the target's first steps, which is raised only if
+    /// the answer turns out to need that part of its path (`raise`). A
+    /// lookup whose errors live outside the `Error` (a JS exception pending
+    /// in the engine) takes them out here.
+    fn hold(&mut self, error: Error) -> Error {
+        error
+    }
+    /// Raises an error `hold` kept.
+    fn raise(&mut self, held: Error) -> Error {
+        held
+    }
 }
 
 /// `CollectEntriesResult`: entries root-first, and the deepest shared entry.
@@ -91,35 +102,49 @@ fn dangling_parent_error<L: EntryLookup>(session: &L, child: &L::Id, parent: &L:
     ]))
 }
 
-/// Follows parent links from `start`, handing each entry found (with the id
-/// it was looked up by) to `visit` until it answers false or the path ends.
-/// An unknown starting id is an empty path, as in the reference; a cycle, or
-/// a parent link into nothing, is an error.
-fn walk<L: EntryLookup>(
-    session: &mut L,
-    start: Option<L::Id>,
-    mut visit: impl FnMut(L::Id, Found<L::Entry, L::Id>) -> bool,
-) -> Result<()> {
-    let mut guard = CycleGuard::new();
-    let mut child: Option<L::Id> = None;
-    let mut next = start;
-    while let Some(id) = next {
-        if !guard.visit(&id) {
+/// A step of a walk: the id looked up, and what `getEntry` gave for it.
+type Step<L> = (
+    <L as EntryLookup>::Id,
+    Found<<L as EntryLookup>::Entry, <L as EntryLookup>::Id>,
+);
+
+/// A walk up parent links, one `session.getEntry` call a step. An unknown
+/// starting id is an empty path, as in the reference; a cycle, or a parent
+/// link into nothing, is an error.
+struct Walk<I> {
+    guard: CycleGuard<I>,
+    child: Option<I>,
+    next: Option<I>,
+}
+
+impl<I: Clone + Eq> Walk<I> {
+    fn new(start: Option<I>) -> Self {
+        Walk {
+            guard: CycleGuard::new(),
+            child: None,
+            next: start,
+        }
+    }
+
+    /// The next entry found, with the id it was looked up by; `None` once
+    /// the path has ended (and after an error).
+    fn step<L: EntryLookup<Id = I>>(&mut self, session: &mut L) -> Result<Option<Step<L>>> {
+        let Some(id) = self.next.take() else {
+            return Ok(None);
+        };
+        if !self.guard.visit(&id) {
             return Err(cycle_error(session, &id));
         }
         let Some(found) = session.get_entry(&id)? else {
-            return match &child {
+            return match &self.child {
                 Some(c) => Err(dangling_parent_error(session, c, &id)),
-                None => Ok(()),
+                None => Ok(None),
             };
         };
-        child = Some(found.id.clone());
-        next = found.parent.clone();
-        if !visit(id, found) {
-            break;
-        }
+        self.child = Some(found.id.clone());
+        self.next = found.parent.clone();
+        Ok(Some((id, found)))
     }
-    Ok(())
 }
 
 fn cycle_error<L: EntryLookup>(session: &L, id: &L::Id) -> Error {
@@ -173,17 +198,29 @@ impl FxHasher {
     }
 }
 
+/// How many steps of the target's path are walked before the old branch:
+/// far enough for the usual navigation (back up the branch, or onto a
+/// fork near it), few enough to cost nothing when the fork is further.
+/// lib/entry-path.js reads as many (`TARGET_STEPS` of the entryPath codes).
+pub const TARGET_STEPS: usize = 64;
+
 /// `collectEntriesForBranchSummary(session, oldLeafId, targetId)`, with
 /// `None` for a falsy id (for the target: `getBranch` of it is empty).
 ///
-/// The reference builds both root paths with `getBranch` (quadratic through
-/// `unshift`) and then walks the old one again. Here the old path is walked
-/// once, remembering its ids, and the target path only until it meets one:
-/// the first hit going up from the target is the deepest common ancestor,
-/// which is what the reference finds scanning its path from the end. Where
-/// the reference would loop forever (a parent cycle) this is an error, and
-/// so is a `parentId` that does not resolve (the reference silently cuts the
-/// path short there).
+/// The reference builds both root paths with `getBranch` and then walks the
+/// old one again up to their deepest shared entry. Here the target's first
+/// [`TARGET_STEPS`] entries are looked up, then the old branch from its leaf
+/// until it meets one of them: that entry is the deepest shared one, and
+/// nothing above it is read. Only when the old branch ends first does the
+/// target's path go on, until it meets an id of the old branch, as the
+/// reference's scan from the end of the target's path finds it.
+///
+/// Where the reference would loop forever (a parent cycle) this is an error,
+/// and so is a `parentId` that does not resolve (the reference silently cuts
+/// the path short there), each where the walk needs that part of a path: an
+/// error among the target's first steps is raised only if the old branch
+/// ends without meeting them, as it would have been had the target's path
+/// been walked second.
 pub fn collect_entries_for_branch_summary<L: EntryLookup>(
     session: &mut L,
     old_leaf: Option<L::Id>,
@@ -196,40 +233,77 @@ pub fn collect_entries_for_branch_summary<L: EntryLookup>(
         });
     };
 
+    // The target's first steps: their ids, and an error that ended them.
+    let mut to_target = Walk::new(target);
+    let mut near_target: HashSet<L::Id, BuildHasherDefault<FxHasher>> = HashSet::default();
+    let mut held = None;
+    for _ in 0..TARGET_STEPS {
+        match to_target.step(session) {
+            Ok(Some((_, found))) => {
+                near_target.insert(found.id);
+            }
+            Ok(None) => break,
+            Err(error) => {
+                held = Some(session.hold(error));
+                break;
+            }
+        }
+    }
+
     // The old path, leaf first: each entry and its id, plus the rare steps
-    // where the id looked up is not the id the entry carries.
+    // where the id looked up is not the id the entry carries. It ends at the
+    // first step the reference's second walk stops before: one looked up by
+    // the shared entry's id (the entry met, unless it was looked up under
+    // another id).
     let mut old_ids: Vec<L::Id> = Vec::new();
     let mut looked_up_as: Vec<(usize, L::Id)> = Vec::new();
     let mut entries = Vec::new();
-    walk(session, Some(old_leaf), |looked_up, found| {
+    let mut common_ancestor_id: Option<L::Id> = None;
+    let mut from_old = Walk::new(Some(old_leaf));
+    while let Some((looked_up, found)) = from_old.step(session)? {
+        let met = common_ancestor_id.is_none() && near_target.contains(&found.id);
+        if met {
+            common_ancestor_id = Some(found.id.clone());
+        }
+        let stop = match &common_ancestor_id {
+            Some(ca) => looked_up == *ca || (met && looked_up_as.iter().any(|(_, id)| id == ca)),
+            None => false,
+        };
         if found.id != looked_up {
             looked_up_as.push((old_ids.len(), looked_up));
         }
         old_ids.push(found.id);
         entries.push(found.entry);
-        true
-    })?;
-
-    // The target usually meets the old path within a few steps: scanning the
-    // ids is cheaper than hashing all of them, until it is not.
-    const SCAN_STEPS: usize = 4;
-    let mut on_old_path: Option<HashSet<&L::Id, BuildHasherDefault<FxHasher>>> = None;
-    let mut common_ancestor_id = None;
-    let mut steps = 0;
-    walk(session, target, |_, found| {
-        steps += 1;
-        let shared = if steps <= SCAN_STEPS {
-            old_ids.contains(&found.id)
-        } else {
-            on_old_path
-                .get_or_insert_with(|| old_ids.iter().collect())
-                .contains(&found.id)
-        };
-        if shared {
-            common_ancestor_id = Some(found.id);
+        if stop {
+            break;
         }
-        !shared
-    })?;
+    }
+
+    if common_ancestor_id.is_none() {
+        if let Some(error) = held {
+            return Err(session.raise(error));
+        }
+        // The target's path beyond its first steps, none of which is on the
+        // old one. It usually meets the old path within a few more steps:
+        // scanning the ids is cheaper than hashing all of them, until it is not.
+        const SCAN_STEPS: usize = 4;
+        let mut on_old_path: Option<HashSet<&L::Id, BuildHasherDefault<FxHasher>>> = None;
+        let mut steps = 0;
+        while let Some((_, found)) = to_target.step(session)? {
+            steps += 1;
+            let shared = if steps <= SCAN_STEPS {
+                old_ids.contains(&found.id)
+            } else {
+                on_old_path
+                    .get_or_insert_with(|| old_ids.iter().collect())
+                    .contains(&found.id)
+            };
+            if shared {
+                common_ancestor_id = Some(found.id);
+                break;
+            }
+        }
+    }
 
     // The reference's second walk stops where the id it is about to look up
     // is the common ancestor's; that walk repeats the first one step for step.

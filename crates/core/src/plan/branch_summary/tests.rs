@@ -176,7 +176,9 @@ fn a_parent_cycle_is_an_error_naming_an_id() {
         ("Y", Some("X")),
         ("R", None),
     ]);
-    for (old, target) in [("D", "R"), ("R", "Y"), ("B", "B")] {
+    // On the old branch, and among the target's first steps when the old
+    // branch does not meet them.
+    for (old, target) in [("D", "R"), ("R", "Y")] {
         let err = collect_entries_for_branch_summary(&mut s, Some(id(old)), Some(id(target)))
             .err()
             .unwrap_or_else(|| panic!("no error for {old} -> {target}"));
@@ -189,6 +191,105 @@ fn a_parent_cycle_is_an_error_naming_an_id() {
     // A self-parent is the shortest cycle.
     let mut s = MapSession::new(&[("A", Some("A"))]);
     assert!(collect_entries_for_branch_summary(&mut s, Some(id("A")), None).is_err());
+    // A cycle past the shared entry is never walked into from the old side:
+    // staying put on B leaves nothing behind, as on any session.
+    let mut s = MapSession::new(&[("A", Some("C")), ("B", Some("A")), ("C", Some("B"))]);
+    assert_eq!(
+        collect(&mut s, Some("B"), Some("B")),
+        (vec![], Some("B".into()))
+    );
+}
+
+/// A chain e0 ← e1 ← … ← e{n-1}, with `fork` a child of e{at}.
+fn chain_with_fork(n: usize, at: usize) -> MapSession {
+    let names: Vec<String> = (0..n).map(|i| format!("e{i}")).collect();
+    let mut links: Vec<(&str, Option<&str>)> = vec![(&names[0], None)];
+    for i in 1..n {
+        links.push((&names[i], Some(&names[i - 1])));
+    }
+    links.push(("fork", Some(&names[at])));
+    MapSession::new(&links)
+}
+
+#[test]
+fn nothing_above_the_shared_entry_is_read() {
+    // The target's first steps reach the root (e0..e10 and the fork), then
+    // the old branch goes from e99 down to e10 and stops there.
+    let mut s = chain_with_fork(100, 10);
+    let (entries, ca) = collect(&mut s, Some("e99"), Some("fork"));
+    assert_eq!((entries.len(), ca.as_deref()), (89, Some("e10")));
+    assert_eq!(s.lookups, 12 + 90);
+    // A fork far from the root: the target's walk stops after its first
+    // TARGET_STEPS steps, and the old branch stops at the fork's parent.
+    let mut s = chain_with_fork(1000, 500);
+    let (entries, ca) = collect(&mut s, Some("e999"), Some("fork"));
+    assert_eq!((entries.len(), ca.as_deref()), (499, Some("e500")));
+    assert_eq!(s.lookups, TARGET_STEPS + 500);
+    // Back up the same branch: the target itself is the shared entry.
+    let mut s = chain_with_fork(1000, 500);
+    let (entries, ca) = collect(&mut s, Some("e999"), Some("e990"));
+    assert_eq!((entries.len(), ca.as_deref()), (9, Some("e990")));
+    assert_eq!(s.lookups, TARGET_STEPS + 10);
+}
+
+#[test]
+fn a_fork_beyond_the_targets_first_steps_is_found_going_on_from_there() {
+    // The fork is TARGET_STEPS + 5 steps below the target: the old branch
+    // is walked to its root, then the target's path goes on until it meets it.
+    let n = 1000;
+    let mut links: Vec<(String, Option<String>)> = (0..n)
+        .map(|i| (format!("e{i}"), (i > 0).then(|| format!("e{}", i - 1))))
+        .collect();
+    let side = TARGET_STEPS + 5;
+    for j in 0..side {
+        let parent = if j == 0 {
+            "e400".to_string()
+        } else {
+            format!("s{}", j - 1)
+        };
+        links.push((format!("s{j}"), Some(parent)));
+    }
+    let borrowed: Vec<(&str, Option<&str>)> = links
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_deref()))
+        .collect();
+    let mut s = MapSession::new(&borrowed);
+    let target = format!("s{}", side - 1);
+    let (entries, ca) = collect(&mut s, Some("e999"), Some(&target));
+    assert_eq!((entries.len(), ca.as_deref()), (599, Some("e400")));
+    assert_eq!(s.lookups, side + 1 + n);
+}
+
+#[test]
+fn an_error_past_the_shared_entry_is_not_read() {
+    // A parent that does not resolve above the fork, on both paths.
+    let mut s = MapSession::new(&[
+        ("A", Some("missing")),
+        ("B", Some("A")),
+        ("C", Some("B")),
+        ("D", Some("B")),
+    ]);
+    assert_eq!(
+        collect(&mut s, Some("C"), Some("D")),
+        (strings(&["C"]), Some("B".into()))
+    );
+    // The target's own path breaks below the fork: the old branch is walked
+    // whole without meeting it, and the target's error is the answer.
+    let mut s = MapSession::new(&[
+        ("A", None),
+        ("B", Some("A")),
+        ("C", Some("B")),
+        ("X", Some("missing")),
+        ("D", Some("X")),
+    ]);
+    let err = collect_entries_for_branch_summary(&mut s, Some(id("C")), Some(id("D")))
+        .err()
+        .map(|e| e.to_string());
+    assert_eq!(
+        err.as_deref(),
+        Some("entry \"X\" has parentId \"missing\", which getEntry does not resolve")
+    );
+    assert_eq!(s.lookups, 3 + 3);
 }
 
 #[test]
