@@ -100,8 +100,7 @@ enum EntryRef {
     Step(u32),
 }
 
-// Codes of lib/entry-path.js.
-use crate::js::codes::entry_path::{NOT_READ, NOT_STRING, SAME, THREW};
+use prime_compaction_core::plan::branch_summary::entry_path::{PathCodes, StepId, StepParent};
 
 /// The two paths as lib/entry-path.js read them: `{ getEntry, entries,
 /// others, codes, ids, targetSteps }` (documented there), the target's
@@ -110,15 +109,13 @@ use crate::js::codes::entry_path::{NOT_READ, NOT_STRING, SAME, THREW};
 struct ReadAhead<'c> {
     entries: Raw,
     others: Raw,
-    codes: &'c [i32],
+    codes: PathCodes<'c>,
     units: &'c [u16],
     /// Steps of the target's path, which the old branch's follow.
     target_steps: u32,
     old_leaf: JsId<'c>,
-    /// The next step, its first code and unit, and its element of `others`.
+    /// The next step, and its element of `others`.
     step: u32,
-    at: usize,
-    unit_at: usize,
     other: u32,
     /// The id the next step was looked up by; `None` once the walk has
     /// left the path read ahead.
@@ -206,14 +203,15 @@ impl<'c> ReadAhead<'c> {
         Ok(ReadAhead {
             entries: form_field(cx, form, c"entries")?,
             others: form_field(cx, form, c"others")?,
-            codes: typed_array_slice::<i32>(cx, codes, sys::TypedarrayType::int32_array)
-                .map_err(|_| malformed())?,
+            codes: PathCodes::new(
+                typed_array_slice::<i32>(cx, codes, sys::TypedarrayType::int32_array)
+                    .map_err(|_| malformed())?,
+                units.len(),
+            ),
             units,
             target_steps,
             old_leaf: old_leaf.clone(),
             step: 0,
-            at: 0,
-            unit_at: 0,
             other: 0,
             expect: Some(expect),
         })
@@ -229,12 +227,9 @@ impl<'c> ReadAhead<'c> {
         };
     }
 
-    /// The next `len` units of the form.
-    fn units(&mut self, len: i32) -> Result<Units<'c>> {
-        let len = usize::try_from(len).map_err(|_| malformed())?;
-        let end = self.unit_at.checked_add(len).ok_or_else(malformed)?;
-        let units = self.units.get(self.unit_at..end).ok_or_else(malformed)?;
-        self.unit_at = end;
+    /// An id of the form: its units where the codes put them.
+    fn id(&self, units: std::ops::Range<usize>) -> Result<Units<'c>> {
+        let units = self.units.get(units).ok_or_else(malformed)?;
         Ok(Units::Ahead(units))
     }
 
@@ -246,53 +241,46 @@ impl<'c> ReadAhead<'c> {
     /// The next step, found by looking up `id`, as the native read below
     /// would have found it (its checks and errors the same).
     fn step(&mut self, cx: &Cx, id: &JsId<'c>) -> Result<Option<Found<EntryRef, JsId<'c>>>> {
-        let (&[own, parent], _) = self
+        let step = self
             .codes
-            .get(self.at..)
-            .and_then(|c| c.split_first_chunk::<2>())
+            .next_step()
+            .ok()
+            .flatten()
             .ok_or_else(malformed)?;
-        self.at += 2;
         let k = self.step;
         self.step += 1;
         self.expect_after(None);
-        if own == THREW {
-            if parent != NOT_READ {
-                return Err(malformed());
+        let own_id = match step.id {
+            StepId::Threw => {
+                let thrown = self.next_other(cx)?;
+                // SAFETY: a value of this call's scope; the walk takes it back
+                // off the engine when it holds the error (JsSession::hold).
+                check(unsafe { sys::napi_throw(cx.env, thrown) })?;
+                return Err(Error::js_exception());
             }
-            let thrown = self.next_other(cx)?;
-            // SAFETY: a value of this call's scope; the walk takes it back
-            // off the engine when it holds the error (JsSession::hold).
-            check(unsafe { sys::napi_throw(cx.env, thrown) })?;
-            return Err(Error::js_exception());
-        }
-        if own == NOT_STRING {
-            if parent != NOT_READ {
-                return Err(malformed());
+            StepId::NotString => {
+                let own = cx.wrap(self.next_other(cx)?)?;
+                if !cx.wrap(element(cx, self.entries, k)?)?.truthy() {
+                    return Ok(None);
+                }
+                return Err(id_error(&own));
             }
-            let own = cx.wrap(self.next_other(cx)?)?;
-            if !cx.wrap(element(cx, self.entries, k)?)?.truthy() {
-                return Ok(None);
-            }
-            return Err(id_error(&own));
-        }
-        let own_id = if own == SAME {
-            id.clone()
-        } else {
-            JsId {
-                units: self.units(own)?,
+            StepId::Same => id.clone(),
+            StepId::Units(units) => JsId {
+                units: self.id(units)?,
                 raw: IdRaw::Ahead,
-            }
+            },
         };
-        let parent = match parent {
-            NOT_STRING => js_id(cx, self.next_other(cx)?, "parentId")?,
-            len if len >= 0 => {
-                let units = self.units(len)?;
+        let parent = match step.parent {
+            StepParent::NotString => js_id(cx, self.next_other(cx)?, "parentId")?,
+            StepParent::Units(units) => {
+                let units = self.id(units)?;
                 (!units.as_slice().is_empty()).then_some(JsId {
                     units,
                     raw: IdRaw::Ahead,
                 })
             }
-            _ => return Err(malformed()),
+            StepParent::NotRead => return Err(malformed()),
         };
         self.expect_after(parent.as_ref());
         Ok(Some(Found {
@@ -355,7 +343,7 @@ impl<'c> EntryLookup for JsSession<'c> {
 
     fn get_entry(&mut self, id: &JsId<'c>) -> Result<Option<Found<EntryRef, JsId<'c>>>> {
         let found = match &mut self.ahead {
-            Some(ahead) if ahead.expect.as_ref() == Some(id) && ahead.at < ahead.codes.len() => {
+            Some(ahead) if ahead.expect.as_ref() == Some(id) && ahead.codes.has_more() => {
                 ahead.step(self.cx, id)
             }
             _ => {

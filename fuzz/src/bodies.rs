@@ -1493,3 +1493,109 @@ pub fn projection_plan(data: &[u8]) {
     let expected = without_elided(project(&messages, &options));
     assert_eq!(read, expected, "the projected messages");
 }
+
+/// The codes of the paths read ahead for collectEntriesForBranchSummary
+/// (`plan::branch_summary::entry_path`), from arbitrary bytes: the first
+/// byte is the length of the ids' run, each later byte a code (the four
+/// kinds, lengths short and long, junk negatives, the i32 extremes).
+/// **Differential**: [`PathCodes`] accepts a step exactly when a plain
+/// reading of lib/entry-path.js's rules does, with the same units; what it
+/// accepts tiles the run from its start, in order, and encodes back to the
+/// very codes read; after a malformed step it reads nothing more.
+pub fn entry_path(data: &[u8]) {
+    use prime_compaction_core::boundary_codes::entry_path::{NOT_READ, NOT_STRING, SAME, THREW};
+    use prime_compaction_core::plan::branch_summary::entry_path::{
+        encode, PathCodes, PathStep, StepId, StepParent,
+    };
+    let Some((&units, rest)) = data.split_first() else {
+        return;
+    };
+    let units = usize::from(units);
+    let codes: Vec<i32> = rest
+        .iter()
+        .map(|&b| match b {
+            0xff => i32::MAX,
+            0xfe => i32::MIN,
+            _ => match b % 8 {
+                0 => THREW,
+                1 => SAME,
+                2 => NOT_READ,
+                3 => NOT_STRING,
+                4 => -5 - i32::from(b >> 3),
+                5 => i32::from(b >> 3),
+                _ => i32::from(b >> 3) % 9,
+            },
+        })
+        .collect();
+    // The rules as lib/entry-path.js writes steps: the units a step takes
+    // from the run, or None for codes no writer makes.
+    let expected = |id: i32, parent: i32| -> Option<usize> {
+        let len = |code: i32| usize::try_from(code).ok();
+        match id {
+            THREW | NOT_STRING => (parent == NOT_READ).then_some(0),
+            _ => {
+                let own = if id == SAME { 0 } else { len(id)? };
+                let parent = if parent == NOT_STRING {
+                    0
+                } else {
+                    len(parent)?
+                };
+                own.checked_add(parent)
+            }
+        }
+    };
+    let mut reader = PathCodes::new(&codes, units);
+    let mut steps: Vec<PathStep> = Vec::new();
+    let mut unit_at = 0usize;
+    loop {
+        let at = 2 * steps.len();
+        match reader.next_step() {
+            Ok(None) => {
+                assert_eq!(at, codes.len(), "the reader stopped before the codes' end");
+                break;
+            }
+            Ok(Some(step)) => {
+                let (id, parent) = (codes[at], codes[at + 1]);
+                let taken = expected(id, parent).expect("a step no writer makes was read");
+                let mut next = unit_at;
+                for range in [
+                    match &step.id {
+                        StepId::Units(r) => Some(r.clone()),
+                        _ => None,
+                    },
+                    match &step.parent {
+                        StepParent::Units(r) => Some(r.clone()),
+                        _ => None,
+                    },
+                ]
+                .into_iter()
+                .flatten()
+                {
+                    assert_eq!(
+                        range.start, next,
+                        "an id's units do not follow the last one's"
+                    );
+                    assert!(range.end <= units, "an id's units past the run");
+                    next = range.end;
+                }
+                assert_eq!(next - unit_at, taken, "units taken differ from the rules'");
+                unit_at = next;
+                steps.push(step);
+            }
+            Err(_) => {
+                let fits = codes.get(at..at + 2).and_then(|c| expected(c[0], c[1]));
+                assert!(
+                    fits.is_none_or(|taken| unit_at + taken > units),
+                    "a step the rules allow was malformed"
+                );
+                assert!(reader.next_step().is_err(), "read on past a malformed step");
+                break;
+            }
+        }
+    }
+    assert_eq!(
+        encode(&steps),
+        codes[..2 * steps.len()],
+        "decoded steps encode back differently"
+    );
+}

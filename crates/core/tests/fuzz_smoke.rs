@@ -669,6 +669,54 @@ fn entry_facts() {
 }
 
 #[test]
+fn entry_path() {
+    run(
+        "entry_path",
+        0xe9a7,
+        |g| {
+            // lib/entry-path.js's codes as the body reads bytes: 1 SAME,
+            // 0 THREW, 2 NOT_READ, 3 NOT_STRING, (len << 3) | 5 a length;
+            // steps made right most of the time, the run's length right
+            // most of the time.
+            let len = |n: usize| ((n as u8) << 3) | 5;
+            let mut codes = Vec::new();
+            let mut units = 0usize;
+            for _ in 0..g.rng.below(12) {
+                let (a, b) = match g.rng.below(20) {
+                    0..=10 => {
+                        let p = g.rng.below(12);
+                        units += p;
+                        (1, len(p))
+                    }
+                    11..=13 => {
+                        let (i, p) = (g.rng.below(12), g.rng.below(12));
+                        units += i + p;
+                        (len(i), len(p))
+                    }
+                    14 | 15 => (3, 2),
+                    16 => (0, 2),
+                    17 => (1, 3),
+                    _ => (g.rng.next() as u8, g.rng.next() as u8),
+                };
+                codes.extend([a, b]);
+            }
+            if g.rng.chance(10) {
+                codes.push(g.rng.next() as u8);
+            }
+            let units = if g.rng.chance(85) {
+                units.min(255)
+            } else {
+                g.rng.below(256)
+            };
+            let mut out = vec![units as u8];
+            out.extend(codes);
+            out
+        },
+        bodies::entry_path,
+    );
+}
+
+#[test]
 fn recipe() {
     run(
         "recipe",

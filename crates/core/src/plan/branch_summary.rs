@@ -20,6 +20,8 @@ use crate::tokens::estimate::{
     chars_to_tokens, content_chars, measure_message_with, Chars, Content,
 };
 
+pub mod entry_path;
+
 /// What `session.getEntry(id)` gave: the caller's entry, its `id`, and its
 /// `parentId` when truthy.
 pub struct Found<E, I> {
