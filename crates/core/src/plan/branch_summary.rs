@@ -212,7 +212,8 @@ pub const TARGET_STEPS: usize = 64;
 /// The reference builds both root paths with `getBranch` and then walks the
 /// old one again up to their deepest shared entry. Here the target's first
 /// [`TARGET_STEPS`] entries are looked up, then the old branch from its leaf
-/// until it meets one of them: that entry is the deepest shared one, and
+/// until it meets one of them: that entry is the deepest shared one (where
+/// each id names one entry, as in every session the agent writes), and
 /// nothing above it is read. Only when the old branch ends first does the
 /// target's path go on, until it meets an id of the old branch, as the
 /// reference's scan from the end of the target's path finds it.
