@@ -108,8 +108,8 @@ module.exports = {
     {
       id: 'parent-cycle',
       area: 'session path',
-      what: 'prepareCompaction, prepareCompactionAsync and the file planners throw an Error naming the entry id when parentId links form a cycle',
-      why: "0.78.1's buildSessionContext follows the links forever and never returns",
+      what: 'prepareCompaction, prepareCompactionAsync and the file planners throw an Error naming the entry id when parentId links form a cycle; so does collectEntriesForBranchSummary on the part of a path its answer needs, where a parentId that getEntry does not resolve is an Error too',
+      why: "0.78.1's buildSessionContext and getBranch follow the links forever and never return; its getBranch cuts a path short at a parent it cannot find, and the entries collected with it",
     },
   ],
   '1.6': [
@@ -151,8 +151,8 @@ module.exports = {
     {
       id: 'parent-cycle',
       area: 'session projection',
-      what: 'prepareCompaction, prepareCompactionAsync and the file planners throw an Error naming the entry id when parentId links form a cycle',
-      why: "1.6.0's buildSessionPath follows the links forever and never returns",
+      what: 'prepareCompaction, prepareCompactionAsync and the file planners throw an Error naming the entry id when parentId links form a cycle; so does collectEntriesForBranchSummary on the part of a path its answer needs, where a parentId that getEntry does not resolve is an Error too',
+      why: "1.6.0's buildSessionPath and getBranch follow the links forever and never return; its getBranch cuts a path short at a parent it cannot find, and the entries collected with it",
     },
     {
       id: 'nested-calls-malformed',
