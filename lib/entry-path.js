@@ -102,23 +102,21 @@ function readEntryPath(session, oldLeafId, targetId, maxIdUnits = MAX_ID_UNITS) 
       let entry
       let own
       let parent
+      let threw = false
       try {
         entry = Reflect.apply(getEntry, session, [id])
         own = entry === null || entry === undefined ? undefined : entry.id
         if (typeof own === 'string') parent = entry.parentId
       } catch (error) {
-        entries.push(undefined)
-        others.push(error)
-        codes[n] = THREW
-        codes[n + 1] = NOT_READ
-        n += 2
-        whole = true
-        break
+        // Handed over in place of the id, and the walk ends here either way.
+        entry = undefined
+        own = error
+        threw = true
       }
       entries.push(entry)
-      if (typeof own !== 'string') {
+      if (threw || typeof own !== 'string') {
         others.push(own)
-        codes[n] = NOT_STRING
+        codes[n] = threw ? THREW : NOT_STRING
         codes[n + 1] = NOT_READ
         n += 2
         whole = true

@@ -161,7 +161,7 @@ fn an_entry_found_under_another_id_is_collected_as_the_reference_does() {
 fn walks_each_path_once() {
     let mut s = forked();
     collect(&mut s, Some("D"), Some("F"));
-    // Four on the old path, then F, E and A on the target's.
+    // F, E and A on the target's path, then four on the old one (D to A, where they meet).
     assert_eq!(s.lookups, 7);
 }
 
