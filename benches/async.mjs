@@ -3,7 +3,9 @@
 // them (parsed JSON): real-shaped first (benches/sessions.mjs: a real session
 // cycled to the size), then generated. Reports total time and the main
 // thread's event-loop delay (monitorEventLoopDelay, 1 ms resolution) while
-// each call runs. The plans must be equal first.
+// each call runs. The plans must be equal first. Beside them, the same
+// process idle for as long as the async call takes (the same entries
+// held): the delay the process shows with no call at all.
 //
 //   node --expose-gc benches/async.mjs [--real-only | --generated-only] [sizes...]   (default 1000 10000 100000)
 
@@ -22,6 +24,9 @@ const args = process.argv.slice(2)
 const given = args.map(Number).filter(Boolean)
 const sizes = given.length ? given : [1_000, 10_000, 100_000]
 
+// How long each run waits after the forced collection before its window opens.
+const SETTLE_MS = 300
+
 /** Median time and worst event-loop delay over `runs` calls of `fn`. */
 async function measure(fn, runs = 5) {
   await fn() // warm up
@@ -29,8 +34,13 @@ async function measure(fn, runs = 5) {
   let maxDelay = 0
   for (let i = 0; i < runs; i++) {
     // Each run starts from a collected heap (run with --expose-gc), so one
-    // call's garbage is not collected inside the next one's window.
+    // call's garbage is not collected inside the next one's window, and
+    // after the collection has settled: V8 sweeps the collected heap
+    // concurrently for a while after gc(), and JS that allocates in that
+    // time waits on the sweeping (8-15 ms stalls at 100k entries,
+    // the idle process's too; docs/boundary.md).
     globalThis.gc?.()
+    await new Promise((resolve) => setTimeout(resolve, SETTLE_MS))
     const h = monitorEventLoopDelay({ resolution: 1 })
     const keepAlive = setInterval(() => {}, 1)
     h.enable()
@@ -62,7 +72,8 @@ async function measureSet(make, line) {
     const reference = await measure(async () => ref.prepareCompaction(entries, settings))
     const sync = await measure(async () => ours.prepareCompaction(entries, settings))
     const async = await measure(() => ours.prepareCompactionAsync(entries, settings))
-    rows.push({ n, reference, sync, async })
+    const idle = await measure(() => new Promise((resolve) => setTimeout(resolve, Math.max(1, Math.round(async.ms)))))
+    rows.push({ n, reference, sync, async, idle })
   }
   return rows
 }
@@ -77,11 +88,11 @@ for (const line of Object.keys(LINES))
 for (const { title, make } of sets) {
   const rows = await measureSet(make, line)
   console.log(`\n### ${line} line, ${title}\n`)
-  console.log('| entries | reference prepareCompaction | ours prepareCompaction | ours prepareCompactionAsync | max event-loop delay: reference / sync / async |')
-  console.log('|---:|---:|---:|---:|---:|')
-  for (const { n, reference, sync, async } of rows) {
+  console.log('| entries | reference prepareCompaction | ours prepareCompaction | ours prepareCompactionAsync | max event-loop delay: reference / sync / async | max delay idle as long |')
+  console.log('|---:|---:|---:|---:|---:|---:|')
+  for (const { n, reference, sync, async, idle } of rows) {
     console.log(
-      `| ${n.toLocaleString('en-US')} | ${f(reference.ms)} ms | ${f(sync.ms)} ms | ${f(async.ms)} ms | ${f(reference.maxDelay)} / ${f(sync.maxDelay)} / ${f(async.maxDelay)} ms |`,
+      `| ${n.toLocaleString('en-US')} | ${f(reference.ms)} ms | ${f(sync.ms)} ms | ${f(async.ms)} ms | ${f(reference.maxDelay)} / ${f(sync.maxDelay)} / ${f(async.maxDelay)} ms | ${f(idle.maxDelay)} ms |`,
     )
   }
 }

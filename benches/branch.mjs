@@ -13,6 +13,9 @@
 // as a user runs one agent: in one process both SessionManager classes pass
 // through this package's call sites, and each reference only its own.
 //
+// Beside them, the floor: the getEntry calls for the entries returned and
+// the array, the least any implementation does.
+//
 // Usage: node benches/branch.mjs [--line 0.78|1.6] [--real-only | --generated-only] [depth ...]   (default 1000 10000 100000)
 
 import assert from 'node:assert/strict'
@@ -88,6 +91,19 @@ function timePair(a, b, budgetMs) {
   return { refMs: median(as), oursMs: median(bs), ratio: ratios[Math.floor(n / 2)], lo, hi, rounds: n }
 }
 
+/** The median time of `f` over about `budgetMs` (at least 15 runs). */
+function timeOne(f, budgetMs) {
+  f()
+  const ts = []
+  const start = performance.now()
+  while (ts.length < 15 || (performance.now() - start < budgetMs && ts.length < 400)) {
+    const t0 = performance.now()
+    f()
+    ts.push(performance.now() - t0)
+  }
+  return median(ts)
+}
+
 async function measure(make, depths, { ref, ours, SessionManager: manager }) {
   const rows = []
   for (const depth of depths) {
@@ -102,7 +118,19 @@ async function measure(make, depths, { ref, ours, SessionManager: manager }) {
       () => ours.collectEntriesForBranchSummary(session, oldLeafId, targetId),
       depth >= 100000 ? 8000 : 3000,
     )
-    rows.push({ depth, collected: r.entries.length, ...t })
+    // The floor: the getEntry calls for the entries returned, and the
+    // array, with the shared entry known beforehand (a lower bound).
+    const floor = () => {
+      const out = []
+      for (let id = oldLeafId; id !== r.commonAncestorId; ) {
+        const entry = session.getEntry(id)
+        out.push(entry)
+        id = entry.parentId
+      }
+      return out.reverse()
+    }
+    assert.equal(floor().length, r.entries.length)
+    rows.push({ depth, collected: r.entries.length, ...t, floorMs: timeOne(floor, depth >= 100000 ? 3000 : 1000) })
   }
   return rows
 }
@@ -120,11 +148,11 @@ console.log(`collectEntriesForBranchSummary on SessionManager.inMemory(), node $
 for (const { title, make, line } of sets) {
   const rows = await measure(make, depths, line)
   console.log(`\n### ${title}\n`)
-  console.log('| depth | entries collected | reference | prime-compaction | ratio of medians | per-round ratio [95% interval] (rounds) |')
-  console.log('|---:|---:|---:|---:|---:|---:|')
-  for (const { depth, collected, refMs, oursMs, ratio, lo, hi, rounds } of rows) {
+  console.log('| depth | entries collected | reference | prime-compaction | ratio of medians | per-round ratio [95% interval] (rounds) | floor (÷ reference) |')
+  console.log('|---:|---:|---:|---:|---:|---:|---:|')
+  for (const { depth, collected, refMs, oursMs, ratio, lo, hi, rounds, floorMs } of rows) {
     console.log(
-      `| ${depth} | ${collected} | ${refMs.toFixed(3)} | ${oursMs.toFixed(3)} | ${(oursMs / refMs).toFixed(3)} | ${ratio.toFixed(3)} [${lo.toFixed(3)}, ${hi.toFixed(3)}] (${rounds}) |`,
+      `| ${depth} | ${collected} | ${refMs.toFixed(3)} | ${oursMs.toFixed(3)} | ${(oursMs / refMs).toFixed(3)} | ${ratio.toFixed(3)} [${lo.toFixed(3)}, ${hi.toFixed(3)}] (${rounds}) | ${floorMs.toFixed(3)} (${(floorMs / refMs).toFixed(3)}) |`,
     )
   }
 }
