@@ -30,7 +30,7 @@
 
 use crate::boundary_codes::entry_facts as code;
 use crate::error::{Error, Result};
-use crate::js::string::JsStr;
+use crate::js::string::{JsStr, Utf8Text};
 use crate::plan::file_ops::{read_file_op, FileOpKind, PathSet};
 use crate::session::context::{Id, Ids};
 use crate::session::model::EntryKind;
@@ -131,9 +131,10 @@ impl<'a> Strings<'a> {
 }
 
 /// Pushes the id of code `code` onto `out` (`None` where absent or not
-/// read); whether it was read. Written straight into `out`: an id moved
-/// through nested `Option`s was copied in unaligned pieces, each copy
-/// stalling on store forwarding.
+/// read); whether it was read. Written straight into `out`, and a short
+/// ASCII id in its very slot: an id made elsewhere and moved in was copied
+/// in wider pieces than it was written in, each copy stalling on store
+/// forwarding (half of `pushEntries`).
 fn push_id(out: &mut Vec<Id>, code: u8, strings: &mut Strings) -> Result<bool> {
     match code {
         code::ID_NOT_READ => out.push(None),
@@ -142,7 +143,19 @@ fn push_id(out: &mut Vec<Id>, code: u8, strings: &mut Strings) -> Result<bool> {
             return Ok(true);
         }
         code::ID_STRING => {
-            out.push(Some(JsStr::from_utf16(strings.next_units()?)));
+            let units = strings.next_units()?;
+            // Most ids are short ASCII (the agent's are eight hex digits),
+            // and those are written in their slot (fill_inline_ascii).
+            out.push(Some(JsStr::Utf8(Utf8Text::EMPTY)));
+            if let Some(slot) = out.last_mut() {
+                let filled = match slot {
+                    Some(JsStr::Utf8(text)) => text.fill_inline_ascii(units),
+                    _ => false,
+                };
+                if !filled {
+                    *slot = Some(JsStr::from_utf16(units));
+                }
+            }
             return Ok(true);
         }
         _ => return Err(malformed("an id code")),
@@ -487,6 +500,38 @@ mod tests {
         assert_eq!(ops[0].0, FileOpKind::Read);
         assert_eq!(facts.path_at(ops[0].1).as_str(), Some("src/x.rs"));
         assert!(facts.message(1).is_none());
+    }
+
+    #[test]
+    fn ids_of_every_shape_read_as_they_are() {
+        // Short ASCII ids are written in their slot; the rest are made
+        // whole. Each must read back as the string it was.
+        let ids: Vec<Vec<u16>> = vec![
+            units("0123abcd"),
+            units(""),
+            units("22 bytes exactly: 1234"),
+            units("one byte more: 12345678"),
+            units("é"),
+            units("abcdefgh\u{7f}\u{80}"),
+            vec![0x61, 0xD800],
+            vec![0xDC00],
+        ];
+        let text: Vec<u16> = ids.concat();
+        let lengths: Vec<u32> = ids.iter().map(|id| id.len() as u32).collect();
+        let mut facts = EntryFacts::new();
+        facts
+            .push_entries(&EntriesChunk {
+                first: 0,
+                kinds: &vec![0; ids.len()],
+                ids: &vec![code::ID_STRING | code::ID_ABSENT << code::PARENT_SHIFT; ids.len()],
+                lengths: &lengths,
+                text: &text,
+            })
+            .unwrap();
+        for (i, id) in ids.iter().enumerate() {
+            assert_eq!(facts.ids.ids[i], Some(JsStr::from_utf16(id)), "id {i}");
+            assert_eq!(facts.ids.parents[i], None, "parent {i}");
+        }
     }
 
     #[test]

@@ -288,3 +288,29 @@ fn short_text_is_inline_and_no_larger_than_a_box() {
         }
     }
 }
+
+#[test]
+fn an_empty_inline_text_is_filled_in_place_with_short_ascii_only() {
+    let units = |s: &str| s.encode_utf16().collect::<Vec<_>>();
+    for s in ["", "a", "0123abcd", "22 bytes exactly: 1234"] {
+        let mut text = Utf8Text::EMPTY;
+        assert!(text.fill_inline_ascii(&units(s)), "{s:?}");
+        assert_eq!(JsStr::Utf8(text), JsStr::from_str(s), "{s:?}");
+    }
+    // Too long, not ASCII (at the start, in the middle, at the end, a lone
+    // surrogate), or not empty: false, and the text is as it was.
+    for s in ["one byte more: 12345678", "é", "abé", "abcdefgh\u{80}"] {
+        let mut text = Utf8Text::EMPTY;
+        assert!(!text.fill_inline_ascii(&units(s)), "{s:?}");
+        assert_eq!(JsStr::Utf8(text), JsStr::from_str(""), "{s:?}");
+    }
+    let mut text = Utf8Text::EMPTY;
+    assert!(!text.fill_inline_ascii(&[0x61, 0xD800]));
+    assert_eq!(JsStr::Utf8(text), JsStr::from_str(""));
+    let mut text = Utf8Text::from("ab");
+    assert!(!text.fill_inline_ascii(&units("cd")));
+    assert_eq!(JsStr::Utf8(text), JsStr::from_str("ab"));
+    let mut text = Utf8Text::from("a string too long to be inline");
+    assert!(!text.fill_inline_ascii(&units("cd")));
+    assert_eq!(&*text, "a string too long to be inline");
+}

@@ -45,6 +45,36 @@ impl Utf8Text {
         })
     }
 
+    /// The empty inline text.
+    pub const EMPTY: Utf8Text = Utf8Text::Inline {
+        len: 0,
+        bytes: [0; INLINE],
+    };
+
+    /// Makes this text, when it is empty and inline (as [`Utf8Text::EMPTY`]),
+    /// the ASCII code units `units`, in place; false, changing nothing, when
+    /// it is not empty or they do not fit inline or are not all ASCII. For
+    /// texts in a vector: written byte by byte where it lies, a text is not
+    /// read back in wider pieces right after, which stalls on store
+    /// forwarding when one is made and then moved into place.
+    pub fn fill_inline_ascii(&mut self, units: &[u16]) -> bool {
+        let Utf8Text::Inline { len, bytes } = self else {
+            return false;
+        };
+        if units.len() > INLINE || *len != 0 {
+            return false;
+        }
+        for (b, &u) in bytes.iter_mut().zip(units) {
+            if u >= 0x80 {
+                *bytes = [0; INLINE];
+                return false;
+            }
+            *b = u as u8;
+        }
+        *len = units.len() as u8;
+        true
+    }
+
     pub fn as_str(&self) -> &str {
         match self {
             Utf8Text::Inline { len, bytes } => {
