@@ -35,10 +35,9 @@ async function measure(fn, runs = 5) {
   for (let i = 0; i < runs; i++) {
     // Each run starts from a collected heap (run with --expose-gc), so one
     // call's garbage is not collected inside the next one's window, and
-    // after the collection has settled: V8 sweeps the collected heap
-    // concurrently for a while after gc(), and JS that allocates in that
-    // time waits on the sweeping (8-15 ms stalls at 100k entries,
-    // the idle process's too; docs/boundary.md).
+    // after the collection has settled: 5 ms after gc(), calls and the
+    // idle process alike stalled for 8-15 ms at 100k entries, which we
+    // read as V8 still sweeping the collected heap (docs/boundary.md).
     globalThis.gc?.()
     await new Promise((resolve) => setTimeout(resolve, SETTLE_MS))
     const h = monitorEventLoopDelay({ resolution: 1 })
