@@ -43,16 +43,19 @@ const MAX_TEXT_UNITS = 2 ** 27
 
 /**
  * The `(name, arguments.path)` strings of the tool calls in an assistant's
- * `content` array, pushed onto `strings`; how many, or -1 (nothing pushed)
- * where a block or its arguments are null or undefined.
+ * `content` array, appended to `into.text` (their lengths to
+ * `into.lengths`); how many, or -1 (nothing appended) where a block or its
+ * arguments are null or undefined.
  */
-function readCalls(content, strings) {
-  const mark = strings.length
+function readCalls(content, into) {
+  const textMark = into.text
+  const countMark = into.count
   let n = 0
   for (let i = 0; i < content.length; i++) {
     const block = content[i]
     if (block === null || block === undefined) {
-      strings.length = mark
+      into.text = textMark
+      into.count = countMark
       return -1
     }
     if (block.type !== 'toolCall') continue
@@ -60,12 +63,19 @@ function readCalls(content, strings) {
     if (typeof name !== 'string') continue
     const args = block.arguments
     if (args === null || args === undefined) {
-      strings.length = mark
+      into.text = textMark
+      into.count = countMark
       return -1
     }
     const path = args.path
     if (typeof path !== 'string') continue
-    strings.push(name, path)
+    let lengths = into.lengths
+    if (into.count + 2 > lengths.length) lengths = into.lengths = grown(lengths, into.count + 2)
+    lengths[into.count] = name.length
+    lengths[into.count + 1] = path.length
+    into.count += 2
+    into.text += name
+    into.text += path
     n++
   }
   return n
@@ -141,14 +151,14 @@ function readMessageFacts(entries, at, from, to, maxUnits = MAX_TEXT_UNITS) {
   let count = to - from
   const contents = new Uint8Array(count)
   const calls = new Uint32Array(count)
-  const strings = []
-  let units = 0
+  const into = { text: '', lengths: new Uint32Array(64), count: 0 }
   for (let k = 0; k < count; k++) {
-    if (units >= maxUnits) {
+    if (into.text.length >= maxUnits) {
       count = k
       break
     }
-    const mark = strings.length
+    const textMark = into.text
+    const countMark = into.count
     try {
       const entry = entries[at[from + k]]
       if (typeof entry !== 'object' || entry === null) continue
@@ -159,11 +169,10 @@ function readMessageFacts(entries, at, from, to, maxUnits = MAX_TEXT_UNITS) {
       const content = message.content
       let code = content === undefined || content === null ? CONTENT_NULLISH : CONTENT_PRESENT
       if (role === 'assistant') {
-        const n = Array.isArray(content) ? readCalls(content, strings) : 0
+        const n = Array.isArray(content) ? readCalls(content, into) : 0
         if (n >= 0) {
           code |= CALLS_READ
           calls[k] = n
-          for (let i = mark; i < strings.length; i++) units += strings[i].length
         }
       } else if (role === 'toolResult') {
         const nested = message.nestedCalls
@@ -172,12 +181,20 @@ function readMessageFacts(entries, at, from, to, maxUnits = MAX_TEXT_UNITS) {
       contents[k] = code
     } catch {
       // The native side reads this message, and throws there.
-      strings.length = mark
+      into.text = textMark
+      into.count = countMark
       contents[k] = 0
       calls[k] = 0
     }
   }
-  return { at: at.subarray(from, from + count), contents: contents.subarray(0, count), calls: calls.subarray(0, count), ...joined(strings) }
+  return { at: at.subarray(from, from + count), contents: contents.subarray(0, count), calls: calls.subarray(0, count), lengths: into.lengths.subarray(0, into.count), text: into.text }
+}
+
+/** A typed array like `array` with its elements and room for at least `need`. */
+function grown(array, need) {
+  const bigger = new array.constructor(Math.max(array.length * 2, need))
+  bigger.set(array)
+  return bigger
 }
 
 /** Pushes the facts of `entries[from..to)` into `facts`, chunk by chunk (see readEntryFacts). */
@@ -196,13 +213,6 @@ function pushMessageFacts(facts, entries, at, from, to, maxUnits) {
     facts.pushMessages(chunk)
     from += chunk.contents.length
   }
-}
-
-/** `strings` as one text and the length of each. */
-function joined(strings) {
-  const lengths = new Uint32Array(strings.length)
-  for (let i = 0; i < strings.length; i++) lengths[i] = strings[i].length
-  return { lengths, text: strings.join('') }
 }
 
 module.exports = { readEntryFacts, readMessageFacts, pushEntryFacts, pushMessageFacts, MAX_ENTRIES }
