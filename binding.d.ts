@@ -45,7 +45,7 @@ export declare class EntryFacts {
   constructor(entries?: number | undefined | null)
   /** Adds an entries chunk `{ first, kinds, ids, lengths, text }`. */
   pushEntries(chunk: Arg): void
-  /** Adds a messages chunk `{ at, contents, calls, lengths, text }`. */
+  /** Adds a messages chunk `{ at, contents, calls, refs, lengths, text }`. */
   pushMessages(chunk: Arg): void
   /**
    * Frees the facts and the cut now (a plan made, or given up on),

@@ -259,8 +259,34 @@ test('the chunks as the core reads them: ids, then contents, calls and their str
   expect(Array.from(messages.at)).toEqual([2, 0, 1])
   expect(Array.from(messages.contents)).toEqual([CONTENT_PRESENT, CONTENT_PRESENT | CALLS_READ, CONTENT_NULLISH | CALLS_READ])
   expect(Array.from(messages.calls)).toEqual([0, 1, 0])
+  expect(Array.from(messages.refs)).toEqual([0, 1])
   expect(messages.text).toBe('readx\ud800')
   expect(Array.from(messages.lengths)).toEqual([4, 2])
+})
+
+test('each name and path goes over once; a message that throws takes back its calls but not the strings it added', () => {
+  const call = (name, path) => ({ type: 'toolCall', name, arguments: { path } })
+  const throwing = { get type() { throw new Error('boom') } }
+  const entries = [
+    { message: { role: 'assistant', content: [call('read', 'a.ts'), call('read', 'a.ts')] } },
+    { message: { role: 'assistant', content: [call('edit', 'b.ts'), throwing] } },
+    { message: { role: 'assistant', content: [call('edit', 'b.ts'), call('read', 'a.ts'), call('write', 'c.ts')] } },
+  ]
+  const messages = readMessageFacts(entries, new Uint32Array([0, 1, 2]), 0, 3)
+  const { CONTENT_PRESENT, CALLS_READ } = BOUNDARY.entryFacts
+  expect(Array.from(messages.contents)).toEqual([CONTENT_PRESENT | CALLS_READ, 0, CONTENT_PRESENT | CALLS_READ])
+  expect(Array.from(messages.calls)).toEqual([2, 0, 3])
+  // 'edit' and 'b.ts' came with the message that threw; the third names them.
+  expect(messages.text).toBe('reada.tseditb.tswritec.ts')
+  expect(Array.from(messages.lengths)).toEqual([4, 4, 4, 4, 5, 4])
+  expect(Array.from(messages.refs)).toEqual([0, 1, 0, 1, 2, 3, 0, 1, 4, 5])
+  const facts = new binding.EntryFacts()
+  facts.pushEntries(readEntryFacts(entries, 0, 3))
+  facts.pushMessages(messages)
+  expect(() => facts.pushMessages({ ...messages, refs: messages.refs.subarray(1) })).toThrow(/malformed entry facts: an odd number of refs/)
+  expect(() => facts.pushMessages({ ...messages, refs: messages.refs.subarray(2) })).toThrow(/malformed entry facts: too few refs/)
+  expect(() => facts.pushMessages({ ...messages, refs: messages.refs.map((r) => r + 6) })).toThrow(/malformed entry facts: a ref past the strings/)
+  facts.release()
 })
 
 test('a chunk ends once its text reaches the limit, and the next goes on from there', () => {
@@ -280,11 +306,14 @@ test('a chunk ends once its text reaches the limit, and the next goes on from th
   facts.pushEntries = (c) => (sizes.push(c.kinds.length), push(c))
   pushEntryFacts(facts, entries, 0, 8, 40)
   expect(sizes).toEqual([3, 3, 2])
-  // Messages: each adds 4 + 5 units (name and path); a limit of 10 is reached after the second.
+  // Messages: the first adds 4 + 5 units (name and path), each next one 5
+  // (its path; the name is there already); a limit of 10 is reached after the second.
   const at = Uint32Array.from(entries.keys())
   const messages = readMessageFacts(entries, at, 0, 8, 10)
   expect(Array.from(messages.at)).toEqual([0, 1])
-  expect(messages.text).toBe('readf0.tsreadf1.ts')
+  expect(messages.text).toBe('readf0.tsf1.ts')
+  expect(Array.from(messages.lengths)).toEqual([4, 5, 5])
+  expect(Array.from(messages.refs)).toEqual([0, 1, 0, 2])
   const counts = []
   const pushMessages = facts.pushMessages.bind(facts)
   facts.pushMessages = (c) => (counts.push(c.contents.length), pushMessages(c))

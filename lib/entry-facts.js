@@ -42,20 +42,18 @@ const MAX_ENTRIES = 2 ** 23
 const MAX_TEXT_UNITS = 2 ** 27
 
 /**
- * The `(name, arguments.path)` strings of the tool calls in an assistant's
- * `content` array, appended to `into.text` (their lengths to
- * `into.lengths`); how many, or -1 (nothing appended) where a block or its
- * arguments are null or undefined.
+ * The tool calls in an assistant's `content` array whose `name` and
+ * `arguments.path` are strings, each as two references into the chunk's
+ * strings (`into`, see readMessageFacts); how many, or -1 (no references
+ * added) where a block or its arguments are null or undefined.
  */
 function readCalls(content, into) {
-  const textMark = into.text
-  const countMark = into.count
+  const mark = into.refCount
   let n = 0
   for (let i = 0; i < content.length; i++) {
     const block = content[i]
     if (block === null || block === undefined) {
-      into.text = textMark
-      into.count = countMark
+      into.refCount = mark
       return -1
     }
     if (block.type !== 'toolCall') continue
@@ -63,22 +61,46 @@ function readCalls(content, into) {
     if (typeof name !== 'string') continue
     const args = block.arguments
     if (args === null || args === undefined) {
-      into.text = textMark
-      into.count = countMark
+      into.refCount = mark
       return -1
     }
     const path = args.path
     if (typeof path !== 'string') continue
-    let lengths = into.lengths
-    if (into.count + 2 > lengths.length) lengths = into.lengths = grown(lengths, into.count + 2)
-    lengths[into.count] = name.length
-    lengths[into.count + 1] = path.length
-    into.count += 2
-    into.text += name
-    into.text += path
+    if (into.refCount + 2 > into.refs.length) into.refs = grown(into.refs, into.refCount + 2)
+    // Calls in a row mostly name the same tool, or the same file: a compare
+    // costs less than a lookup.
+    if (name !== into.lastName) {
+      into.lastNameIndex = stringIndex(into, name)
+      into.lastName = name
+    }
+    if (path !== into.lastPath) {
+      into.lastPathIndex = stringIndex(into, path)
+      into.lastPath = path
+    }
+    into.refs[into.refCount] = into.lastNameIndex
+    into.refs[into.refCount + 1] = into.lastPathIndex
+    into.refCount += 2
     n++
   }
   return n
+}
+
+/**
+ * Where the string `s` is in the chunk's strings, added to them if it is
+ * not there yet: a session names the same few tools and files over and
+ * over, so each goes over once.
+ */
+function stringIndex(into, s) {
+  let i = into.index.get(s)
+  if (i !== undefined) return i
+  i = into.stringCount
+  if (i >= into.lengths.length) into.lengths = grown(into.lengths, i + 1)
+  // The one step that can throw (past V8's longest string): before it, nothing is added.
+  into.text += s
+  into.lengths[i] = s.length
+  into.stringCount = i + 1
+  into.index.set(s, i)
+  return i
 }
 
 /**
@@ -145,20 +167,23 @@ function readEntryFacts(entries, first, end, maxUnits = MAX_TEXT_UNITS) {
  * The message facts of the entries `at[from..to)` (the ones the cut names,
  * planCut), or of the first of them while their text stays under
  * `maxUnits`: a messages chunk for EntryFacts.pushMessages (see facts.rs),
- * `contents.length` messages long.
+ * `contents.length` messages long. Each call read is two elements of
+ * `refs`, its name's and its path's index among the chunk's strings:
+ * `lengths[i]` is string i's length, `text` all of them in order.
  */
 function readMessageFacts(entries, at, from, to, maxUnits = MAX_TEXT_UNITS) {
   let count = to - from
   const contents = new Uint8Array(count)
   const calls = new Uint32Array(count)
-  const into = { text: '', lengths: new Uint32Array(64), count: 0 }
+  const into = { index: new Map(), lastName: null, lastNameIndex: 0, lastPath: null, lastPathIndex: 0, text: '', lengths: new Uint32Array(64), stringCount: 0, refs: new Uint32Array(64), refCount: 0 }
   for (let k = 0; k < count; k++) {
     if (into.text.length >= maxUnits) {
       count = k
       break
     }
-    const textMark = into.text
-    const countMark = into.count
+    // A message that throws gives back its references; strings it added
+    // stay, named by none.
+    const mark = into.refCount
     try {
       const entry = entries[at[from + k]]
       if (typeof entry !== 'object' || entry === null) continue
@@ -181,13 +206,19 @@ function readMessageFacts(entries, at, from, to, maxUnits = MAX_TEXT_UNITS) {
       contents[k] = code
     } catch {
       // The native side reads this message, and throws there.
-      into.text = textMark
-      into.count = countMark
+      into.refCount = mark
       contents[k] = 0
       calls[k] = 0
     }
   }
-  return { at: at.subarray(from, from + count), contents: contents.subarray(0, count), calls: calls.subarray(0, count), lengths: into.lengths.subarray(0, into.count), text: into.text }
+  return {
+    at: at.subarray(from, from + count),
+    contents: contents.subarray(0, count),
+    calls: calls.subarray(0, count),
+    refs: into.refs.subarray(0, into.refCount),
+    lengths: into.lengths.subarray(0, into.stringCount),
+    text: into.text,
+  }
 }
 
 /** A typed array like `array` with its elements and room for at least `need`. */

@@ -120,7 +120,7 @@ impl EntryFacts {
         })
     }
 
-    /// Adds a messages chunk `{ at, contents, calls, lengths, text }`.
+    /// Adds a messages chunk `{ at, contents, calls, refs, lengths, text }`.
     #[napi(js_name = "pushMessages")]
     pub fn push_messages(&self, env: Env, chunk: Arg) -> napi::Result<()> {
         run(&env, |cx| {
@@ -129,6 +129,7 @@ impl EntryFacts {
                 at: u32s(cx, chunk.0, c"at")?,
                 contents: u8s(cx, chunk.0, c"contents")?,
                 calls: u32s(cx, chunk.0, c"calls")?,
+                refs: u32s(cx, chunk.0, c"refs")?,
                 lengths: u32s(cx, chunk.0, c"lengths")?,
                 text: &text,
             };

@@ -863,11 +863,14 @@ pub fn entry_facts(data: &[u8]) {
             let contents = take(count, 0x07);
             let calls: Vec<u32> = take(count, 0x03).into_iter().map(u32::from).collect();
             let lengths: Vec<u32> = take(n_lengths, 0x07).into_iter().map(u32::from).collect();
+            let n_refs = usize::from(take(1, 0x1f).first().copied().unwrap_or(0));
+            let refs: Vec<u32> = take(n_refs, 0x0f).into_iter().map(u32::from).collect();
             let text = units(&take(2 * n_units, 0xff));
             facts.push_messages(&MessagesChunk {
                 at: &at,
                 contents: &contents,
                 calls: &calls,
+                refs: &refs,
                 lengths: &lengths,
                 text: &text,
             })

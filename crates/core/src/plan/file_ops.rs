@@ -171,10 +171,17 @@ pub fn read_file_op(
     paths: &mut PathSet,
     scratch: &mut Vec<u8>,
 ) -> Option<(FileOpKind, usize)> {
+    let op = file_tool_op(name)?;
+    (!path.is_empty()).then(|| (op, insert_path(paths, path, scratch)))
+}
+
+/// The operation of a call to the tool named `name` (UTF-16), if it is a
+/// file tool.
+pub fn file_tool_op(name: &[u16]) -> Option<FileOpKind> {
     let i = FILE_TOOLS
         .iter()
         .position(|tool| tool.encode_utf16().eq(name.iter().copied()))?;
-    (!path.is_empty()).then(|| (FILE_TOOL_OPS[i], insert_path(paths, path, scratch)))
+    Some(FILE_TOOL_OPS[i])
 }
 
 /// A `str` looked up in a [`PathSet`]. It hashes as a [`JsStr`] holding
@@ -191,7 +198,7 @@ impl indexmap::Equivalent<JsStr> for PathKey<'_> {
 /// Where `path` is in `paths`, added if new. An ASCII path already there
 /// is found through its bytes (in `scratch`) without making a string of it:
 /// most calls name a file an earlier call named.
-fn insert_path(paths: &mut PathSet, path: &[u16], scratch: &mut Vec<u8>) -> usize {
+pub fn insert_path(paths: &mut PathSet, path: &[u16], scratch: &mut Vec<u8>) -> usize {
     if path.iter().all(|&u| u < 0x80) {
         scratch.clear();
         scratch.extend(path.iter().map(|&u| u as u8));

@@ -25,13 +25,16 @@
 //!   `toolCall` blocks that have a string `name` and a string
 //!   `arguments.path`, none for a tool result without `nestedCalls` or a
 //!   message of another role (kept as the file operations they are,
-//!   [`read_file_op`]);
-//! - `lengths`, `text`: name and path of each listed call, in order.
+//!   [`file_tool_op`]);
+//! - `refs`: for each listed call, in order, the index of its name and of
+//!   its path among the chunk's strings;
+//! - `lengths`, `text`: the chunk's strings, each once: the length of each,
+//!   and their units one after another.
 
 use crate::boundary_codes::entry_facts as code;
 use crate::error::{Error, Result};
 use crate::js::string::{JsStr, Utf8Text};
-use crate::plan::file_ops::{read_file_op, FileOpKind, PathSet};
+use crate::plan::file_ops::{file_tool_op, insert_path, FileOpKind, PathSet};
 use crate::session::context::{Id, Ids};
 use crate::session::model::EntryKind;
 
@@ -91,6 +94,7 @@ pub struct MessagesChunk<'a> {
     pub at: &'a [u32],
     pub contents: &'a [u8],
     pub calls: &'a [u32],
+    pub refs: &'a [u32],
     pub lengths: &'a [u32],
     pub text: &'a [u16],
 }
@@ -290,6 +294,18 @@ impl EntryFacts {
             lengths: chunk.lengths.iter(),
             text: chunk.text,
         };
+        let table = (0..chunk.lengths.len())
+            .map(|_| strings.next_units())
+            .collect::<Result<Vec<_>>>()?;
+        strings.done()?;
+        // What each string is as a tool's name and as a path, worked out
+        // the first time a call names it so.
+        let mut ops: Vec<Option<Option<FileOpKind>>> = vec![None; table.len()];
+        let mut places: Vec<Option<u32>> = vec![None; table.len()];
+        let mut refs = chunk.refs.chunks_exact(2);
+        if !refs.remainder().is_empty() {
+            return Err(malformed("an odd number of refs"));
+        }
         let mut out = Vec::with_capacity(count);
         let mut scratch = Vec::new();
         for k in 0..count {
@@ -311,13 +327,22 @@ impl EntryFacts {
             let calls = if content & code::CALLS_READ != 0 {
                 let start = self.file_ops.len();
                 for _ in 0..listed {
-                    let name = strings.next_units()?;
-                    let path = strings.next_units()?;
-                    if let Some((kind, at)) =
-                        read_file_op(name, path, &mut self.paths, &mut scratch)
-                    {
-                        self.file_ops.push((kind, at as u32));
+                    let pair = refs.next().ok_or_else(|| malformed("too few refs"))?;
+                    let (name, path) = (pair[0] as usize, pair[1] as usize);
+                    if name >= table.len() || path >= table.len() {
+                        return Err(malformed("a ref past the strings"));
                     }
+                    let Some(kind) = *ops[name].get_or_insert_with(|| file_tool_op(table[name]))
+                    else {
+                        continue;
+                    };
+                    if table[path].is_empty() {
+                        continue;
+                    }
+                    let at = *places[path].get_or_insert_with(|| {
+                        insert_path(&mut self.paths, table[path], &mut scratch) as u32
+                    });
+                    self.file_ops.push((kind, at));
                 }
                 Some((start as u32, self.file_ops.len() as u32))
             } else if listed != 0 {
@@ -337,7 +362,9 @@ impl EntryFacts {
                 },
             ));
         }
-        strings.done()?;
+        if refs.next().is_some() {
+            return Err(malformed("refs left over"));
+        }
         Ok(out)
     }
 
@@ -487,6 +514,7 @@ mod tests {
                 at: &[0],
                 contents: &[code::CONTENT_PRESENT | code::CALLS_READ],
                 calls: &[2],
+                refs: &[0, 1, 2, 3],
                 lengths: &[4, 8, 4, 2],
                 text: &text,
             })
@@ -500,6 +528,34 @@ mod tests {
         assert_eq!(ops[0].0, FileOpKind::Read);
         assert_eq!(facts.path_at(ops[0].1).as_str(), Some("src/x.rs"));
         assert!(facts.message(1).is_none());
+
+        // Strings named by several calls, as names and as paths: each call
+        // is still the operation its own name and path make.
+        let text = units("editsrc/x.rsread");
+        facts
+            .push_messages(&MessagesChunk {
+                at: &[1],
+                contents: &[code::CONTENT_PRESENT | code::CALLS_READ],
+                calls: &[4],
+                refs: &[0, 1, 2, 1, 1, 1, 2, 1],
+                lengths: &[4, 8, 4],
+                text: &text,
+            })
+            .unwrap();
+        let m = facts.message(1).unwrap();
+        let ops: Vec<_> = (facts.file_ops_of(m).iter())
+            .map(|&(kind, at)| (kind, facts.path_at(at).as_str().unwrap().to_owned()))
+            .collect();
+        let x = || "src/x.rs".to_owned();
+        assert_eq!(
+            ops,
+            [
+                (FileOpKind::Edited, x()),
+                (FileOpKind::Read, x()),
+                (FileOpKind::Read, x())
+            ]
+        );
+        assert_eq!(facts.path_count(), 1);
     }
 
     #[test]
@@ -578,24 +634,35 @@ mod tests {
         assert!(facts.push_entries(&partly).is_err());
         assert_eq!(facts, pushed);
         let read = units("readabc");
-        let messages: [(&[u32], &[u8], &[u32], &[u32], &[u16]); 5] = [
-            (&[1], &[code::CONTENT_PRESENT], &[0], &[], &[]),
-            (&[0], &[code::CONTENT_PRESENT], &[1], &[], &[]),
-            (&[0], &[code::CALLS_READ], &[0], &[], &[]),
-            (
-                &[0],
-                &[code::CONTENT_PRESENT | code::CALLS_READ],
-                &[1],
-                &[4, 9],
-                &read,
-            ),
-            (&[0], &[8], &[0], &[], &[]),
+        let listed = [code::CONTENT_PRESENT | code::CALLS_READ];
+        type Chunk<'a> = (
+            &'a [u32],
+            &'a [u8],
+            &'a [u32],
+            &'a [u32],
+            &'a [u32],
+            &'a [u16],
+        );
+        let messages: [Chunk; 10] = [
+            (&[1], &[code::CONTENT_PRESENT], &[0], &[], &[], &[]),
+            (&[0], &[code::CONTENT_PRESENT], &[1], &[], &[], &[]),
+            (&[0], &[code::CALLS_READ], &[0], &[], &[], &[]),
+            // A length past the text, and text left over.
+            (&[0], &listed, &[1], &[0, 1], &[4, 9], &read),
+            (&[0], &listed, &[1], &[0, 1], &[4], &read),
+            (&[0], &[8], &[0], &[], &[], &[]),
+            // Refs: too few, an odd number, past the strings, left over.
+            (&[0], &listed, &[1], &[0], &[4, 3], &read),
+            (&[0], &listed, &[1], &[0, 1, 1], &[4, 3], &read),
+            (&[0], &listed, &[1], &[0, 2], &[4, 3], &read),
+            (&[0], &listed, &[1], &[0, 1, 0, 1], &[4, 3], &read),
         ];
-        for (at, contents, calls, lengths, text) in messages {
+        for (at, contents, calls, refs, lengths, text) in messages {
             let chunk = MessagesChunk {
                 at,
                 contents,
                 calls,
+                refs,
                 lengths,
                 text,
             };
