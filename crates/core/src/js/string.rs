@@ -60,6 +60,26 @@ pub fn is_surrogate(u: u16) -> bool {
     (0xD800..=0xDFFF).contains(&u)
 }
 
+/// Appends the UTF-16 units of `s` to `out`. ASCII runs, most of any text
+/// here, are widened in bulk; a char-by-char `extend(s.encode_utf16())`
+/// pushed one unit at a time.
+pub fn push_str_utf16(s: &str, out: &mut Vec<u16>) {
+    out.reserve(s.len());
+    let mut rest = s;
+    while !rest.is_empty() {
+        let ascii = rest
+            .bytes()
+            .position(|b| !b.is_ascii())
+            .unwrap_or(rest.len());
+        out.extend(rest.as_bytes()[..ascii].iter().map(|&b| u16::from(b)));
+        rest = &rest[ascii..];
+        if let Some(c) = rest.chars().next() {
+            out.extend_from_slice(c.encode_utf16(&mut [0; 2]));
+            rest = &rest[c.len_utf8()..];
+        }
+    }
+}
+
 /// The UTF-16 length of a well-formed string: one unit per char, two for
 /// astral chars. Counts bytes instead of decoding chars: every byte that is not
 /// a continuation byte starts a char, and 4-byte leaders (0xF0..) add one more.
@@ -463,7 +483,7 @@ impl JsStr {
     /// Appends the code units to `out`.
     pub fn push_utf16_into(&self, out: &mut Vec<u16>) {
         match self {
-            JsStr::Utf8(s) => out.extend(s.encode_utf16()),
+            JsStr::Utf8(s) => push_str_utf16(s, out),
             JsStr::Wtf8(_) => out.extend(self.code_units()),
         }
     }

@@ -13,7 +13,7 @@
 use rustc_hash::FxHashMap;
 
 use crate::error::{Error, Result};
-use crate::js::string::JsStr;
+use crate::js::string::{push_str_utf16, JsStr};
 
 /// Recipe codes (flat-messages.js reads the same numbers); see the module
 /// docs.
@@ -155,12 +155,7 @@ impl Recipe {
 
     /// Label text.
     pub fn push_str(&mut self, s: &str) {
-        // Labels, ids and names are ASCII as a rule: widen the bytes.
-        if s.is_ascii() {
-            self.run.extend(s.bytes().map(u16::from));
-        } else {
-            self.run.extend(s.encode_utf16());
-        }
+        push_str_utf16(s, &mut self.run);
     }
 
     /// Label units.

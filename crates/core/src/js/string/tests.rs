@@ -314,3 +314,41 @@ fn an_empty_inline_text_is_filled_in_place_with_short_ascii_only() {
     assert!(!text.fill_inline_ascii(&units("cd")));
     assert_eq!(&*text, "a string too long to be inline");
 }
+
+#[test]
+fn push_str_utf16_writes_what_encode_utf16_gives() {
+    let mut cases: Vec<String> = [
+        "",
+        "plain ascii",
+        "é",
+        "café au lait",
+        "😀",
+        "a😀b",
+        "😀😀x",
+        "x€",
+        "日本語のテキスト and ascii",
+        "\u{7f}\u{80}\u{7ff}\u{800}\u{ffff}\u{10000}\u{10ffff}",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    // Every mix of ASCII runs and chars of each UTF-8 width, up to five pieces.
+    let pieces = ["ab", "é", "€", "😀", "x"];
+    for n in 0..pieces.len().pow(5) {
+        let (mut k, mut s) = (n, String::new());
+        for _ in 0..5 {
+            s.push_str(pieces[k % pieces.len()]);
+            k /= pieces.len();
+        }
+        cases.push(s);
+    }
+    for s in &cases {
+        let mut out = vec![7u16];
+        push_str_utf16(s, &mut out);
+        let want: Vec<u16> = std::iter::once(7).chain(s.encode_utf16()).collect();
+        assert_eq!(out, want, "{s:?}");
+        let mut via = vec![7u16];
+        JsStr::from_str(s).push_utf16_into(&mut via);
+        assert_eq!(via, want, "{s:?}");
+    }
+}
