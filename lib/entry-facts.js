@@ -13,6 +13,7 @@
 // and judges that entry itself, as without facts.
 
 const { BOUNDARY, checkCodes } = require('./codes.js')
+const { grown } = require('./typed-array.js')
 
 const { NOT_READ, OTHER_TYPE, OTHER_ROLE, MESSAGE_TYPE } = BOUNDARY.entryKinds
 // Looked up as own properties only: no prototype, so `constructor` or
@@ -219,13 +220,6 @@ function readMessageFacts(entries, at, from, to, maxUnits = MAX_TEXT_UNITS) {
     lengths: into.lengths.subarray(0, into.stringCount),
     text: into.text,
   }
-}
-
-/** A typed array like `array` with its elements and room for at least `need`. */
-function grown(array, need) {
-  const bigger = new array.constructor(Math.max(array.length * 2, need))
-  bigger.set(array)
-  return bigger
 }
 
 /** Pushes the facts of `entries[from..to)` into `facts`, chunk by chunk (see readEntryFacts). */

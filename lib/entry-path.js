@@ -47,6 +47,7 @@ const NOT_READ = -2
 const NOT_STRING = -1
 const TARGET_STEPS = 64
 require('./codes.js').checkCodes('entryPath', { THREW, SAME, NOT_READ, NOT_STRING, TARGET_STEPS })
+const { grown } = require('./typed-array.js')
 
 // Past this many steps, or this many units of ids, the native walk reads on alone.
 const MAX_STEPS = 2 ** 24
@@ -206,13 +207,6 @@ function readEntryPath(session, oldLeafId, targetId, maxIdUnits = MAX_ID_UNITS) 
   form.ids = ids
   form.codeBuffer = codes
   return form
-}
-
-/** A typed array like `array` with its elements and room for at least `need`. */
-function grown(array, need) {
-  const bigger = new array.constructor(Math.max(array.length * 2, need))
-  bigger.set(array)
-  return bigger
 }
 
 /** Gives a form's code buffer back for the next call. */

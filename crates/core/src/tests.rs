@@ -399,8 +399,8 @@ fn exact_counts_move_the_cut_on_cjk_text() {
 }
 
 #[test]
-fn read_file_op_finds_a_path_already_there_however_it_is_stored() {
-    use crate::plan::file_ops::{read_file_op, FileOpKind, PathSet};
+fn a_call_read_ahead_finds_a_path_already_there_however_it_is_stored() {
+    use crate::plan::file_ops::{file_tool_op, insert_call_path, FileOpKind, PathSet};
     let units = |s: &str| s.encode_utf16().collect::<Vec<u16>>();
     let long = "/home/someone/project/src/a/rather/long/path.ts";
     let lone = [0x61u16, 0xD800, 0x62];
@@ -411,8 +411,10 @@ fn read_file_op_finds_a_path_already_there_however_it_is_stored() {
     }
     paths.insert(JsStr::from_utf16(&lone));
     let mut scratch = Vec::new();
-    let mut op =
-        |name: &str, path: &[u16]| read_file_op(&units(name), path, &mut paths, &mut scratch);
+    let mut op = |name: &str, path: &[u16]| {
+        let kind = file_tool_op(&units(name))?;
+        Some((kind, insert_call_path(&mut paths, path, &mut scratch)?))
+    };
     assert_eq!(op("read", &units("a.ts")), Some((FileOpKind::Read, 0)));
     assert_eq!(op("edit", &units(long)), Some((FileOpKind::Edited, 1)));
     assert_eq!(op("write", &units("dé.ts")), Some((FileOpKind::Written, 2)));

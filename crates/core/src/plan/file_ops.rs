@@ -163,25 +163,20 @@ const FILE_TOOLS: [&str; 3] = ["read", "write", "edit"];
 const FILE_TOOL_OPS: [FileOpKind; 3] = [FileOpKind::Read, FileOpKind::Written, FileOpKind::Edited];
 
 /// [`add_file_op`] for a call read ahead as its name and path, UTF-16
-/// ([`crate::session::facts`]): the operation, with the path's place in
-/// `paths` (added there if new).
-pub fn read_file_op(
-    name: &[u16],
-    path: &[u16],
-    paths: &mut PathSet,
-    scratch: &mut Vec<u8>,
-) -> Option<(FileOpKind, usize)> {
-    let op = file_tool_op(name)?;
-    (!path.is_empty()).then(|| (op, insert_path(paths, path, scratch)))
-}
-
-/// The operation of a call to the tool named `name` (UTF-16), if it is a
-/// file tool.
+/// ([`crate::session::facts`]), in two halves, so a reader that meets the
+/// same name or path many times works each out once: the operation of a
+/// call to the tool named `name`, if it is a file tool ...
 pub fn file_tool_op(name: &[u16]) -> Option<FileOpKind> {
     let i = FILE_TOOLS
         .iter()
         .position(|tool| tool.encode_utf16().eq(name.iter().copied()))?;
     Some(FILE_TOOL_OPS[i])
+}
+
+/// ... and the place of its `path` in `paths` (added there if new), or
+/// `None` for an empty path, which names no file.
+pub fn insert_call_path(paths: &mut PathSet, path: &[u16], scratch: &mut Vec<u8>) -> Option<usize> {
+    (!path.is_empty()).then(|| insert_path(paths, path, scratch))
 }
 
 /// A `str` looked up in a [`PathSet`]. It hashes as a [`JsStr`] holding
@@ -198,7 +193,7 @@ impl indexmap::Equivalent<JsStr> for PathKey<'_> {
 /// Where `path` is in `paths`, added if new. An ASCII path already there
 /// is found through its bytes (in `scratch`) without making a string of it:
 /// most calls name a file an earlier call named.
-pub fn insert_path(paths: &mut PathSet, path: &[u16], scratch: &mut Vec<u8>) -> usize {
+fn insert_path(paths: &mut PathSet, path: &[u16], scratch: &mut Vec<u8>) -> usize {
     if path.iter().all(|&u| u < 0x80) {
         scratch.clear();
         scratch.extend(path.iter().map(|&u| u as u8));

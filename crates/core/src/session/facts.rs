@@ -25,7 +25,7 @@
 //!   `toolCall` blocks that have a string `name` and a string
 //!   `arguments.path`, none for a tool result without `nestedCalls` or a
 //!   message of another role (kept as the file operations they are,
-//!   [`file_tool_op`]);
+//!   [`file_tool_op`], [`insert_call_path`]);
 //! - `refs`: for each listed call, in order, the index of its name and of
 //!   its path among the chunk's strings;
 //! - `lengths`, `text`: the chunk's strings, each once: the length of each,
@@ -34,7 +34,7 @@
 use crate::boundary_codes::entry_facts as code;
 use crate::error::{Error, Result};
 use crate::js::string::{JsStr, Utf8Text};
-use crate::plan::file_ops::{file_tool_op, insert_path, FileOpKind, PathSet};
+use crate::plan::file_ops::{file_tool_op, insert_call_path, FileOpKind, PathSet};
 use crate::session::context::{Id, Ids};
 use crate::session::model::EntryKind;
 
@@ -301,7 +301,7 @@ impl EntryFacts {
         // What each string is as a tool's name and as a path, worked out
         // the first time a call names it so.
         let mut ops: Vec<Option<Option<FileOpKind>>> = vec![None; table.len()];
-        let mut places: Vec<Option<u32>> = vec![None; table.len()];
+        let mut places: Vec<Option<Option<u32>>> = vec![None; table.len()];
         let mut refs = chunk.refs.chunks_exact(2);
         if !refs.remainder().is_empty() {
             return Err(malformed("an odd number of refs"));
@@ -336,12 +336,13 @@ impl EntryFacts {
                     else {
                         continue;
                     };
-                    if table[path].is_empty() {
-                        continue;
-                    }
-                    let at = *places[path].get_or_insert_with(|| {
-                        insert_path(&mut self.paths, table[path], &mut scratch) as u32
+                    let place = places[path].get_or_insert_with(|| {
+                        insert_call_path(&mut self.paths, table[path], &mut scratch)
+                            .map(|at| at as u32)
                     });
+                    let Some(at) = *place else {
+                        continue;
+                    };
                     self.file_ops.push((kind, at));
                 }
                 Some((start as u32, self.file_ops.len() as u32))
