@@ -3,16 +3,13 @@
 //! session projection, [`crate::session::projection`], is built from).
 
 use std::borrow::Cow;
-use std::collections::HashMap;
-use std::hash::BuildHasherDefault;
-
-use crate::plan::branch_summary::FxHasher;
 
 use crate::error::{join, quoted, Error, Result};
 use crate::js::string::JsStr;
 use crate::js::view::{Key, Kind, View};
 use crate::session::entries::Entries;
 use crate::session::facts::EntryFacts;
+use crate::session::id_index::IdIndex;
 
 /// An entry id: `None` stands for `undefined` (old sessions have no ids).
 pub type Id = Option<JsStr>;
@@ -93,20 +90,12 @@ impl Ids {
             return Ok(Vec::new());
         };
         // Later entries win for duplicate ids, as with `Map.set`.
-        let mut by_id: HashMap<&JsStr, usize, BuildHasherDefault<FxHasher>> =
-            HashMap::with_capacity_and_hasher(
-                crate::capacity::reserve_for(self.ids.len()),
-                Default::default(),
-            );
-        for (i, id) in self.ids.iter().enumerate() {
-            if let Some(id) = id {
-                by_id.insert(id, i);
-            }
-        }
+        let by_id = IdIndex::new(&self.ids);
         let mut path = vec![last];
         let mut current = last;
         while let Some(parent) = self.parents[current].as_ref().filter(|p| !p.is_empty()) {
-            let Some(&next) = by_id.get(parent) else {
+            // Mostly the entry before is the parent.
+            let Some(next) = by_id.get(parent, current.wrapping_sub(1)) else {
                 break;
             };
             if path.len() >= self.ids.len() {

@@ -1,7 +1,7 @@
 //! A session as the agent stores it: entry types and message roles
 //! ([`model`]), lazy access to an entry array ([`entries`]), the session
 //! file read from disk ([`file`]), one branch of its tree ([`tree`]), entry
-//! ids and the path they link ([`context`]), what a JS pass read of the
+//! ids and the path they link ([`context`], looked up by [`id_index`]), what a JS pass read of the
 //! entries ahead ([`facts`]), and the context the agent
 //! rebuilds from that path ([`projection`]).
 
@@ -9,6 +9,7 @@ pub mod context;
 pub mod entries;
 pub mod facts;
 pub mod file;
+pub mod id_index;
 pub mod model;
 pub mod projection;
 pub mod tree;

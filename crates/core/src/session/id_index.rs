@@ -1,0 +1,223 @@
+//! Which entry an id names: the last entry with that id, as the
+//! reference's `Map` from ids to entries answers (a later `set` wins).
+//!
+//! Every prepareCompaction walks the path from the last entry through the
+//! ids of all of them. A hash map of 100k ids, and a lookup in it per step,
+//! is a cache miss or two for each: most of the cut's native time. So the
+//! index is first built as each id's hash with its entry's index in the low
+//! bits, sorted by the hash (a radix sort, which reads and writes in order).
+//! When no two ids share a hash, no two ids are equal either, and an id
+//! equal to a given entry's is that entry's: a step checks the entry before
+//! the current one first (in a linear session, its parent) and needs no
+//! search. Only when two hashes are equal (a duplicate id, or a collision)
+//! is the hash map built, as before.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasher, BuildHasherDefault};
+
+use crate::js::string::JsStr;
+use crate::plan::branch_summary::FxHasher;
+use crate::session::context::Id;
+
+type Hasher = BuildHasherDefault<FxHasher>;
+
+/// Past this many index bits (entries), the hash map is used.
+const MAX_INDEX_BITS: u32 = 32;
+
+/// The entries' ids, indexed for lookups by id.
+pub struct IdIndex<'a> {
+    ids: &'a [Id],
+    by: By<'a>,
+}
+
+enum By<'a> {
+    /// Each id's hash shifted left by `shift`, or'ed with its index, sorted;
+    /// no two share the hash.
+    Hash { keys: Vec<u64>, shift: u32 },
+    /// Every id to the last index that has it.
+    Map(HashMap<&'a JsStr, usize, Hasher>),
+}
+
+impl<'a> IdIndex<'a> {
+    pub fn new(ids: &'a [Id]) -> IdIndex<'a> {
+        let shift = u64::BITS - (ids.len() as u64).leading_zeros();
+        if shift <= MAX_INDEX_BITS {
+            let mut keys = Vec::with_capacity(crate::capacity::reserve_for(ids.len()));
+            for (i, id) in ids.iter().enumerate() {
+                if let Some(id) = id {
+                    keys.push((hash(id) << shift) | i as u64);
+                }
+            }
+            sort_from_bit(&mut keys, shift);
+            if keys.windows(2).all(|w| w[0] >> shift != w[1] >> shift) {
+                return IdIndex {
+                    ids,
+                    by: By::Hash { keys, shift },
+                };
+            }
+        }
+        let mut map = HashMap::with_capacity_and_hasher(
+            crate::capacity::reserve_for(ids.len()),
+            Hasher::default(),
+        );
+        for (i, id) in ids.iter().enumerate() {
+            if let Some(id) = id {
+                map.insert(id, i);
+            }
+        }
+        IdIndex {
+            ids,
+            by: By::Map(map),
+        }
+    }
+
+    /// The index of the last entry whose id is `id`; `likely` names the
+    /// entry to try first (it need not be one).
+    pub fn get(&self, id: &JsStr, likely: usize) -> Option<usize> {
+        match &self.by {
+            By::Map(map) => map.get(id).copied(),
+            By::Hash { keys, shift } => {
+                // Ids are unique here: an entry with this id is the one.
+                if self.ids.get(likely).and_then(Option::as_ref) == Some(id) {
+                    return Some(likely);
+                }
+                let wanted = (hash(id) << shift) >> shift;
+                let at = keys.partition_point(|k| k >> shift < wanted);
+                let key = *keys.get(at).filter(|k| *k >> shift == wanted)?;
+                let i = (key & ((1 << shift) - 1)) as usize;
+                (self.ids[i].as_ref() == Some(id)).then_some(i)
+            }
+        }
+    }
+}
+
+fn hash(id: &JsStr) -> u64 {
+    Hasher::default().hash_one(id)
+}
+
+/// Sorts `keys` by their bits from `shift` up (a least-significant-digit
+/// radix sort, a byte at a time; bytes every key shares are skipped).
+fn sort_from_bit(keys: &mut Vec<u64>, shift: u32) {
+    let mut counts = [[0usize; 256]; 8];
+    let digits = (u64::BITS - shift).div_ceil(8) as usize;
+    for &k in keys.iter() {
+        for (d, count) in counts.iter_mut().enumerate().take(digits) {
+            count[((k >> (shift + 8 * d as u32)) & 0xFF) as usize] += 1;
+        }
+    }
+    let mut other = vec![0u64; keys.len()];
+    for (d, count) in counts.iter().enumerate().take(digits) {
+        if count.contains(&keys.len()) {
+            continue;
+        }
+        let mut starts = [0usize; 256];
+        let mut at = 0;
+        for (start, &c) in starts.iter_mut().zip(count) {
+            *start = at;
+            at += c;
+        }
+        let bit = shift + 8 * d as u32;
+        for &k in keys.iter() {
+            let b = ((k >> bit) & 0xFF) as usize;
+            other[starts[b]] = k;
+            starts[b] += 1;
+        }
+        std::mem::swap(keys, &mut other);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What the index must answer: the map of every id to its last index.
+    fn expected(ids: &[Id], id: &JsStr) -> Option<usize> {
+        ids.iter().rposition(|x| x.as_ref() == Some(id))
+    }
+
+    fn id(s: &str) -> Id {
+        Some(JsStr::from(s))
+    }
+
+    #[test]
+    fn sorts_by_the_bits_from_the_shift_up() {
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        for (n, shift) in [(0, 1), (1, 1), (2, 2), (1000, 10), (70_000, 17), (5000, 32)] {
+            let mut keys: Vec<u64> = (0..n)
+                .map(|i| {
+                    state = state
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    (state << shift) | i
+                })
+                .collect();
+            let mut want = keys.clone();
+            want.sort_unstable_by_key(|k| k >> shift);
+            sort_from_bit(&mut keys, shift);
+            let high = |v: &[u64]| v.iter().map(|k| k >> shift).collect::<Vec<_>>();
+            assert_eq!(high(&keys), high(&want), "n {n}, shift {shift}");
+            // A radix sort is stable: equal high bits keep the order they came in.
+            let mut again = want.clone();
+            again.sort_by_key(|k| k >> shift);
+            sort_from_bit(&mut want, shift);
+            assert_eq!(want, again);
+        }
+        // Keys that share every byte but one, and keys all equal.
+        let mut keys: Vec<u64> = (0..300u64).rev().map(|i| (i << 40) | 7).collect();
+        sort_from_bit(&mut keys, 3);
+        assert!(keys.windows(2).all(|w| w[0] <= w[1]));
+        let mut keys = vec![5u64 << 8; 10];
+        sort_from_bit(&mut keys, 8);
+        assert_eq!(keys, vec![5u64 << 8; 10]);
+    }
+
+    #[test]
+    fn answers_as_the_map_of_ids_to_their_last_entry() {
+        let unique: Vec<Id> = (0..5000)
+            .map(|i| id(&format!("{:08x}", i * 7919)))
+            .collect();
+        let mut duplicated = unique.clone();
+        duplicated[4000] = duplicated[10].clone();
+        let mut sparse = unique.clone();
+        for i in (0..5000).step_by(3) {
+            sparse[i] = None;
+        }
+        let odd: Vec<Id> = vec![
+            id("é"),
+            Some(JsStr::from_utf16(&[0xD800, 0x61])),
+            id(""),
+            None,
+            id("a"),
+            Some(JsStr::from_utf16(&[0x61])),
+            id("a long id that does not fit inline at all"),
+        ];
+        let mut probes: Vec<JsStr> = ["absent", "", "a", "é", "00000000", "0000ab0c"]
+            .iter()
+            .map(|s| JsStr::from(*s))
+            .collect();
+        probes.push(JsStr::from_utf16(&[0xD800, 0x61]));
+        probes.push(JsStr::from_utf16(&[0xD800]));
+        for ids in [&unique, &duplicated, &sparse, &odd, &Vec::new()] {
+            let index = IdIndex::new(ids);
+            let all: Vec<JsStr> = ids
+                .iter()
+                .flatten()
+                .cloned()
+                .chain(probes.iter().cloned())
+                .collect();
+            for probe in &all {
+                for likely in [0, 1, 9, 10, 4000, 4999, 5000, usize::MAX] {
+                    assert_eq!(
+                        index.get(probe, likely),
+                        expected(ids, probe),
+                        "{probe:?} from {likely}"
+                    );
+                }
+            }
+        }
+        assert!(matches!(IdIndex::new(&unique).by, By::Hash { .. }));
+        assert!(matches!(IdIndex::new(&duplicated).by, By::Map(_)));
+        // "a" twice (once made from UTF-16): equal ids, so the map.
+        assert!(matches!(IdIndex::new(&odd).by, By::Map(_)));
+    }
+}
