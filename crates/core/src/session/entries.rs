@@ -161,12 +161,17 @@ impl<'a, V: View> Entries<'a, V> {
         Ok(())
     }
 
-    /// `estimateTokens(entries[i].message)` (or the exact count).
+    /// `estimateTokens(entries[i].message)` (or the exact count); the role
+    /// is not read again where the entry's kind is known.
     pub fn message_tokens(&self, i: usize) -> Result<u64> {
+        let role = self.kinds.get(i).and_then(Cell::get).and_then(|k| k.role);
         self.with_entry(i, |entry| {
-            self.counter
-                .message(&entry.get(Key::Message)?, &self.line.tokens)
-                .within("message")
+            let message = entry.get(Key::Message)?;
+            match role {
+                Some(role) => self.counter.message_as(&message, role, &self.line.tokens),
+                None => self.counter.message(&message, &self.line.tokens),
+            }
+            .within("message")
         })
     }
 }

@@ -172,7 +172,18 @@ pub fn measure_message_with<V: View, M: Measure>(
     m: &M,
     rules: &TokenRules,
 ) -> Result<u64> {
-    let role = role_of(message)?;
+    measure_message_as(message, role_of(message)?, content, m, rules)
+}
+
+/// [`measure_message_with`] of a message whose role was read already (as
+/// [`role_of`] reads it), so it is not read again.
+pub fn measure_message_as<V: View, M: Measure>(
+    message: &V,
+    role: Role,
+    content: Content<V>,
+    m: &M,
+    rules: &TokenRules,
+) -> Result<u64> {
     Ok(match role {
         Role::User | Role::Custom | Role::ToolResult => match content.of(message, role)? {
             Some(c) => measure_content(&c, m).within("content")?,
@@ -224,6 +235,26 @@ impl Counter {
     /// The tokens of one message (`estimateTokens`, or its exact counterpart).
     pub fn message<V: View>(self, message: &V, rules: &TokenRules) -> Result<u64> {
         self.message_with(message, Content::Own, rules)
+    }
+
+    /// [`Counter::message`] of a message whose role was read already.
+    pub fn message_as<V: View>(self, message: &V, role: Role, rules: &TokenRules) -> Result<u64> {
+        match self {
+            Counter::Estimate => Ok(chars_to_tokens(measure_message_as(
+                message,
+                role,
+                Content::Own,
+                &Chars,
+                rules,
+            )?)),
+            Counter::Exact(encoding) => measure_message_as(
+                message,
+                role,
+                Content::Own,
+                &crate::tokens::exact::Tokens(encoding),
+                rules,
+            ),
+        }
     }
 
     /// The tokens of one message with the content the projection gives it.
