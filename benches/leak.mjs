@@ -1,7 +1,7 @@
 // Resident memory under long use: after a warm-up, RSS must stay flat, or
 // the binding leaks (handles, strings, caches, jobs).
 //
-//   node --expose-gc benches/leak.mjs [--mode prepare] [--calls N] [--entries N] [--warmup N] [--yield-every N] [--bound-mb N]
+//   node --expose-gc [--min-semi-space-size=16] benches/leak.mjs [--mode prepare] [--calls N] [--entries N] [--warmup N] [--yield-every N] [--bound-mb N]
 //
 // Modes:
 //   prepare    prepareCompaction on a session of --entries entries (default 10,000 entries, 10,000 calls)
