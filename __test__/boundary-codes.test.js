@@ -42,6 +42,7 @@ test('the flat form, the recipe, the entry path and the entry facts keep the num
     ID_NOT_READ: 0,
     ID_ABSENT: 1,
     ID_STRING: 2,
+    ID_PREVIOUS: 3,
     ID_MASK: 3,
     PARENT_SHIFT: 2,
     CONTENT_NOT_READ: 0,

@@ -245,16 +245,26 @@ test('the kind codes are the core’s: every type and role name, and the others'
 })
 
 test('the chunks as the core reads them: ids, then contents, calls and their strings', () => {
-  const { ID_ABSENT, ID_STRING, PARENT_SHIFT, CONTENT_PRESENT, CONTENT_NULLISH, CALLS_READ } = BOUNDARY.entryFacts
+  const { ID_ABSENT, ID_STRING, ID_PREVIOUS, PARENT_SHIFT, CONTENT_PRESENT, CONTENT_NULLISH, CALLS_READ } = BOUNDARY.entryFacts
   const entries = [
     { type: 'message', id: 'a', parentId: null, message: { role: 'assistant', content: [{ type: 'text', text: 't' }, { type: 'toolCall', name: 'read', arguments: { path: 'x\ud800' } }, { type: 'toolCall', name: 'bash', arguments: { command: 'ls' } }] } },
     { type: 'message', id: 'b', parentId: 'a', message: { role: 'toolResult', content: null } },
     { type: 'message', id: 5, parentId: 'b', message: { role: 'toolResult', content: [], nestedCalls: { calls: [] } } },
+    { type: 'message', id: 'c', parentId: 'a', message: { role: 'user', content: 'u' } },
   ]
-  const chunk = readEntryFacts(entries, 0, 3)
-  expect(Array.from(chunk.ids)).toEqual([ID_STRING | (ID_ABSENT << PARENT_SHIFT), ID_STRING | (ID_STRING << PARENT_SHIFT), ID_STRING << PARENT_SHIFT])
-  expect(chunk.text).toBe('abab')
+  const chunk = readEntryFacts(entries, 0, 4)
+  // The id before is a parent's code (whatever the entry's own id); after
+  // an id that is not a string, a parent is sent whole.
+  expect(Array.from(chunk.ids)).toEqual([ID_STRING | (ID_ABSENT << PARENT_SHIFT), ID_STRING | (ID_PREVIOUS << PARENT_SHIFT), ID_PREVIOUS << PARENT_SHIFT, ID_STRING | (ID_STRING << PARENT_SHIFT)])
+  expect(chunk.text).toBe('abca')
   expect(Array.from(chunk.lengths)).toEqual([1, 1, 1, 1])
+  // A chunk starting at the second entry sends its parent whole.
+  const later = readEntryFacts(entries, 1, 2)
+  expect([Array.from(later.ids), later.text]).toEqual([[ID_STRING | (ID_STRING << PARENT_SHIFT)], 'ba'])
+  const facts = new binding.EntryFacts()
+  facts.pushEntries(chunk)
+  expect(() => facts.pushEntries({ first: 4, kinds: new Uint8Array(1), ids: new Uint8Array([ID_ABSENT | (ID_PREVIOUS << PARENT_SHIFT)]), lengths: new Uint32Array(0), text: '' })).toThrow(/malformed entry facts: a parent code naming no previous id/)
+  facts.release()
   const messages = readMessageFacts(entries, new Uint32Array([2, 0, 1]), 0, 3)
   expect(Array.from(messages.at)).toEqual([2, 0, 1])
   expect(Array.from(messages.contents)).toEqual([CONTENT_PRESENT, CONTENT_PRESENT | CALLS_READ, CONTENT_NULLISH | CALLS_READ])
@@ -290,21 +300,22 @@ test('each name and path goes over once; a message that throws takes back its ca
 })
 
 test('a chunk ends once its text reaches the limit, and the next goes on from there', () => {
-  // Each entry adds 16 units (an 8-unit id and parent); a limit of 40 is
-  // reached after the third entry, so chunks are 3 entries long.
+  // A chunk's first entry adds 16 units (an 8-unit id and parent), each
+  // next one 8 (its parent is the id before it); a limit of 30 is reached
+  // after the third entry, so chunks are 3 entries long.
   const id = (i) => `id${String(i).padStart(6, '0')}`
   const entries = Array.from({ length: 8 }, (_, i) => ({ type: 'message', id: id(i + 1), parentId: id(i), message: { role: 'assistant', content: [{ type: 'toolCall', name: 'read', arguments: { path: `f${i}.ts` } }] } }))
-  const chunk = readEntryFacts(entries, 0, 8, 40)
+  const chunk = readEntryFacts(entries, 0, 8, 30)
   expect(chunk.kinds.length).toBe(3)
-  expect(chunk.text).toBe(entries.slice(0, 3).map((e) => e.id + e.parentId).join(''))
-  expect(Array.from(chunk.lengths)).toEqual([8, 8, 8, 8, 8, 8])
-  const next = readEntryFacts(entries, 3, 8, 40)
-  expect([next.first, next.kinds.length]).toEqual([3, 3])
+  expect(chunk.text).toBe(id(1) + id(0) + id(2) + id(3))
+  expect(Array.from(chunk.lengths)).toEqual([8, 8, 8, 8])
+  const next = readEntryFacts(entries, 3, 8, 30)
+  expect([next.first, next.kinds.length, next.text]).toEqual([3, 3, id(4) + id(3) + id(5) + id(6)])
   const facts = new binding.EntryFacts()
   const sizes = []
   const push = facts.pushEntries.bind(facts)
   facts.pushEntries = (c) => (sizes.push(c.kinds.length), push(c))
-  pushEntryFacts(facts, entries, 0, 8, 40)
+  pushEntryFacts(facts, entries, 0, 8, 30)
   expect(sizes).toEqual([3, 3, 2])
   // Messages: the first adds 4 + 5 units (name and path), each next one 5
   // (its path; the name is there already); a limit of 10 is reached after the second.

@@ -2,9 +2,9 @@
 // What prepareCompaction's planner needs of the entries, read ahead in JS
 // (JS property reads are far cheaper than N-API's, one call each): first
 // every entry's kind (`type`, and a message's `role`), `id` and
-// `parentId`; then, for the messages the cut names (planCut), whether a
-// message's `content` is nullish and the `name` and `arguments.path` of
-// each tool call in it. Chunks of these facts go to the binding's
+// `parentId` (as a code when it is the id of the entry before); then, for
+// the messages the cut names (planCut), whether a message's `content` is
+// nullish and the `name` and `arguments.path` of each tool call in it. Chunks of these facts go to the binding's
 // EntryFacts (crates/core/src/session/facts.rs reads them; the codes are
 // crates/core/src/boundary_codes.rs's). Nothing
 // is decided here: a value of a type the planner must judge (an id that is
@@ -21,10 +21,11 @@ const { NOT_READ, OTHER_TYPE, OTHER_ROLE, MESSAGE_TYPE } = BOUNDARY.entryKinds
 const TYPES = Object.assign(Object.create(null), BOUNDARY.entryKinds.types)
 const ROLES = Object.assign(Object.create(null), BOUNDARY.entryKinds.roles)
 
-const { ID_ABSENT, ID_STRING, PARENT_SHIFT, CONTENT_PRESENT, CONTENT_NULLISH, CALLS_READ } = checkCodes('entryFacts', {
+const { ID_ABSENT, ID_STRING, ID_PREVIOUS, PARENT_SHIFT, CONTENT_PRESENT, CONTENT_NULLISH, CALLS_READ } = checkCodes('entryFacts', {
   ID_NOT_READ: 0,
   ID_ABSENT: 1,
   ID_STRING: 2,
+  ID_PREVIOUS: 3,
   ID_MASK: 3,
   PARENT_SHIFT: 2,
   CONTENT_NOT_READ: 0,
@@ -116,6 +117,9 @@ function readEntryFacts(entries, first, end, maxUnits = MAX_TEXT_UNITS) {
   const lengths = new Uint32Array(2 * count)
   let text = ''
   let n = 0
+  // The string id of the entry before, when this chunk holds it: a
+  // parentId equal to it (in a linear session, most) is sent as a code.
+  let previousId
   for (let k = 0; k < count; k++) {
     if (text.length >= maxUnits) {
       count = k
@@ -123,6 +127,8 @@ function readEntryFacts(entries, first, end, maxUnits = MAX_TEXT_UNITS) {
     }
     const mark = n
     const textMark = text
+    const previous = previousId
+    previousId = undefined
     try {
       const entry = entries[first + k]
       if (typeof entry !== 'object' || entry === null) continue
@@ -148,11 +154,15 @@ function readEntryFacts(entries, first, end, maxUnits = MAX_TEXT_UNITS) {
       } else if (id === undefined) idCodes = ID_ABSENT
       const parent = entry.parentId
       if (typeof parent === 'string') {
-        text += parent
-        lengths[n++] = parent.length
-        idCodes |= ID_STRING << PARENT_SHIFT
+        if (parent === previous) idCodes |= ID_PREVIOUS << PARENT_SHIFT
+        else {
+          text += parent
+          lengths[n++] = parent.length
+          idCodes |= ID_STRING << PARENT_SHIFT
+        }
       } else if (parent === undefined || parent === null) idCodes |= ID_ABSENT << PARENT_SHIFT
       ids[k] = idCodes
+      if (typeof id === 'string') previousId = id
     } catch {
       // The native side reads this entry, and throws there.
       n = mark

@@ -87,6 +87,9 @@ codes! {
         ID_NOT_READ = 0,
         ID_ABSENT = 1,
         ID_STRING = 2,
+        // A `parentId` equal to the string `id` of the entry before, which
+        // the same chunk holds: its text is not sent again.
+        ID_PREVIOUS = 3,
         ID_MASK = 3,
         PARENT_SHIFT = 2,
         // A message's content, and whether its calls were read.

@@ -14,10 +14,11 @@
 //! entries chunk ([`EntriesChunk`]), for entries `first..first + n`:
 //! - `kinds[k]`: entry `first + k`'s kind code ([`EntryKind::from_code`]);
 //! - `ids[k]`: bits 0–1 the `id` (`ID_NOT_READ`, `ID_ABSENT`: undefined,
-//!   `ID_STRING`), bits 2–3 the `parentId` (the same codes; absent is
-//!   undefined or null);
+//!   `ID_STRING`), bits 2–3 the `parentId` (the same codes, absent being
+//!   undefined or null, or `ID_PREVIOUS`: the string `id` of the entry
+//!   before, which the chunk holds; in a linear session, most are);
 //! - `lengths`: the UTF-16 length of each string of `text` in order: per
-//!   entry its string `id`, then its string `parentId`.
+//!   entry its string `id`, then its `ID_STRING` `parentId`.
 //!
 //! A messages chunk ([`MessagesChunk`]), for the entries `at[k]`:
 //! - `contents[k]`: `CONTENT_PRESENT` or `CONTENT_NULLISH` (else not read),
@@ -249,11 +250,21 @@ impl EntryFacts {
                 return Err(malformed("an id code"));
             }
             let id_read = push_id(&mut self.ids.ids, id_codes & code::ID_MASK, &mut strings)?;
-            let parent_read = push_id(
-                &mut self.ids.parents,
-                id_codes >> code::PARENT_SHIFT & code::ID_MASK,
-                &mut strings,
-            )?;
+            let parent_code = id_codes >> code::PARENT_SHIFT & code::ID_MASK;
+            let parent_read = if parent_code == code::ID_PREVIOUS {
+                // This entry's id is pushed: the one before it is the previous entry's.
+                let previous = match self.ids.ids.len().checked_sub(2) {
+                    Some(at) if k > 0 => self.ids.ids[at].clone(),
+                    _ => None,
+                };
+                let Some(previous) = previous else {
+                    return Err(malformed("a parent code naming no previous id"));
+                };
+                self.ids.parents.push(Some(previous));
+                true
+            } else {
+                push_id(&mut self.ids.parents, parent_code, &mut strings)?
+            };
             self.ids_read.push(kind.is_some() && id_read && parent_read);
         }
         strings.done()
@@ -588,6 +599,75 @@ mod tests {
         for (i, id) in ids.iter().enumerate() {
             assert_eq!(facts.ids.ids[i], Some(JsStr::from_utf16(id)), "id {i}");
             assert_eq!(facts.ids.parents[i], None, "parent {i}");
+        }
+    }
+
+    #[test]
+    fn a_parent_code_takes_the_id_before_it_in_the_chunk() {
+        let previous = code::ID_PREVIOUS << code::PARENT_SHIFT;
+        let text = units("a1b2c3");
+        let mut facts = EntryFacts::new();
+        facts
+            .push_entries(&EntriesChunk {
+                first: 0,
+                kinds: &[KIND_ROLE_BASE; 3],
+                ids: &[
+                    code::ID_STRING | code::ID_ABSENT << code::PARENT_SHIFT,
+                    code::ID_STRING | previous,
+                    code::ID_STRING | previous,
+                ],
+                lengths: &[2, 2, 2],
+                text: &text,
+            })
+            .unwrap();
+        let parents: Vec<_> = (0..3)
+            .map(|i| {
+                facts
+                    .id_and_parent(i)
+                    .unwrap()
+                    .1
+                    .as_ref()
+                    .and_then(JsStr::as_str)
+            })
+            .collect();
+        assert_eq!(parents, [None, Some("a1"), Some("b2")]);
+        assert_eq!(facts.ids.path_to_last().unwrap(), [0, 1, 2]);
+        // Not across chunks, nor after an id that is not a string: the chunk adds nothing.
+        let pushed = facts.clone();
+        let d = units("d4");
+        for (kinds, ids, lengths, text) in [
+            (
+                &[0u8][..],
+                &[code::ID_STRING | previous][..],
+                &[2u32][..],
+                &d[..],
+            ),
+            (
+                &[0, 0],
+                &[code::ID_ABSENT, code::ID_STRING | previous],
+                &[2],
+                &d,
+            ),
+            (
+                &[0, 0],
+                &[code::ID_NOT_READ, code::ID_STRING | previous],
+                &[2],
+                &d,
+            ),
+        ] {
+            let chunk = EntriesChunk {
+                first: 3,
+                kinds,
+                ids,
+                lengths,
+                text,
+            };
+            let err = facts.push_entries(&chunk).unwrap_err();
+            assert!(err
+                .message
+                .to_string()
+                .contains("a parent code naming no previous id"));
+            assert_eq!(facts, pushed);
         }
     }
 
