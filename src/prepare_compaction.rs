@@ -8,7 +8,7 @@ use crate::agent_line::line_arg;
 use crate::entry_facts::{EntryFacts, Stage, State};
 use crate::js::args::arg;
 use crate::js::errors::run;
-use crate::js::out::{Arg, Raw, RawValue};
+use crate::js::out::{Arg, Raw, RawValue, Typed};
 use crate::js::view::Cx;
 use prime_compaction_core::error::{Context, Error, Result};
 use prime_compaction_core::plan::file_ops::FileOps;
@@ -165,10 +165,14 @@ pub fn messages_object(cx: &Cx, messages: &[PlanMessage]) -> Result<Raw> {
     let entries: Vec<u32> = messages.iter().map(|m| m.entry).collect();
     let shapes: Vec<u8> = messages.iter().map(|m| m.shape as u8).collect();
     let edits: Vec<u32> = messages.iter().map(|m| m.edit).collect();
+    // One buffer for the three: each buffer N-API makes is an allocation
+    // and a finalizer of its own.
+    let [entries, edits, shapes] =
+        cx.typed_arrays([Typed::U32(&entries), Typed::U32(&edits), Typed::U8(&shapes)])?;
     let o = cx.object()?;
-    cx.set(o, c"entries", cx.u32_array(&entries)?)?;
-    cx.set(o, c"shapes", cx.u8_array(&shapes)?)?;
-    cx.set(o, c"edits", cx.u32_array(&edits)?)?;
+    cx.set(o, c"entries", entries)?;
+    cx.set(o, c"shapes", shapes)?;
+    cx.set(o, c"edits", edits)?;
     Ok(o)
 }
 

@@ -137,6 +137,37 @@ impl Cx {
         Ok(arr)
     }
 
+    /// Typed arrays holding copies of `parts`, in order, all views of one
+    /// new ArrayBuffer (one allocation instead of one each), each at an
+    /// offset its element size divides.
+    pub fn typed_arrays<const N: usize>(&self, parts: [Typed<'_>; N]) -> Result<[Raw; N]> {
+        let mut offsets = [0usize; N];
+        let mut bytes = 0usize;
+        for (offset, part) in offsets.iter_mut().zip(&parts) {
+            let size = part.element_size();
+            *offset = bytes.div_ceil(size) * size;
+            bytes = *offset + part.bytes().len();
+        }
+        let mut data: *mut std::ffi::c_void = ptr::null_mut();
+        let mut buffer = ptr::null_mut();
+        check(unsafe { sys::napi_create_arraybuffer(self.env, bytes, &mut data, &mut buffer) })?;
+        let mut out = [ptr::null_mut(); N];
+        for ((arr, part), &offset) in out.iter_mut().zip(&parts).zip(&offsets) {
+            let src = part.bytes();
+            if !src.is_empty() && !data.is_null() {
+                // The buffer holds `bytes` bytes, and this part ends within them.
+                unsafe {
+                    ptr::copy_nonoverlapping(src.as_ptr(), data.cast::<u8>().add(offset), src.len())
+                };
+            }
+            let len = src.len() / part.element_size();
+            check(unsafe {
+                sys::napi_create_typedarray(self.env, part.kind(), len, buffer, offset, arr)
+            })?;
+        }
+        Ok(out)
+    }
+
     pub fn f64_array(&self, items: &[f64]) -> Result<Raw> {
         self.typed_array(sys::TypedarrayType::float64_array, items)
     }
@@ -151,6 +182,42 @@ impl Cx {
 
     pub fn u8_array(&self, items: &[u8]) -> Result<Raw> {
         self.typed_array(sys::TypedarrayType::uint8_array, items)
+    }
+}
+
+/// One typed array's items, for [`Cx::typed_arrays`].
+pub enum Typed<'a> {
+    U32(&'a [u32]),
+    U8(&'a [u8]),
+}
+
+impl Typed<'_> {
+    fn element_size(&self) -> usize {
+        match self {
+            Typed::U32(_) => 4,
+            Typed::U8(_) => 1,
+        }
+    }
+
+    fn kind(&self) -> sys::napi_typedarray_type {
+        match self {
+            Typed::U32(_) => sys::TypedarrayType::uint32_array,
+            Typed::U8(_) => sys::TypedarrayType::uint8_array,
+        }
+    }
+
+    /// The items' bytes, in the machine's order (a typed array's).
+    fn bytes(&self) -> &[u8] {
+        match self {
+            // A u32 slice's memory, read as the bytes it is.
+            Typed::U32(items) => unsafe {
+                std::slice::from_raw_parts(
+                    items.as_ptr().cast::<u8>(),
+                    std::mem::size_of_val(*items),
+                )
+            },
+            Typed::U8(items) => items,
+        }
     }
 }
 
