@@ -4,13 +4,14 @@
 // every entry's kind (`type`, and a message's `role`), `id` and
 // `parentId` (as a code when it is the id of the entry before); then, for
 // the messages the cut names (planCut), whether a message's `content` is
-// nullish and the `name` and `arguments.path` of each tool call in it. Chunks of these facts go to the binding's
-// EntryFacts (crates/core/src/session/facts.rs reads them; the codes are
-// crates/core/src/boundary_codes.rs's). Nothing
-// is decided here: a value of a type the planner must judge (an id that is
-// not a string, a null content block, a message that is not an object), or
-// a read that throws, leaves the fact unread, and the native side reads
-// and judges that entry itself, as without facts.
+// nullish and the `name` and `arguments.path` of each tool call in it.
+// Chunks of these facts go to the binding's EntryFacts
+// (crates/core/src/session/facts.rs reads them; the codes are
+// crates/core/src/boundary_codes.rs's). Nothing is decided here: a value
+// of a type the planner must judge (an id that is not a string, a null
+// content block, a message that is not an object), or a read that throws,
+// leaves the fact unread, and the native side reads and judges that entry
+// itself, as without facts.
 
 const { BOUNDARY, checkCodes } = require('./codes.js')
 const { grown } = require('./typed-array.js')

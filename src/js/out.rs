@@ -117,26 +117,6 @@ impl Cx {
         self.array(items.map(|s| self.js_str(s)))
     }
 
-    /// A typed array of `kind` holding a copy of `items` (whose element
-    /// type must be the kind's).
-    fn typed_array<T: Copy>(&self, kind: sys::napi_typedarray_type, items: &[T]) -> Result<Raw> {
-        let bytes = std::mem::size_of_val(items);
-        let mut data: *mut std::ffi::c_void = ptr::null_mut();
-        let mut buffer = ptr::null_mut();
-        check(unsafe { sys::napi_create_arraybuffer(self.env, bytes, &mut data, &mut buffer) })?;
-        if bytes > 0 && !data.is_null() {
-            // The new buffer holds `bytes` bytes; `items` is that many.
-            unsafe {
-                ptr::copy_nonoverlapping(items.as_ptr().cast::<u8>(), data.cast::<u8>(), bytes)
-            };
-        }
-        let mut arr = ptr::null_mut();
-        check(unsafe {
-            sys::napi_create_typedarray(self.env, kind, items.len(), buffer, 0, &mut arr)
-        })?;
-        Ok(arr)
-    }
-
     /// Typed arrays holding copies of `parts`, in order, all views of one
     /// new ArrayBuffer (one allocation instead of one each), each at an
     /// offset its element size divides.
@@ -169,24 +149,30 @@ impl Cx {
     }
 
     pub fn f64_array(&self, items: &[f64]) -> Result<Raw> {
-        self.typed_array(sys::TypedarrayType::float64_array, items)
+        let [arr] = self.typed_arrays([Typed::F64(items)])?;
+        Ok(arr)
     }
 
     pub fn i32_array(&self, items: &[i32]) -> Result<Raw> {
-        self.typed_array(sys::TypedarrayType::int32_array, items)
+        let [arr] = self.typed_arrays([Typed::I32(items)])?;
+        Ok(arr)
     }
 
     pub fn u32_array(&self, items: &[u32]) -> Result<Raw> {
-        self.typed_array(sys::TypedarrayType::uint32_array, items)
+        let [arr] = self.typed_arrays([Typed::U32(items)])?;
+        Ok(arr)
     }
 
     pub fn u8_array(&self, items: &[u8]) -> Result<Raw> {
-        self.typed_array(sys::TypedarrayType::uint8_array, items)
+        let [arr] = self.typed_arrays([Typed::U8(items)])?;
+        Ok(arr)
     }
 }
 
 /// One typed array's items, for [`Cx::typed_arrays`].
 pub enum Typed<'a> {
+    F64(&'a [f64]),
+    I32(&'a [i32]),
     U32(&'a [u32]),
     U8(&'a [u8]),
 }
@@ -194,13 +180,16 @@ pub enum Typed<'a> {
 impl Typed<'_> {
     fn element_size(&self) -> usize {
         match self {
-            Typed::U32(_) => 4,
+            Typed::F64(_) => 8,
+            Typed::I32(_) | Typed::U32(_) => 4,
             Typed::U8(_) => 1,
         }
     }
 
     fn kind(&self) -> sys::napi_typedarray_type {
         match self {
+            Typed::F64(_) => sys::TypedarrayType::float64_array,
+            Typed::I32(_) => sys::TypedarrayType::int32_array,
             Typed::U32(_) => sys::TypedarrayType::uint32_array,
             Typed::U8(_) => sys::TypedarrayType::uint8_array,
         }
@@ -208,14 +197,19 @@ impl Typed<'_> {
 
     /// The items' bytes, in the machine's order (a typed array's).
     fn bytes(&self) -> &[u8] {
-        match self {
-            // A u32 slice's memory, read as the bytes it is.
-            Typed::U32(items) => unsafe {
+        /// A slice's memory, read as the bytes it is (plain numbers, no padding).
+        fn of<T: Copy>(items: &[T]) -> &[u8] {
+            unsafe {
                 std::slice::from_raw_parts(
                     items.as_ptr().cast::<u8>(),
-                    std::mem::size_of_val(*items),
+                    std::mem::size_of_val(items),
                 )
-            },
+            }
+        }
+        match self {
+            Typed::F64(items) => of(items),
+            Typed::I32(items) => of(items),
+            Typed::U32(items) => of(items),
             Typed::U8(items) => items,
         }
     }

@@ -100,9 +100,15 @@ impl<'a, V: View> Entries<'a, V> {
         format!("{}[{i}]", self.name)
     }
 
+    /// Entry `i`'s kind where it is known already (read ahead, or read here before).
+    #[inline]
+    fn known_kind(&self, i: usize) -> Option<EntryKind> {
+        self.kinds.get(i).and_then(Cell::get)
+    }
+
     #[inline]
     pub fn kind(&self, i: usize) -> Result<EntryKind> {
-        match self.kinds.get(i).and_then(Cell::get) {
+        match self.known_kind(i) {
             Some(kind) => Ok(kind),
             None => self.read_kind(i),
         }
@@ -123,7 +129,7 @@ impl<'a, V: View> Entries<'a, V> {
     /// Entry `i`'s kind from its already-read value (so one visit can read
     /// the kind and other fields together).
     pub fn kind_of(&self, i: usize, entry: &V) -> Result<EntryKind> {
-        if let Some(kind) = self.kinds.get(i).and_then(Cell::get) {
+        if let Some(kind) = self.known_kind(i) {
             return Ok(kind);
         }
         let kind = entry_kind(entry)?;
@@ -164,7 +170,7 @@ impl<'a, V: View> Entries<'a, V> {
     /// `estimateTokens(entries[i].message)` (or the exact count); the role
     /// is not read again where the entry's kind is known.
     pub fn message_tokens(&self, i: usize) -> Result<u64> {
-        let role = self.kinds.get(i).and_then(Cell::get).and_then(|k| k.role);
+        let role = self.known_kind(i).and_then(|k| k.role);
         self.with_entry(i, |entry| {
             let message = entry.get(Key::Message)?;
             match role {

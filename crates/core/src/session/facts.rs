@@ -253,11 +253,8 @@ impl EntryFacts {
             let parent_code = id_codes >> code::PARENT_SHIFT & code::ID_MASK;
             let parent_read = if parent_code == code::ID_PREVIOUS {
                 // This entry's id is pushed: the one before it is the previous entry's.
-                let previous = match self.ids.ids.len().checked_sub(2) {
-                    Some(at) if k > 0 => self.ids.ids[at].clone(),
-                    _ => None,
-                };
-                let Some(previous) = previous else {
+                let ids = &self.ids.ids;
+                let Some(previous) = (k > 0).then(|| ids[ids.len() - 2].clone()).flatten() else {
                     return Err(malformed("a parent code naming no previous id"));
                 };
                 self.ids.parents.push(Some(previous));

@@ -1,9 +1,9 @@
 //! A session as the agent stores it: entry types and message roles
 //! ([`model`]), lazy access to an entry array ([`entries`]), the session
 //! file read from disk ([`file`]), one branch of its tree ([`tree`]), entry
-//! ids and the path they link ([`context`], looked up by [`id_index`]), what a JS pass read of the
-//! entries ahead ([`facts`]), and the context the agent
-//! rebuilds from that path ([`projection`]).
+//! ids and the path they link ([`context`], looked up by [`id_index`]),
+//! what a JS pass read of the entries ahead ([`facts`]), and the context
+//! the agent rebuilds from that path ([`projection`]).
 
 pub mod context;
 pub mod entries;

@@ -239,22 +239,11 @@ impl Counter {
 
     /// [`Counter::message`] of a message whose role was read already.
     pub fn message_as<V: View>(self, message: &V, role: Role, rules: &TokenRules) -> Result<u64> {
-        match self {
-            Counter::Estimate => Ok(chars_to_tokens(measure_message_as(
-                message,
-                role,
-                Content::Own,
-                &Chars,
-                rules,
-            )?)),
-            Counter::Exact(encoding) => measure_message_as(
-                message,
-                role,
-                Content::Own,
-                &crate::tokens::exact::Tokens(encoding),
-                rules,
-            ),
-        }
+        let measure = self.measure(
+            |m| measure_message_as(message, role, Content::Own, m, rules),
+            |m| measure_message_as(message, role, Content::Own, m, rules),
+        )?;
+        Ok(self.to_tokens(measure))
     }
 
     /// The tokens of one message with the content the projection gives it.
