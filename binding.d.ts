@@ -273,7 +273,8 @@ export declare function serializeConversation(messages: Arg, options?: Arg | und
 
 /**
  * `serializeForSummary(messages, options?)`: the projection serialized, as
- * one call and without building the projected messages.
+ * one call and without building the projected messages; a string, or a
+ * recipe index.js joins (`output_form` in the core says which).
  */
 export declare function serializeForSummary(messages: Arg, options?: Arg | undefined | null, argumentEntries?: Arg | undefined | null, flat?: Arg | undefined | null): RawValue
 

@@ -103,10 +103,12 @@ let spareUnits = null
 const KEEP_MAX = 2 ** 21
 
 /**
- * `{ codes, texts, shorts, times, timed, codeBuffer, unitBuffer }` for
- * `messages`, or undefined to read them natively. `codes` is an Int32Array,
- * `shorts` a Uint16Array holding the short strings' UTF-16 units one after
- * another (both views of the whole buffers kept for the next call).
+ * `{ codes, texts, shorts, longArguments, times, timed, codeBuffer,
+ * unitBuffer }` for `messages`, or undefined to read them natively. `codes`
+ * is an Int32Array, `shorts` a Uint16Array holding the short strings'
+ * UTF-16 units one after another (both views of the whole buffers kept for
+ * the next call); `longArguments` counts the string arguments passed as
+ * they are (longer than LONG_JSON), whose JSON the native side writes.
  * With `timestamps` (a projection keeps them; a transcript does not show
  * them), message i's `timestamp` is `times[i]` (a Float64Array) where
  * `timed[i]` (a Uint8Array) is 1, that is where it is a number. Pass the
@@ -140,6 +142,7 @@ function flatten(messages, timestamps) {
   spareCodes = spareUnits = null
   let n = 0 // codes written
   let u = 0 // units written
+  let longArguments = 0 // string arguments passed as they are
   const texts = []
   // The length as the call began, as the native reader (and the
   // reference's convertToLlm, a map) takes it: a getter that adds or
@@ -161,6 +164,7 @@ function flatten(messages, timestamps) {
     const start = n
     const heldTexts = texts.length
     const heldUnits = u
+    const heldLong = longArguments
     codes = withRoom(codes, n, 5)
     const role = m.role
     const content = m.content
@@ -300,6 +304,7 @@ function flatten(messages, timestamps) {
               codes[n] = v.length
               codes[n + 1] = -2 - (texts.push(v) - 1)
               n += 2
+              longArguments++
               continue
             }
             units = withRoom(units, u, v.length + 2)
@@ -338,11 +343,12 @@ function flatten(messages, timestamps) {
       n = start
       u = heldUnits
       texts.length = heldTexts
+      longArguments = heldLong
       codes[n++] = NATIVE
       codes[n++] = i
     }
   }
-  return { codes: codes.subarray(0, n), texts, shorts: units.subarray(0, u), times, timed, codeBuffer: codes, unitBuffer: units }
+  return { codes: codes.subarray(0, n), texts, shorts: units.subarray(0, u), longArguments, times, timed, codeBuffer: codes, unitBuffer: units }
 }
 
 /** The typed array `array`, or a copy of its first `used` elements with room for `k` more. */
@@ -386,15 +392,18 @@ const OP_LABEL_BASE = -2
 require('./lib/codes.js').checkCodes('recipe', { OP_HEAD, OP_LABEL_BASE })
 
 /**
- * A transcript from the recipe the binding returns (RecipeSink in src/js/text.rs,
- * over crates/core/src/transcript/recipe.rs):
+ * A transcript from what the binding returns: the transcript itself, written
+ * whole (StringSink in src/js/text.rs; crates/core/src/transcript/output_form.rs
+ * says when), or a recipe (RecipeSink, over crates/core/src/transcript/recipe.rs):
  * `{ ops, bounds, labels, strings }`, where an op `i >= 0` is `strings[i]`,
  * `-1, i, n` is `strings[i].slice(0, n)` and `-2 - k` is label `k`: with
  * `j, start, end` the `k`-th triple of `bounds`, `labels[j].slice(start,
  * end)`. The pieces are joined once, so every character is copied a single
  * time.
  */
-function assembleTranscript({ ops, bounds, labels, strings }) {
+function assembleTranscript(built) {
+  if (typeof built === 'string') return built
+  const { ops, bounds, labels, strings } = built
   const shared = new Array(bounds.length / 3)
   for (let k = 0; k < shared.length; k++) shared[k] = labels[bounds[3 * k]].slice(bounds[3 * k + 1], bounds[3 * k + 2])
   // One piece per op (a head op takes three numbers). The pieces array is

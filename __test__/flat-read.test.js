@@ -308,7 +308,13 @@ describe('the flat form', () => {
     const edits = [{ oldText: 'x'.repeat(70), newText: 'y' }]
     const args = { path: 'src/a.ts', content, edits, exact: 'z'.repeat(64), over: 'z'.repeat(65) }
     const messages = [{ role: 'assistant', content: [{ type: 'toolCall', id: 'c', name: 'write', arguments: args }] }]
-    const { codes, texts } = flatMessages(messages)
+    const { codes, texts, longArguments } = flatMessages(messages)
+    // The string values passed as they are: content and over.
+    expect(longArguments).toBe(2)
+    // A message that goes to the native reader takes its count back.
+    const odd = { role: 'assistant', content: [{ type: 'toolCall', id: 'd', name: 'write', arguments: { content } }, { type: 'text', text: 5 }] }
+    expect(flatMessages([...messages, odd]).longArguments).toBe(2)
+    expect(flatMessages([odd, ...messages, ...messages]).longArguments).toBe(4)
     // [ASSISTANT, 1, TOOL_CALL, id, name, 5, then (key, json length, where) for each argument]
     expect(Array.from(codes)).toEqual([3, 1, 7, 1, 5, 5, 4, 10, -1, 7, content.length, -2, 5, JSON.stringify(edits).length, 1, 5, 66, -1, 4, 65, -4])
     expect(texts[0]).toBe(content) // the caller's own string

@@ -315,3 +315,78 @@ describe('generated sessions', () => {
     )
   })
 })
+
+// serializeForSummary's transcript comes back from the binding written whole
+// where the JS pass handed over long string arguments (whose JSON is written
+// natively) and the texts written natively are at least as long as the
+// caller's texts placed, and as a recipe elsewhere
+// (crates/core/src/transcript/output_form.rs); the transcript is the same.
+describe('the form a summary transcript comes back in', () => {
+  const native = require('../binding.js')
+  const { flatMessages, releaseFlat, assembleTranscript } = require('../flat-messages.js')
+  const argumentEntries = (args) => Object.entries(args).flatMap(([k, v]) => [k, JSON.stringify(v)])
+  // What the binding returns, from the flat form and read natively: each
+  // form, and the transcript.
+  const built = (messages, options) => {
+    const flat = flatMessages(messages)
+    try {
+      const viaFlat = native.serializeForSummary(messages, options, argumentEntries, flat)
+      const read = native.serializeForSummary(messages, options, argumentEntries)
+      return [viaFlat, read].map((b) => ({ form: typeof b === 'string' ? 'whole' : Object.keys(b).join(), text: assembleTranscript(b) }))
+    } finally {
+      releaseFlat(flat)
+    }
+  }
+  const forms = (messages, options) => built(messages, options).map((b) => b.form)
+  const RECIPE = 'ops,bounds,labels,strings'
+
+  test('a file written by a tool call: whole; a long user text: a recipe; the same transcript as two calls', () => {
+    const file = 'line "one"\n\tline two \u2603 \ud83d\ude00 \ud800 end\n'.repeat(200)
+    const writes = [user('write it'), asst({ type: 'text', text: 'ok' }, call('w', 'write', { path: 'a.ts', content: file })), result('w', 'done')]
+    // Read natively, every argument's JSON is the caller's string (made by
+    // index.js's argumentEntries): a recipe.
+    expect(forms(writes)).toEqual(['whole', RECIPE])
+    expect(transcript(writes)).toContain(JSON.stringify(file))
+    const talks = [user('x'.repeat(5000)), asst({ type: 'text', text: 'ok' }, call('w', 'write', { path: 'a.ts', content: file.slice(0, 100) })), result('w', 'done')]
+    expect(forms(talks)).toEqual([RECIPE, RECIPE])
+    expect(transcript(talks)).toContain('x'.repeat(5000))
+    // Equal sizes go whole (written: the key, and the value's JSON with its
+    // quotes); short arguments only, or none, a recipe.
+    const even = 'y'.repeat(1 + 98 + 2)
+    expect(forms([user(even), asst(call('c', 'n', { k: 'x'.repeat(98) }))])).toEqual(['whole', RECIPE])
+    expect(forms([user(even + 'y'), asst(call('c', 'n', { k: 'x'.repeat(98) }))])).toEqual([RECIPE, RECIPE])
+    expect(forms([user('ab'), asst(call('c', 'n', { k: 'x' }))])).toEqual([RECIPE, RECIPE])
+    expect(forms([])).toEqual([RECIPE, RECIPE])
+    expect(ours.serializeForSummary([])).toBe('')
+  })
+
+  test('generated sessions take both forms (read flat), each the two-call transcript, read flat or natively', () => {
+    const seen = new Set()
+    // Texts and arguments each repeated 0, 1 or 50 times: either can outweigh the other.
+    const times = fc.constantFrom(0, 1, 50)
+    const turn = fc.record({
+      text: fc.string({ minLength: 1, maxLength: 20 }),
+      textTimes: times,
+      arg: fc.string({ unit: 'grapheme', minLength: 1, maxLength: 20 }),
+      argTimes: times,
+      body: fc.string({ maxLength: 300 }),
+    })
+    fc.assert(
+      fc.property(fc.array(turn, { minLength: 1, maxLength: 6 }), optionsArb, (turns, options) => {
+        const messages = turns.flatMap(({ text, textTimes, arg, argTimes, body }, i) => [
+          user(text.repeat(textTimes)),
+          asst({ type: 'text', text: text.repeat(textTimes) }, call(`c${i}`, 'write', { path: `f${i}`, content: arg.repeat(argTimes) })),
+          result(`c${i}`, body),
+        ])
+        deepFreeze(messages)
+        const [viaFlat, read] = built(messages, options)
+        seen.add(viaFlat.form)
+        const text = transcript(messages, options)
+        expect(viaFlat.text).toBe(text)
+        expect(read.text).toBe(text)
+      }),
+      { numRuns: RUNS },
+    )
+    expect([...seen].sort()).toEqual([RECIPE, 'whole'].sort())
+  })
+})

@@ -11,7 +11,7 @@ use crate::js::args::{count_option, option, reasoning_option};
 use crate::js::errors::run;
 use crate::js::flat::Flat;
 use crate::js::out::{Arg, Raw, RawValue};
-use crate::js::text::{labels_string, use_transcript_helpers, JsText, RecipeSink};
+use crate::js::text::{labels_string, use_transcript_helpers, JsText, RecipeSink, StringSink};
 use crate::js::view::{check, Cx, JsVal};
 use prime_compaction_core::error::{Context, Result};
 use prime_compaction_core::js::string::JsStr;
@@ -26,9 +26,11 @@ use prime_compaction_core::projection::{
 use prime_compaction_core::transcript::llm_message::{
     from_agent_messages_with, Message, ReadLimits,
 };
+use prime_compaction_core::transcript::output_form::{summary_form, OutputForm};
 
 /// `serializeForSummary(messages, options?)`: the projection serialized, as
-/// one call and without building the projected messages.
+/// one call and without building the projected messages; a string, or a
+/// recipe index.js joins (`output_form` in the core says which).
 #[napi(js_name = "serializeForSummary")]
 pub fn serialize_for_summary(
     env: Env,
@@ -38,7 +40,12 @@ pub fn serialize_for_summary(
     flat: Option<Arg>,
 ) -> napi::Result<RawValue> {
     run(&env, |cx| {
-        let (messages, options, strings) = read_for_projection(
+        let Read {
+            messages,
+            options,
+            strings,
+            long_arguments,
+        } = read_for_projection(
             cx,
             &messages,
             &options,
@@ -46,15 +53,32 @@ pub fn serialize_for_summary(
             flat.as_ref(),
             ReadLimits::borrowed_transcript(),
         )?;
+        let (form, sizes) = summary_form(&messages, long_arguments);
+        if form == OutputForm::Whole {
+            let mut sink = StringSink::with_capacity(cx, sizes.capacity());
+            serialize_projection(&messages, &options, &mut sink);
+            return Ok(RawValue(sink.finish()?));
+        }
         let mut sink = RecipeSink::new(cx, strings)?;
         serialize_projection(&messages, &options, &mut sink);
         Ok(RawValue(sink.finish()?))
     })
 }
 
-/// `messages`, texts read in place (from their flat form when index.js
-/// made one, whose strings array comes back too), and the projection
-/// options read.
+/// What [`read_for_projection`] read.
+struct Read<'c> {
+    /// Texts read in place.
+    messages: Vec<Message<JsText<'c>>>,
+    options: ProjectOptions,
+    /// The flat form's strings array, when index.js made one.
+    strings: Option<Raw>,
+    /// Whether the flat form handed over string arguments whose JSON is
+    /// written here.
+    long_arguments: bool,
+}
+
+/// The messages, texts read in place (from their flat form when index.js
+/// made one), and the projection options.
 fn read_for_projection<'c>(
     cx: &'c Cx,
     messages: &Arg,
@@ -62,14 +86,14 @@ fn read_for_projection<'c>(
     argument_entries: &Option<Arg>,
     flat: Option<&Arg>,
     limits: ReadLimits,
-) -> Result<(Vec<Message<JsText<'c>>>, ProjectOptions, Option<Raw>)> {
+) -> Result<Read<'c>> {
     use_transcript_helpers(cx, argument_entries)?;
     let options = match options {
         Some(o) => read_project_options(&cx.wrap(o.0)?).within("options")?,
         None => ProjectOptions::default(),
     };
     let list = cx.wrap(messages.0)?;
-    let (messages, strings) = match flat {
+    let (messages, strings, long_arguments) = match flat {
         Some(flat) => {
             // Timestamps read are in the flat form too (see flatMessages).
             let mut flat = if limits.skip_timestamps {
@@ -78,11 +102,17 @@ fn read_for_projection<'c>(
                 Flat::with_timestamps(cx, flat.0)?
             };
             let strings = flat.strings();
-            (flat.messages(&list, limits), Some(strings))
+            let long_arguments = flat.has_long_arguments();
+            (flat.messages(&list, limits), Some(strings), long_arguments)
         }
-        None => (from_agent_messages_with(&list, limits), None),
+        None => (from_agent_messages_with(&list, limits), None, false),
     };
-    Ok((messages.within("messages")?, options, strings))
+    Ok(Read {
+        messages: messages.within("messages")?,
+        options,
+        strings,
+        long_arguments,
+    })
 }
 
 fn read_project_options(options: &JsVal<'_>) -> Result<ProjectOptions> {
@@ -173,7 +203,9 @@ pub fn projection_plan(
 ) -> napi::Result<RawValue> {
     run(&env, |cx| {
         // Whole texts with timestamps: the copies carry them.
-        let (messages, options, _) = read_for_projection(
+        let Read {
+            messages, options, ..
+        } = read_for_projection(
             cx,
             &messages,
             &options,

@@ -36,6 +36,9 @@ pub struct Flat<'c> {
     reader: FlatReader<'c, Texts<'c>>,
     /// The strings array, which the texts cut from it refer to.
     strings: Raw,
+    /// How many string arguments the pass handed over as they are, their
+    /// JSON to be written here (`longArguments`; none where not told).
+    long_arguments: f64,
 }
 
 /// The elements of one of flat-messages.js's typed arrays (`T` must match
@@ -160,16 +163,25 @@ impl<'c> Flat<'c> {
             strings_len,
             shorts,
         };
+        let long_arguments = cx
+            .wrap(form_field(cx, form, c"longArguments")?)?
+            .number()
+            .unwrap_or(0.0);
         Ok(Flat {
             reader: FlatReader::new(texts, codes),
             strings,
+            long_arguments,
         })
     }
 
     /// [`Flat::new`] for a flat form made with timestamps (`{ ..., times,
     /// timed }`), which [`Flat::messages`] then gives its messages.
     pub fn with_timestamps(cx: &'c Cx, form: Raw) -> Result<Flat<'c>> {
-        let Flat { reader, strings } = Flat::new(cx, form)?;
+        let Flat {
+            reader,
+            strings,
+            long_arguments,
+        } = Flat::new(cx, form)?;
         let times = form_field(cx, form, c"times")?;
         let timed = form_field(cx, form, c"timed")?;
         let times = typed_array_slice::<f64>(cx, times, sys::TypedarrayType::float64_array)?;
@@ -177,6 +189,7 @@ impl<'c> Flat<'c> {
         Ok(Flat {
             reader: reader.with_timestamps(times, timed)?,
             strings,
+            long_arguments,
         })
     }
 
@@ -187,6 +200,12 @@ impl<'c> Flat<'c> {
     /// The strings array, which a transcript's recipe names.
     pub fn strings(&self) -> Raw {
         self.strings
+    }
+
+    /// Whether the pass handed over string arguments whose JSON is
+    /// written here.
+    pub fn has_long_arguments(&self) -> bool {
+        self.long_arguments > 0.0
     }
 
     /// Writes the next message's parts straight from the codes, building no

@@ -19,11 +19,13 @@ use crate::js::out::{Arg, Raw};
 use crate::js::view::{check, Cx, JsVal};
 use prime_compaction_core::error::{Error, Result};
 use prime_compaction_core::js::json::push_quoted_utf16;
-use prime_compaction_core::js::string::{is_high_surrogate, is_low_surrogate, JsStr, Utf16Builder};
+use prime_compaction_core::js::string::{
+    is_high_surrogate, is_low_surrogate, push_str_utf16, JsStr, Utf16Builder,
+};
 use prime_compaction_core::js::view::View;
 use prime_compaction_core::transcript::recipe::{Labels, Recipe};
 use prime_compaction_core::transcript::text::{
-    is_trim_space, splits_pair_by_units, Sink, Text, TextHints, TextKey, TextOf,
+    is_trim_space, splits_pair_by_units, Sink, Text, TextHints, TextKey, TextOf, TextSize,
 };
 
 /// A JS string read in place, or text made here.
@@ -317,6 +319,17 @@ impl Text for JsText<'_> {
             _ => TextKey::Str(Cow::Owned(self.to_js_str())),
         }
     }
+
+    fn transcript_size(&self) -> TextSize {
+        match self {
+            JsText::Js { len, .. } | JsText::Indexed { len, .. } => {
+                TextSize::Callers(*len as usize)
+            }
+            JsText::JsonOf { len, .. } => TextSize::Written(*len as usize + 2),
+            JsText::Short { len, .. } => TextSize::Written(*len as usize),
+            JsText::Owned(s) => TextSize::Written(s.utf16_len()),
+        }
+    }
 }
 
 impl<'c> TextOf<JsVal<'c>> for JsText<'c> {
@@ -553,6 +566,67 @@ impl<'c> Sink<JsText<'c>> for RecipeSink<'c> {
         if let Some(i) = self.index_of(text) {
             self.close_long_run();
             self.recipe.head(i, n);
+        }
+    }
+}
+
+/// A transcript written whole here, every text copied into one buffer,
+/// and returned as one JS string
+/// ([`prime_compaction_core::transcript::output_form`] says when).
+pub struct StringSink<'c> {
+    cx: &'c Cx,
+    out: Vec<u16>,
+    /// The units of a string whose JSON is being written, read here first.
+    read: Vec<u16>,
+}
+
+impl<'c> StringSink<'c> {
+    /// With room for `units` units.
+    pub fn with_capacity(cx: &'c Cx, units: usize) -> Self {
+        StringSink {
+            cx,
+            out: Vec::with_capacity(units),
+            read: Vec::new(),
+        }
+    }
+
+    /// The transcript, as a JS string.
+    pub fn finish(self) -> Result<Raw> {
+        self.cx.utf16(&self.out)
+    }
+}
+
+impl<'c> Sink<JsText<'c>> for StringSink<'c> {
+    fn push_str(&mut self, s: &str) {
+        push_str_utf16(s, &mut self.out);
+    }
+
+    fn push_text(&mut self, text: &JsText<'c>) {
+        self.push_text_prefix(text, usize::MAX);
+    }
+
+    fn push_text_prefix(&mut self, text: &JsText<'c>, units: usize) {
+        match text {
+            JsText::Owned(s) if units >= s.utf16_len() => s.push_utf16_into(&mut self.out),
+            JsText::Owned(s) => {
+                let mut b = Utf16Builder::new();
+                s.push_prefix_into(units, &mut b);
+                b.finish().push_utf16_into(&mut self.out);
+            }
+            JsText::Short { .. } => {
+                let short = text.short_units().unwrap_or_default();
+                self.out.extend_from_slice(&short[..units.min(short.len())]);
+            }
+            JsText::JsonOf { .. } => {
+                let start = self.out.len();
+                text.push_json_units(&mut self.read, &mut self.out);
+                self.out.truncate(start.saturating_add(units));
+            }
+            JsText::Js { .. } | JsText::Indexed { .. } => {
+                if let Some((cx, raw, len)) = text.js() {
+                    copy_prefix(cx, raw, units.min(len), &mut self.out);
+                }
+            }
         }
     }
 }

@@ -83,6 +83,23 @@ pub trait Text: Clone {
     fn as_key(&self) -> TextKey<'_> {
         TextKey::Str(Cow::Owned(self.to_js_str()))
     }
+    /// About how many UTF-16 units a transcript gets of this text, and
+    /// whether they are the caller's own string (which a recipe places
+    /// without copying) rather than units written here. Read without
+    /// reading the text: a string argument's JSON counts as its string and
+    /// quotes.
+    fn transcript_size(&self) -> TextSize {
+        TextSize::Written(self.utf16_len())
+    }
+}
+
+/// [`Text::transcript_size`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TextSize {
+    /// The caller's own string, this many units long.
+    Callers(usize),
+    /// About this many units written here.
+    Written(usize),
 }
 
 /// A text compared and hashed as its UTF-16 code units, whichever way it
