@@ -26,7 +26,7 @@ use prime_compaction_core::projection::{
 use prime_compaction_core::transcript::llm_message::{
     from_agent_messages_with, Message, ReadLimits,
 };
-use prime_compaction_core::transcript::output_form::{summary_form, OutputForm};
+use prime_compaction_core::transcript::output_form::written_whole;
 
 /// `serializeForSummary(messages, options?)`: the projection serialized, as
 /// one call and without building the projected messages; a string, or a
@@ -53,8 +53,7 @@ pub fn serialize_for_summary(
             flat.as_ref(),
             ReadLimits::borrowed_transcript(),
         )?;
-        let (form, sizes) = summary_form(&messages, long_arguments);
-        if form == OutputForm::Whole {
+        if let Some(sizes) = written_whole(&messages, long_arguments) {
             let mut sink = StringSink::with_capacity(cx, sizes.capacity());
             serialize_projection(&messages, &options, &mut sink);
             return Ok(RawValue(sink.finish()?));
@@ -102,7 +101,7 @@ fn read_for_projection<'c>(
                 Flat::with_timestamps(cx, flat.0)?
             };
             let strings = flat.strings();
-            let long_arguments = flat.has_long_arguments();
+            let long_arguments = flat.has_long_arguments(cx)?;
             (flat.messages(&list, limits), Some(strings), long_arguments)
         }
         None => (from_agent_messages_with(&list, limits), None, false),

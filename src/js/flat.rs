@@ -36,9 +36,8 @@ pub struct Flat<'c> {
     reader: FlatReader<'c, Texts<'c>>,
     /// The strings array, which the texts cut from it refer to.
     strings: Raw,
-    /// How many string arguments the pass handed over as they are, their
-    /// JSON to be written here (`longArguments`; none where not told).
-    long_arguments: f64,
+    /// The form itself, for its fields read only when asked.
+    form: Raw,
 }
 
 /// The elements of one of flat-messages.js's typed arrays (`T` must match
@@ -163,14 +162,10 @@ impl<'c> Flat<'c> {
             strings_len,
             shorts,
         };
-        let long_arguments = cx
-            .wrap(form_field(cx, form, c"longArguments")?)?
-            .number()
-            .unwrap_or(0.0);
         Ok(Flat {
             reader: FlatReader::new(texts, codes),
             strings,
-            long_arguments,
+            form,
         })
     }
 
@@ -178,9 +173,7 @@ impl<'c> Flat<'c> {
     /// timed }`), which [`Flat::messages`] then gives its messages.
     pub fn with_timestamps(cx: &'c Cx, form: Raw) -> Result<Flat<'c>> {
         let Flat {
-            reader,
-            strings,
-            long_arguments,
+            reader, strings, ..
         } = Flat::new(cx, form)?;
         let times = form_field(cx, form, c"times")?;
         let timed = form_field(cx, form, c"timed")?;
@@ -189,7 +182,7 @@ impl<'c> Flat<'c> {
         Ok(Flat {
             reader: reader.with_timestamps(times, timed)?,
             strings,
-            long_arguments,
+            form,
         })
     }
 
@@ -203,9 +196,10 @@ impl<'c> Flat<'c> {
     }
 
     /// Whether the pass handed over string arguments whose JSON is
-    /// written here.
-    pub fn has_long_arguments(&self) -> bool {
-        self.long_arguments > 0.0
+    /// written here (`longArguments`; none where not told).
+    pub fn has_long_arguments(&self, cx: &Cx) -> Result<bool> {
+        let count = cx.wrap(form_field(cx, self.form, c"longArguments")?)?;
+        Ok(count.number().is_some_and(|n| n > 0.0))
     }
 
     /// Writes the next message's parts straight from the codes, building no

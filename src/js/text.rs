@@ -608,11 +608,9 @@ impl<'c> Sink<JsText<'c>> for StringSink<'c> {
     fn push_text_prefix(&mut self, text: &JsText<'c>, units: usize) {
         match text {
             JsText::Owned(s) if units >= s.utf16_len() => s.push_utf16_into(&mut self.out),
-            JsText::Owned(s) => {
-                let mut b = Utf16Builder::new();
-                s.push_prefix_into(units, &mut b);
-                b.finish().push_utf16_into(&mut self.out);
-            }
+            JsText::Owned(s) => s
+                .slice_utf16(0, Some(units as i64))
+                .push_utf16_into(&mut self.out),
             JsText::Short { .. } => {
                 let short = text.short_units().unwrap_or_default();
                 self.out.extend_from_slice(&short[..units.min(short.len())]);

@@ -17,30 +17,20 @@
 use crate::transcript::llm_message::{Block, Message, UserContent};
 use crate::transcript::text::{Text, TextSize};
 
-/// The two forms.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum OutputForm {
-    Recipe,
-    Whole,
-}
-
 /// Texts past this many UTF-16 units in all go back as a recipe.
 pub const WHOLE_MAX_UNITS: usize = 1 << 24;
 
-/// How a summary transcript of `messages` goes back, and the sizes that
-/// told: a recipe unless texts written here are long (`long_written`: the
-/// JS pass handed over string arguments whose JSON is written here, as a
-/// recipe's strings of their own), and then as [`TextSizes::form`] says.
-/// Without long written texts the messages are not walked.
-pub fn summary_form<T: Text>(
-    messages: &[Message<T>],
-    long_written: bool,
-) -> (OutputForm, TextSizes) {
+/// The sizes of a summary transcript of `messages` when it is to be
+/// written whole, `None` for a recipe: a recipe unless texts written here
+/// are long (`long_written`: the JS pass handed over string arguments whose
+/// JSON is written here, as a recipe's strings of their own), and then as
+/// [`TextSizes::fit_whole`] says. Without long written texts the messages
+/// are not walked.
+pub fn written_whole<T: Text>(messages: &[Message<T>], long_written: bool) -> Option<TextSizes> {
     if !long_written {
-        return (OutputForm::Recipe, TextSizes::default());
+        return None;
     }
-    let sizes = TextSizes::of(messages);
-    (sizes.form(), sizes)
+    Some(TextSizes::of(messages)).filter(|sizes| sizes.fit_whole())
 }
 
 /// The sizes of the texts a summary transcript shows, as
@@ -103,15 +93,11 @@ impl TextSizes {
         }
     }
 
-    /// The form for these sizes.
-    pub fn form(self) -> OutputForm {
-        if self.written >= self.placed
-            && self.written.saturating_add(self.placed) <= WHOLE_MAX_UNITS
-        {
-            OutputForm::Whole
-        } else {
-            OutputForm::Recipe
-        }
+    /// Whether texts of these sizes are written whole: the written ones at
+    /// least as many as the placed ones, all of them within
+    /// [`WHOLE_MAX_UNITS`].
+    pub fn fit_whole(self) -> bool {
+        self.written >= self.placed && self.written.saturating_add(self.placed) <= WHOLE_MAX_UNITS
     }
 
     /// Room for the transcript written whole: the texts and an eighth more

@@ -97,12 +97,12 @@ fn sizes_count_texts_and_arguments_not_tool_results() {
 #[test]
 fn written_whole_when_made_text_is_at_least_the_callers() {
     let sizes = |placed, written| TextSizes { placed, written };
-    assert_eq!(sizes(0, 0).form(), OutputForm::Whole);
-    assert_eq!(sizes(100, 100).form(), OutputForm::Whole);
-    assert_eq!(sizes(100, 99).form(), OutputForm::Recipe);
-    assert_eq!(sizes(1, WHOLE_MAX_UNITS - 1).form(), OutputForm::Whole);
-    assert_eq!(sizes(1, WHOLE_MAX_UNITS).form(), OutputForm::Recipe);
-    assert_eq!(sizes(usize::MAX, usize::MAX).form(), OutputForm::Recipe);
+    assert!(sizes(0, 0).fit_whole());
+    assert!(sizes(100, 100).fit_whole());
+    assert!(!sizes(100, 99).fit_whole());
+    assert!(sizes(1, WHOLE_MAX_UNITS - 1).fit_whole());
+    assert!(!sizes(1, WHOLE_MAX_UNITS).fit_whole());
+    assert!(!sizes(usize::MAX, usize::MAX).fit_whole());
     assert_eq!(sizes(0, usize::MAX).capacity(), usize::MAX);
 }
 
@@ -127,17 +127,19 @@ fn the_count_stops_past_the_most_written_whole() {
     let messages = vec![user(&big), user(&big), user("never counted")];
     let sizes = TextSizes::of(&messages);
     assert_eq!(sizes.placed, 2 * big.len());
-    assert_eq!(sizes.form(), OutputForm::Recipe);
+    assert!(!sizes.fit_whole());
 }
 
 #[test]
 fn without_long_written_texts_a_recipe_and_no_count() {
     let messages = vec![assistant("", "", "k", &"x".repeat(100))];
+    assert_eq!(written_whole(&messages, false), None);
     assert_eq!(
-        summary_form(&messages, false),
-        (OutputForm::Recipe, TextSizes::default())
+        written_whole(&messages, true),
+        Some(TextSizes::of(&messages))
     );
-    let (form, sizes) = summary_form(&messages, true);
-    assert_eq!(form, OutputForm::Whole);
-    assert_eq!(sizes, TextSizes::of(&messages));
+    // Long written texts, but more of the caller's: a recipe.
+    let mut talky = messages.clone();
+    talky.push(user(&"y".repeat(200)));
+    assert_eq!(written_whole(&talky, true), None);
 }
