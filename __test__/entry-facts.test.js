@@ -215,6 +215,37 @@ describe.each(AGENT_LINES.map((name) => [name, binding.agentLineIndex(name)]))('
     expect(alone.message).toMatch(/type getter failed/)
   })
 
+  test('a prepareCompaction called from a getter in the middle of another gets facts of its own', () => {
+    // lib/api.js keeps the facts object of one call for the next: a call
+    // made while another reads its entries (here, from a getter the JS pass
+    // and the native planner both read) must neither take nor disturb it.
+    const ours = require(`../agent-${name}.js`)
+    const entries = gen.buildLargeSession(40, 11)
+    const inner = gen.buildLargeSession(30, 12)
+    const innerPlan = ours.prepareCompaction(inner, SETTINGS)
+    const plain = ours.prepareCompaction(entries, SETTINGS)
+    expect(plain).toBeDefined()
+    const innerPlans = []
+    const outer = entries.map((e) => {
+      if (e.type !== 'message') return e
+      const copy = { ...e }
+      Object.defineProperty(copy, 'message', {
+        enumerable: true,
+        get() {
+          innerPlans.push(ours.prepareCompaction(inner, SETTINGS))
+          return e.message
+        },
+      })
+      return copy
+    })
+    expect(ours.prepareCompaction(outer, SETTINGS)).toEqual(plain)
+    expect(innerPlans.length).toBeGreaterThan(entries.filter((e) => e.type === 'message').length)
+    for (const p of innerPlans) expect(p).toEqual(innerPlan)
+    // And the calls after it, on the facts object kept.
+    expect(ours.prepareCompaction(entries, SETTINGS)).toEqual(plain)
+    expect(ours.prepareCompaction(inner, SETTINGS)).toEqual(innerPlan)
+  })
+
   test('facts of another number of entries are not used', () => {
     const entries = gen.buildLargeSession(60, 9)
     const facts = new binding.EntryFacts()

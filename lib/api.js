@@ -121,6 +121,11 @@ function fileOpsOfPlan(entries, detailsFrom, plan) {
   return fileOps
 }
 
+// The facts object of the last synchronous prepareCompaction, released and
+// kept for the next (taken while a call holds it, so a call made from a
+// getter in the middle of another makes its own).
+let spareFacts = null
+
 /**
  * prepareCompaction with the entries' facts read ahead in JS
  * (lib/entry-facts.js): every entry's, then the cut's messages' (planCut
@@ -131,7 +136,8 @@ function prepareCompaction(pathEntries, settings, line) {
   if (!Array.isArray(pathEntries) || pathEntries.length > MAX_FACTS) {
     return preparationOf(pathEntries, native.prepareCompaction(pathEntries, settings, line), settings)
   }
-  const facts = new native.EntryFacts()
+  const facts = spareFacts ?? new native.EntryFacts()
+  spareFacts = null
   let plan
   try {
     pushEntryFacts(facts, pathEntries, 0, pathEntries.length)
@@ -141,6 +147,7 @@ function prepareCompaction(pathEntries, settings, line) {
     plan = native.planFinish(pathEntries, line, facts)
   } finally {
     facts.release()
+    spareFacts = facts
   }
   return preparationOf(pathEntries, plan, settings)
 }
