@@ -9,7 +9,7 @@ use napi_derive::napi;
 
 use crate::js::args::{count_option, option, reasoning_option};
 use crate::js::errors::run;
-use crate::js::flat::Flat;
+use crate::js::flat::{has_long_arguments, Flat};
 use crate::js::out::{Arg, Raw, RawValue};
 use crate::js::text::{labels_string, use_transcript_helpers, JsText, RecipeSink, StringSink};
 use crate::js::view::{check, Cx, JsVal};
@@ -44,7 +44,6 @@ pub fn serialize_for_summary(
             messages,
             options,
             strings,
-            long_arguments,
         } = read_for_projection(
             cx,
             &messages,
@@ -53,6 +52,10 @@ pub fn serialize_for_summary(
             flat.as_ref(),
             ReadLimits::borrowed_transcript(),
         )?;
+        let long_arguments = match &flat {
+            Some(form) => has_long_arguments(cx, form.0)?,
+            None => false,
+        };
         if let Some(sizes) = written_whole(&messages, long_arguments) {
             let mut sink = StringSink::with_capacity(cx, sizes.capacity());
             serialize_projection(&messages, &options, &mut sink);
@@ -71,9 +74,6 @@ struct Read<'c> {
     options: ProjectOptions,
     /// The flat form's strings array, when index.js made one.
     strings: Option<Raw>,
-    /// Whether the flat form handed over string arguments whose JSON is
-    /// written here.
-    long_arguments: bool,
 }
 
 /// The messages, texts read in place (from their flat form when index.js
@@ -92,7 +92,7 @@ fn read_for_projection<'c>(
         None => ProjectOptions::default(),
     };
     let list = cx.wrap(messages.0)?;
-    let (messages, strings, long_arguments) = match flat {
+    let (messages, strings) = match flat {
         Some(flat) => {
             // Timestamps read are in the flat form too (see flatMessages).
             let mut flat = if limits.skip_timestamps {
@@ -101,16 +101,14 @@ fn read_for_projection<'c>(
                 Flat::with_timestamps(cx, flat.0)?
             };
             let strings = flat.strings();
-            let long_arguments = flat.has_long_arguments(cx)?;
-            (flat.messages(&list, limits), Some(strings), long_arguments)
+            (flat.messages(&list, limits), Some(strings))
         }
-        None => (from_agent_messages_with(&list, limits), None, false),
+        None => (from_agent_messages_with(&list, limits), None),
     };
     Ok(Read {
         messages: messages.within("messages")?,
         options,
         strings,
-        long_arguments,
     })
 }
 

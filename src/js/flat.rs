@@ -36,8 +36,6 @@ pub struct Flat<'c> {
     reader: FlatReader<'c, Texts<'c>>,
     /// The strings array, which the texts cut from it refer to.
     strings: Raw,
-    /// The form itself, for its fields read only when asked.
-    form: Raw,
 }
 
 /// The elements of one of flat-messages.js's typed arrays (`T` must match
@@ -88,6 +86,13 @@ pub(crate) fn form_field(cx: &Cx, form: Raw, name: &CStr) -> Result<Raw> {
     let mut out = ptr::null_mut();
     check(unsafe { sys::napi_get_named_property(cx.env, form, name.as_ptr(), &mut out) })?;
     Ok(out)
+}
+
+/// Whether a flat form's pass handed over string arguments whose JSON is
+/// written here (its `longArguments`; none where not told).
+pub fn has_long_arguments(cx: &Cx, form: Raw) -> Result<bool> {
+    let count = cx.wrap(form_field(cx, form, c"longArguments")?)?;
+    Ok(count.number().is_some_and(|n| n > 0.0))
 }
 
 /// What the flat form's texts are made from: the strings array (and its
@@ -165,16 +170,13 @@ impl<'c> Flat<'c> {
         Ok(Flat {
             reader: FlatReader::new(texts, codes),
             strings,
-            form,
         })
     }
 
     /// [`Flat::new`] for a flat form made with timestamps (`{ ..., times,
     /// timed }`), which [`Flat::messages`] then gives its messages.
     pub fn with_timestamps(cx: &'c Cx, form: Raw) -> Result<Flat<'c>> {
-        let Flat {
-            reader, strings, ..
-        } = Flat::new(cx, form)?;
+        let Flat { reader, strings } = Flat::new(cx, form)?;
         let times = form_field(cx, form, c"times")?;
         let timed = form_field(cx, form, c"timed")?;
         let times = typed_array_slice::<f64>(cx, times, sys::TypedarrayType::float64_array)?;
@@ -182,7 +184,6 @@ impl<'c> Flat<'c> {
         Ok(Flat {
             reader: reader.with_timestamps(times, timed)?,
             strings,
-            form,
         })
     }
 
@@ -193,13 +194,6 @@ impl<'c> Flat<'c> {
     /// The strings array, which a transcript's recipe names.
     pub fn strings(&self) -> Raw {
         self.strings
-    }
-
-    /// Whether the pass handed over string arguments whose JSON is
-    /// written here (`longArguments`; none where not told).
-    pub fn has_long_arguments(&self, cx: &Cx) -> Result<bool> {
-        let count = cx.wrap(form_field(cx, self.form, c"longArguments")?)?;
-        Ok(count.number().is_some_and(|n| n > 0.0))
     }
 
     /// Writes the next message's parts straight from the codes, building no
