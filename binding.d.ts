@@ -47,6 +47,8 @@ export declare class EntryFacts {
   pushEntries(chunk: Arg): void
   /** Adds a messages chunk `{ at, contents, calls, refs, lengths, text }`. */
   pushMessages(chunk: Arg): void
+  /** Adds a measures chunk `{ at, forms, counts, blocks, lengths }`. */
+  pushMeasures(chunk: Arg): void
   /**
    * Frees the facts and the cut now (a plan made, or given up on),
    * rather than when the collector finalizes this object: V8 does not
@@ -219,10 +221,14 @@ export declare function newSessionId(): string
  * from where an earlier call left off (kept in `facts`): `undefined`
  * where the plan is `undefined`; else, the cut made and kept in `facts`,
  * the message entries whose facts `planFinish` reads (a `Uint32Array`),
- * which `lib/entry-facts.js` can read ahead. With `oneStep`, it makes one
- * of the cut's steps (`start_cut`, `find_cut`, `cut_lists`) and gives
- * `true` while steps remain: a caller that must not hold the JS thread
- * long yields between them.
+ * which `lib/entry-facts.js` can read ahead. Where the walk for the cut
+ * point stops to ask for the sizes of the messages it estimates, it gives
+ * `{ measure, units }` (the entries, a `Uint32Array`, and about how many
+ * characters to measure; see `EntryFacts::ask_measures_from`): the next
+ * call, with them pushed (`pushMeasures`), goes on from there. With
+ * `oneStep`, it makes one of the cut's steps (`start_cut`, `find_cut`,
+ * `cut_lists`) and gives `true` while steps remain: a caller that must
+ * not hold the JS thread long yields between them.
  */
 export declare function planCut(pathEntries: Arg, settings: Arg, line: Arg, facts: EntryFacts, oneStep?: boolean | undefined | null): RawValue
 

@@ -50,6 +50,14 @@ test('the flat form, the recipe, the entry path and the entry facts keep the num
     CONTENT_NULLISH: 2,
     CONTENT_MASK: 3,
     CALLS_READ: 4,
+    MEASURE_NOT_READ: 0,
+    MEASURE_TEXT: 1,
+    MEASURE_BLOCKS: 2,
+    BLOCK_OTHER: 0,
+    BLOCK_TEXT: 1,
+    BLOCK_THINKING: 2,
+    BLOCK_TOOL_CALL: 3,
+    BLOCK_IMAGE: 4,
   })
 })
 

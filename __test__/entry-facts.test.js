@@ -13,7 +13,7 @@ const path = require('node:path')
 const fc = require('fast-check')
 const gen = require('./helpers/generator.js')
 const { platformSuffix, binaryName } = require('../platform.js')
-const { readEntryFacts, readMessageFacts, pushEntryFacts, pushMessageFacts } = require('../lib/entry-facts.js')
+const { readEntryFacts, readMessageFacts, readMeasureFacts, pushEntryFacts, pushMessageFacts } = require('../lib/entry-facts.js')
 const { AGENT_LINES } = require('../lib/api.js')
 const { BOUNDARY } = require('../lib/codes.js')
 
@@ -37,15 +37,29 @@ function pieces(n, ends = []) {
 }
 
 /**
- * The plan as lib/api.js makes it: the entries' facts, the cut, its
- * messages' facts, the plan; each pass in the chunks `ends` names, each
- * chunk cut again where its text reaches `maxUnits` (the default's 2 ** 27
- * when undefined).
+ * planCut as lib/api.js calls it, each ask for measures answered; with
+ * `units`, the pass measures as many messages as come to that many units
+ * instead of what was asked (0: one a time).
  */
-function phased(entries, settings, line, ends, maxUnits) {
+function cut(entries, settings, line, facts, units) {
+  let wanted
+  while ((wanted = binding.planCut(entries, settings, line, facts))?.measure !== undefined) {
+    facts.pushMeasures(readMeasureFacts(entries, wanted.measure, units ?? wanted.units))
+  }
+  return wanted
+}
+
+/**
+ * The plan as lib/api.js makes it: the entries' facts, the cut (with the
+ * measures it asks for), its messages' facts, the plan; each pass in the
+ * chunks `ends` names, each chunk cut again where its text reaches
+ * `maxUnits` (the default's 2 ** 27 when undefined), the measures read as
+ * `units` says (see cut).
+ */
+function phased(entries, settings, line, ends, maxUnits, units) {
   const facts = new binding.EntryFacts()
   for (const [from, to] of pieces(entries.length, ends)) pushEntryFacts(facts, entries, from, to, maxUnits)
-  const wanted = binding.planCut(entries, settings, line, facts)
+  const wanted = cut(entries, settings, line, facts, units)
   if (wanted === undefined) return undefined
   for (const [from, to] of pieces(wanted.length, ends)) pushMessageFacts(facts, entries, wanted, from, to, maxUnits)
   return binding.planFinish(entries, line, facts)
@@ -60,9 +74,9 @@ function outcome(plan) {
   }
 }
 
-function sameBothWays(entries, settings, line, ends, maxUnits) {
+function sameBothWays(entries, settings, line, ends, maxUnits, units) {
   const alone = outcome(() => binding.prepareCompaction(entries, settings, line))
-  const ahead = outcome(() => phased(entries, settings, line, ends, maxUnits))
+  const ahead = outcome(() => phased(entries, settings, line, ends, maxUnits, units))
   expect(ahead).toEqual(alone)
   return alone
 }
@@ -105,7 +119,7 @@ function setOdd(target, key, odd, plain) {
   if (odd === 'frozen') Object.freeze(target)
 }
 
-const FIELDS = ['type', 'message', 'role', 'id', 'parentId', 'content', 'block', 'name', 'arguments', 'path', 'nestedCalls']
+const FIELDS = ['type', 'message', 'role', 'id', 'parentId', 'content', 'block', 'blockType', 'text', 'thinking', 'name', 'arguments', 'path', 'nestedCalls']
 
 /** Entry `e` with `field` set to `odd`, in the way `odd` names. */
 function withOdd(e, field, odd) {
@@ -120,6 +134,21 @@ function withOdd(e, field, odd) {
     const plain = field === 'role' ? 'assistant' : field === 'content' ? [{ type: 'text', text: 'hi' }] : { calls: [] }
     setOdd(message, field, odd, plain)
     if (odd === 'proxy') copy.message = new Proxy(message, {})
+    return copy
+  }
+  if (field === 'blockType' || field === 'text' || field === 'thinking') {
+    // A text or thinking block of the message's content, added where there is none.
+    const content = (message.content = Array.isArray(message.content) ? message.content.slice() : [])
+    const type = field === 'thinking' ? 'thinking' : 'text'
+    let at = content.findIndex((b) => b && b.type === type)
+    if (at < 0) {
+      content.push(type === 'text' ? { type, text: 'hi' } : { type, thinking: 'hm' })
+      at = content.length - 1
+    }
+    const block = (content[at] = { ...content[at] })
+    if (field === 'blockType') setOdd(block, 'type', odd, type)
+    else setOdd(block, field, odd, 'some words')
+    if (odd === 'proxy') content[at] = new Proxy(block, {})
     return copy
   }
   // A tool call of the message's content, added where there is none.
@@ -149,9 +178,11 @@ describe.each(AGENT_LINES.map((name) => [name, binding.agentLineIndex(name)]))('
   test('generated sessions: the same plan with the facts read ahead, in any chunks', () => {
     // Chunks also end where their text reaches a small limit, as they do at 2 ** 27 units.
     const unitsArb = fc.option(fc.integer({ min: 1, max: 60 }), { nil: undefined })
+    // Measures one message a time, a few, or as many as asked.
+    const measureArb = fc.option(fc.integer({ min: 0, max: 3000 }), { nil: undefined })
     fc.assert(
-      fc.property(gen.pathEntriesArb({ line: name }), gen.compactionSettingsArb, fc.array(fc.nat(), { maxLength: 4 }), unitsArb, (entries, settings, cuts, maxUnits) => {
-        const { plan } = sameBothWays(entries, settings, line, cuts.map((c) => c % (entries.length + 1)), maxUnits)
+      fc.property(gen.pathEntriesArb({ line: name }), gen.compactionSettingsArb, fc.array(fc.nat(), { maxLength: 4 }), unitsArb, measureArb, (entries, settings, cuts, maxUnits, units) => {
+        const { plan } = sameBothWays(entries, settings, line, cuts.map((c) => c % (entries.length + 1)), maxUnits, units)
         return plan === undefined || typeof plan === 'object'
       }),
       { numRuns: RUNS, seed: 20261201 },
@@ -197,6 +228,37 @@ describe.each(AGENT_LINES.map((name) => [name, binding.agentLineIndex(name)]))('
     }
   })
 
+  test('the cut counts each measured message as the estimate does, at every boundary', () => {
+    // keepRecentTokens exactly the estimate of the last k messages, and one
+    // more: the cut moves at each boundary, so a measure off by one unit
+    // anywhere gives another plan.
+    const entries = gen.buildLargeSession(50, 13)
+    const extra = [
+      { role: 'user', content: [{ type: 'text', text: 'look' }, { type: 'image', data: 'AAAA', mimeType: 'image/png' }, { type: 'text', text: '' }] },
+      { role: 'assistant', content: [{ type: 'thinking', thinking: 'hmm \ud83d' }, { type: 'text', text: '' }, { type: 'image' }, { type: 'toolCall', id: 'c', name: 'write', arguments: { path: 'a\u2028.txt', content: 'x"y\\z\u0001' } }, { type: 'other' }] },
+      { role: 'toolResult', toolCallId: 'c', toolName: 'write', content: [{ type: 'thinking', thinking: 'not counted' }, { type: 'toolCall', name: 'x', arguments: {} }], isError: false },
+      { role: 'custom', customType: 'note', content: 'a custom message', display: true },
+      { role: 'user', content: 'plain text content' },
+    ]
+    let parent = entries[entries.length - 1].id
+    for (const [k, message] of extra.entries()) {
+      entries.push({ type: 'message', id: `extra-${k}`, parentId: parent, timestamp: '2026-01-01T00:00:00.000Z', message: { timestamp: 0, ...message } })
+      parent = `extra-${k}`
+    }
+    const estimate = require(`../agent-${name}.js`).estimateTokens
+    let keep = 0
+    let boundaries = 0
+    for (let i = entries.length - 1; i >= 0 && boundaries < 40; i--) {
+      if (entries[i].type !== 'message') continue
+      keep += estimate(entries[i].message)
+      boundaries++
+      for (const k of [keep, keep + 1]) {
+        for (const units of [undefined, 0]) sameBothWays(entries, { ...SETTINGS, keepRecentTokens: k }, line, [], undefined, units)
+      }
+    }
+    expect(boundaries).toBe(40)
+  })
+
   test('a throwing read leaves that entry unread, and the native error is the one thrown', () => {
     const entries = gen.buildLargeSession(20, 3)
     const bad = entries.slice()
@@ -211,6 +273,9 @@ describe.each(AGENT_LINES.map((name) => [name, binding.agentLineIndex(name)]))('
     const messages = readMessageFacts(odd, new Uint32Array([at, at + 1]), 0, 2)
     expect(messages.contents[0]).toBe(0)
     expect(messages.contents[1]).not.toBe(0)
+    const measures = readMeasureFacts(odd, new Uint32Array([at, at + 1]))
+    expect(measures.forms[0]).toBe(BOUNDARY.entryFacts.MEASURE_NOT_READ)
+    expect(measures.forms[1]).not.toBe(BOUNDARY.entryFacts.MEASURE_NOT_READ)
     const alone = sameBothWays(bad, SETTINGS, line)
     expect(alone.message).toMatch(/type getter failed/)
   })
@@ -251,7 +316,7 @@ describe.each(AGENT_LINES.map((name) => [name, binding.agentLineIndex(name)]))('
     const facts = new binding.EntryFacts()
     facts.pushEntries(readEntryFacts(entries, 0, 30))
     const plan = () => {
-      const wanted = binding.planCut(entries, SETTINGS, line, facts)
+      const wanted = cut(entries, SETTINGS, line, facts)
       return wanted === undefined ? undefined : binding.planFinish(entries, line, facts)
     }
     expect(outcome(plan)).toEqual(outcome(() => binding.prepareCompaction(entries, SETTINGS, line)))
@@ -303,6 +368,46 @@ test('the chunks as the core reads them: ids, then contents, calls and their str
   expect(Array.from(messages.refs)).toEqual([0, 1])
   expect(messages.text).toBe('readx\ud800')
   expect(Array.from(messages.lengths)).toEqual([4, 2])
+})
+
+test('measures as the core reads them: a content string, blocks and their lengths, until the units asked; anything odd not measured', () => {
+  const { MEASURE_NOT_READ, MEASURE_TEXT, MEASURE_BLOCKS, BLOCK_OTHER, BLOCK_TEXT, BLOCK_THINKING, BLOCK_TOOL_CALL, BLOCK_IMAGE } = BOUNDARY.entryFacts
+  const args = { path: 'a\ud800', n: 1 }
+  const throwing = { get type() { throw new Error('boom') } }
+  const entries = [
+    { message: { role: 'user', content: 'hello' } },
+    { message: { role: 'assistant', content: [{ type: 'text', text: 'ab' }, { type: 'thinking', thinking: 'xyz' }, { type: 'toolCall', name: 'read', arguments: args }, { type: 'image' }, { type: 'other' }, { text: 7 }] } },
+    { message: { role: 'assistant', content: [{ type: 'text', text: 5 }] } },
+    { message: { role: 'toolResult', content: null } },
+    { message: { role: 'assistant', content: [{ type: 'toolCall', name: 'f', arguments: undefined }] } },
+    { message: { role: 'user', content: [{ type: 'text', text: 'ok' }, throwing] } },
+    { message: { role: 'user', content: [null] } },
+    null,
+  ]
+  const at = Uint32Array.from(entries.keys())
+  const chunk = readMeasureFacts(entries, at)
+  expect(Array.from(chunk.at)).toEqual([0, 1, 2, 3, 4, 5, 6, 7])
+  expect(Array.from(chunk.forms)).toEqual([MEASURE_TEXT, MEASURE_BLOCKS, MEASURE_NOT_READ, MEASURE_NOT_READ, MEASURE_NOT_READ, MEASURE_NOT_READ, MEASURE_NOT_READ, MEASURE_NOT_READ])
+  expect(Array.from(chunk.counts)).toEqual([0, 6, 0, 0, 0, 0, 0, 0])
+  expect(Array.from(chunk.blocks)).toEqual([BLOCK_TEXT, BLOCK_THINKING, BLOCK_TOOL_CALL, BLOCK_IMAGE, BLOCK_OTHER, BLOCK_OTHER])
+  expect(Array.from(chunk.lengths)).toEqual([5, 2, 3, 4, JSON.stringify(args).length])
+  // Until the lengths come to the units asked: 5, then 5 + 21; at least one message.
+  expect(Array.from(readMeasureFacts(entries, at, 6).at)).toEqual([0, 1])
+  expect(Array.from(readMeasureFacts(entries, at, 5).at)).toEqual([0])
+  expect(Array.from(readMeasureFacts(entries, at, 0).at)).toEqual([0])
+  const facts = new binding.EntryFacts()
+  facts.pushEntries(readEntryFacts(entries, 0, entries.length))
+  facts.pushMeasures(chunk)
+  const bad = (change) => () => facts.pushMeasures({ ...chunk, ...change })
+  expect(bad({ forms: chunk.forms.subarray(1) })).toThrow(/malformed measures: arrays of different lengths/)
+  expect(bad({ at: new Uint32Array(8).fill(8) })).toThrow(/malformed measures: a message of no entry/)
+  expect(bad({ forms: new Uint8Array(8).fill(7) })).toThrow(/malformed measures: a form code/)
+  expect(bad({ blocks: chunk.blocks.map(() => 9) })).toThrow(/malformed measures: a block code/)
+  expect(bad({ blocks: chunk.blocks.subarray(1) })).toThrow(/malformed measures: too few blocks/)
+  expect(bad({ lengths: chunk.lengths.subarray(1) })).toThrow(/malformed measures: too few lengths/)
+  expect(bad({ lengths: new Uint32Array([...chunk.lengths, 1]) })).toThrow(/malformed measures: blocks or lengths left over/)
+  expect(bad({ counts: new Uint32Array([0, 6, 1, 0, 0, 0, 0, 0]) })).toThrow(/malformed measures: blocks of a message not measured/)
+  facts.release()
 })
 
 test('each name and path goes over once; a message that throws takes back its calls but not the strings it added', () => {
@@ -381,6 +486,6 @@ test('malformed chunks are errors that name the problem, and add nothing', () =>
   expect(() => facts.pushMessages({ ...messages, contents: new Uint8Array(10).fill(9) })).toThrow(/malformed entry facts: a content code/)
   expect(() => binding.planFinish(entries, 0, facts)).toThrow(/planFinish without planCut/)
   facts.pushMessages(messages)
-  const wanted = binding.planCut(entries, SETTINGS, 0, facts)
+  const wanted = cut(entries, SETTINGS, 0, facts)
   expect(wanted === undefined ? undefined : binding.planFinish(entries, 0, facts)).toEqual(binding.prepareCompaction(entries, SETTINGS, 0))
 })

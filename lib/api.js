@@ -9,7 +9,7 @@ const native = require('../binding.js')
 const { flatMessages, releaseFlat, assembleTranscript, projectionOfPlan } = require('../flat-messages.js')
 const { summarizing } = require('./summarize.js')
 const { readEntryPath, releaseEntryPath, entriesOfPath } = require('./entry-path.js')
-const { pushEntryFacts, pushMessageFacts, MAX_ENTRIES: MAX_FACTS } = require('./entry-facts.js')
+const { pushEntryFacts, pushMessageFacts, readMeasureFacts, MAX_ENTRIES: MAX_FACTS } = require('./entry-facts.js')
 
 // The agent's context reads summaries between these exact strings.
 const {
@@ -128,8 +128,9 @@ let spareFacts = null
 
 /**
  * prepareCompaction with the entries' facts read ahead in JS
- * (lib/entry-facts.js): every entry's, then the cut's messages' (planCut
- * names them), then the plan from them (planFinish). Where no facts can be
+ * (lib/entry-facts.js): every entry's, then the sizes of the kept messages
+ * the cut asks for, then the cut's messages' (planCut names them), then
+ * the plan from them (planFinish). Where no facts can be
  * read (not an array, an impossible length), the native side reads all.
  */
 function prepareCompaction(pathEntries, settings, line) {
@@ -141,7 +142,11 @@ function prepareCompaction(pathEntries, settings, line) {
   let plan
   try {
     pushEntryFacts(facts, pathEntries, 0, pathEntries.length)
-    const wanted = native.planCut(pathEntries, settings, line, facts)
+    let wanted
+    // The cut asks for the measures of the messages it estimates, a batch at a time.
+    while ((wanted = native.planCut(pathEntries, settings, line, facts))?.measure !== undefined) {
+      facts.pushMeasures(readMeasureFacts(pathEntries, wanted.measure, wanted.units))
+    }
     if (wanted === undefined) return undefined
     pushMessageFacts(facts, pathEntries, wanted, 0, wanted.length)
     plan = native.planFinish(pathEntries, line, facts)
@@ -204,7 +209,11 @@ async function prepareCompactionAsync(pathEntries, settings, line) {
     await nextTurn()
     // The cut in steps, with a turn of the event loop after each.
     let wanted
-    while ((wanted = native.planCut(pathEntries, settings, line, facts, true)) === true) await nextTurn()
+    // (a step may stop to ask for the measures of the messages it estimates)
+    while ((wanted = native.planCut(pathEntries, settings, line, facts, true)) === true || wanted?.measure !== undefined) {
+      if (wanted !== true) facts.pushMeasures(readMeasureFacts(pathEntries, wanted.measure, wanted.units))
+      await nextTurn()
+    }
     if (wanted === undefined) return undefined
     await nextTurn()
     await inSlices(wanted.length, (from, to) => pushMessageFacts(facts, pathEntries, wanted, from, to))

@@ -2,12 +2,13 @@
 // What prepareCompaction's planner needs of the entries, read ahead in JS
 // (JS property reads are far cheaper than N-API's, one call each): first
 // every entry's kind (`type`, and a message's `role`), `id` and
-// `parentId` (as a code when it is the id of the entry before); then, for
-// the messages the cut names (planCut), whether a message's `content` is
-// nullish and the `name` and `arguments.path` of each tool call in it.
-// Chunks of these facts go to the binding's EntryFacts
-// (crates/core/src/session/facts.rs reads them; the codes are
-// crates/core/src/boundary_codes.rs's). Nothing is decided here: a value
+// `parentId` (as a code when it is the id of the entry before); then the
+// sizes of the kept messages the cut's estimates ask for (planCut's
+// `{ measure, units }`); then, for the messages the cut names, whether a
+// message's `content` is nullish and the `name` and `arguments.path` of
+// each tool call in it. Chunks of these facts go to the binding's
+// EntryFacts (crates/core/src/session/facts.rs and measures.rs read them;
+// the codes are crates/core/src/boundary_codes.rs's). Nothing is decided here: a value
 // of a type the planner must judge (an id that is not a string, a null
 // content block, a message that is not an object), or a read that throws,
 // leaves the fact unread, and the native side reads and judges that entry
@@ -22,7 +23,7 @@ const { NOT_READ, OTHER_TYPE, OTHER_ROLE, MESSAGE_TYPE } = BOUNDARY.entryKinds
 const TYPES = Object.assign(Object.create(null), BOUNDARY.entryKinds.types)
 const ROLES = Object.assign(Object.create(null), BOUNDARY.entryKinds.roles)
 
-const { ID_ABSENT, ID_STRING, ID_PREVIOUS, PARENT_SHIFT, CONTENT_PRESENT, CONTENT_NULLISH, CALLS_READ } = checkCodes('entryFacts', {
+const { ID_ABSENT, ID_STRING, ID_PREVIOUS, PARENT_SHIFT, CONTENT_PRESENT, CONTENT_NULLISH, CALLS_READ, MEASURE_TEXT, MEASURE_BLOCKS, BLOCK_OTHER, BLOCK_TEXT, BLOCK_THINKING, BLOCK_TOOL_CALL, BLOCK_IMAGE } = checkCodes('entryFacts', {
   ID_NOT_READ: 0,
   ID_ABSENT: 1,
   ID_STRING: 2,
@@ -34,6 +35,14 @@ const { ID_ABSENT, ID_STRING, ID_PREVIOUS, PARENT_SHIFT, CONTENT_PRESENT, CONTEN
   CONTENT_NULLISH: 2,
   CONTENT_MASK: 3,
   CALLS_READ: 4,
+  MEASURE_NOT_READ: 0,
+  MEASURE_TEXT: 1,
+  MEASURE_BLOCKS: 2,
+  BLOCK_OTHER: 0,
+  BLOCK_TEXT: 1,
+  BLOCK_THINKING: 2,
+  BLOCK_TOOL_CALL: 3,
+  BLOCK_IMAGE: 4,
 })
 
 // Longer arrays are read natively (no dense array is this long).
@@ -233,6 +242,105 @@ function readMessageFacts(entries, at, from, to, maxUnits = MAX_TEXT_UNITS) {
   }
 }
 
+/**
+ * Measures of the messages of the entries `at`, in order, until the
+ * lengths measured come to `units` (at least one message): a measures
+ * chunk for EntryFacts.pushMeasures (crates/core/src/session/measures.rs),
+ * `at.length` messages long. The cut's estimates ask for them (planCut's
+ * `{ measure, units }`). A message's `content` as a string's length, or
+ * as its blocks' types, each with the lengths of its strings: a text's
+ * `text`, a thinking's `thinking`, a tool call's `name` and
+ * `JSON.stringify(arguments)`. Whatever is not such a string (or throws)
+ * leaves the message not measured, and the native side reads it.
+ */
+function readMeasureFacts(entries, at, units = Infinity) {
+  let count = at.length
+  const forms = new Uint8Array(count)
+  const counts = new Uint32Array(count)
+  let blocks = new Uint8Array(64)
+  let lengths = new Uint32Array(128)
+  let b = 0
+  let n = 0
+  let measured = 0
+  for (let k = 0; k < count; k++) {
+    if (measured >= units && k > 0) {
+      count = k
+      break
+    }
+    const blockMark = b
+    const lengthMark = n
+    try {
+      const entry = entries[at[k]]
+      if (typeof entry !== 'object' || entry === null) continue
+      const message = entry.message
+      if (typeof message !== 'object' || message === null) continue
+      const content = message.content
+      if (typeof content === 'string') {
+        if (n + 1 > lengths.length) lengths = grown(lengths, n + 1)
+        lengths[n++] = content.length
+        measured += content.length
+        forms[k] = MEASURE_TEXT
+        continue
+      }
+      if (!Array.isArray(content)) continue
+      const m = content.length
+      if (b + m > blocks.length) blocks = grown(blocks, b + m)
+      if (n + 2 * m > lengths.length) lengths = grown(lengths, n + 2 * m)
+      let read = true
+      for (let i = 0; i < m; i++) {
+        const block = content[i]
+        if (typeof block !== 'object' || block === null) {
+          read = false
+          break
+        }
+        const type = block.type
+        if (type === 'text') {
+          const text = block.text
+          if (typeof text !== 'string') {
+            read = false
+            break
+          }
+          blocks[b++] = BLOCK_TEXT
+          lengths[n++] = text.length
+        } else if (type === 'toolCall') {
+          const name = block.name
+          const json = typeof name === 'string' ? JSON.stringify(block.arguments) : undefined
+          if (typeof json !== 'string') {
+            read = false
+            break
+          }
+          blocks[b++] = BLOCK_TOOL_CALL
+          lengths[n++] = name.length
+          lengths[n++] = json.length
+        } else if (type === 'thinking') {
+          const thinking = block.thinking
+          if (typeof thinking !== 'string') {
+            read = false
+            break
+          }
+          blocks[b++] = BLOCK_THINKING
+          lengths[n++] = thinking.length
+        } else blocks[b++] = type === 'image' ? BLOCK_IMAGE : BLOCK_OTHER
+      }
+      if (read) {
+        forms[k] = MEASURE_BLOCKS
+        counts[k] = m
+        for (let j = lengthMark; j < n; j++) measured += lengths[j]
+      } else {
+        b = blockMark
+        n = lengthMark
+      }
+    } catch {
+      // The native side reads this message, and throws there.
+      b = blockMark
+      n = lengthMark
+      forms[k] = 0
+      counts[k] = 0
+    }
+  }
+  return { at: at.subarray(0, count), forms: forms.subarray(0, count), counts: counts.subarray(0, count), blocks: blocks.subarray(0, b), lengths: lengths.subarray(0, n) }
+}
+
 /** Pushes the facts of `entries[from..to)` into `facts`, chunk by chunk (see readEntryFacts). */
 function pushEntryFacts(facts, entries, from, to, maxUnits) {
   while (from < to) {
@@ -251,4 +359,4 @@ function pushMessageFacts(facts, entries, at, from, to, maxUnits) {
   }
 }
 
-module.exports = { readEntryFacts, readMessageFacts, pushEntryFacts, pushMessageFacts, MAX_ENTRIES }
+module.exports = { readEntryFacts, readMessageFacts, readMeasureFacts, pushEntryFacts, pushMessageFacts, MAX_ENTRIES }

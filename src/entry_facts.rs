@@ -18,12 +18,16 @@ use crate::js::out::{Arg, Raw};
 use crate::js::view::Cx;
 use prime_compaction_core::error::{Error, Result};
 use prime_compaction_core::js::view::View;
-use prime_compaction_core::plan::prepare::{CutPlan, CutStart, FoundCut};
+use prime_compaction_core::plan::prepare::{CutPlan, CutSearch, CutStart, FoundCut};
 use prime_compaction_core::session::facts::{EntriesChunk, EntryFacts as CoreFacts, MessagesChunk};
+use prime_compaction_core::session::measures::MeasuresChunk;
 use prime_compaction_core::tokens::estimate::Counter;
 
 /// Facts of this many entries or more are freed off the JS thread.
 const FREE_ELSEWHERE: usize = 16_384;
+
+/// Facts of fewer entries than this are emptied, their room kept.
+const KEEP_ROOM: usize = 4_096;
 
 /// The facts, the steps of the cut made so far, and the cut made.
 #[derive(Default)]
@@ -39,7 +43,8 @@ pub struct State {
 pub enum Stage {
     #[default]
     NotStarted,
-    Started(CutStart),
+    /// Started, and the search for the cut as far as it went.
+    Started(CutStart, CutSearch),
     Found(CutStart, FoundCut),
 }
 
@@ -137,6 +142,21 @@ impl EntryFacts {
         })
     }
 
+    /// Adds a measures chunk `{ at, forms, counts, blocks, lengths }`.
+    #[napi(js_name = "pushMeasures")]
+    pub fn push_measures(&self, env: Env, chunk: Arg) -> napi::Result<()> {
+        run(&env, |cx| {
+            let chunk = MeasuresChunk {
+                at: u32s(cx, chunk.0, c"at")?,
+                forms: u8s(cx, chunk.0, c"forms")?,
+                counts: u32s(cx, chunk.0, c"counts")?,
+                blocks: u8s(cx, chunk.0, c"blocks")?,
+                lengths: u32s(cx, chunk.0, c"lengths")?,
+            };
+            self.lock()?.facts.push_measures(&chunk)
+        })
+    }
+
     /// Frees the facts and the cut now (a plan made, or given up on),
     /// rather than when the collector finalizes this object: V8 does not
     /// see the memory they hold, so would not hurry to.
@@ -147,6 +167,13 @@ impl EntryFacts {
         let Ok(mut state) = self.state.lock() else {
             return;
         };
+        if state.facts.len() < KEEP_ROOM {
+            // Small facts are emptied, their room kept for the next call.
+            state.facts.clear();
+            state.stage = Stage::NotStarted;
+            state.cut = None;
+            return;
+        }
         let old = std::mem::take(&mut *state);
         drop(state);
         if old.facts.len() >= FREE_ELSEWHERE {

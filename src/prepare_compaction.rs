@@ -10,10 +10,12 @@ use crate::js::args::arg;
 use crate::js::errors::run;
 use crate::js::out::{Arg, Raw, RawValue, Typed};
 use crate::js::view::Cx;
-use prime_compaction_core::error::{Context, Error, Result};
+use prime_compaction_core::error::{Context, Error, ErrorKind, Result};
+use prime_compaction_core::js::view::View;
 use prime_compaction_core::plan::file_ops::FileOps;
 use prime_compaction_core::plan::prepare::{
-    cut_lists, find_cut, finish_plan, prepare_compaction, start_cut, Preparation,
+    cut_lists, find_cut, finish_plan, prepare_compaction, start_cut, CutPlan, CutSearch,
+    Preparation,
 };
 use prime_compaction_core::plan::settings::read_settings;
 use prime_compaction_core::session::entries::Entries;
@@ -44,10 +46,14 @@ pub fn prepare_compaction_native(
 /// from where an earlier call left off (kept in `facts`): `undefined`
 /// where the plan is `undefined`; else, the cut made and kept in `facts`,
 /// the message entries whose facts `planFinish` reads (a `Uint32Array`),
-/// which `lib/entry-facts.js` can read ahead. With `oneStep`, it makes one
-/// of the cut's steps (`start_cut`, `find_cut`, `cut_lists`) and gives
-/// `true` while steps remain: a caller that must not hold the JS thread
-/// long yields between them.
+/// which `lib/entry-facts.js` can read ahead. Where the walk for the cut
+/// point stops to ask for the sizes of the messages it estimates, it gives
+/// `{ measure, units }` (the entries, a `Uint32Array`, and about how many
+/// characters to measure; see `EntryFacts::ask_measures_from`): the next
+/// call, with them pushed (`pushMeasures`), goes on from there. With
+/// `oneStep`, it makes one of the cut's steps (`start_cut`, `find_cut`,
+/// `cut_lists`) and gives `true` while steps remain: a caller that must
+/// not hold the JS thread long yields between them.
 #[napi(js_name = "planCut")]
 pub fn plan_cut(
     env: Env,
@@ -70,30 +76,89 @@ pub fn plan_cut(
         }
         let entries = Entries::new(&array, "pathEntries", line)?
             .with_counter(settings.counter)
-            .with_facts(facts);
-        loop {
-            let next = match std::mem::take(stage) {
-                Stage::NotStarted => start_cut(&entries)?.map(Stage::Started),
-                Stage::Started(start) => find_cut(&entries, &start, settings.keep_recent_tokens)?
-                    .map(|found| Stage::Found(start, found)),
-                Stage::Found(start, found) => {
-                    let Some(made) = cut_lists(&entries, &start, &found)? else {
-                        return Ok(RawValue(cx.undefined()));
-                    };
-                    let wanted = made.message_entries(&entries)?;
-                    *cut = Some((made, settings.counter));
-                    return Ok(RawValue(cx.u32_array(&wanted)?));
-                }
-            };
-            let Some(next) = next else {
-                return Ok(RawValue(cx.undefined()));
-            };
-            *stage = next;
-            if !all {
-                return Ok(RawValue(cx.boolean(true)?));
+            .with_facts(facts)
+            .asking_for_measures();
+        let outcome = match cut_steps(&entries, stage, settings.keep_recent_tokens, all) {
+            Ok(Step::Made(made)) => {
+                let wanted = made.message_entries(&entries)?;
+                *cut = Some((made, settings.counter));
+                return Ok(RawValue(cx.u32_array(&wanted)?));
             }
-        }
+            Ok(Step::Stepped) => return Ok(RawValue(cx.boolean(true)?)),
+            Ok(Step::NoPlan) => return Ok(RawValue(cx.undefined())),
+            Err(err) => (err, entries.wanted_measure()),
+        };
+        let (
+            Error {
+                kind: ErrorKind::FactsWanted,
+                ..
+            },
+            Some(from),
+        ) = &outcome
+        else {
+            return Err(outcome.0);
+        };
+        // The messages from the one wanted down, and the characters left
+        // to count: the JS pass measures about that many.
+        let asked = facts.ask_measures_from(*from);
+        let units = match stage {
+            Stage::Started(_, search) => search.chars_left(settings.keep_recent_tokens),
+            _ => f64::INFINITY,
+        };
+        let o = cx.object()?;
+        cx.set(o, c"measure", cx.u32_array(&asked)?)?;
+        cx.set(o, c"units", cx.number(units)?)?;
+        Ok(RawValue(o))
     })
+}
+
+/// Where [`cut_steps`] stopped.
+enum Step {
+    /// The cut is made.
+    Made(CutPlan),
+    /// One step made, more to come.
+    Stepped,
+    /// There is no plan.
+    NoPlan,
+}
+
+/// The cut's steps from `stage`, all of them or one; a step that fails
+/// (or stops to ask for measures) leaves `stage` as it was, to be made
+/// again.
+fn cut_steps<V: View>(
+    entries: &Entries<V>,
+    stage: &mut Stage,
+    keep_recent_tokens: f64,
+    all: bool,
+) -> Result<Step> {
+    loop {
+        *stage = match std::mem::take(stage) {
+            Stage::NotStarted => match start_cut(entries)? {
+                Some(start) => Stage::Started(start, CutSearch::default()),
+                None => return Ok(Step::NoPlan),
+            },
+            Stage::Started(start, mut search) => {
+                match find_cut(entries, &start, keep_recent_tokens, &mut search) {
+                    Ok(Some(found)) => Stage::Found(start, found),
+                    Ok(None) => return Ok(Step::NoPlan),
+                    Err(err) => {
+                        *stage = Stage::Started(start, search);
+                        return Err(err);
+                    }
+                }
+            }
+            Stage::Found(start, found) => match cut_lists(entries, &start, &found) {
+                Ok(made) => return Ok(made.map_or(Step::NoPlan, Step::Made)),
+                Err(err) => {
+                    *stage = Stage::Found(start, found);
+                    return Err(err);
+                }
+            },
+        };
+        if !all {
+            return Ok(Step::Stepped);
+        }
+    }
 }
 
 /// The plan from the cut `planCut` kept in `facts`, with the message

@@ -10,14 +10,14 @@ use std::io::Cursor;
 
 use prime_compaction_core::agent_line::AgentLine;
 use prime_compaction_core::boundary_codes::flat as codes;
-use prime_compaction_core::error::Error;
+use prime_compaction_core::error::{Error, ErrorKind};
 use prime_compaction_core::js::json::view::Val;
 use prime_compaction_core::js::json::{self, number_to_js_string, stringify, stringify_len, Value};
 use prime_compaction_core::js::string::JsStr;
 use prime_compaction_core::js::string::Utf16Builder;
 use prime_compaction_core::plan::branch_summary::prepare_branch_entries;
 use prime_compaction_core::plan::cut_point::find_cut_point;
-use prime_compaction_core::plan::prepare::prepare_compaction;
+use prime_compaction_core::plan::prepare::{find_cut, prepare_compaction, start_cut, CutSearch};
 use prime_compaction_core::projection::plan::{
     PlanSource, PlanText, PlanValue, PlanValues, PlanWriter, PLAN_ASSISTANT, PLAN_IMAGE, PLAN_JSON,
     PLAN_NO_JSON, PLAN_PARSED_ARGS, PLAN_SHORT, PLAN_STRING_VALUE, PLAN_TEXT, PLAN_THINKING,
@@ -31,6 +31,7 @@ use prime_compaction_core::session::facts::{EntriesChunk, EntryFacts, MessagesCh
 use prime_compaction_core::session::file::{
     parse_session_sequential, parse_session_stream, parse_session_stream_chunked, SessionFile,
 };
+use prime_compaction_core::session::measures::MeasuresChunk;
 use prime_compaction_core::tokens::estimate::estimate_context_tokens;
 use prime_compaction_core::transcript::flat::{self, FlatReader, FlatTexts, JSON_OF_BASE, NONE};
 use prime_compaction_core::transcript::llm_message::{
@@ -839,7 +840,22 @@ pub fn entry_facts(data: &[u8]) {
         let sizes = take(1, 0xff).first().copied().unwrap_or(0);
         let (n_lengths, n_units) = (usize::from(sizes & 0x0f), usize::from(sizes >> 4));
         let before = facts.clone();
-        let pushed = if op & 1 == 0 {
+        let pushed = if op & 8 != 0 {
+            let count = usize::from(take(1, 0xff).first().copied().unwrap_or(0) % 9);
+            let at: Vec<u32> = take(count, 0x3f).into_iter().map(u32::from).collect();
+            let forms = take(count, 0x03);
+            let counts: Vec<u32> = take(count, 0x03).into_iter().map(u32::from).collect();
+            let n_blocks = usize::from(take(1, 0x0f).first().copied().unwrap_or(0));
+            let blocks = take(n_blocks, 0x07);
+            let lengths: Vec<u32> = take(n_lengths, 0x07).into_iter().map(u32::from).collect();
+            facts.push_measures(&MeasuresChunk {
+                at: &at,
+                forms: &forms,
+                counts: &counts,
+                blocks: &blocks,
+                lengths: &lengths,
+            })
+        } else if op & 1 == 0 {
             let head = take(2, 0xff);
             let first = match (op & 2 != 0, head.first()) {
                 (true, Some(&f)) => usize::from(f),
@@ -890,7 +906,55 @@ pub fn entry_facts(data: &[u8]) {
             return;
         };
         prepare_as(&entries.with_facts(&facts));
+        for keep in KEEP_RECENT {
+            cut_asking_for_measures(&array, line, &mut facts.clone(), keep);
+        }
     }
+}
+
+/// The cut point as `planCut` finds it: stopping where an estimate asks
+/// for measures, and going on with none pushed (so the planner reads the
+/// message). Each stop asks for an entry not asked for before, so it ends;
+/// and it finds the cut (or the error) the cut without asking finds.
+fn cut_asking_for_measures(
+    array: &Val<'_>,
+    line: &'static AgentLine,
+    facts: &mut EntryFacts,
+    keep: f64,
+) {
+    let Ok(plain) = Entries::new(array, "pathEntries", line) else {
+        return;
+    };
+    let plain = plain.with_facts(facts);
+    let Ok(Some(start)) = start_cut(&plain) else {
+        return;
+    };
+    let expected = find_cut(&plain, &start, keep, &mut CutSearch::default());
+    let mut search = CutSearch::default();
+    for _ in 0..=facts.len() {
+        let Ok(entries) = Entries::new(array, "pathEntries", line) else {
+            return;
+        };
+        let entries = entries.with_facts(facts).asking_for_measures();
+        let found = find_cut(&entries, &start, keep, &mut search);
+        let wanted = entries.wanted_measure();
+        match found {
+            Err(err) if err.kind == ErrorKind::FactsWanted => {
+                let from = wanted.expect("a stop names the entry");
+                let asked = facts.ask_measures_from(from);
+                assert_eq!(
+                    asked.first(),
+                    Some(&(from as u32)),
+                    "the entry wanted is asked for first"
+                );
+            }
+            found => {
+                assert_eq!(found, expected, "asking for measures changed the cut");
+                return;
+            }
+        }
+    }
+    panic!("the cut asked for measures more often than there are entries");
 }
 
 /// UTF-16 units from byte pairs (lone surrogates included).

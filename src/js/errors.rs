@@ -22,7 +22,9 @@ pub fn error_value(env: sys::napi_env, err: &Error) -> sys::napi_value {
     let (code, create): (&str, Create) = match err.kind {
         ErrorKind::Type => ("InvalidArg", sys::napi_create_type_error),
         ErrorKind::Range => ("InvalidArg", sys::napi_create_range_error),
-        ErrorKind::Invalid | ErrorKind::JsException => ("GenericFailure", sys::napi_create_error),
+        ErrorKind::Invalid | ErrorKind::JsException | ErrorKind::FactsWanted => {
+            ("GenericFailure", sys::napi_create_error)
+        }
     };
     let units = err.text().to_utf16();
     let mut code_value = std::ptr::null_mut();

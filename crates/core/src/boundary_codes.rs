@@ -98,6 +98,16 @@ codes! {
         CONTENT_NULLISH = 2,
         CONTENT_MASK = 3,
         CALLS_READ = 4,
+        // How a message's content was measured (session::measures).
+        MEASURE_NOT_READ = 0,
+        MEASURE_TEXT = 1,
+        MEASURE_BLOCKS = 2,
+        // A measured block's type.
+        BLOCK_OTHER = 0,
+        BLOCK_TEXT = 1,
+        BLOCK_THINKING = 2,
+        BLOCK_TOOL_CALL = 3,
+        BLOCK_IMAGE = 4,
     }
     entry_path as c"entryPath": i32 {
         // The step threw (getEntry or a getter): what it threw is the next

@@ -19,6 +19,10 @@ pub enum ErrorKind {
     Invalid,
     /// A JavaScript exception is pending (a getter or `toJSON` threw); the binding rethrows it as is.
     JsException,
+    /// The planner stopped to ask the JS pass for facts it can read
+    /// faster (`Entries::wanted_measure` says which); `planCut` answers it
+    /// with a request, and it never reaches JS as an error.
+    FactsWanted,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -65,6 +69,15 @@ impl Error {
             kind: ErrorKind::JsException,
             path: Vec::new(),
             message: "a JavaScript exception was thrown".into(),
+        }
+    }
+
+    /// See [`ErrorKind::FactsWanted`].
+    pub fn facts_wanted() -> Self {
+        Error {
+            kind: ErrorKind::FactsWanted,
+            path: Vec::new(),
+            message: "prime-compaction internal error (a bug, please report it): facts wanted but not asked for".into(),
         }
     }
 

@@ -640,13 +640,24 @@ fn entry_facts() {
                     g.rng.below(6)
                 };
                 let entries = g.rng.chance(60) || len == 0;
-                let mut op = 4u8 | u8::from(!entries);
+                let measures = !entries && g.rng.chance(40);
+                let mut op = 4u8 | u8::from(!entries) | if measures { 8 } else { 0 };
                 if g.rng.chance(10) {
                     op |= 2;
                 }
                 out.extend([op, (units as u8) << 4 | strings as u8]);
                 let count = 1 + g.rng.below(6);
-                if entries {
+                if measures {
+                    // A measures chunk: forms, blocks and lengths that add
+                    // up most of the time (the strings' lengths stand for them).
+                    out.push(count as u8);
+                    out.extend((0..count).map(|_| g.rng.below(len) as u8));
+                    out.extend((0..count).map(|_| g.rng.below(3) as u8));
+                    out.extend((0..count).map(|_| g.rng.below(3) as u8));
+                    let blocks = g.rng.below(8);
+                    out.push(blocks as u8);
+                    out.extend((0..blocks).map(|_| g.rng.below(5) as u8));
+                } else if entries {
                     out.extend([len as u8, count as u8]);
                     out.extend((0..count).map(|_| g.rng.below(24) as u8));
                     out.extend((0..count).map(|_| g.rng.below(11) as u8));

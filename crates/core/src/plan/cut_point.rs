@@ -94,13 +94,59 @@ pub fn cut_point<E: CutEntries>(
     end_index: usize,
     keep_recent_tokens: f64,
 ) -> Result<CutPoint> {
-    let rules = entries.rules();
-    let mut cut_points = Vec::new();
-    for i in start_index..end_index {
-        if entries.is_cut_point(i)? {
-            cut_points.push(i);
-        }
+    let mut walk = CutWalk::default();
+    cut_point_from(
+        entries,
+        start_index,
+        end_index,
+        keep_recent_tokens,
+        &mut walk,
+    )
+}
+
+/// How far [`cut_point_from`] went: where an entry's tokens failed to
+/// come (an error, or a stop to ask for facts), it goes on from there
+/// when given the same walk and entries again.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CutWalk {
+    /// The valid cut points, ascending, once listed.
+    cut_points: Option<Vec<usize>>,
+    /// The entries from here on are counted.
+    next: usize,
+    accumulated: u64,
+    /// The entry at which the count reached `keepRecentTokens`.
+    exceeded_at: Option<usize>,
+}
+
+impl CutWalk {
+    /// The tokens counted so far.
+    pub fn counted(&self) -> u64 {
+        self.accumulated
     }
+}
+
+/// [`cut_point`], going on from `walk`.
+pub fn cut_point_from<E: CutEntries>(
+    entries: &E,
+    start_index: usize,
+    end_index: usize,
+    keep_recent_tokens: f64,
+    walk: &mut CutWalk,
+) -> Result<CutPoint> {
+    let rules = entries.rules();
+    if walk.cut_points.is_none() {
+        let mut cut_points = Vec::new();
+        for i in start_index..end_index {
+            if entries.is_cut_point(i)? {
+                cut_points.push(i);
+            }
+        }
+        walk.cut_points = Some(cut_points);
+        walk.next = end_index;
+        walk.accumulated = 0;
+        walk.exceeded_at = None;
+    }
+    let cut_points = walk.cut_points.as_deref().unwrap_or_default();
     let (Some(&first), Some(&last)) = (cut_points.first(), cut_points.last()) else {
         return Ok(CutPoint {
             first_kept_entry_index: start_index,
@@ -109,29 +155,31 @@ pub fn cut_point<E: CutEntries>(
         });
     };
 
-    let mut cut_index = first;
-    let mut exceeded = false;
-    let mut accumulated = 0u64;
-    for i in (start_index..end_index).rev() {
-        let Some(tokens) = entries.budget_tokens(i)? else {
+    while walk.exceeded_at.is_none() && walk.next > start_index {
+        let i = walk.next - 1;
+        let tokens = entries.budget_tokens(i)?;
+        walk.next = i;
+        let Some(tokens) = tokens else {
             continue;
         };
         if tokens == 0 && rules.skip_zero_token_entries {
             continue;
         }
-        accumulated += tokens;
-        if accumulated as f64 >= keep_recent_tokens {
-            exceeded = true;
-            // cut_points is ascending: the first one at or after i.
-            let at = cut_points.partition_point(|&c| c < i);
-            cut_index = match cut_points.get(at) {
-                Some(&c) => c,
-                None if rules.fallback_to_last_cut_point => last,
-                None => cut_index,
-            };
-            break;
+        walk.accumulated += tokens;
+        if walk.accumulated as f64 >= keep_recent_tokens {
+            walk.exceeded_at = Some(i);
         }
     }
+    let exceeded = walk.exceeded_at.is_some();
+    let mut cut_index = match walk.exceeded_at {
+        // cut_points is ascending: the first one at or after i.
+        Some(i) => match cut_points.get(cut_points.partition_point(|&c| c < i)) {
+            Some(&c) => c,
+            None if rules.fallback_to_last_cut_point => last,
+            None => first,
+        },
+        None => first,
+    };
 
     if rules.recovery_omission_advance
         && exceeded

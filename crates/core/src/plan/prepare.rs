@@ -14,7 +14,9 @@ use std::ops::Range;
 use crate::agent_line::PlanRules;
 use crate::error::{Context, Result};
 use crate::js::view::{Key, View};
-use crate::plan::cut_point::{cut_point, CutEntries, CutPoint, ProjectedEntries, RawEntries};
+use crate::plan::cut_point::{
+    cut_point_from, CutEntries, CutPoint, CutWalk, ProjectedEntries, RawEntries,
+};
 use crate::plan::file_ops::{extract_nested_call_file_ops, extract_tool_call_file_ops, FileOps};
 use crate::session::context::{read_id, Ids};
 use crate::session::entries::Entries;
@@ -226,9 +228,30 @@ pub fn cut_from<V: View>(
     start: &CutStart,
     keep_recent_tokens: f64,
 ) -> Result<Option<CutPlan>> {
-    match find_cut(entries, start, keep_recent_tokens)? {
+    match find_cut(
+        entries,
+        start,
+        keep_recent_tokens,
+        &mut CutSearch::default(),
+    )? {
         Some(found) => cut_lists(entries, start, &found),
         None => Ok(None),
+    }
+}
+
+/// How far [`find_cut`] went.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CutSearch {
+    /// The previous compaction and where the entries to plan start.
+    bounds: Option<(Option<usize>, usize)>,
+    walk: CutWalk,
+}
+
+impl CutSearch {
+    /// About how many characters of messages the walk has yet to count
+    /// to keep `keep_recent_tokens` (the estimate counts a token for 4).
+    pub fn chars_left(&self, keep_recent_tokens: f64) -> f64 {
+        (keep_recent_tokens - self.walk.counted() as f64) * 4.0
     }
 }
 
@@ -243,15 +266,27 @@ pub struct FoundCut {
 }
 
 /// The second step of [`prepare_cut`]: the cut point, from the start;
-/// `None` where the plan is `None` (no entry with an id to keep).
+/// `None` where the plan is `None` (no entry with an id to keep). Where it
+/// fails (or stops to ask for facts), how far it went is kept in `search`,
+/// and a call with it goes on from there.
 pub fn find_cut<V: View>(
     entries: &Entries<V>,
     start: &CutStart,
     keep_recent_tokens: f64,
+    search: &mut CutSearch,
 ) -> Result<Option<FoundCut>> {
     on_view!(entries, start, |ids, view| {
-        let (previous, boundary_start) = view.previous_and_start(ids)?;
-        let cut = cut_point(view, boundary_start, view.len(), keep_recent_tokens)?;
+        let (previous, boundary_start) = match search.bounds {
+            Some(bounds) => bounds,
+            None => *search.bounds.insert(view.previous_and_start(ids)?),
+        };
+        let cut = cut_point_from(
+            view,
+            boundary_start,
+            view.len(),
+            keep_recent_tokens,
+            &mut search.walk,
+        )?;
         let first_kept = (cut.first_kept_entry_index < view.len())
             .then(|| view.source(cut.first_kept_entry_index));
         let Some(first_kept) = first_kept else {

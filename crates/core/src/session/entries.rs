@@ -2,14 +2,14 @@
 //! and only for the entries an algorithm actually visits. The entries carry
 //! the agent line whose rules the algorithms over them follow.
 
-use std::cell::Cell;
+use std::cell::{Cell, OnceCell};
 
 use crate::agent_line::AgentLine;
 use crate::error::{Context, Error, Result};
 use crate::js::view::{Key, View};
 use crate::session::facts::EntryFacts;
 use crate::session::model::{entry_kind, EntryKind};
-use crate::tokens::estimate::Counter;
+use crate::tokens::estimate::{chars_to_tokens, measured_by_content, measured_chars, Counter};
 
 /// Longest array whose entry kinds are cached (16 MiB of cache).
 const MAX_CACHED: usize = 1 << 23;
@@ -17,7 +17,9 @@ const MAX_CACHED: usize = 1 << 23;
 pub struct Entries<'a, V: View> {
     array: &'a V,
     len: usize,
-    kinds: Vec<Cell<Option<EntryKind>>>,
+    /// The kinds read here (those read ahead are taken from the facts),
+    /// made when the first is read.
+    kinds: OnceCell<Vec<Cell<Option<EntryKind>>>>,
     facts: Option<&'a EntryFacts>,
     /// How errors name the array (`pathEntries`, `entries`).
     pub name: &'static str,
@@ -25,6 +27,10 @@ pub struct Entries<'a, V: View> {
     pub counter: Counter,
     /// The agent line the algorithms follow.
     pub line: &'static AgentLine,
+    /// Whether an estimate stops to ask for a message's measures
+    /// ([`Entries::asking_for_measures`]), and the entry it stopped at.
+    ask: bool,
+    wanted: Cell<Option<usize>>,
 }
 
 impl<'a, V: View> Entries<'a, V> {
@@ -41,17 +47,13 @@ impl<'a, V: View> Entries<'a, V> {
         Ok(Entries {
             array,
             len,
-            // No cache for a length no dense array has (`length = 2 ** 32 - 1`):
-            // kinds are then read uncached, and the first hole fails anyway.
-            kinds: if len <= MAX_CACHED {
-                vec![Cell::new(None); len]
-            } else {
-                Vec::new()
-            },
+            kinds: OnceCell::new(),
             facts: None,
             name,
             counter: Counter::Estimate,
             line,
+            ask: false,
+            wanted: Cell::new(None),
         })
     }
 
@@ -60,21 +62,29 @@ impl<'a, V: View> Entries<'a, V> {
     /// it is needed, as without them. Facts of another number of entries
     /// (the array changed since they were read) are not used.
     pub fn with_facts(mut self, facts: &'a EntryFacts) -> Self {
-        if facts.len() != self.len {
-            return self;
+        if facts.len() == self.len {
+            self.facts = Some(facts);
         }
-        for (i, cell) in self.kinds.iter().enumerate().take(facts.len()) {
-            if let Some(kind) = facts.kind(i) {
-                cell.set(Some(kind));
-            }
-        }
-        self.facts = Some(facts);
         self
     }
 
     /// The facts read ahead, if any.
     pub fn facts(&self) -> Option<&'a EntryFacts> {
         self.facts
+    }
+
+    /// The same entries, whose estimates, where the facts hold no measures
+    /// of the message and could ([`measured_by_content`]), stop with
+    /// [`Error::facts_wanted`] instead of reading it:
+    /// [`Entries::wanted_measure`] then names the entry.
+    pub fn asking_for_measures(mut self) -> Self {
+        self.ask = self.facts.is_some();
+        self
+    }
+
+    /// The entry an estimate last stopped at to ask for its measures.
+    pub fn wanted_measure(&self) -> Option<usize> {
+        self.wanted.get()
     }
 
     /// The same entries, counted with `counter` instead of the estimate.
@@ -103,7 +113,23 @@ impl<'a, V: View> Entries<'a, V> {
     /// Entry `i`'s kind where it is known already (read ahead, or read here before).
     #[inline]
     fn known_kind(&self, i: usize) -> Option<EntryKind> {
-        self.kinds.get(i).and_then(Cell::get)
+        if let Some(kind) = self.facts.and_then(|f| f.kind(i)) {
+            return Some(kind);
+        }
+        self.kinds.get()?.get(i).and_then(Cell::get)
+    }
+
+    /// The cache of kinds read here. No cache for a length no dense array
+    /// has (`length = 2 ** 32 - 1`): kinds are then read uncached, and the
+    /// first hole fails anyway.
+    fn kind_cache(&self) -> &[Cell<Option<EntryKind>>] {
+        self.kinds.get_or_init(|| {
+            if self.len <= MAX_CACHED {
+                vec![Cell::new(None); self.len]
+            } else {
+                Vec::new()
+            }
+        })
     }
 
     #[inline]
@@ -133,7 +159,7 @@ impl<'a, V: View> Entries<'a, V> {
             return Ok(kind);
         }
         let kind = entry_kind(entry)?;
-        if let Some(cell) = self.kinds.get(i) {
+        if let Some(cell) = self.kind_cache().get(i) {
             cell.set(Some(kind));
         }
         Ok(kind)
@@ -171,6 +197,20 @@ impl<'a, V: View> Entries<'a, V> {
     /// is not read again where the entry's kind is known.
     pub fn message_tokens(&self, i: usize) -> Result<u64> {
         let role = self.known_kind(i).and_then(|k| k.role);
+        if let (Some(role), Some(facts), Counter::Estimate) = (role, self.facts, self.counter) {
+            match facts.measures().content(i) {
+                Some(Some(size)) => {
+                    if let Some(chars) = measured_chars(role, size) {
+                        return Ok(chars_to_tokens(chars));
+                    }
+                }
+                None if self.ask && measured_by_content(role) => {
+                    self.wanted.set(Some(i));
+                    return Err(Error::facts_wanted());
+                }
+                _ => {}
+            }
+        }
         self.with_entry(i, |entry| {
             let message = entry.get(Key::Message)?;
             match role {

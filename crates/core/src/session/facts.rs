@@ -37,7 +37,12 @@ use crate::error::{Error, Result};
 use crate::js::string::{JsStr, Utf8Text};
 use crate::plan::file_ops::{file_tool_op, insert_call_path, FileOpKind, PathSet};
 use crate::session::context::{Id, Ids};
+use crate::session::measures::{Measures, MeasuresChunk};
 use crate::session::model::EntryKind;
+use crate::tokens::estimate::measured_by_content;
+
+/// The most messages one ask for measures names.
+pub const MEASURES_ASKED: usize = 256;
 
 /// The most entries [`EntryFacts::with_capacity`] makes room for (the JS
 /// pass reads arrays up to this long; a sparse one's `length` costs its
@@ -79,6 +84,8 @@ pub struct EntryFacts {
     paths: PathSet,
     /// The path to the last entry, once [`EntryFacts::finish`] found it.
     path: Option<Vec<usize>>,
+    /// What the cut's estimates asked to be measured, and the measures.
+    measures: Measures,
 }
 
 /// An entries chunk as the JS pass sends it (see the module docs).
@@ -192,6 +199,22 @@ impl EntryFacts {
         } else {
             EntryFacts::default()
         }
+    }
+
+    /// Empties the facts, keeping the room they took for the next
+    /// session's (a call's allocations and frees were a tenth of a
+    /// 1k-entry prepareCompaction).
+    pub fn clear(&mut self) {
+        self.kinds.clear();
+        self.ids.ids.clear();
+        self.ids.parents.clear();
+        self.ids_read.clear();
+        self.ids_unread = 0;
+        self.messages.clear();
+        self.file_ops.clear();
+        self.paths.clear();
+        self.path = None;
+        self.measures.clear();
     }
 
     /// How many entries have facts (pushed in order from entry 0).
@@ -411,6 +434,37 @@ impl EntryFacts {
     /// Entry `i`'s message facts, when they were read.
     pub fn message(&self, i: usize) -> Option<&MessageFacts> {
         self.messages.get(i).and_then(Option::as_ref)
+    }
+
+    /// The message contents measured for the cut's estimates.
+    pub fn measures(&self) -> &Measures {
+        &self.measures
+    }
+
+    /// What to ask the JS pass to measure, an estimate having stopped at
+    /// entry `from` ([`crate::session::entries::Entries::wanted_measure`]):
+    /// `from`, then the message entries below it whose estimate a measure
+    /// can stand for ([`measured_by_content`]) and not asked for yet, at
+    /// most [`MEASURES_ASKED`] in all. `from` is recorded as asked: where
+    /// the pass does not measure it, the planner reads it.
+    pub fn ask_measures_from(&mut self, from: usize) -> Vec<u32> {
+        let mut out = vec![from as u32];
+        self.measures.ask(from as u32);
+        for i in (0..from).rev() {
+            if out.len() == MEASURES_ASKED {
+                break;
+            }
+            let role = self.kind(i).and_then(|k| k.role);
+            if role.is_some_and(measured_by_content) && self.measures.content(i).is_none() {
+                out.push(i as u32);
+            }
+        }
+        out
+    }
+
+    /// Adds a measures chunk ([`Measures::push`]) for entries already pushed.
+    pub fn push_measures(&mut self, chunk: &MeasuresChunk) -> Result<()> {
+        self.measures.push(chunk, self.len())
     }
 
     /// How many distinct paths the file operations name.

@@ -10,6 +10,7 @@ pub mod entries;
 pub mod facts;
 pub mod file;
 pub mod id_index;
+pub mod measures;
 pub mod model;
 pub mod projection;
 pub mod tree;

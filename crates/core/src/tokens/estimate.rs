@@ -4,6 +4,7 @@
 use crate::agent_line::TokenRules;
 use crate::error::{Context, Error, Result};
 use crate::js::view::{Key, Kind, View};
+use crate::session::measures::{BlockSize, ContentSize};
 use crate::session::model::{require_object, role_of, Role};
 use crate::tokens::system::measure_system;
 
@@ -205,6 +206,46 @@ pub fn measure_message_as<V: View, M: Measure>(
         }
         Role::System | Role::Other => 0,
     })
+}
+
+/// Whether a message of `role` is measured by its `content` alone (so a
+/// JS pass's [`ContentSize`] stands for it, [`measured_chars`]).
+pub fn measured_by_content(role: Role) -> bool {
+    matches!(
+        role,
+        Role::User | Role::Custom | Role::ToolResult | Role::Assistant
+    )
+}
+
+/// [`measure_message_as`] with [`Chars`] and the message's own content,
+/// from the sizes a JS pass measured (`crate::session::measures`): the
+/// same rule on lengths instead of values. `None` where the sizes do not
+/// settle it (a role measured by more than its content, a string content
+/// of an assistant, which the estimate rejects): the message is then read.
+pub fn measured_chars(role: Role, content: ContentSize) -> Option<u64> {
+    let blocks = match content {
+        ContentSize::Text(n) => {
+            return matches!(role, Role::User | Role::Custom | Role::ToolResult)
+                .then_some(u64::from(n));
+        }
+        ContentSize::Blocks(blocks) => blocks,
+    };
+    let assistant = match role {
+        Role::User | Role::Custom | Role::ToolResult => false,
+        Role::Assistant => true,
+        _ => return None,
+    };
+    Some(
+        blocks
+            .iter()
+            .map(|block| match (*block, assistant) {
+                (BlockSize::Text(n), _) | (BlockSize::Thinking(n), true) => u64::from(n),
+                (BlockSize::ToolCall { name, json }, true) => u64::from(name) + u64::from(json),
+                (BlockSize::Image, false) => IMAGE_CHARS,
+                _ => 0,
+            })
+            .sum(),
+    )
 }
 
 fn assistant_content<V: View, M: Measure>(content: &V, m: &M) -> Result<u64> {
