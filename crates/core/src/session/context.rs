@@ -91,7 +91,8 @@ impl Ids {
         };
         // Later entries win for duplicate ids, as with `Map.set`.
         let by_id = IdIndex::new(&self.ids);
-        let mut path = vec![last];
+        let mut path = Vec::with_capacity(crate::capacity::reserve_for(self.ids.len()));
+        path.push(last);
         let mut current = last;
         while let Some(parent) = self.parents[current].as_ref().filter(|p| !p.is_empty()) {
             // Mostly the entry before is the parent.
