@@ -1,8 +1,9 @@
 //! What a JS pass read ahead of the planner (`lib/entry-facts.js` writes
 //! it, in chunks), so the planner takes it from here instead of reading it
 //! through N-API, one call per property: first each entry's kind, `id` and
-//! `parentId`; then, for the message entries the cut names
-//! ([`crate::plan::prepare::CutPlan::message_entries`]), whether a
+//! `parentId`; then the sizes of the kept messages the cut's estimates
+//! ask for ([`crate::session::measures`]); then, for the message entries
+//! the cut names ([`crate::plan::prepare::CutPlan::message_entries`]), whether a
 //! message's content is nullish and the `name` and `arguments.path` of the
 //! calls its file operations come from. A fact the pass could not read (a
 //! value of an unexpected type, a read that threw) is absent, and the
@@ -202,8 +203,7 @@ impl EntryFacts {
     }
 
     /// Empties the facts, keeping the room they took for the next
-    /// session's (a call's allocations and frees were a tenth of a
-    /// 1k-entry prepareCompaction).
+    /// session's.
     pub fn clear(&mut self) {
         self.kinds.clear();
         self.ids.ids.clear();
