@@ -331,11 +331,10 @@ function readMeasureFacts(entries, at, units = Infinity) {
         n = lengthMark
       }
     } catch {
-      // The native side reads this message, and throws there.
+      // The native side reads this message, and throws there (its form
+      // is set only once it is read whole).
       b = blockMark
       n = lengthMark
-      forms[k] = 0
-      counts[k] = 0
     }
   }
   return { at: at.subarray(0, count), forms: forms.subarray(0, count), counts: counts.subarray(0, count), blocks: blocks.subarray(0, b), lengths: lengths.subarray(0, n) }

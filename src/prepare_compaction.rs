@@ -78,7 +78,7 @@ pub fn plan_cut(
             .with_counter(settings.counter)
             .with_facts(facts)
             .asking_for_measures();
-        let outcome = match cut_steps(&entries, stage, settings.keep_recent_tokens, all) {
+        let err = match cut_steps(&entries, stage, settings.keep_recent_tokens, all) {
             Ok(Step::Made(made)) => {
                 let wanted = made.message_entries(&entries)?;
                 *cut = Some((made, settings.counter));
@@ -86,21 +86,15 @@ pub fn plan_cut(
             }
             Ok(Step::Stepped) => return Ok(RawValue(cx.boolean(true)?)),
             Ok(Step::NoPlan) => return Ok(RawValue(cx.undefined())),
-            Err(err) => (err, entries.wanted_measure()),
+            Err(err) => err,
         };
-        let (
-            Error {
-                kind: ErrorKind::FactsWanted,
-                ..
-            },
-            Some(from),
-        ) = &outcome
-        else {
-            return Err(outcome.0);
+        let wanted = entries.wanted_measure();
+        let Some(from) = wanted.filter(|_| err.kind == ErrorKind::FactsWanted) else {
+            return Err(err);
         };
         // The messages from the one wanted down, and the characters left
         // to count: the JS pass measures about that many.
-        let asked = facts.ask_measures_from(*from);
+        let asked = facts.ask_measures_from(from);
         let units = match stage {
             Stage::Started(_, search) => search.chars_left(settings.keep_recent_tokens),
             _ => f64::INFINITY,

@@ -20,7 +20,7 @@
 //!   other `type`, with none);
 //! - `lengths`: those lengths in order.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 use crate::boundary_codes::entry_facts as code;
 use crate::error::{Error, Result};
@@ -63,7 +63,7 @@ enum Stored {
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct Measures {
     /// Each entry asked for or pushed; `None` where it was not measured.
-    by_entry: HashMap<u32, Option<Stored>>,
+    by_entry: FxHashMap<u32, Option<Stored>>,
     blocks: Vec<BlockSize>,
 }
 

@@ -223,17 +223,13 @@ pub fn measured_by_content(role: Role) -> bool {
 /// settle it (a role measured by more than its content, a string content
 /// of an assistant, which the estimate rejects): the message is then read.
 pub fn measured_chars(role: Role, content: ContentSize) -> Option<u64> {
+    if !measured_by_content(role) {
+        return None;
+    }
+    let assistant = role == Role::Assistant;
     let blocks = match content {
-        ContentSize::Text(n) => {
-            return matches!(role, Role::User | Role::Custom | Role::ToolResult)
-                .then_some(u64::from(n));
-        }
+        ContentSize::Text(n) => return (!assistant).then_some(u64::from(n)),
         ContentSize::Blocks(blocks) => blocks,
-    };
-    let assistant = match role {
-        Role::User | Role::Custom | Role::ToolResult => false,
-        Role::Assistant => true,
-        _ => return None,
     };
     Some(
         blocks
