@@ -370,6 +370,25 @@ test('the chunks as the core reads them: ids, then contents, calls and their str
   expect(Array.from(messages.lengths)).toEqual([4, 2])
 })
 
+test('chunks read with arrays kept from an earlier call are those read with new ones', () => {
+  // The synchronous prepareCompaction lends its passes typed arrays kept
+  // from its last call (lib/typed-array.js Scratch): whatever an earlier
+  // call left in them must not show. Each pass runs on a busy session, then
+  // on one whose facts are mostly left unread (zero), then the other way.
+  const { Scratch } = require('../lib/typed-array.js')
+  const chunkOf = (chunk) => Object.fromEntries(Object.entries(chunk).map(([k, v]) => [k, ArrayBuffer.isView(v) ? Array.from(v) : v]))
+  const busy = gen.buildLargeSession(300, 21)
+  const odd = [null, 7, { type: 'message', id: 3, message: null }, { type: 'message', message: { role: 'assistant', content: null } }, { type: 'message', message: { role: 'assistant', content: [null] } }, { type: 'message', message: { role: 'user', content: 5 } }]
+  const sessions = [busy, odd, busy]
+  const scratch = new Scratch()
+  for (const entries of [...sessions, ...sessions.slice().reverse()]) {
+    const at = Uint32Array.from(entries.keys())
+    expect(chunkOf(readEntryFacts(entries, 0, entries.length, undefined, scratch))).toEqual(chunkOf(readEntryFacts(entries, 0, entries.length)))
+    expect(chunkOf(readMessageFacts(entries, at, 0, at.length, undefined, scratch))).toEqual(chunkOf(readMessageFacts(entries, at, 0, at.length)))
+    expect(chunkOf(readMeasureFacts(entries, at, Infinity, scratch))).toEqual(chunkOf(readMeasureFacts(entries, at)))
+  }
+})
+
 test('measures as the core reads them: a content string, blocks and their lengths, until the units asked; anything odd not measured', () => {
   const { MEASURE_NOT_READ, MEASURE_TEXT, MEASURE_BLOCKS, BLOCK_OTHER, BLOCK_TEXT, BLOCK_THINKING, BLOCK_TOOL_CALL, BLOCK_IMAGE } = BOUNDARY.entryFacts
   const args = { path: 'a\ud800', n: 1 }

@@ -10,6 +10,7 @@ const { flatMessages, releaseFlat, assembleTranscript, projectionOfPlan } = requ
 const { summarizing } = require('./summarize.js')
 const { readEntryPath, releaseEntryPath, entriesOfPath } = require('./entry-path.js')
 const { pushEntryFacts, pushMessageFacts, readMeasureFacts, MAX_ENTRIES: MAX_FACTS } = require('./entry-facts.js')
+const { Scratch } = require('./typed-array.js')
 
 // The agent's context reads summaries between these exact strings.
 const {
@@ -122,9 +123,11 @@ function fileOpsOfPlan(entries, detailsFrom, plan) {
 }
 
 // The facts object of the last synchronous prepareCompaction, released and
-// kept for the next (taken while a call holds it, so a call made from a
-// getter in the middle of another makes its own).
+// kept for the next, with the typed arrays its passes used (taken while a
+// call holds them, so a call made from a getter in the middle of another
+// makes its own).
 let spareFacts = null
+let spareScratch = null
 
 /**
  * prepareCompaction with the entries' facts read ahead in JS
@@ -138,21 +141,24 @@ function prepareCompaction(pathEntries, settings, line) {
     return preparationOf(pathEntries, native.prepareCompaction(pathEntries, settings, line), settings)
   }
   const facts = spareFacts ?? new native.EntryFacts()
+  const scratch = spareScratch ?? new Scratch()
   spareFacts = null
+  spareScratch = null
   let plan
   try {
-    pushEntryFacts(facts, pathEntries, 0, pathEntries.length)
+    pushEntryFacts(facts, pathEntries, 0, pathEntries.length, undefined, scratch)
     let wanted
     // The cut asks for the measures of the messages it estimates, a batch at a time.
     while ((wanted = native.planCut(pathEntries, settings, line, facts))?.measure !== undefined) {
-      facts.pushMeasures(readMeasureFacts(pathEntries, wanted.measure, wanted.units))
+      facts.pushMeasures(readMeasureFacts(pathEntries, wanted.measure, wanted.units, scratch))
     }
     if (wanted === undefined) return undefined
-    pushMessageFacts(facts, pathEntries, wanted, 0, wanted.length)
+    pushMessageFacts(facts, pathEntries, wanted, 0, wanted.length, undefined, scratch)
     plan = native.planFinish(pathEntries, line, facts)
   } finally {
     facts.release()
     spareFacts = facts
+    spareScratch = scratch
   }
   return preparationOf(pathEntries, plan, settings)
 }

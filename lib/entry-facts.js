@@ -15,7 +15,7 @@
 // itself, as without facts.
 
 const { BOUNDARY, checkCodes } = require('./codes.js')
-const { grown } = require('./typed-array.js')
+const { grown, FRESH } = require('./typed-array.js')
 
 const { NOT_READ, OTHER_TYPE, OTHER_ROLE, MESSAGE_TYPE } = BOUNDARY.entryKinds
 // Looked up as own properties only: no prototype, so `constructor` or
@@ -120,11 +120,11 @@ function stringIndex(into, s) {
  * text stays under `maxUnits` (MAX_TEXT_UNITS but in tests): an entries
  * chunk for EntryFacts.pushEntries (see facts.rs), `kinds.length` entries long.
  */
-function readEntryFacts(entries, first, end, maxUnits = MAX_TEXT_UNITS) {
+function readEntryFacts(entries, first, end, maxUnits = MAX_TEXT_UNITS, scratch = FRESH) {
   let count = end - first
-  const kinds = new Uint8Array(count)
-  const ids = new Uint8Array(count)
-  const lengths = new Uint32Array(2 * count)
+  const kinds = scratch.zeroed('kinds', Uint8Array, count)
+  const ids = scratch.zeroed('ids', Uint8Array, count)
+  const lengths = scratch.any('idLengths', Uint32Array, 2 * count)
   let text = ''
   let n = 0
   // The string id of the entry before, when this chunk holds it: a
@@ -192,11 +192,11 @@ function readEntryFacts(entries, first, end, maxUnits = MAX_TEXT_UNITS) {
  * `refs`, its name's and its path's index among the chunk's strings:
  * `lengths[i]` is string i's length, `text` all of them in order.
  */
-function readMessageFacts(entries, at, from, to, maxUnits = MAX_TEXT_UNITS) {
+function readMessageFacts(entries, at, from, to, maxUnits = MAX_TEXT_UNITS, scratch = FRESH) {
   let count = to - from
-  const contents = new Uint8Array(count)
-  const calls = new Uint32Array(count)
-  const into = { index: new Map(), lastName: null, lastNameIndex: 0, lastPath: null, lastPathIndex: 0, text: '', lengths: new Uint32Array(64), stringCount: 0, refs: new Uint32Array(64), refCount: 0 }
+  const contents = scratch.zeroed('contents', Uint8Array, count)
+  const calls = scratch.zeroed('calls', Uint32Array, count)
+  const into = { index: new Map(), lastName: null, lastNameIndex: 0, lastPath: null, lastPathIndex: 0, text: '', lengths: scratch.any('stringLengths', Uint32Array, 64), stringCount: 0, refs: scratch.any('refs', Uint32Array, 64), refCount: 0 }
   for (let k = 0; k < count; k++) {
     if (into.text.length >= maxUnits) {
       count = k
@@ -232,6 +232,8 @@ function readMessageFacts(entries, at, from, to, maxUnits = MAX_TEXT_UNITS) {
       calls[k] = 0
     }
   }
+  scratch.keep('stringLengths', into.lengths)
+  scratch.keep('refs', into.refs)
   return {
     at: at.subarray(from, from + count),
     contents: contents.subarray(0, count),
@@ -253,12 +255,12 @@ function readMessageFacts(entries, at, from, to, maxUnits = MAX_TEXT_UNITS) {
  * `JSON.stringify(arguments)`. Whatever is not such a string (or throws)
  * leaves the message not measured, and the native side reads it.
  */
-function readMeasureFacts(entries, at, units = Infinity) {
+function readMeasureFacts(entries, at, units = Infinity, scratch = FRESH) {
   let count = at.length
-  const forms = new Uint8Array(count)
-  const counts = new Uint32Array(count)
-  let blocks = new Uint8Array(64)
-  let lengths = new Uint32Array(128)
+  const forms = scratch.zeroed('forms', Uint8Array, count)
+  const counts = scratch.zeroed('counts', Uint32Array, count)
+  let blocks = scratch.any('blocks', Uint8Array, 64)
+  let lengths = scratch.any('measureLengths', Uint32Array, 128)
   let b = 0
   let n = 0
   let measured = 0
@@ -337,22 +339,24 @@ function readMeasureFacts(entries, at, units = Infinity) {
       n = lengthMark
     }
   }
+  scratch.keep('blocks', blocks)
+  scratch.keep('measureLengths', lengths)
   return { at: at.subarray(0, count), forms: forms.subarray(0, count), counts: counts.subarray(0, count), blocks: blocks.subarray(0, b), lengths: lengths.subarray(0, n) }
 }
 
 /** Pushes the facts of `entries[from..to)` into `facts`, chunk by chunk (see readEntryFacts). */
-function pushEntryFacts(facts, entries, from, to, maxUnits) {
+function pushEntryFacts(facts, entries, from, to, maxUnits, scratch) {
   while (from < to) {
-    const chunk = readEntryFacts(entries, from, to, maxUnits)
+    const chunk = readEntryFacts(entries, from, to, maxUnits, scratch)
     facts.pushEntries(chunk)
     from += chunk.kinds.length
   }
 }
 
 /** Pushes the message facts of `at[from..to)` into `facts`, chunk by chunk (see readMessageFacts). */
-function pushMessageFacts(facts, entries, at, from, to, maxUnits) {
+function pushMessageFacts(facts, entries, at, from, to, maxUnits, scratch) {
   while (from < to) {
-    const chunk = readMessageFacts(entries, at, from, to, maxUnits)
+    const chunk = readMessageFacts(entries, at, from, to, maxUnits, scratch)
     facts.pushMessages(chunk)
     from += chunk.contents.length
   }

@@ -7,4 +7,53 @@ function grown(array, need) {
   return bigger
 }
 
-module.exports = { grown }
+// Arrays longer than this are not kept between calls.
+const SCRATCH_MAX = 2 ** 16
+
+/**
+ * Typed arrays lent to the passes of one synchronous call and kept for the
+ * next, by name. Each new ArrayBuffer is an allocation, a zeroing and a
+ * sweep of its own: prepareCompaction's passes made about a dozen a call.
+ * A chunk's arrays are views of these, so the caller hands each chunk over
+ * before taking the next.
+ */
+class Scratch {
+  constructor() {
+    this.kept = new Map()
+  }
+
+  /** An array of `Type` with at least `length` elements, the first `length` zero. */
+  zeroed(name, Type, length) {
+    const kept = this.kept.get(name)
+    if (kept !== undefined && kept.length >= length) {
+      kept.fill(0, 0, length)
+      return kept
+    }
+    const fresh = new Type(length)
+    if (length <= SCRATCH_MAX) this.kept.set(name, fresh)
+    return fresh
+  }
+
+  /** An array of `Type` with at least `length` elements, of any values. */
+  any(name, Type, length) {
+    const kept = this.kept.get(name)
+    if (kept !== undefined && kept.length >= length) return kept
+    const fresh = new Type(length)
+    if (length <= SCRATCH_MAX) this.kept.set(name, fresh)
+    return fresh
+  }
+
+  /** Keeps `array` (grown during a pass) under `name` for the next call. */
+  keep(name, array) {
+    if (array.length <= SCRATCH_MAX) this.kept.set(name, array)
+  }
+}
+
+/** No arrays kept: each is new (what a pass without scratch uses). */
+const FRESH = {
+  zeroed: (name, Type, length) => new Type(length),
+  any: (name, Type, length) => new Type(length),
+  keep() {},
+}
+
+module.exports = { grown, Scratch, FRESH }
