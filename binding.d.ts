@@ -234,9 +234,11 @@ export declare function planCut(pathEntries: Arg, settings: Arg, line: Arg, fact
 
 /**
  * The plan from the cut `planCut` kept in `facts`, with the message
- * facts pushed since.
+ * facts pushed since. With `pathRefs`, a file path that a messages chunk
+ * gave is named by its place among the strings of every chunk pushed
+ * (which the JS pass kept) instead of made again as a string.
  */
-export declare function planFinish(pathEntries: Arg, line: Arg, facts: EntryFacts): RawValue
+export declare function planFinish(pathEntries: Arg, line: Arg, facts: EntryFacts, pathRefs?: boolean | undefined | null): RawValue
 
 /**
  * The plan for `prepareBranchEntries` as the agent line does it: the

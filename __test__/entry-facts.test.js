@@ -61,8 +61,16 @@ function phased(entries, settings, line, ends, maxUnits, units) {
   for (const [from, to] of pieces(entries.length, ends)) pushEntryFacts(facts, entries, from, to, maxUnits)
   const wanted = cut(entries, settings, line, facts, units)
   if (wanted === undefined) return undefined
-  for (const [from, to] of pieces(wanted.length, ends)) pushMessageFacts(facts, entries, wanted, from, to, maxUnits)
-  return binding.planFinish(entries, line, facts)
+  const strings = []
+  for (const [from, to] of pieces(wanted.length, ends)) pushMessageFacts(facts, entries, wanted, from, to, maxUnits, undefined, strings)
+  return withPaths(binding.planFinish(entries, line, facts, true), strings)
+}
+
+/** A plan made with `pathRefs`, each path named by number made the string it names. */
+function withPaths(plan, strings) {
+  if (plan === undefined) return plan
+  for (const set of ['read', 'written', 'edited']) plan[set] = plan[set].map((f) => (typeof f === 'number' ? strings[f] : f))
+  return plan
 }
 
 /** The plan (or the error) of `plan()`. */
@@ -387,6 +395,28 @@ test('chunks read with arrays kept from an earlier call are those read with new 
     expect(chunkOf(readMessageFacts(entries, at, 0, at.length, undefined, scratch))).toEqual(chunkOf(readMessageFacts(entries, at, 0, at.length)))
     expect(chunkOf(readMeasureFacts(entries, at, Infinity, scratch))).toEqual(chunkOf(readMeasureFacts(entries, at)))
   }
+})
+
+test('a plan made with pathRefs names each path a chunk gave by its place among the chunks\' strings, the others as strings', () => {
+  // Three messages chunks; the last message's calls are read natively (a
+  // call with null arguments comes first, which the JS pass leaves to the
+  // native side), so its path comes as a string.
+  const call = (id, parentId, name, path) => ({ type: 'message', id, parentId, timestamp: '2026-01-01T00:00:00.000Z', message: { role: 'assistant', content: [{ type: 'toolCall', id: `c${id}`, name, arguments: { path } }], timestamp: 1 } })
+  const native = call('n', 'd', 'write', 'native.txt')
+  native.message.content.unshift({ type: 'toolCall', id: 'cz', name: 'read', arguments: null })
+  const entries = [call('a', null, 'read', 'one.txt'), call('b', 'a', 'edit', 'two.txt'), call('c', 'b', 'read', 'one.txt'), call('d', 'c', 'read', 'three.txt'), native, { type: 'message', id: 'u', parentId: 'n', timestamp: '2026-01-01T00:00:00.000Z', message: { role: 'user', content: 'x'.repeat(4000), timestamp: 2 } }]
+  const settings = { enabled: true, reserveTokens: 16384, keepRecentTokens: 10 }
+  const facts = new binding.EntryFacts()
+  pushEntryFacts(facts, entries, 0, entries.length)
+  const wanted = cut(entries, settings, 0, facts)
+  expect(Array.from(wanted)).toEqual([0, 1, 2, 3, 4])
+  const strings = []
+  for (const [from, to] of [[0, 2], [2, 3], [3, 5]]) pushMessageFacts(facts, entries, wanted, from, to, undefined, undefined, strings)
+  expect(strings).toEqual(['read', 'one.txt', 'edit', 'two.txt', 'read', 'one.txt', 'read', 'three.txt'])
+  const plan = binding.planFinish(entries, 0, facts, true)
+  facts.release()
+  expect([plan.read, plan.written, plan.edited]).toEqual([[1, 7], ['native.txt'], [3]])
+  expect(withPaths(plan, strings)).toEqual(binding.prepareCompaction(entries, settings, 0))
 })
 
 test('measures as the core reads them: a content string, blocks and their lengths, until the units asked; anything odd not measured', () => {

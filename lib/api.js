@@ -107,18 +107,19 @@ function createFileOps() {
 /**
  * The file Sets of a plan: first the recorded files of the entries the plan
  * names (their `details` is typed `unknown`, so the values are copied as
- * they are), then the tool calls' paths, in the plan's order.
+ * they are), then the tool calls' paths, in the plan's order: each a
+ * string, or the number of one of `strings` (planFinish's `pathRefs`).
  */
-function fileOpsOfPlan(entries, detailsFrom, plan) {
+function fileOpsOfPlan(entries, detailsFrom, plan, strings) {
   const fileOps = createFileOps()
   for (const i of detailsFrom) {
     const details = entries[i].details
     if (Array.isArray(details.readFiles)) for (const f of details.readFiles) fileOps.read.add(f)
     if (Array.isArray(details.modifiedFiles)) for (const f of details.modifiedFiles) fileOps.edited.add(f)
   }
-  for (const f of plan.read) fileOps.read.add(f)
-  for (const f of plan.written) fileOps.written.add(f)
-  for (const f of plan.edited) fileOps.edited.add(f)
+  for (const f of plan.read) fileOps.read.add(typeof f === 'number' ? strings[f] : f)
+  for (const f of plan.written) fileOps.written.add(typeof f === 'number' ? strings[f] : f)
+  for (const f of plan.edited) fileOps.edited.add(typeof f === 'number' ? strings[f] : f)
   return fileOps
 }
 
@@ -145,6 +146,7 @@ function prepareCompaction(pathEntries, settings, line) {
   spareFacts = null
   spareScratch = null
   let plan
+  const strings = []
   try {
     pushEntryFacts(facts, pathEntries, 0, pathEntries.length, undefined, scratch)
     let wanted
@@ -153,21 +155,22 @@ function prepareCompaction(pathEntries, settings, line) {
       facts.pushMeasures(readMeasureFacts(pathEntries, wanted.measure, wanted.units, scratch))
     }
     if (wanted === undefined) return undefined
-    pushMessageFacts(facts, pathEntries, wanted, 0, wanted.length, undefined, scratch)
-    plan = native.planFinish(pathEntries, line, facts)
+    pushMessageFacts(facts, pathEntries, wanted, 0, wanted.length, undefined, scratch, strings)
+    plan = native.planFinish(pathEntries, line, facts, true)
   } finally {
     facts.release()
     spareFacts = facts
     spareScratch = scratch
   }
-  return preparationOf(pathEntries, plan, settings)
+  return preparationOf(pathEntries, plan, settings, undefined, strings)
 }
 
 /**
  * The preparation for a native plan (entry indices), on the caller's own
- * objects; `messages` are the summarized ones where already made.
+ * objects; `messages` are the summarized ones where already made, and
+ * `strings` the ones the plan's file paths may name (fileOpsOfPlan).
  */
-function preparationOf(pathEntries, plan, settings, messages) {
+function preparationOf(pathEntries, plan, settings, messages, strings) {
   if (plan === undefined) return undefined
   const previous = plan.previousCompactionIndex
   return {
@@ -177,7 +180,7 @@ function preparationOf(pathEntries, plan, settings, messages) {
     isSplitTurn: plan.isSplitTurn,
     tokensBefore: plan.tokensBefore,
     previousSummary: previous >= 0 ? pathEntries[previous].summary : undefined,
-    fileOps: fileOpsOfPlan(pathEntries, plan.detailsFrom >= 0 ? [plan.detailsFrom] : [], plan),
+    fileOps: fileOpsOfPlan(pathEntries, plan.detailsFrom >= 0 ? [plan.detailsFrom] : [], plan, strings),
     settings,
   }
 }
@@ -205,6 +208,7 @@ async function prepareCompactionAsync(pathEntries, settings, line) {
   // move what earlier ones pushed.
   const facts = new native.EntryFacts(pathEntries.length)
   let plan
+  const strings = []
   try {
     await inSlices(pathEntries.length, (from, to) => pushEntryFacts(facts, pathEntries, from, to))
     // What needs the facts only (the path through the ids) is done off the JS thread.
@@ -222,15 +226,15 @@ async function prepareCompactionAsync(pathEntries, settings, line) {
     }
     if (wanted === undefined) return undefined
     await nextTurn()
-    await inSlices(wanted.length, (from, to) => pushMessageFacts(facts, pathEntries, wanted, from, to))
-    plan = native.planFinish(pathEntries, line, facts)
+    await inSlices(wanted.length, (from, to) => pushMessageFacts(facts, pathEntries, wanted, from, to, undefined, undefined, strings))
+    plan = native.planFinish(pathEntries, line, facts, true)
   } finally {
     facts.release()
   }
   await nextTurn()
   const messages = new Array(plan.summarize.entries.length)
   await inSlices(messages.length, (from, to) => putMessages(messages, pathEntries, plan.summarize, from, to))
-  return preparationOf(pathEntries, plan, settings, messages)
+  return preparationOf(pathEntries, plan, settings, messages, strings)
 }
 
 /**

@@ -112,6 +112,7 @@ function stringIndex(into, s) {
   into.lengths[i] = s.length
   into.stringCount = i + 1
   into.index.set(s, i)
+  into.strings.push(s)
   return i
 }
 
@@ -190,13 +191,14 @@ function readEntryFacts(entries, first, end, maxUnits = MAX_TEXT_UNITS, scratch 
  * `maxUnits`: a messages chunk for EntryFacts.pushMessages (see facts.rs),
  * `contents.length` messages long. Each call read is two elements of
  * `refs`, its name's and its path's index among the chunk's strings:
- * `lengths[i]` is string i's length, `text` all of them in order.
+ * `lengths[i]` is string i's length, `text` all of them in order, and
+ * `strings` (which the native side does not read) the strings themselves.
  */
 function readMessageFacts(entries, at, from, to, maxUnits = MAX_TEXT_UNITS, scratch = FRESH) {
   let count = to - from
   const contents = scratch.zeroed('contents', Uint8Array, count)
   const calls = scratch.zeroed('calls', Uint32Array, count)
-  const into = { index: new Map(), lastName: null, lastNameIndex: 0, lastPath: null, lastPathIndex: 0, text: '', lengths: scratch.any('stringLengths', Uint32Array, 64), stringCount: 0, refs: scratch.any('refs', Uint32Array, 64), refCount: 0 }
+  const into = { index: new Map(), lastName: null, lastNameIndex: 0, lastPath: null, lastPathIndex: 0, text: '', strings: [], lengths: scratch.any('stringLengths', Uint32Array, 64), stringCount: 0, refs: scratch.any('refs', Uint32Array, 64), refCount: 0 }
   for (let k = 0; k < count; k++) {
     if (into.text.length >= maxUnits) {
       count = k
@@ -241,6 +243,7 @@ function readMessageFacts(entries, at, from, to, maxUnits = MAX_TEXT_UNITS, scra
     refs: into.refs.subarray(0, into.refCount),
     lengths: into.lengths.subarray(0, into.stringCount),
     text: into.text,
+    strings: into.strings,
   }
 }
 
@@ -353,11 +356,16 @@ function pushEntryFacts(facts, entries, from, to, maxUnits, scratch) {
   }
 }
 
-/** Pushes the message facts of `at[from..to)` into `facts`, chunk by chunk (see readMessageFacts). */
-function pushMessageFacts(facts, entries, at, from, to, maxUnits, scratch) {
+/**
+ * Pushes the message facts of `at[from..to)` into `facts`, chunk by chunk
+ * (see readMessageFacts), and each chunk's strings onto `strings`, where a
+ * plan made with `pathRefs` (planFinish) names the paths they give.
+ */
+function pushMessageFacts(facts, entries, at, from, to, maxUnits, scratch, strings = []) {
   while (from < to) {
     const chunk = readMessageFacts(entries, at, from, to, maxUnits, scratch)
     facts.pushMessages(chunk)
+    for (const s of chunk.strings) strings.push(s)
     from += chunk.contents.length
   }
 }

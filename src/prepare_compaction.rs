@@ -12,13 +12,14 @@ use crate::js::out::{Arg, Raw, RawValue, Typed};
 use crate::js::view::Cx;
 use prime_compaction_core::error::{Context, Error, ErrorKind, Result};
 use prime_compaction_core::js::view::View;
-use prime_compaction_core::plan::file_ops::FileOps;
+use prime_compaction_core::plan::file_ops::{FileOps, PathSet};
 use prime_compaction_core::plan::prepare::{
     cut_lists, find_cut, finish_plan, prepare_compaction, start_cut, CutPlan, CutSearch,
     Preparation,
 };
 use prime_compaction_core::plan::settings::read_settings;
 use prime_compaction_core::session::entries::Entries;
+use prime_compaction_core::session::facts::EntryFacts as CoreFacts;
 use prime_compaction_core::session::projection::{MessageShape, PlanMessage};
 
 /// The plan for `prepareCompaction` as the agent line does it, every entry
@@ -38,7 +39,7 @@ pub fn prepare_compaction_native(
         let array = arg(cx, &path_entries)?;
         let entries = Entries::new(&array, "pathEntries", line)?.with_counter(settings.counter);
         let plan = prepare_compaction(&entries, settings.keep_recent_tokens)?;
-        Ok(RawValue(plan_object(cx, plan.as_ref())?))
+        Ok(RawValue(plan_object(cx, plan.as_ref(), None)?))
     })
 }
 
@@ -156,13 +157,16 @@ fn cut_steps<V: View>(
 }
 
 /// The plan from the cut `planCut` kept in `facts`, with the message
-/// facts pushed since.
+/// facts pushed since. With `pathRefs`, a file path that a messages chunk
+/// gave is named by its place among the strings of every chunk pushed
+/// (which the JS pass kept) instead of made again as a string.
 #[napi(js_name = "planFinish")]
 pub fn plan_finish(
     env: Env,
     path_entries: Arg,
     line: Arg,
     facts: &EntryFacts,
+    path_refs: Option<bool>,
 ) -> napi::Result<RawValue> {
     run(&env, |cx| {
         let line = line_arg(cx, &line)?;
@@ -177,13 +181,19 @@ pub fn plan_finish(
             .with_counter(counter)
             .with_facts(&state.facts);
         let plan = finish_plan(&entries, &cut)?;
-        Ok(RawValue(plan_object(cx, Some(&plan))?))
+        let sources = path_refs.unwrap_or(false).then_some(&state.facts);
+        Ok(RawValue(plan_object(cx, Some(&plan), sources)?))
     })
 }
 
 /// The plan object `lib/api.js` maps onto the caller's entries; `undefined`
-/// where the reference returns `undefined`.
-pub fn plan_object(cx: &Cx, plan: Option<&Preparation>) -> Result<Raw> {
+/// where the reference returns `undefined`. The file paths are strings,
+/// or numbers for those `sources` gave (see [`plan_finish`]).
+pub fn plan_object(
+    cx: &Cx,
+    plan: Option<&Preparation>,
+    sources: Option<&CoreFacts>,
+) -> Result<Raw> {
     let Some(plan) = plan else {
         return Ok(cx.undefined());
     };
@@ -201,7 +211,7 @@ pub fn plan_object(cx: &Cx, plan: Option<&Preparation>) -> Result<Raw> {
     let details_from = plan.details_from.map_or(-1.0, |p| p as f64);
     cx.set(o, c"detailsFrom", cx.number(details_from)?)?;
     cx.set(o, c"previousCompactionIndex", cx.number(previous)?)?;
-    set_file_ops(cx, o, &plan.file_ops)?;
+    set_file_ops(cx, o, &plan.file_ops, sources)?;
     Ok(o)
 }
 
@@ -235,8 +245,16 @@ pub fn messages_object(cx: &Cx, messages: &[PlanMessage]) -> Result<Raw> {
     Ok(o)
 }
 
-fn set_file_ops(cx: &Cx, o: Raw, ops: &FileOps) -> Result<()> {
-    cx.set(o, c"read", cx.strings(ops.read.iter())?)?;
-    cx.set(o, c"written", cx.strings(ops.written.iter())?)?;
-    cx.set(o, c"edited", cx.strings(ops.edited.iter())?)
+fn set_file_ops(cx: &Cx, o: Raw, ops: &FileOps, sources: Option<&CoreFacts>) -> Result<()> {
+    let paths = |set: &PathSet| {
+        cx.array(set.iter().map(
+            |path| match sources.and_then(|facts| facts.path_source(path)) {
+                Some(at) => cx.number(f64::from(at)),
+                None => cx.js_str(path),
+            },
+        ))
+    };
+    cx.set(o, c"read", paths(&ops.read)?)?;
+    cx.set(o, c"written", paths(&ops.written)?)?;
+    cx.set(o, c"edited", paths(&ops.edited)?)
 }

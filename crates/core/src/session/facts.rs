@@ -32,6 +32,10 @@
 //!   its path among the chunk's strings;
 //! - `lengths`, `text`: the chunk's strings, each once: the length of each,
 //!   and their units one after another.
+//!
+//! The strings of every messages chunk, one chunk after another, are the
+//! ones the JS pass keeps for the result: a path a chunk gave is named by
+//! its place among them ([`EntryFacts::path_source`]).
 
 use crate::boundary_codes::entry_facts as code;
 use crate::error::{Error, Result};
@@ -83,6 +87,12 @@ pub struct EntryFacts {
     file_ops: Vec<(FileOpKind, u32)>,
     /// Every path of `file_ops`, once.
     paths: PathSet,
+    /// Where each of `paths` was first given: its place among the strings
+    /// of every messages chunk pushed, in order (the JS pass keeps those
+    /// strings, so a plan can name a path by it rather than make it again).
+    path_sources: Vec<u32>,
+    /// How many strings the messages chunks pushed so far held.
+    strings_pushed: u32,
     /// The path to the last entry, once [`EntryFacts::finish`] found it.
     path: Option<Vec<usize>>,
     /// What the cut's estimates asked to be measured, and the measures.
@@ -213,6 +223,8 @@ impl EntryFacts {
         self.messages.clear();
         self.file_ops.clear();
         self.paths.clear();
+        self.path_sources.clear();
+        self.strings_pushed = 0;
         self.path = None;
         self.measures.clear();
     }
@@ -303,11 +315,15 @@ impl EntryFacts {
                 for (i, facts) in read {
                     self.messages[i] = facts;
                 }
+                self.strings_pushed = self
+                    .strings_pushed
+                    .saturating_add(chunk.lengths.len() as u32);
                 Ok(())
             }
             Err(err) => {
                 self.file_ops.truncate(ops_before);
                 self.paths.truncate(paths_before);
+                self.path_sources.truncate(paths_before);
                 Err(err)
             }
         }
@@ -368,8 +384,12 @@ impl EntryFacts {
                         continue;
                     };
                     let place = places[path].get_or_insert_with(|| {
-                        insert_call_path(&mut self.paths, table[path], &mut scratch)
-                            .map(|at| at as u32)
+                        let at = insert_call_path(&mut self.paths, table[path], &mut scratch)?;
+                        if at == self.path_sources.len() {
+                            self.path_sources
+                                .push(self.strings_pushed.saturating_add(path as u32));
+                        }
+                        Some(at as u32)
                     });
                     let Some(at) = *place else {
                         continue;
@@ -475,6 +495,13 @@ impl EntryFacts {
     /// Path `at` of the file operations.
     pub fn path_at(&self, at: u32) -> &JsStr {
         &self.paths[at as usize]
+    }
+
+    /// Where `path` was first given among the strings of the messages
+    /// chunks, if a chunk gave it.
+    pub fn path_source(&self, path: &JsStr) -> Option<u32> {
+        let at = self.paths.get_index_of(path)?;
+        self.path_sources.get(at).copied()
     }
 
     /// The file operations of a message's calls, in order (none when its
@@ -619,6 +646,32 @@ mod tests {
             ]
         );
         assert_eq!(facts.path_count(), 1);
+
+        // Each path by where a chunk first gave it among all chunks'
+        // strings (4, then 3 strings before this chunk's); a chunk that
+        // fails adds none.
+        let source = |facts: &EntryFacts, path: &str| facts.path_source(&JsStr::from_str(path));
+        assert_eq!(source(&facts, "src/x.rs"), Some(1));
+        let (bad, good) = (units("zreadb.rs"), units("readb.rs"));
+        let chunk = |calls, refs, lengths, text| MessagesChunk {
+            at: &[0],
+            contents: &[code::CONTENT_PRESENT | code::CALLS_READ],
+            calls,
+            refs,
+            lengths,
+            text,
+        };
+        // (too few refs for two calls, found after the first added its path)
+        assert!(facts
+            .push_messages(&chunk(&[2], &[1, 2], &[1, 4, 4], &bad))
+            .is_err());
+        assert_eq!(source(&facts, "b.rs"), None);
+        facts
+            .push_messages(&chunk(&[1], &[0, 1], &[4, 4], &good))
+            .unwrap();
+        assert_eq!(source(&facts, "b.rs"), Some(8));
+        assert_eq!(source(&facts, "src/x.rs"), Some(1));
+        assert_eq!(source(&facts, "c.rs"), None);
     }
 
     #[test]
