@@ -2,6 +2,7 @@
 //! (walking the caller's session through its own `getEntry`) and
 //! `prepareBranchEntries`.
 
+use std::cell::RefCell;
 use std::hash::{Hash, Hasher};
 use std::ptr;
 
@@ -26,6 +27,7 @@ use prime_compaction_core::session::entries::Entries;
 /// paths as lib/entry-path.js read them ahead, if it did.
 struct JsSession<'c> {
     cx: &'c Cx,
+    read_ids: &'c ReadIds,
     session: Raw,
     get_entry: Raw,
     ahead: Option<ReadAhead<'c>>,
@@ -33,44 +35,37 @@ struct JsSession<'c> {
     thrown: Option<Raw>,
 }
 
-/// Code units of an id: a run of the read-ahead path's `ids` string (the
-/// walk's common case, no copy), or read here. Ids are short (8 hex digits
-/// from the agent), so one read here takes a single call into a stack
-/// buffer.
-#[derive(Clone)]
-enum Units<'c> {
-    Ahead(&'c [u16]),
-    Read(Box<[u16]>),
-}
+/// The units of the ids read here (not taken from the read-ahead path),
+/// kept until the call ends, so that every [`JsId`] borrows its units and
+/// is a plain copy: the walk passes ids by value at every step.
+#[derive(Default)]
+struct ReadIds(RefCell<Vec<Box<[u16]>>>);
 
-const INLINE: usize = 11;
-
-impl Units<'_> {
-    fn as_slice(&self) -> &[u16] {
-        match self {
-            Units::Ahead(units) => units,
-            Units::Read(units) => units,
-        }
+impl ReadIds {
+    fn keep(&self, units: Box<[u16]>) -> &[u16] {
+        let kept: *const [u16] = &*units;
+        self.0.borrow_mut().push(units);
+        // SAFETY: the boxed units never move (the vector moves only the
+        // boxes) and are freed only with `self`, which the borrow returned
+        // cannot outlive; nothing removes a box before that.
+        unsafe { &*kept }
     }
 }
 
-/// Where an id's JS string is: a handle of this call, or nowhere (an id of
-/// the read-ahead path, made from its units only if the string itself is
-/// needed: to call getEntry with it, or to return it).
-#[derive(Clone, Copy)]
-enum IdRaw {
-    Handle(Raw),
-    Ahead,
-}
+/// Ids are short (8 hex digits from the agent), so one read here takes a
+/// single call into a stack buffer.
+const INLINE: usize = 11;
 
-/// A JS string id: its code units (compared and hashed) and where its
-/// string is, to hand back to `getEntry` or return (made again from the
-/// units for an id of the read-ahead path: a string equal to it, which no
-/// JS code can tell from the original).
-#[derive(Clone)]
+/// A JS string id: its code units (compared and hashed), a run of the
+/// read-ahead path's `ids` string (the walk's common case, no copy) or
+/// kept in [`ReadIds`]; and its string, to hand back to `getEntry` or
+/// return: a handle of this call, or null for an id of the read-ahead path,
+/// whose string is made from its units only when needed (a string equal to
+/// the original, which no JS code can tell from it).
+#[derive(Clone, Copy)]
 struct JsId<'c> {
-    units: Units<'c>,
-    raw: IdRaw,
+    units: &'c [u16],
+    raw: Raw,
 }
 
 impl PartialEq for JsId<'_> {
@@ -79,7 +74,7 @@ impl PartialEq for JsId<'_> {
     /// walk passes on (a parent looked up next, an entry whose id is the
     /// one looked up) is the very same run of units, found equal at once.
     fn eq(&self, other: &Self) -> bool {
-        let (a, b) = (self.units.as_slice(), other.units.as_slice());
+        let (a, b) = (self.units, other.units);
         a.len() == b.len()
             && (ptr::eq(a.as_ptr(), b.as_ptr()) || a.iter().zip(b).all(|(x, y)| x == y))
     }
@@ -89,7 +84,7 @@ impl Eq for JsId<'_> {}
 
 impl Hash for JsId<'_> {
     fn hash<H: Hasher>(&self, state: &mut H) {
-        self.units.as_slice().hash(state);
+        self.units.hash(state);
     }
 }
 
@@ -97,7 +92,7 @@ impl Hash for JsId<'_> {
 #[derive(Clone, Copy, PartialEq)]
 enum EntryRef {
     Handle(Raw),
-    Step(u32),
+    Step(u64),
 }
 
 use prime_compaction_core::plan::branch_summary::entry_path::{PathCodes, StepId, StepParent};
@@ -123,7 +118,7 @@ struct ReadAhead<'c> {
 }
 
 /// Reads `raw` as a string id: `Ok(None)` when it is not a string.
-fn read_units<'c>(cx: &Cx, raw: Raw) -> Result<Option<Units<'c>>> {
+fn read_units<'c>(cx: &Cx, raw: Raw, read_ids: &'c ReadIds) -> Result<Option<&'c [u16]>> {
     let mut buf = [0u16; INLINE + 1];
     let mut written = 0usize;
     let status = unsafe {
@@ -134,19 +129,16 @@ fn read_units<'c>(cx: &Cx, raw: Raw) -> Result<Option<Units<'c>>> {
     }
     check(status)?;
     if written < INLINE {
-        return Ok(Some(Units::Read(buf[..written].into())));
+        return Ok(Some(read_ids.keep(buf[..written].into())));
     }
-    Ok(Some(Units::Read(cx.read_utf16(raw)?.into_boxed_slice())))
+    Ok(Some(read_ids.keep(cx.read_utf16(raw)?.into_boxed_slice())))
 }
 
 /// A truthy id argument or `parentId`; `None` when falsy, as the
 /// reference's `while (current)` and `parentId ? ... : undefined` read it.
-fn js_id<'c>(cx: &Cx, raw: Raw, name: &str) -> Result<Option<JsId<'c>>> {
-    if let Some(units) = read_units(cx, raw)? {
-        return Ok((!units.as_slice().is_empty()).then_some(JsId {
-            units,
-            raw: IdRaw::Handle(raw),
-        }));
+fn js_id<'c>(cx: &Cx, raw: Raw, name: &str, read_ids: &'c ReadIds) -> Result<Option<JsId<'c>>> {
+    if let Some(units) = read_units(cx, raw, read_ids)? {
+        return Ok((!units.is_empty()).then_some(JsId { units, raw }));
     }
     let v = cx.wrap(raw)?;
     if !v.truthy() {
@@ -196,8 +188,8 @@ impl<'c> ReadAhead<'c> {
             .filter(|n| n.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(n))
             .ok_or_else(malformed)? as u32;
         let expect = match (target_steps, target) {
-            (0, _) => old_leaf.clone(),
-            (_, Some(target)) => target.clone(),
+            (0, _) => *old_leaf,
+            (_, Some(target)) => *target,
             (_, None) => return Err(malformed()),
         };
         Ok(ReadAhead {
@@ -210,7 +202,7 @@ impl<'c> ReadAhead<'c> {
             ),
             units,
             target_steps,
-            old_leaf: old_leaf.clone(),
+            old_leaf: *old_leaf,
             step: 0,
             other: 0,
             expect: Some(expect),
@@ -221,16 +213,15 @@ impl<'c> ReadAhead<'c> {
     /// the target's steps are done, else the parent found (if any).
     fn expect_after(&mut self, parent: Option<&JsId<'c>>) {
         self.expect = if self.step == self.target_steps {
-            Some(self.old_leaf.clone())
+            Some(self.old_leaf)
         } else {
-            parent.cloned()
+            parent.copied()
         };
     }
 
     /// An id of the form: its units where the codes put them.
-    fn id(&self, units: std::ops::Range<usize>) -> Result<Units<'c>> {
-        let units = self.units.get(units).ok_or_else(malformed)?;
-        Ok(Units::Ahead(units))
+    fn id(&self, units: std::ops::Range<usize>) -> Result<&'c [u16]> {
+        self.units.get(units).ok_or_else(malformed)
     }
 
     fn next_other(&mut self, cx: &Cx) -> Result<Raw> {
@@ -240,7 +231,12 @@ impl<'c> ReadAhead<'c> {
 
     /// The next step, found by looking up `id`, as the native read below
     /// would have found it (its checks and errors the same).
-    fn step(&mut self, cx: &Cx, id: &JsId<'c>) -> Result<Option<Found<EntryRef, JsId<'c>>>> {
+    fn step(
+        &mut self,
+        cx: &Cx,
+        id: &JsId<'c>,
+        read_ids: &'c ReadIds,
+    ) -> Result<Option<Found<EntryRef, JsId<'c>>>> {
         let step = self
             .codes
             .next_step()
@@ -265,26 +261,26 @@ impl<'c> ReadAhead<'c> {
                 }
                 return Err(id_error(&own));
             }
-            StepId::Same => id.clone(),
+            StepId::Same => *id,
             StepId::Units(units) => JsId {
                 units: self.id(units)?,
-                raw: IdRaw::Ahead,
+                raw: ptr::null_mut(),
             },
         };
         let parent = match step.parent {
-            StepParent::NotString => js_id(cx, self.next_other(cx)?, "parentId")?,
+            StepParent::NotString => js_id(cx, self.next_other(cx)?, "parentId", read_ids)?,
             StepParent::Units(units) => {
                 let units = self.id(units)?;
-                (!units.as_slice().is_empty()).then_some(JsId {
+                (!units.is_empty()).then_some(JsId {
                     units,
-                    raw: IdRaw::Ahead,
+                    raw: ptr::null_mut(),
                 })
             }
             StepParent::NotRead => return Err(malformed()),
         };
         self.expect_after(parent.as_ref());
         Ok(Some(Found {
-            entry: EntryRef::Step(k),
+            entry: EntryRef::Step(u64::from(k)),
             id: own_id,
             parent,
         }))
@@ -294,10 +290,10 @@ impl<'c> ReadAhead<'c> {
 impl<'c> JsSession<'c> {
     /// The JS string of `id`.
     fn raw(&self, id: &JsId) -> Result<Raw> {
-        match id.raw {
-            IdRaw::Handle(raw) => Ok(raw),
-            IdRaw::Ahead => self.cx.utf16(id.units.as_slice()),
+        if id.raw.is_null() {
+            return self.cx.utf16(id.units);
         }
+        Ok(id.raw)
     }
 
     /// `session.getEntry(id)` and the entry's `id` and `parentId`, read here.
@@ -319,18 +315,18 @@ impl<'c> JsSession<'c> {
         // `id` is read first: a missing entry reads as undefined, so the
         // common case costs no separate type check.
         let own = entry.get(Key::Id)?;
-        let Some(units) = read_units(cx, own.raw)? else {
+        let Some(units) = read_units(cx, own.raw, self.read_ids)? else {
             if !entry.truthy() {
                 return Ok(None);
             }
             return Err(id_error(&own));
         };
-        let parent = js_id(cx, entry.get(Key::ParentId)?.raw, "parentId")?;
+        let parent = js_id(cx, entry.get(Key::ParentId)?.raw, "parentId", self.read_ids)?;
         Ok(Some(Found {
             entry: EntryRef::Handle(entry.raw),
             id: JsId {
                 units,
-                raw: IdRaw::Handle(own.raw),
+                raw: own.raw,
             },
             parent,
         }))
@@ -344,7 +340,7 @@ impl<'c> EntryLookup for JsSession<'c> {
     fn get_entry(&mut self, id: &JsId<'c>) -> Result<Option<Found<EntryRef, JsId<'c>>>> {
         let found = match &mut self.ahead {
             Some(ahead) if ahead.expect.as_ref() == Some(id) && ahead.codes.has_more() => {
-                ahead.step(self.cx, id)
+                ahead.step(self.cx, id, self.read_ids)
             }
             _ => {
                 if let Some(ahead) = &mut self.ahead {
@@ -357,7 +353,7 @@ impl<'c> EntryLookup for JsSession<'c> {
     }
 
     fn describe(&self, id: &JsId<'c>) -> JsStr {
-        JsStr::from_utf16(id.units.as_slice())
+        JsStr::from_utf16(id.units)
     }
 
     /// A pending JS exception (a throwing getEntry or getter: N-API reports
@@ -407,12 +403,14 @@ pub fn collect_entries_for_branch_summary_native(
     path: Option<Arg>,
 ) -> napi::Result<RawValue> {
     run(&env, |cx| {
-        // The read-ahead path's ids, which its steps' ids borrow.
+        // The read-ahead path's ids and the ids read here, which the
+        // walk's ids borrow.
         let ahead_units: Vec<u16>;
-        let old_leaf = js_id(cx, old_leaf_id.0, "oldLeafId")?;
+        let read_ids = ReadIds::default();
+        let old_leaf = js_id(cx, old_leaf_id.0, "oldLeafId", &read_ids)?;
         let (collected, lookup) = match old_leaf {
             Some(old_leaf) => {
-                let target = js_id(cx, target_id.0, "targetId")?;
+                let target = js_id(cx, target_id.0, "targetId", &read_ids)?;
                 let s = cx.wrap(session.0)?;
                 if !s.is_object_like() {
                     return Err(Error::type_error(
@@ -434,6 +432,7 @@ pub fn collect_entries_for_branch_summary_native(
                 };
                 let mut lookup = JsSession {
                     cx,
+                    read_ids: &read_ids,
                     session: s.raw,
                     get_entry: method,
                     ahead,
@@ -459,7 +458,7 @@ pub fn collect_entries_for_branch_summary_native(
             .and_then(|l| l.ahead.as_ref())
             .map_or(0, |a| a.target_steps);
         let first_steps = (collected.entries.iter().enumerate())
-            .all(|(i, e)| *e == EntryRef::Step(first + (steps - 1 - i) as u32));
+            .all(|(i, e)| *e == EntryRef::Step(u64::from(first) + (steps - 1 - i) as u64));
         match &lookup {
             Some(l) if l.ahead.is_some() && first_steps && steps > 0 => {
                 cx.set(o, c"count", cx.number(steps as f64)?)?;
@@ -470,7 +469,7 @@ pub fn collect_entries_for_branch_summary_native(
                     EntryRef::Step(k) => match &lookup {
                         Some(JsSession {
                             ahead: Some(ahead), ..
-                        }) => element(cx, ahead.entries, k),
+                        }) => element(cx, ahead.entries, k as u32),
                         _ => Err(malformed()),
                     },
                 });
