@@ -88,7 +88,9 @@ impl Hash for JsId<'_> {
     }
 }
 
-/// An entry the walk found: a handle, or step `k` of the path read ahead.
+/// An entry the walk found: a handle, or step `k` of the path read ahead
+/// (a word wide like the handle, so the walk copies it whole; see
+/// docs/boundary.md).
 #[derive(Clone, Copy, PartialEq)]
 enum EntryRef {
     Handle(Raw),
