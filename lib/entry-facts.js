@@ -112,7 +112,6 @@ function stringIndex(into, s) {
   into.lengths[i] = s.length
   into.stringCount = i + 1
   into.index.set(s, i)
-  into.strings.push(s)
   return i
 }
 
@@ -198,7 +197,7 @@ function readMessageFacts(entries, at, from, to, maxUnits = MAX_TEXT_UNITS, scra
   let count = to - from
   const contents = scratch.zeroed('contents', Uint8Array, count)
   const calls = scratch.zeroed('calls', Uint32Array, count)
-  const into = { index: new Map(), lastName: null, lastNameIndex: 0, lastPath: null, lastPathIndex: 0, text: '', strings: [], lengths: scratch.any('stringLengths', Uint32Array, 64), stringCount: 0, refs: scratch.any('refs', Uint32Array, 64), refCount: 0 }
+  const into = { index: new Map(), lastName: null, lastNameIndex: 0, lastPath: null, lastPathIndex: 0, text: '', lengths: scratch.any('stringLengths', Uint32Array, 64), stringCount: 0, refs: scratch.any('refs', Uint32Array, 64), refCount: 0 }
   for (let k = 0; k < count; k++) {
     if (into.text.length >= maxUnits) {
       count = k
@@ -243,7 +242,8 @@ function readMessageFacts(entries, at, from, to, maxUnits = MAX_TEXT_UNITS, scra
     refs: into.refs.subarray(0, into.refCount),
     lengths: into.lengths.subarray(0, into.stringCount),
     text: into.text,
-    strings: into.strings,
+    // (the Map's keys, in the order of their indices)
+    strings: Array.from(into.index.keys()),
   }
 }
 

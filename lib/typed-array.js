@@ -24,14 +24,7 @@ class Scratch {
 
   /** An array of `Type` with at least `length` elements, the first `length` zero. */
   zeroed(name, Type, length) {
-    const kept = this.kept.get(name)
-    if (kept !== undefined && kept.length >= length) {
-      kept.fill(0, 0, length)
-      return kept
-    }
-    const fresh = new Type(length)
-    if (length <= SCRATCH_MAX) this.kept.set(name, fresh)
-    return fresh
+    return this.any(name, Type, length).fill(0, 0, length)
   }
 
   /** An array of `Type` with at least `length` elements, of any values. */
