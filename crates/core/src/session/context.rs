@@ -9,7 +9,7 @@ use crate::js::string::JsStr;
 use crate::js::view::{Key, Kind, View};
 use crate::session::entries::Entries;
 use crate::session::facts::EntryFacts;
-use crate::session::id_index::IdIndex;
+use crate::session::id_index::{all_distinct, IdIndex};
 
 /// An entry id: `None` stands for `undefined` (old sessions have no ids).
 pub type Id = Option<JsStr>;
@@ -89,14 +89,29 @@ impl Ids {
         let Some(last) = self.ids.len().checked_sub(1) else {
             return Ok(Vec::new());
         };
-        // Later entries win for duplicate ids, as with `Map.set`.
-        let by_id = IdIndex::new(&self.ids);
+        // Later entries win for duplicate ids, as with `Map.set`. Where no
+        // two ids are equal, a parent is the entry with its id, looked for
+        // from the entry before back (mostly the entry before is the
+        // parent); the index is built only for a parent not found that way.
+        let mut by_id = None;
+        let mut scan = all_distinct(&self.ids).then(|| Scan::new(&self.ids));
         let mut path = Vec::with_capacity(crate::capacity::reserve_for(self.ids.len()));
         path.push(last);
         let mut current = last;
         while let Some(parent) = self.parents[current].as_ref().filter(|p| !p.is_empty()) {
-            // Mostly the entry before is the parent.
-            let Some(next) = by_id.get(parent, current.wrapping_sub(1)) else {
+            let found = scan
+                .as_mut()
+                .and_then(|scan| scan.back_from(current, parent));
+            let next = match found {
+                Some(next) => Some(next),
+                None => {
+                    scan = None;
+                    by_id
+                        .get_or_insert_with(|| IdIndex::new(&self.ids))
+                        .get(parent, current.wrapping_sub(1))
+                }
+            };
+            let Some(next) = next else {
                 break;
             };
             if path.len() >= self.ids.len() {
@@ -110,5 +125,110 @@ impl Ids {
         }
         path.reverse();
         Ok(path)
+    }
+}
+
+/// Looks for ids among distinct ones from an entry back, comparing, at
+/// most as many compares in all as there are ids: a path whose parents come
+/// before their children compares each id once at most.
+struct Scan<'a> {
+    ids: &'a [Id],
+    left: usize,
+}
+
+impl<'a> Scan<'a> {
+    fn new(ids: &'a [Id]) -> Scan<'a> {
+        Scan {
+            ids,
+            left: ids.len(),
+        }
+    }
+
+    /// The entry before `current` whose id is `id`, the nearest first;
+    /// `None` once it is not among them or the compares are spent.
+    fn back_from(&mut self, current: usize, id: &JsStr) -> Option<usize> {
+        for j in (0..current.min(self.ids.len())).rev() {
+            if self.left == 0 {
+                return None;
+            }
+            self.left -= 1;
+            if self.ids[j].as_ref() == Some(id) {
+                return Some(j);
+            }
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    /// The walk as the reference makes it: a map of every id to its last
+    /// entry, then parents from the last entry (`None` for a cycle).
+    fn naive(ids: &Ids) -> Option<Vec<usize>> {
+        let by_id: HashMap<&JsStr, usize> = (ids.ids.iter().enumerate())
+            .filter_map(|(i, id)| id.as_ref().map(|id| (id, i)))
+            .collect();
+        let Some(mut current) = ids.ids.len().checked_sub(1) else {
+            return Some(Vec::new());
+        };
+        let mut path = vec![current];
+        while let Some(parent) = ids.parents[current].as_ref().filter(|p| !p.is_empty()) {
+            let Some(&next) = by_id.get(parent) else {
+                break;
+            };
+            if path.len() >= ids.ids.len() {
+                return None;
+            }
+            path.push(next);
+            current = next;
+        }
+        path.reverse();
+        Some(path)
+    }
+
+    #[test]
+    fn walks_as_a_map_of_ids_to_their_last_entry() {
+        let mut state = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = |n: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % n.max(1)
+        };
+        let mut seen = [0; 4];
+        for round in 0..400 {
+            let n = 1 + next(if round % 10 == 0 { 3000 } else { 40 }) as usize;
+            let ids: Vec<Id> = (0..n)
+                .map(|i| match next(40) {
+                    // Now and then an absent id, or one met before.
+                    0 => None,
+                    1 if i > 0 => Some(JsStr::from(format!("e{}", next(i as u64)).as_str())),
+                    _ => Some(JsStr::from(format!("e{i}").as_str())),
+                })
+                .collect();
+            let parents: Vec<Id> = (0..n)
+                .map(|i| match next(12) {
+                    // The root, a branch back, a later entry (a cycle, or
+                    // a parent after its child), a parent not there.
+                    0 => None,
+                    1 => Some(JsStr::from(format!("e{}", next(i as u64)).as_str())),
+                    2 => Some(JsStr::from(format!("e{}", next(n as u64)).as_str())),
+                    3 => Some(JsStr::from("gone")),
+                    4 => Some(JsStr::from("")),
+                    _ if i > 0 => ids[i - 1].clone(),
+                    _ => None,
+                })
+                .collect();
+            let ids = Ids { ids, parents };
+            let walked = ids.path_to_last().ok();
+            assert_eq!(walked, naive(&ids), "round {round}: {ids:?}");
+            let distinct = all_distinct(&ids.ids);
+            seen[usize::from(distinct) * 2 + usize::from(walked.is_some())] += 1;
+        }
+        // Distinct ids and not, each with paths walked and cycles found.
+        assert!(seen.iter().all(|&k| k > 0), "{seen:?}");
     }
 }

@@ -2,16 +2,20 @@
 //! reference's `Map` from ids to entries answers (a later `set` wins).
 //!
 //! Every prepareCompaction walks the path from the last entry through the
-//! ids of all of them. A hash map of 100k ids, and a lookup in it per step,
-//! is a cache miss or two for each: most of the cut's native time. So the
-//! index is first built as each id's hash with its entry's index in the low
-//! bits, sorted by the hash (a radix sort, which reads and writes in order;
-//! only as many of the hash's bits as make a shared hash rare).
-//! When no two ids share a hash, no two ids are equal either, and an id
-//! equal to a given entry's is that entry's: a step checks the entry before
-//! the current one first (in a linear session, its parent) and needs no
-//! search. Only when two hashes are equal (a duplicate id, or a collision)
-//! is the hash map built, as before.
+//! ids of all of them. Where no two ids are equal ([`all_distinct`], which
+//! compares only the few ids whose hashes share a bit of a small bitmap),
+//! the walk finds each parent by comparing ids from the entry before back
+//! (`Ids::path_to_last`), and needs no index. Otherwise, or for a parent it
+//! does not find that way, it builds one ([`IdIndex`]). A hash map of 100k
+//! ids, and a lookup in it per step, is a cache miss or two for each: most
+//! of the cut's native time. So the index is first built as each id's hash
+//! with its entry's index in the low bits, sorted by the hash (a radix
+//! sort, which reads and writes in order; only as many of the hash's bits
+//! as make a shared hash rare). When no two ids share a hash, no two ids
+//! are equal either, and an id equal to a given entry's is that entry's: a
+//! step checks the entry before the current one first (in a linear
+//! session, its parent) and needs no search. Only when two hashes are
+//! equal (a duplicate id, or a collision) is the hash map built, as before.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasher, BuildHasherDefault};
@@ -91,6 +95,42 @@ impl<'a> IdIndex<'a> {
             }
         }
     }
+}
+
+/// Whether no two of `ids` are equal (absent ones aside). Each id's hash
+/// picks a bit of a bitmap sixteen bits per id wide (small enough to stay
+/// in a core's cache); only ids whose bit an earlier id set are compared,
+/// sorted by their hashes. Sorting every id instead (as [`IdIndex::new`]
+/// does) was most of the time of a walk over a session's ids.
+pub fn all_distinct(ids: &[Id]) -> bool {
+    let hashes: Vec<u64> = ids.iter().flatten().map(hash).collect();
+    let bits = (hashes.len().max(64).next_power_of_two() * 16).trailing_zeros();
+    let bit = |h: u64| (h >> (u64::BITS - bits)) as usize;
+    let mut seen = vec![0u64; (1 << bits) / 64];
+    let mut again = vec![0u64; (1 << bits) / 64];
+    let mut any_again = false;
+    for &h in &hashes {
+        let (word, mask) = (bit(h) / 64, 1u64 << (bit(h) % 64));
+        if seen[word] & mask != 0 {
+            again[word] |= mask;
+            any_again = true;
+        }
+        seen[word] |= mask;
+    }
+    if !any_again {
+        return true;
+    }
+    let mut suspects: Vec<(u64, &JsStr)> = (hashes.iter().zip(ids.iter().flatten()))
+        .filter(|(&h, _)| again[bit(h) / 64] & (1 << (bit(h) % 64)) != 0)
+        .map(|(&h, id)| (h, id))
+        .collect();
+    suspects.sort_unstable_by_key(|&(h, _)| h);
+    // Equal ids have equal hashes: only a run of one hash can hold two.
+    suspects.chunk_by(|a, b| a.0 == b.0).all(|run| {
+        run.iter()
+            .enumerate()
+            .all(|(k, (_, id))| run[k + 1..].iter().all(|(_, other)| other != id))
+    })
 }
 
 /// The hash bits kept beside `shift` index bits: twice as many as the
@@ -231,5 +271,41 @@ mod tests {
         assert!(matches!(IdIndex::new(&duplicated).by, By::Map(_)));
         // "a" twice (once made from UTF-16): equal ids, so the map.
         assert!(matches!(IdIndex::new(&odd).by, By::Map(_)));
+    }
+
+    #[test]
+    fn tells_whether_any_two_ids_are_equal() {
+        let naive = |ids: &[Id]| {
+            let present: Vec<&JsStr> = ids.iter().flatten().collect();
+            (0..present.len()).all(|i| present[i + 1..].iter().all(|o| *o != present[i]))
+        };
+        // Enough ids that many share their bitmap bit, so the compares run.
+        let unique: Vec<Id> = (0..5_000)
+            .map(|i| id(&format!("{:08x}", i * 7919)))
+            .collect();
+        let mut cases = vec![unique.clone(), Vec::new(), vec![None, None], vec![id("")]];
+        for (a, b) in [(0, 4_999), (10, 11), (3000, 17)] {
+            let mut duplicated = unique.clone();
+            duplicated[b] = duplicated[a].clone();
+            cases.push(duplicated);
+        }
+        let mut sparse = unique.clone();
+        for i in (0..sparse.len()).step_by(3) {
+            sparse[i] = None;
+        }
+        cases.push(sparse);
+        // The same id stored two ways, and ids that differ only past what fits inline.
+        cases.push(vec![id("a"), Some(JsStr::from_utf16(&[0x61]))]);
+        cases.push(vec![
+            Some(JsStr::from_utf16(&[0xD800, 0x61])),
+            Some(JsStr::from_utf16(&[0xD800, 0x62])),
+            id("a long id that does not fit inline, one"),
+            id("a long id that does not fit inline, two"),
+        ]);
+        for (k, ids) in cases.iter().enumerate() {
+            assert_eq!(all_distinct(ids), naive(ids), "case {k}");
+        }
+        assert!(all_distinct(&cases[0]));
+        assert!(!all_distinct(&cases[4]));
     }
 }
