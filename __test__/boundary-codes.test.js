@@ -68,4 +68,11 @@ test('a copy that differs, lacks a code or has one more fails, naming the code',
   expect(() => checkCodes('recipe', { OP_HEAD: -1 })).toThrow(/recipe code OP_LABEL_BASE is undefined in JS and -2/)
   expect(() => checkCodes('recipe', { ...good, EXTRA: 3 })).toThrow(/recipe code EXTRA is 3 in JS and undefined/)
   expect(() => checkCodes('nothing', {})).toThrow(/exports no nothing codes/)
+  // A group of codes within a group (entryKinds' types and roles) is compared code by code.
+  const kinds = structuredClone(BOUNDARY.entryKinds)
+  expect(checkCodes('entryKinds', kinds)).toBe(kinds)
+  expect(() => checkCodes('entryKinds', { ...kinds, roles: { ...kinds.roles, user: 99 } })).toThrow(/entryKinds\.roles code user is 99 in JS and 16 in the binding/)
+  expect(() => checkCodes('entryKinds', { ...kinds, types: { ...kinds.types, label: 9 } })).toThrow(/entryKinds\.types code label is 9 in JS and undefined/)
+  expect(() => checkCodes('entryKinds', { ...kinds, types: 2 })).toThrow(/entryKinds code types is 2 in JS and a group in the binding/)
+  expect(() => checkCodes('entryKinds', { ...kinds, MESSAGE_TYPE: 'msg' })).toThrow(/entryKinds code MESSAGE_TYPE is "msg" in JS and "message"/)
 })

@@ -341,11 +341,15 @@ test('the kind codes are the core’s: every type and role name, and the others'
     { type: 'label' },
     ...Object.keys(roles).map((role) => ({ type: 'message', message: { role } })),
     { type: 'message', message: { role: 'narrator' } },
+    // Names of Object.prototype's properties are names like any other.
+    { type: '__proto__' },
+    { type: 'constructor' },
+    { type: 'message', message: { role: 'toString' } },
     { type: 'message', message: 'user' },
     { type: 7 },
     null,
   ]
-  expect(Array.from(readEntryFacts(entries, 0, entries.length).kinds)).toEqual([...Object.values(types), OTHER_TYPE, ...Object.values(roles), OTHER_ROLE, NOT_READ, NOT_READ, NOT_READ])
+  expect(Array.from(readEntryFacts(entries, 0, entries.length).kinds)).toEqual([...Object.values(types), OTHER_TYPE, ...Object.values(roles), OTHER_ROLE, OTHER_TYPE, OTHER_TYPE, OTHER_ROLE, NOT_READ, NOT_READ, NOT_READ])
 })
 
 test('the chunks as the core reads them: ids, then contents, calls and their strings', () => {

@@ -11,20 +11,30 @@ const BOUNDARY = native.boundaryCodes()
 
 /**
  * Throws unless `local` holds exactly the codes of `group` in
- * crates/core/src/boundary_codes.rs, with the same values; returns `local`.
+ * crates/core/src/boundary_codes.rs, with the same values (a group of
+ * codes within it compared the same way); returns `local`.
  */
 function checkCodes(group, local) {
   const source = BOUNDARY[group]
   if (source === undefined) throw new Error(`prime-compaction internal error: the binding exports no ${group} codes`)
+  compareCodes(group, local, source)
+  return local
+}
+
+function compareCodes(group, local, source) {
   const names = new Set([...Object.keys(source), ...Object.keys(local)])
   for (const name of names) {
-    if (source[name] !== local[name]) {
+    const [mine, theirs] = [local[name], source[name]]
+    if (isGroup(mine) && isGroup(theirs)) compareCodes(`${group}.${name}`, mine, theirs)
+    else if (mine !== theirs) {
       throw new Error(
-        `prime-compaction internal error: ${group} code ${name} is ${local[name]} in JS and ${source[name]} in the binding (crates/core/src/boundary_codes.rs); rebuild the addon or fix the code`,
+        `prime-compaction internal error: ${group} code ${name} is ${show(mine)} in JS and ${show(theirs)} in the binding (crates/core/src/boundary_codes.rs); rebuild the addon or fix the code`,
       )
     }
   }
-  return local
 }
+
+const isGroup = (v) => typeof v === 'object' && v !== null
+const show = (v) => (isGroup(v) ? 'a group' : typeof v === 'string' ? JSON.stringify(v) : String(v))
 
 module.exports = { checkCodes, BOUNDARY }

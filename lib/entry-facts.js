@@ -14,14 +14,67 @@
 // leaves the fact unread, and the native side reads and judges that entry
 // itself, as without facts.
 
-const { BOUNDARY, checkCodes } = require('./codes.js')
+const { checkCodes } = require('./codes.js')
 const { grown, FRESH } = require('./typed-array.js')
 
-const { NOT_READ, OTHER_TYPE, OTHER_ROLE, MESSAGE_TYPE } = BOUNDARY.entryKinds
-// Looked up as own properties only: no prototype, so `constructor` or
-// `__proto__` is a type like any other not listed.
-const TYPES = Object.assign(Object.create(null), BOUNDARY.entryKinds.types)
-const ROLES = Object.assign(Object.create(null), BOUNDARY.entryKinds.roles)
+// An entry's kind, by its type or its message's role: a switch over the
+// names (typeKind, roleKind) is a few compares, where a lookup in a table
+// keyed by the name was a dictionary probe for every entry.
+const { NOT_READ, OTHER_TYPE, OTHER_ROLE, MESSAGE_TYPE, types: TYPES, roles: ROLES } = checkCodes('entryKinds', {
+  NOT_READ: 0,
+  OTHER_TYPE: 6,
+  OTHER_ROLE: 24,
+  MESSAGE_TYPE: 'message',
+  types: { compaction: 2, branch_summary: 3, custom_message: 4, context_edit: 5 },
+  roles: { user: 16, assistant: 17, toolResult: 18, bashExecution: 19, custom: 20, branchSummary: 21, compactionSummary: 22, system: 23 },
+})
+
+function typeKind(type) {
+  switch (type) {
+    case 'compaction':
+      return TYPES.compaction
+    case 'branch_summary':
+      return TYPES.branch_summary
+    case 'custom_message':
+      return TYPES.custom_message
+    case 'context_edit':
+      return TYPES.context_edit
+    default:
+      return OTHER_TYPE
+  }
+}
+
+function roleKind(role) {
+  switch (role) {
+    case 'user':
+      return ROLES.user
+    case 'assistant':
+      return ROLES.assistant
+    case 'toolResult':
+      return ROLES.toolResult
+    case 'bashExecution':
+      return ROLES.bashExecution
+    case 'custom':
+      return ROLES.custom
+    case 'branchSummary':
+      return ROLES.branchSummary
+    case 'compactionSummary':
+      return ROLES.compactionSummary
+    case 'system':
+      return ROLES.system
+    default:
+      return OTHER_ROLE
+  }
+}
+
+for (const [names, kindOf] of [
+  [TYPES, typeKind],
+  [ROLES, roleKind],
+]) {
+  for (const name of Object.keys(names)) {
+    if (kindOf(name) !== names[name]) throw new Error(`prime-compaction internal error: ${kindOf.name} has no case for ${name}`)
+  }
+}
 
 const { ID_ABSENT, ID_STRING, ID_PREVIOUS, PARENT_SHIFT, CONTENT_PRESENT, CONTENT_NULLISH, CALLS_READ, MEASURE_TEXT, MEASURE_BLOCKS, BLOCK_OTHER, BLOCK_TEXT, BLOCK_THINKING, BLOCK_TOOL_CALL, BLOCK_IMAGE } = checkCodes('entryFacts', {
   ID_NOT_READ: 0,
@@ -145,12 +198,12 @@ function readEntryFacts(entries, first, end, maxUnits = MAX_TEXT_UNITS, scratch 
       const type = entry.type
       let kind = NOT_READ
       if (typeof type === 'string') {
-        if (type !== MESSAGE_TYPE) kind = TYPES[type] ?? OTHER_TYPE
+        if (type !== MESSAGE_TYPE) kind = typeKind(type)
         else {
           const message = entry.message
           if (typeof message === 'object' && message !== null) {
             const role = message.role
-            if (typeof role === 'string') kind = ROLES[role] ?? OTHER_ROLE
+            if (typeof role === 'string') kind = roleKind(role)
           }
         }
       }
