@@ -426,6 +426,48 @@ describe('arrays behind a Proxy', () => {
   })
 })
 
+describe('globals as they are at the call (checked in a child process)', () => {
+  // Jest runs each file in a realm of its own, whose globals the addon does not see.
+  test('JSON.stringify replaced for a call is the one used, as by the reference', () => {
+    const script = `
+      const { loadReference } = require(${JSON.stringify(require.resolve('./helpers/reference'))})
+      const { loadOurs } = require(${JSON.stringify(require.resolve('./helpers/ours'))})
+      const gen = require(${JSON.stringify(require.resolve('./helpers/generator'))})
+      ;(async () => {
+        const [ref, ours] = [await loadReference(), await loadOurs()]
+        const message = { role: 'assistant', content: [{ type: 'toolCall', id: 'c1', name: 'write', arguments: { path: 'a.ts', content: 'x'.repeat(40) } }], timestamp: 1 }
+        // Behind a Proxy, so the native side asks Array.isArray.
+        const entries = new Proxy(gen.buildLargeSession(120, 3), {})
+        const settings = { enabled: true, reserveTokens: 16384, keepRecentTokens: 4000 }
+        const run = () => [ours.estimateTokens(message), ref.estimateTokens(message), ours.prepareCompaction(entries, settings).firstKeptEntryId, ref.prepareCompaction(entries, settings).firstKeptEntryId]
+        const out = { plain: run() }
+        const { stringify } = JSON
+        let calls = 0
+        // Every object's JSON 4,000 characters long.
+        JSON.stringify = (v, ...rest) => (typeof v === 'object' && v !== null ? (calls++, 'x'.repeat(4000)) : stringify(v, ...rest))
+        out.stringified = [ours.estimateTokens(message), calls, ref.estimateTokens(message), calls]
+        out.planned = [ours.prepareCompaction(entries, settings).firstKeptEntryId, ref.prepareCompaction(entries, settings).firstKeptEntryId]
+        JSON.stringify = stringify
+        out.after = run()
+        console.log(JSON.stringify(out))
+      })().catch((e) => { console.error(e); process.exit(3) })
+    `
+    const r = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', timeout: 120_000, cwd: PACKAGE_DIR })
+    expect({ status: r.status, signal: r.signal, stderr: (r.stderr || '').slice(0, 2000) }).toEqual({ status: 0, signal: null, stderr: '' })
+    const out = JSON.parse(r.stdout.trim().split('\n').pop())
+    const [mine, theirs] = [out.plain[0], out.plain[1]]
+    expect(mine).toBe(theirs)
+    expect(out.plain[2]).toBe(out.plain[3])
+    // Ours called the replaced JSON.stringify once, as the reference did, and counted what it gave.
+    expect(out.stringified).toEqual([out.stringified[2], 1, out.stringified[2], 2])
+    expect(out.stringified[0]).toBeGreaterThan(mine)
+    // The cut's estimates counted it too: the cut moved, to where the reference's did.
+    expect(out.planned[0]).toBe(out.planned[1])
+    expect(out.planned[0]).not.toBe(out.plain[2])
+    expect(out.after).toEqual(out.plain)
+  })
+})
+
 describe('formatFileOperations on odd arrays', () => {
   test('joins like the reference, and gives up on an impossible length at once', async () => {
     const ref = await loadReference()

@@ -25,18 +25,26 @@ pub struct Cx {
     keys: [Cell<sys::napi_value>; Key::ALL.len()],
     /// Nested handle scopes open.
     depth: Cell<u32>,
-    json: sys::napi_value,
-    json_stringify: sys::napi_value,
+    /// `JSON`, `JSON.stringify` and `Array.isArray`, read when first used
+    /// (most calls use none of them), or with the keys before the first
+    /// nested handle scope opens. `None` until read.
+    globals: Cell<Option<Globals>>,
     undefined: sys::napi_value,
     /// index.js's `argumentEntries(args)`, when the call passed it:
     /// `[k0, JSON.stringify(v0), k1, ...]` for `Object.entries(args)` in one
     /// call into JS instead of one `JSON.stringify` call per argument.
     argument_entries: Cell<sys::napi_value>,
-    /// `Array.isArray`.
-    array_is_array: sys::napi_value,
     /// `String.prototype.codePointAt`, when the call asked for it
     /// ([`Cx::use_string_methods`]).
     string_code_point_at: Cell<sys::napi_value>,
+}
+
+/// Globals a call may use, as handles of its outermost scope ([`Cx::globals`]).
+#[derive(Clone, Copy)]
+struct Globals {
+    json: sys::napi_value,
+    json_stringify: sys::napi_value,
+    array_is_array: sys::napi_value,
 }
 
 /// A property key as a JS string (null if V8 cannot make one, which the
@@ -67,60 +75,63 @@ pub fn check(status: sys::napi_status) -> Result<()> {
 
 impl Cx {
     pub fn new(env: sys::napi_env) -> Result<Self> {
-        let mut global = ptr::null_mut();
-        let mut json = ptr::null_mut();
-        let mut json_stringify = ptr::null_mut();
         let mut undefined = ptr::null_mut();
-        unsafe {
-            check(sys::napi_get_global(env, &mut global))?;
-            check(sys::napi_get_named_property(
-                env,
-                global,
-                c"JSON".as_ptr(),
-                &mut json,
-            ))?;
-            check(sys::napi_get_named_property(
-                env,
-                json,
-                c"stringify".as_ptr(),
-                &mut json_stringify,
-            ))?;
-            check(sys::napi_get_undefined(env, &mut undefined))?;
-        }
-        let mut array_ctor = ptr::null_mut();
-        let mut array_is_array = ptr::null_mut();
-        unsafe {
-            let mut global = ptr::null_mut();
-            check(sys::napi_get_global(env, &mut global))?;
-            check(sys::napi_get_named_property(
-                env,
-                global,
-                c"Array".as_ptr(),
-                &mut array_ctor,
-            ))?;
-            check(sys::napi_get_named_property(
-                env,
-                array_ctor,
-                c"isArray".as_ptr(),
-                &mut array_is_array,
-            ))?;
-        }
+        check(unsafe { sys::napi_get_undefined(env, &mut undefined) })?;
         Ok(Cx {
             env,
             keys: std::array::from_fn(|_| Cell::new(ptr::null_mut())),
             depth: Cell::new(0),
-            json,
-            json_stringify,
+            globals: Cell::new(None),
             undefined,
             argument_entries: Cell::new(ptr::null_mut()),
-            array_is_array,
             string_code_point_at: Cell::new(ptr::null_mut()),
         })
     }
 
+    /// `JSON`, `JSON.stringify` and `Array.isArray`, read on first use.
+    fn globals(&self) -> Result<Globals> {
+        if let Some(globals) = self.globals.get() {
+            return Ok(globals);
+        }
+        let get = |object, name: &std::ffi::CStr| -> Result<sys::napi_value> {
+            let mut out = ptr::null_mut();
+            check(unsafe {
+                sys::napi_get_named_property(self.env, object, name.as_ptr(), &mut out)
+            })?;
+            Ok(out)
+        };
+        let mut global = ptr::null_mut();
+        check(unsafe { sys::napi_get_global(self.env, &mut global) })?;
+        let json = get(global, c"JSON")?;
+        let globals = Globals {
+            json,
+            json_stringify: get(json, c"stringify")?,
+            array_is_array: get(get(global, c"Array")?, c"isArray")?,
+        };
+        // Kept only as handles of the outermost scope: read in a nested
+        // one (where reading them first failed), they are read again.
+        if self.depth.get() == 0 {
+            self.globals.set(Some(globals));
+        }
+        Ok(globals)
+    }
+
+    /// `JSON.stringify(value)`.
+    fn stringify(&self, value: sys::napi_value) -> Result<sys::napi_value> {
+        let Globals {
+            json,
+            json_stringify,
+            ..
+        } = self.globals()?;
+        self.call(json, json_stringify, value)
+    }
+
     /// JS `Array.isArray(value)` (true for a Proxy around an array).
     fn is_array_js(&self, value: sys::napi_value) -> bool {
-        let Ok(out) = self.call(self.undefined, self.array_is_array, value) else {
+        let Ok(Globals { array_is_array, .. }) = self.globals() else {
+            return false;
+        };
+        let Ok(out) = self.call(self.undefined, array_is_array, value) else {
             return false;
         };
         let mut b = false;
@@ -492,9 +503,7 @@ impl<'c> View for JsVal<'c> {
     }
 
     fn json_len(&self) -> Result<Option<usize>> {
-        let out = self
-            .cx
-            .call(self.cx.json, self.cx.json_stringify, self.raw)?;
+        let out = self.cx.stringify(self.raw)?;
         Ok(self.cx.wrap(out)?.str_len())
     }
 
@@ -521,9 +530,7 @@ impl<'c> View for JsVal<'c> {
     }
 
     fn json_stringify(&self) -> Result<Option<JsStr>> {
-        let out = self
-            .cx
-            .call(self.cx.json, self.cx.json_stringify, self.raw)?;
+        let out = self.cx.stringify(self.raw)?;
         let v = self.cx.wrap(out)?;
         Ok(v.string())
     }
@@ -567,6 +574,8 @@ impl<'c> View for JsVal<'c> {
         let cx = self.cx;
         if cx.depth.get() == 0 {
             cx.make_all_keys();
+            // A failure here is met again, and reported, where they are used.
+            let _ = cx.globals();
         }
         cx.depth.set(cx.depth.get() + 1);
         let out = {
