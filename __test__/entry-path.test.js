@@ -275,6 +275,24 @@ describe('the read-ahead entry path', () => {
     }
   })
 
+  test('ids that share a bit of the pass’s quick check with the target’s, and are not among them', () => {
+    // Two-unit ids ending in the same unit share their bit (idBit in lib/entry-path.js).
+    const specs = {}
+    const old = ['ka', 'ja', 'ia', 'ha', 'ga', 'fa', 'ea', 'da', 'ca', 'ba', 'aa']
+    old.forEach((id, i) => (specs[id] = { id, parentId: old[i + 1] ?? null }))
+    specs.ta = { id: 'ta', parentId: 'da' }
+    const r = expectSame(specs, 'ka', 'ta')
+    expect(r.commonAncestorId).toBe('da')
+    // The pass read the old branch ahead down to the shared entry, not stopping at a look-alike.
+    const form = readEntryPath(loggingSession(specs, []), 'ka', 'ta')
+    expect([form.targetSteps, form.entries.length]).toEqual([5, 5 + 8])
+    expect(r.entries.map((e) => e.message.content)).toEqual(['ea', 'fa', 'ga', 'ha', 'ia', 'ja', 'ka'])
+    // No entry shared: the old branch is read to its root past every look-alike.
+    specs.ta = { id: 'ta', parentId: 'za' }
+    specs.za = { id: 'za', parentId: null }
+    expect(expectSame(specs, 'ka', 'ta').commonAncestorId).toBe(null)
+  })
+
   test('generated sessions: same answers, same reads', () => {
     const idArb = fc.constantFrom('a', 'b', 'c', 'd', 'e', 'f', 'g', '\ud800', 'a-long-id-past-the-inline-units')
     const valueArb = fc.oneof({ weight: 8, arbitrary: idArb }, { weight: 1, arbitrary: fc.constantFrom(null, undefined, '', 0, 5, {}, 'gone') })

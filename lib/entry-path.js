@@ -81,6 +81,18 @@ function readEntryPath(session, oldLeafId, targetId, maxIdUnits = MAX_ID_UNITS) 
   let ids = ''
   // The target's first steps, and the ids of their entries.
   const nearTarget = new Set()
+  // A bit per id of nearTarget (idBit): an id whose bit is clear is not
+  // there, told by two character reads instead of a Set lookup.
+  const nearBits = new Int32Array(32)
+  const near = (id) => {
+    nearTarget.add(id)
+    const bit = idBit(id)
+    nearBits[bit >> 5] |= 1 << (bit & 31)
+  }
+  const isNear = (id) => {
+    const bit = idBit(id)
+    return (nearBits[bit >> 5] & (1 << (bit & 31))) !== 0 && nearTarget.has(id)
+  }
   let whole = true
   if (targetId) {
     let id = targetId
@@ -134,11 +146,11 @@ function readEntryPath(session, oldLeafId, targetId, maxIdUnits = MAX_ID_UNITS) 
         codes[n + 1] = NOT_STRING
         n += 2
         // A truthy parentId that is not a string is the step's error: its id is not counted.
-        if (!parent) nearTarget.add(own)
+        if (!parent) near(own)
         whole = true
         break
       }
-      nearTarget.add(own)
+      near(own)
       codes[n + 1] = parent.length
       n += 2
       ids += parent
@@ -180,7 +192,7 @@ function readEntryPath(session, oldLeafId, targetId, maxIdUnits = MAX_ID_UNITS) 
     // The walk's stop (crates/core/src/plan/branch_summary.rs): the first
     // entry of the target's steps met is the shared one; the walk ends at
     // the first step looked up by its id.
-    const met = shared === null && nearTarget.has(own)
+    const met = shared === null && isNear(own)
     if (met) shared = own
     const stop = shared !== null && (id === shared || (met && lookedUpAs.includes(shared)))
     if (own === id) {
@@ -207,6 +219,11 @@ function readEntryPath(session, oldLeafId, targetId, maxIdUnits = MAX_ID_UNITS) 
   form.ids = ids
   form.codeBuffer = codes
   return form
+}
+
+/** One of 1,024 bits for an id, from two of its characters (0 for ''). */
+function idBit(id) {
+  return (id.charCodeAt(id.length - 1) * 31 + id.charCodeAt(id.length >> 1)) & 1023
 }
 
 /** Gives a form's code buffer back for the next call. */
