@@ -104,11 +104,18 @@ fn dangling_parent_error<L: EntryLookup>(session: &L, child: &L::Id, parent: &L:
     ]))
 }
 
-/// A step of a walk: the id looked up, and what `getEntry` gave for it.
+/// A step of a walk: the id looked up, and the entry `getEntry` gave for
+/// it with its own id (its parent is the walk's next id).
 type Step<L> = (
     <L as EntryLookup>::Id,
-    Found<<L as EntryLookup>::Entry, <L as EntryLookup>::Id>,
+    Stepped<<L as EntryLookup>::Entry, <L as EntryLookup>::Id>,
 );
+
+/// An entry a walk met, and its id.
+struct Stepped<E, I> {
+    entry: E,
+    id: I,
+}
 
 /// A walk up parent links, one `session.getEntry` call a step. An unknown
 /// starting id is an empty path, as in the reference; a cycle, or a parent
@@ -143,9 +150,14 @@ impl<I: Clone + Eq> Walk<I> {
                 None => Ok(None),
             };
         };
-        self.child = Some(found.id.clone());
-        self.next = found.parent.clone();
-        Ok(Some((id, found)))
+        let Found {
+            entry,
+            id: own,
+            parent,
+        } = found;
+        self.child = Some(own.clone());
+        self.next = parent;
+        Ok(Some((id, Stepped { entry, id: own })))
     }
 }
 
