@@ -82,8 +82,8 @@ function readEntryPath(session, oldLeafId, targetId, maxIdUnits = MAX_ID_UNITS) 
   // The target's first steps, and the ids of their entries.
   const nearTarget = new Set()
   // A bit per id of nearTarget (idBit): an id whose bit is clear is not
-  // there, told by two character reads instead of a Set lookup.
-  const nearBits = new Int32Array(32)
+  // there, told by three character reads instead of a Set lookup.
+  const nearBits = new Int32Array(128)
   const near = (id) => {
     nearTarget.add(id)
     const bit = idBit(id)
@@ -221,9 +221,10 @@ function readEntryPath(session, oldLeafId, targetId, maxIdUnits = MAX_ID_UNITS) 
   return form
 }
 
-/** One of 1,024 bits for an id, from two of its characters (0 for ''). */
+/** One of 4,096 bits for an id, from three of its characters (0 for ''). */
 function idBit(id) {
-  return (id.charCodeAt(id.length - 1) * 31 + id.charCodeAt(id.length >> 1)) & 1023
+  const n = id.length
+  return (id.charCodeAt(n - 1) * 961 + id.charCodeAt(n >> 1) * 31 + id.charCodeAt(n >> 2)) & 4095
 }
 
 /** Gives a form's code buffer back for the next call. */
@@ -238,4 +239,4 @@ function entriesOfPath(path, count) {
   return path.entries.slice(path.targetSteps, path.targetSteps + count).reverse()
 }
 
-module.exports = { readEntryPath, releaseEntryPath, entriesOfPath }
+module.exports = { readEntryPath, releaseEntryPath, entriesOfPath, idBit }
