@@ -155,7 +155,10 @@ impl<I: Clone + Eq> Walk<I> {
             id: own,
             parent,
         } = found;
-        self.child = Some(own.clone());
+        // The same id as the one looked up in most steps: copied from that
+        // one, as a copy of `own` just after `get_entry` wrote it stalled
+        // on store forwarding (docs/boundary.md).
+        self.child = Some(if own == id { id.clone() } else { own.clone() });
         self.next = parent;
         Ok(Some((id, Stepped { entry, id: own })))
     }
