@@ -83,9 +83,7 @@ pub(crate) fn typed_array_slice<T: Copy>(
 /// Field `name` of a form JS made for this call (the flat form, the entry
 /// path, an entry-facts chunk): named, as the JS that makes it names it.
 pub(crate) fn form_field(cx: &Cx, form: Raw, name: &CStr) -> Result<Raw> {
-    let mut out = ptr::null_mut();
-    check(unsafe { sys::napi_get_named_property(cx.env, form, name.as_ptr(), &mut out) })?;
-    Ok(out)
+    cx.named_property(form, name)
 }
 
 /// Whether a flat form's pass handed over string arguments whose JSON is

@@ -88,25 +88,35 @@ impl Cx {
         })
     }
 
+    /// `object[name]`, read as a named property.
+    pub fn named_property(
+        &self,
+        object: sys::napi_value,
+        name: &std::ffi::CStr,
+    ) -> Result<sys::napi_value> {
+        let mut out = ptr::null_mut();
+        check(unsafe { sys::napi_get_named_property(self.env, object, name.as_ptr(), &mut out) })?;
+        Ok(out)
+    }
+
+    fn global(&self) -> Result<sys::napi_value> {
+        let mut global = ptr::null_mut();
+        check(unsafe { sys::napi_get_global(self.env, &mut global) })?;
+        Ok(global)
+    }
+
     /// `JSON`, `JSON.stringify` and `Array.isArray`, read on first use.
     fn globals(&self) -> Result<Globals> {
         if let Some(globals) = self.globals.get() {
             return Ok(globals);
         }
-        let get = |object, name: &std::ffi::CStr| -> Result<sys::napi_value> {
-            let mut out = ptr::null_mut();
-            check(unsafe {
-                sys::napi_get_named_property(self.env, object, name.as_ptr(), &mut out)
-            })?;
-            Ok(out)
-        };
-        let mut global = ptr::null_mut();
-        check(unsafe { sys::napi_get_global(self.env, &mut global) })?;
-        let json = get(global, c"JSON")?;
+        let global = self.global()?;
+        let json = self.named_property(global, c"JSON")?;
+        let array = self.named_property(global, c"Array")?;
         let globals = Globals {
             json,
-            json_stringify: get(json, c"stringify")?,
-            array_is_array: get(get(global, c"Array")?, c"isArray")?,
+            json_stringify: self.named_property(json, c"stringify")?,
+            array_is_array: self.named_property(array, c"isArray")?,
         };
         // Kept only as handles of the outermost scope: read in a nested
         // one (where reading them first failed), they are read again.
@@ -167,31 +177,9 @@ impl Cx {
     /// can be probed in place instead of copied out.
     /// Call it in the outermost scope, before any value is read.
     pub fn use_string_methods(&self) -> Result<()> {
-        let mut global = ptr::null_mut();
-        let mut string = ptr::null_mut();
-        let mut proto = ptr::null_mut();
-        let mut code_point_at = ptr::null_mut();
-        unsafe {
-            check(sys::napi_get_global(self.env, &mut global))?;
-            check(sys::napi_get_named_property(
-                self.env,
-                global,
-                c"String".as_ptr(),
-                &mut string,
-            ))?;
-            check(sys::napi_get_named_property(
-                self.env,
-                string,
-                c"prototype".as_ptr(),
-                &mut proto,
-            ))?;
-            check(sys::napi_get_named_property(
-                self.env,
-                proto,
-                c"codePointAt".as_ptr(),
-                &mut code_point_at,
-            ))?;
-        }
+        let string = self.named_property(self.global()?, c"String")?;
+        let proto = self.named_property(string, c"prototype")?;
+        let code_point_at = self.named_property(proto, c"codePointAt")?;
         self.string_code_point_at.set(code_point_at);
         Ok(())
     }
