@@ -11,7 +11,7 @@ use crate::js::errors::run;
 use crate::js::out::{Arg, RawValue};
 use crate::js::view::JsVal;
 use prime_compaction_core::error::{Context, Error, Result};
-use prime_compaction_core::js::string::JsStr;
+use prime_compaction_core::js::string::{JsStr, MAX_STRING_UNITS};
 use prime_compaction_core::js::view::View;
 use prime_compaction_core::plan::file_ops::{
     compute_file_lists_values, extract_file_ops, format_file_operations, join_element,
@@ -83,9 +83,6 @@ pub fn joined_elements(v: &JsVal<'_>, name: &str) -> Result<Vec<JsStr>> {
         .collect()
 }
 
-/// V8's longest string, in UTF-16 units (`String::kMaxLength` on 64-bit).
-const V8_MAX_STRING_LENGTH: usize = (1 << 29) - 24;
-
 /// `formatFileOperations(readFiles, modifiedFiles)`.
 #[napi(js_name = "formatFileOperations")]
 pub fn format_file_operations_native(
@@ -99,7 +96,7 @@ pub fn format_file_operations_native(
         // longest string; reading every index of such a (sparse) array first
         // would take minutes.
         let elements = read_arg.array_len().unwrap_or(0) + modified_arg.array_len().unwrap_or(0);
-        if elements > V8_MAX_STRING_LENGTH {
+        if elements > MAX_STRING_UNITS {
             return Err(Error::range("", "Invalid string length"));
         }
         let read = joined_elements(&read_arg, "readFiles")?;

@@ -6,8 +6,8 @@ use std::ptr;
 use napi::sys;
 
 use crate::js::view::{check, Cx};
-use prime_compaction_core::error::Result;
-use prime_compaction_core::js::string::JsStr;
+use prime_compaction_core::error::{Error, Result};
+use prime_compaction_core::js::string::{JsStr, MAX_STRING_UNITS};
 
 pub type Raw = sys::napi_value;
 
@@ -67,7 +67,12 @@ impl Cx {
         Ok(v)
     }
 
+    /// A string of these UTF-16 units; past V8's longest string, the
+    /// `RangeError` JS throws for one (N-API's own failure names nothing).
     pub fn utf16(&self, units: &[u16]) -> Result<Raw> {
+        if units.len() > MAX_STRING_UNITS {
+            return Err(Error::range("", "Invalid string length"));
+        }
         let mut v = ptr::null_mut();
         check(unsafe {
             sys::napi_create_string_utf16(self.env, units.as_ptr(), units.len() as isize, &mut v)

@@ -33,6 +33,10 @@ use std::hash::{Hash, Hasher};
 mod utf8_text;
 pub use utf8_text::Utf8Text;
 
+/// V8's longest string, in UTF-16 units (`String::kMaxLength` on 64-bit):
+/// past it, building a string throws `RangeError: Invalid string length`.
+pub const MAX_STRING_UNITS: usize = (1 << 29) - 24;
+
 /// A JavaScript string value. See the module docs.
 #[derive(Clone)]
 pub enum JsStr {

@@ -9,16 +9,19 @@
 //! the call holds it. Written whole, the caller's texts are copied twice
 //! (read here, then into the one string) and the made ones once. So a
 //! transcript is written whole when the texts made here are at least as
-//! long as the caller's it places, and small enough for one buffer
+//! long as the caller's it places, and all of them fit in one JS string
 //! (docs/serialization.md has the figures). Only a transcript with long
 //! texts written here is counted: without them, a recipe makes no long
 //! strings, and the count would be a walk over every message for nothing.
 
+use crate::js::string::MAX_STRING_UNITS;
 use crate::transcript::llm_message::{Block, Message, UserContent};
 use crate::transcript::text::{Text, TextSize};
 
-/// Texts past this many UTF-16 units in all go back as a recipe.
-pub const WHOLE_MAX_UNITS: usize = 1 << 24;
+/// Texts past this many UTF-16 units in all go back as a recipe: they
+/// cannot be one string, and the recipe's join throws the `RangeError` the
+/// reference's join throws.
+pub const WHOLE_MAX_UNITS: usize = MAX_STRING_UNITS;
 
 /// The sizes of a summary transcript of `messages` when it is to be
 /// written whole, `None` for a recipe: a recipe unless texts written here
@@ -47,10 +50,16 @@ impl TextSizes {
     /// The sizes of `messages`' texts; the count stops once the two pass
     /// [`WHOLE_MAX_UNITS`] (the form is a recipe then).
     pub fn of<T: Text>(messages: &[Message<T>]) -> TextSizes {
+        TextSizes::counted_within(messages, WHOLE_MAX_UNITS)
+    }
+
+    /// The sizes of `messages`' texts, the count stopping once the two pass
+    /// `max`.
+    fn counted_within<T: Text>(messages: &[Message<T>], max: usize) -> TextSizes {
         let mut sizes = TextSizes::default();
         for message in messages {
             sizes.add_message(message);
-            if sizes.placed.saturating_add(sizes.written) > WHOLE_MAX_UNITS {
+            if sizes.placed.saturating_add(sizes.written) > max {
                 break;
             }
         }
@@ -97,7 +106,13 @@ impl TextSizes {
     /// least as many as the placed ones, all of them within
     /// [`WHOLE_MAX_UNITS`].
     pub fn fit_whole(self) -> bool {
-        self.written >= self.placed && self.written.saturating_add(self.placed) <= WHOLE_MAX_UNITS
+        self.fit_within(WHOLE_MAX_UNITS)
+    }
+
+    /// Whether the written texts are at least as many as the placed ones,
+    /// all of them within `max` units.
+    fn fit_within(self, max: usize) -> bool {
+        self.written >= self.placed && self.written.saturating_add(self.placed) <= max
     }
 
     /// Room for the transcript written whole: the texts and an eighth more

@@ -122,12 +122,19 @@ fn owned_texts_are_written() {
 }
 
 #[test]
+fn the_most_written_whole_is_the_longest_js_string() {
+    assert_eq!(WHOLE_MAX_UNITS, (1 << 29) - 24);
+}
+
+#[test]
 fn the_count_stops_past_the_most_written_whole() {
-    let big = "x".repeat(WHOLE_MAX_UNITS / 2 + 1);
+    // The same count as `TextSizes::of`, within 100 units, not V8's longest
+    // string.
+    let big = "x".repeat(51);
     let messages = vec![user(&big), user(&big), user("never counted")];
-    let sizes = TextSizes::of(&messages);
+    let sizes = TextSizes::counted_within(&messages, 100);
     assert_eq!(sizes.placed, 2 * big.len());
-    assert!(!sizes.fit_whole());
+    assert!(!sizes.fit_within(100));
 }
 
 #[test]
