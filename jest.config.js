@@ -6,6 +6,8 @@ module.exports = {
   testEnvironment: 'node',
   roots: ['<rootDir>/__test__'],
   testMatch: ['**/__test__/**/*.test.js'],
+  // A stale or missing binary is built once, before any suite runs.
+  globalSetup: '<rootDir>/__test__/helpers/fresh-binary.js',
   // Plain CommonJS tests: no Babel transform (faster, and keeps the code as written).
   transform: {},
   // Parity runs thousands of generated sessions; per-test timeouts are set in the files.

@@ -14,7 +14,7 @@ const vm = require('node:vm')
 const ROOT = path.join(__dirname, '..')
 const pkg = require('../package.json')
 const { platformSuffix, binaryName } = require('../platform.js')
-const { targets, releaseManifest, packMain, packPlatform } = require('../scripts/pack-release.js')
+const { targets, releaseManifest, packMain, packPlatform, builtFromTheseSources } = require('../scripts/pack-release.js')
 
 jest.setTimeout(60000)
 
@@ -115,6 +115,13 @@ describe('the checkout', () => {
     for (const hook of ['preinstall', 'install', 'postinstall']) expect(pkg.scripts[hook]).toBeUndefined()
     expect(pkg.scripts.prepare).toBe('npm run build')
     expect(pkg.optionalDependencies).toBeUndefined()
+  })
+
+  test('the suites run on a binary built from the Rust sources as they are (Jest\'s global setup builds a stale one)', () => {
+    const binary = path.join(ROOT, `${binaryName}.${platformSuffix()}.node`)
+    expect(require('../jest.config.js').globalSetup).toBe('<rootDir>/__test__/helpers/fresh-binary.js')
+    expect(builtFromTheseSources(binary)).toBe(true)
+    expect(builtFromTheseSources(path.join(ROOT, 'no-such-binary.node'))).toBe(false)
   })
 
   test('npm run build writes napi-generated types to a file of their own', () => {

@@ -120,6 +120,16 @@ function builtFromTheseSources(binary) {
   return fs.statSync(binary).mtimeMs > Math.max(...SOURCES.map(newestSource))
 }
 
+/**
+ * Builds this machine's binary in the checkout (`npm run build`) unless it
+ * is newer than every source; its path.
+ */
+function buildIfStale() {
+  const binary = path.join(ROOT, `${binaryName}.${platformSuffix()}.node`)
+  if (!builtFromTheseSources(binary)) npm(['run', 'build'], ROOT, { quiet: false })
+  return binary
+}
+
 async function main() {
   const dest = process.env.PACK_DIR
   if (!dest) throw new Error('set PACK_DIR to the directory the tarballs go to')
@@ -131,8 +141,7 @@ async function main() {
   } else {
     const host = platformSuffix()
     if (!all.includes(host)) throw new Error(`this machine (${host}) is not one of the napi targets in package.json`)
-    const binary = path.join(ROOT, `${binaryName}.${host}.node`)
-    if (!builtFromTheseSources(binary)) npm(['run', 'build'], ROOT, { quiet: false })
+    buildIfStale()
     suffixes = [host]
   }
   const tarballs = suffixes.map((suffix) => packPlatform(suffix, path.resolve(dest)))
@@ -147,4 +156,4 @@ if (require.main === module) {
   })
 }
 
-module.exports = { targets, releaseManifest, packMain, packPlatform }
+module.exports = { targets, releaseManifest, packMain, packPlatform, buildIfStale, builtFromTheseSources }
