@@ -360,6 +360,15 @@ describe('the form a summary transcript comes back in', () => {
     expect(ours.serializeForSummary([])).toBe('')
   })
 
+  test('a transcript past 2^24 units goes whole too (up to V8\'s longest string)', () => {
+    const file = 'line "one"\n'.repeat(2 ** 24 / 11 + 1) // 16.8M units, 21.4M as JSON
+    const writes = [user('write it'), asst(call('w', 'write', { path: 'a.ts', content: file })), result('w', 'done')]
+    const [viaFlat] = built(writes)
+    expect(viaFlat.form).toBe('whole')
+    expect(viaFlat.text.length).toBeGreaterThan(2 ** 24)
+    expect(viaFlat.text).toBe(transcript(writes))
+  })
+
   test('generated sessions take both forms (read flat), each the two-call transcript, read flat or natively', () => {
     const seen = new Set()
     // Texts and arguments each repeated 0, 1 or 50 times: either can outweigh the other.
