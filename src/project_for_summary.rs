@@ -56,8 +56,9 @@ pub fn serialize_for_summary(
             Some(form) => has_long_arguments(cx, form.0)?,
             None => false,
         };
-        if let Some(sizes) = written_whole(&messages, long_arguments) {
-            let mut sink = StringSink::with_capacity(cx, sizes.capacity());
+        let whole = written_whole(&messages, long_arguments)
+            .and_then(|sizes| StringSink::with_capacity(cx, sizes.capacity()));
+        if let Some(mut sink) = whole {
             serialize_projection(&messages, &options, &mut sink);
             return Ok(RawValue(sink.finish()?));
         }

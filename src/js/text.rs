@@ -581,13 +581,16 @@ pub struct StringSink<'c> {
 }
 
 impl<'c> StringSink<'c> {
-    /// With room for `units` units.
-    pub fn with_capacity(cx: &'c Cx, units: usize) -> Self {
-        StringSink {
+    /// With room for `units` units; `None` where the allocator refuses
+    /// them (the transcript then goes back as a recipe).
+    pub fn with_capacity(cx: &'c Cx, units: usize) -> Option<Self> {
+        let mut out = Vec::new();
+        out.try_reserve_exact(units).ok()?;
+        Some(StringSink {
             cx,
-            out: Vec::with_capacity(units),
+            out,
             read: Vec::new(),
-        }
+        })
     }
 
     /// The transcript, as a JS string.
