@@ -122,11 +122,6 @@ fn owned_texts_are_written() {
 }
 
 #[test]
-fn the_most_written_whole_is_the_longest_js_string() {
-    assert_eq!(WHOLE_MAX_UNITS, (1 << 29) - 24);
-}
-
-#[test]
 fn the_count_stops_past_the_most_written_whole() {
     // The same count as `TextSizes::of`, within 100 units, not V8's longest
     // string.
