@@ -120,14 +120,10 @@ function builtFromTheseSources(binary) {
   return fs.statSync(binary).mtimeMs > Math.max(...SOURCES.map(newestSource))
 }
 
-/**
- * Builds this machine's binary in the checkout (`npm run build`) unless it
- * is newer than every source; its path.
- */
+/** Builds this machine's binary in the checkout (`npm run build`) unless it is newer than every source. */
 function buildIfStale() {
   const binary = path.join(ROOT, `${binaryName}.${platformSuffix()}.node`)
   if (!builtFromTheseSources(binary)) npm(['run', 'build'], ROOT, { quiet: false })
-  return binary
 }
 
 async function main() {

@@ -97,7 +97,7 @@ pub fn format_file_operations_native(
         // would take minutes.
         let elements = read_arg.array_len().unwrap_or(0) + modified_arg.array_len().unwrap_or(0);
         if elements > MAX_STRING_UNITS {
-            return Err(Error::range("", "Invalid string length"));
+            return Err(Error::string_too_long());
         }
         let read = joined_elements(&read_arg, "readFiles")?;
         let modified = joined_elements(&modified_arg, "modifiedFiles")?;

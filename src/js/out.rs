@@ -71,7 +71,7 @@ impl Cx {
     /// `RangeError` JS throws for one (N-API's own failure names nothing).
     pub fn utf16(&self, units: &[u16]) -> Result<Raw> {
         if units.len() > MAX_STRING_UNITS {
-            return Err(Error::range("", "Invalid string length"));
+            return Err(Error::string_too_long());
         }
         let mut v = ptr::null_mut();
         check(unsafe {

@@ -56,6 +56,12 @@ impl Error {
         }
     }
 
+    /// The `RangeError` JS throws for a string past V8's longest
+    /// ([`crate::js::string::MAX_STRING_UNITS`]).
+    pub fn string_too_long() -> Self {
+        Error::range("", "Invalid string length")
+    }
+
     pub fn invalid(message: impl Into<JsStr>) -> Self {
         Error {
             kind: ErrorKind::Invalid,
