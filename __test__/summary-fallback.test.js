@@ -42,8 +42,12 @@ function runModule(name, source, args = []) {
   )
 }
 
-/** A script that serves one summary and calls `call` (an expression using `m`, `model`, `prep`). */
-function script(importLine, call) {
+/**
+ * A script that serves one summary and calls `call` (an expression using
+ * `m`, `model`, `prep`); `extra`, an expression evaluated after it, is
+ * printed as `extra`.
+ */
+function script(importLine, call, extra) {
   return `
 import { createRequire } from 'node:module'
 const require = createRequire(import.meta.url)
@@ -59,6 +63,7 @@ try {
 } catch (err) {
   out = { rejected: err.message }
 }
+${extra === undefined ? '' : `out.extra = ${extra}`}
 out.requests = server.requests.map((r) => ({ roles: r.body.messages.map((msg) => msg.role), system: r.body.messages[0].content, auth: r.headers.authorization }))
 await server.close()
 console.log(JSON.stringify(out))
@@ -123,13 +128,19 @@ test("the real 1.6.0 agent's bug report (completeSummarization without a streamF
   }
   const hooks = pathToFileURL(path.join(__dirname, 'agent', 'swap-hooks.mjs')).href
   const bugReport = pathToFileURL(path.join(AGENT_16, 'dist', 'core', 'bug-report.js')).href
+  // The module bug-report.js imports completeSummarization from: ours has
+  // serializeForSummary, which the agent's has not.
+  const itsCompaction = pathToFileURL(path.join(AGENT_16, 'dist', 'core', 'compaction', 'compaction.js')).href
   const source = script(
     `import { register } from 'node:module'\nif (process.argv[2] === 'ours') register(${JSON.stringify(hooks)}, { data: { swaps: ${JSON.stringify(swaps)} } })\n` +
       `const { generateBugReportSummary } = await import(${JSON.stringify(bugReport)})`,
     `generateBugReportSummary({ messages: [{ role: 'user', content: 'it crashed', timestamp: 1 }], model, apiKey: 'sk-test', signal: new AbortController().signal, sessionId: 'S', retry: { enabled: true, maxRetries: 1, baseDelayMs: 1 } })`,
+    `{ compactionIsOurs: typeof (await import(${JSON.stringify(itsCompaction)})).serializeForSummary === 'function' }`,
   )
-  const own = await runModule('bug-report.mjs', source, ['own'])
-  const swapped = await runModule('bug-report.mjs', source, ['ours'])
+  const { extra: ownModule, ...own } = await runModule('bug-report.mjs', source, ['own'])
+  const { extra: swappedModule, ...swapped } = await runModule('bug-report.mjs', source, ['ours'])
+  expect(ownModule).toEqual({ compactionIsOurs: false })
+  expect(swappedModule).toEqual({ compactionIsOurs: true })
   expect(own.resolved).toBe('Summary from the server.')
   expect(swapped).toEqual(own)
 })
