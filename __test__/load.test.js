@@ -118,7 +118,6 @@ describe('load', () => {
         tally.failed++
       }
     })
-    expect(tally.resolved + tally.failed + tally.aborted).toBe(CALLS)
     expect(tally.aborted).toBeGreaterThan(CALLS / 6)
     expect(tally.resolved).toBeGreaterThan(CALLS / 4)
     expect(peak).toBeGreaterThan(50)
