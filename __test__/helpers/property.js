@@ -7,7 +7,9 @@
 //   PARITY_SEED  base seed (default: random, printed on failure)
 //   PARITY_PATH  fast-check replay path (use together with PARITY_SEED and PARITY_ONLY)
 //   PARITY_SHRINK_MS  time budget for shrinking a failure (default 8000)
-//   PARITY_ONLY  run only the property whose name contains this text (others are skipped)
+//   PARITY_ONLY  the property PARITY_PATH replays: the one whose name contains this text
+//                (the others run as usual; pick the test with Jest's -t, as a failure's
+//                replay line does)
 
 const fs = require('node:fs')
 const os = require('node:os')
@@ -251,6 +253,14 @@ function slug(s) {
   return s.replace(/[^a-z0-9]+/gi, '-').replace(/^-|-$/g, '').slice(0, 60)
 }
 
+/** The Jest arguments that run just the current test: its file and `-t` its name. */
+function replayFilter() {
+  const { testPath, currentTestName } = expect.getState()
+  const file = path.relative(path.join(__dirname, '..', '..'), testPath)
+  const exact = `^${currentTestName.replace(/[\\^$.*+?()[\]{}|]/g, '\\$&')}$`
+  return `${file} -t ${JSON.stringify(exact)}`
+}
+
 /**
  * Runs `predicate(...values)` (throw or return false to fail) over `arbitraries`.
  * On failure, throws an Error with the seed, replay path, the difference reported
@@ -258,7 +268,6 @@ function slug(s) {
  */
 function checkProperty(name, arbitraries, predicate, options = {}) {
   const numRuns = options.numRuns ?? NUM_RUNS
-  if (process.env.PARITY_ONLY && !name.includes(process.env.PARITY_ONLY)) return { skipped: true }
   const property = fc.property(...arbitraries, predicate)
   // Phase 1: find a failure without shrinking.
   const params = {
@@ -267,7 +276,7 @@ function checkProperty(name, arbitraries, predicate, options = {}) {
     endOnFailure: true,
     interruptAfterTimeLimit: options.timeLimitMs ?? 240_000,
   }
-  if (process.env.PARITY_PATH && process.env.PARITY_ONLY) params.path = process.env.PARITY_PATH
+  if (process.env.PARITY_PATH && process.env.PARITY_ONLY && name.includes(process.env.PARITY_ONLY)) params.path = process.env.PARITY_PATH
   let out = fc.check(property, params)
   if (out.interrupted && !out.failed) {
     // eslint-disable-next-line no-console
@@ -303,7 +312,7 @@ function checkProperty(name, arbitraries, predicate, options = {}) {
   const msg = [
     `Property "${name}" failed after ${out.numRuns} run(s) and ${out.numShrinks} shrink(s).`,
     `Seed: ${out.seed}  path: ${out.counterexamplePath}`,
-    `Replay: PARITY_SEED=${out.seed} PARITY_ONLY=${JSON.stringify(name)} PARITY_PATH=${JSON.stringify(out.counterexamplePath)} npm run test:js -- __test__/parity.test.js`,
+    `Replay: PARITY_SEED=${out.seed} PARITY_ONLY=${JSON.stringify(name)} PARITY_PATH=${JSON.stringify(out.counterexamplePath)} npm run test:js -- ${replayFilter()}`,
     `Difference: ${reason}`,
     `Counterexample (also written to ${file}):`,
     shown,
