@@ -5,7 +5,8 @@
 // failure messages (errors, length stops, tool calls, per part), the
 // exports each line has, getSummarizationFailure.
 
-const { loadReference } = require('./helpers/reference')
+const { pathToFileURL } = require('node:url')
+const { loadReference, modulePaths } = require('./helpers/reference')
 const { loadOurs, LINES } = require('./helpers/ours')
 const { MODEL, usage, text, failure, scripted, splitPreparation, plainPreparation, branchEntries } = require('./helpers/summary')
 
@@ -172,11 +173,26 @@ describe('agent line 1.6: usage and failures of 1.6', () => {
 })
 
 describe('the exports each line has', () => {
+  // What this package adds to an agent line's compaction API (README, "API").
+  const ADDITIONS = [
+    'buildSummaryRequests', 'countTokens', 'prepareCompactionAsync', 'prepareCompactionFromFile', 'prepareCompactionFromFileSync',
+    'projectForSummary', 'serializeForSummary', 'serializeForSummaryFromFile', 'serializeForSummaryFromFileSync', 'splitUserRounds',
+  ]
+
   test.each(LINES)('agent line %s: the summarizing names the agent has, and no others', async (line) => {
     const ref = await loadReference(line)
     const ours = await loadOurs(line)
     for (const name of ['completeSummarization', 'generateSummaryWithUsage', 'getSummarizationFailure', 'generateSummary', 'compact', 'generateBranchSummary']) {
       expect([name, typeof ours[name]]).toEqual([name, typeof ref[name]])
     }
+  })
+
+  test.each(LINES)("agent line %s: every export of the agent's compaction and messages modules, and besides them only this package's additions", async (line) => {
+    const paths = modulePaths(line)
+    const agent = new Set([...Object.keys(await import(pathToFileURL(paths.compaction).href)), ...Object.keys(await import(pathToFileURL(paths.messages).href))])
+    expect(agent.size).toBeGreaterThan(20)
+    const ours = await loadOurs(line)
+    expect([...agent].filter((name) => !(name in ours))).toEqual([])
+    expect(Object.keys(ours).filter((name) => !agent.has(name)).sort()).toEqual(ADDITIONS)
   })
 })
