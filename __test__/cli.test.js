@@ -143,6 +143,18 @@ describe('bad input', () => {
   })
 })
 
+test('nothing to compact: a plain plan says so and exits 0 (--json: null); a request cannot be printed, and compact fails', async () => {
+  const keepAll = ['--keep-recent', '999999']
+  const plain = await run(['plan', EXAMPLE, ...keepAll])
+  expect({ code: plain.code, stdout: plain.stdout }).toEqual({ code: 0, stdout: expect.stringContaining('nothing to compact') })
+  const json = await run(['plan', EXAMPLE, ...keepAll, '--json'])
+  expect({ code: json.code, stdout: json.stdout }).toEqual({ code: 0, stdout: 'null\n' })
+  for (const args of [['plan', EXAMPLE, ...keepAll, '--print-request'], ['compact', EXAMPLE, ...keepAll, '--base-url', 'http://127.0.0.1:9/v1', '--model', 'm']]) {
+    const r = await run(args)
+    expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 1, stderr: expect.stringContaining('nothing to compact') })
+  }
+})
+
 describe('compact against a local OpenAI-compatible server', () => {
   let server
   afterEach(async () => {

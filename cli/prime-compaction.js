@@ -12,7 +12,8 @@ const { openAiStreamFn } = require('./openai.js')
 
 const USAGE = `Usage:
   prime-compaction plan <session.jsonl> [--leaf ID] [--keep-recent N] [--reserve N]
-                        [--json] [--print-request [--model ID] [--instructions TEXT]]
+                        [--json] [--print-request [--model ID] [--instructions TEXT]
+                        [--context-window N] [--max-tokens N]]
   prime-compaction compact <session.jsonl> --base-url URL --model ID
                         [--api-key-env VAR] [--instructions TEXT] [--append] [--stream]
                         [--timeout MS] [--context-window N] [--max-tokens N]
@@ -28,7 +29,9 @@ Common options:
 plan:
   --json               print the plan object (prepareCompactionFromFile) as JSON
   --print-request      print the summarization request(s) compact would send
-                       (with --json: the chat-completions request bodies)
+                       (with --json: the chat-completions request bodies); --model,
+                       --instructions, --context-window and --max-tokens shape them
+                       as they do for compact
 
 compact:
   --base-url URL       the server's OpenAI API root, e.g. http://127.0.0.1:8080/v1
