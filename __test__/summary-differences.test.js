@@ -101,18 +101,22 @@ const DEMOS = {
   async 'unbounded-retries'(line, ref, ours) {
     const errors = () => [...Array.from({ length: 8 }, () => failure('overloaded')), text('OK')]
     const retry = { enabled: true, baseDelayMs: 1 }
-    const oursCallbacks = recorder()
-    const oursRun = scripted(errors())
-    await expect(ours.compact(plainPreparation(ref), MODEL, 'k', undefined, undefined, undefined, undefined, oursRun, undefined, retry, oursCallbacks)).rejects.toThrow(
-      'Summarization failed: overloaded',
-    )
-    expect(oursRun.calls).toHaveLength(4)
-    expect(oursCallbacks.log.filter(([name]) => name === 'scheduled').map((entry) => entry.slice(1, 3))).toEqual([
-      [1, 3],
-      [2, 3],
-      [3, 3],
-    ])
-    expect(oursCallbacks.log.at(-1)).toEqual(['finished', false, 3, 'overloaded'])
+    // Missing, NaN, Infinity, a non-numeric string: 3 retries each.
+    for (const maxRetries of [undefined, NaN, Infinity, 'lots']) {
+      const oursCallbacks = recorder()
+      const oursRun = scripted(errors())
+      const policy = maxRetries === undefined ? retry : { ...retry, maxRetries }
+      await expect(ours.compact(plainPreparation(ref), MODEL, 'k', undefined, undefined, undefined, undefined, oursRun, undefined, policy, oursCallbacks)).rejects.toThrow(
+        'Summarization failed: overloaded',
+      )
+      expect([maxRetries, oursRun.calls.length]).toEqual([maxRetries, 4])
+      expect(oursCallbacks.log.filter(([name]) => name === 'scheduled').map((entry) => entry.slice(1, 3))).toEqual([
+        [1, 3],
+        [2, 3],
+        [3, 3],
+      ])
+      expect(oursCallbacks.log.at(-1)).toEqual(['finished', false, 3, 'overloaded'])
+    }
     // The agent goes on past any bound: here until the script's success.
     const refRun = scripted(errors())
     const refResult = await ref.compact(plainPreparation(ref), MODEL, 'k', undefined, undefined, undefined, undefined, refRun, undefined, retry)
