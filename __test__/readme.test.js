@@ -80,3 +80,22 @@ test('the README is a user document: at most 300 lines, no machine-specific path
   expect(readme.split('\n').length).toBeLessThanOrEqual(301) // 300 lines and the final newline
   expect(readme.match(/(^|[\s`'"(])\/(work|home|tmp|Users|root)\//gm)).toBeNull()
 })
+
+test("the README's example TypeError is the one a missing role gets", () => {
+  const readme = fs.readFileSync(path.join(root, 'README.md'), 'utf8')
+  const quoted = readme.match(/gets a `TypeError` naming the place \(`([^`]+)`\)/)
+  expect(quoted).not.toBeNull()
+  const { prepareCompaction, DEFAULT_COMPACTION_SETTINGS } = require('../index.js')
+  const entries = [0, 1, 2, 3].map((i) => ({
+    type: 'message', id: `e${i}`, parentId: i ? `e${i - 1}` : null, timestamp: '2026-01-01T00:00:00.000Z', message: { role: 'user', content: 'x', timestamp: i },
+  }))
+  delete entries[3].message.role
+  let thrown
+  try {
+    prepareCompaction(entries, DEFAULT_COMPACTION_SETTINGS)
+  } catch (err) {
+    thrown = err
+  }
+  // (by name: the binding's TypeError is not of Jest's sandbox realm)
+  expect({ name: thrown?.name, message: thrown?.message }).toEqual({ name: 'TypeError', message: quoted[1] })
+})
