@@ -279,8 +279,8 @@ function checkProperty(name, arbitraries, predicate, options = {}) {
   if (process.env.PARITY_PATH && process.env.PARITY_ONLY && name.includes(process.env.PARITY_ONLY)) params.path = process.env.PARITY_PATH
   let out = fc.check(property, params)
   if (out.interrupted && !out.failed) {
-    // eslint-disable-next-line no-console
-    console.warn(`[${name}] interrupted by time limit after ${out.numRuns} of ${numRuns} runs`)
+    // Fewer cases than the test claims is no pass.
+    throw new Error(`Property "${name}" ran out of time after ${out.numRuns} of ${numRuns} runs (limit ${params.interruptAfterTimeLimit} ms; PARITY_RUNS sets fewer)`)
   }
   if (!out.failed) return out
   // Phase 2: replay the failure and shrink it, within a time budget (shrinking deeply
