@@ -1,4 +1,6 @@
-//! The one place core errors and panics become JS exceptions.
+//! Where core errors become JS exceptions (`error_value`), and where the
+//! calls on the JS thread catch panics (`run`; `countTokens` catches its
+//! own, and work off the JS thread is `guarded` in from_file.rs).
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
