@@ -390,12 +390,12 @@ impl<'c> EntryLookup for JsSession<'c> {
 }
 
 /// `collectEntriesForBranchSummary(session, oldLeafId, targetId, path?)`:
-/// the caller's own entry objects, root-first. index.js resolves a nullish
+/// the caller's own entry objects, root-first. lib/api.js resolves a nullish
 /// target to the session's leaf, as `getBranch(undefined)` does, and passes
 /// the old branch read ahead (lib/entry-path.js) when it read it. The
 /// result is `{ entries, commonAncestorId }`, or `{ count,
 /// commonAncestorId }` when the entries are the first `count` steps read
-/// ahead, which index.js then takes from there.
+/// ahead, which lib/api.js then takes from there.
 #[napi(js_name = "collectEntriesForBranchSummary")]
 pub fn collect_entries_for_branch_summary_native(
     env: Env,

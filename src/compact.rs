@@ -79,7 +79,7 @@ fn number_field(v: &JsVal<'_>, key: Key) -> Result<f64> {
 }
 
 /// `{ readFiles, modifiedFiles }` (computed by `computeFileLists` in
-/// index.js, so any values), as the summary's file tags show them.
+/// lib/api.js, so any values), as the summary's file tags show them.
 fn file_lists(lists: &JsVal<'_>) -> Result<(Vec<JsStr>, Vec<JsStr>)> {
     Ok((
         joined_elements(&lists.get(Key::ReadFiles)?, "readFiles")?,
@@ -304,7 +304,8 @@ fn model_facts(model: &JsVal<'_>, thinking_level: &JsVal<'_>) -> Result<ModelFac
 }
 
 /// Starts `compact(preparation, model, ..., customInstructions)`. `file_ops`
-/// is `{ read, written, edited }` as arrays (index.js spreads the Sets).
+/// is `computeFileLists`' `{ readFiles, modifiedFiles }` of the
+/// preparation's file operations (lib/summarize.js makes it).
 #[napi(js_name = "startCompaction")]
 #[allow(clippy::too_many_arguments)] // one per value lib/summarize.js passes on, flat as napi takes them
 pub fn start_compaction(
@@ -586,10 +587,10 @@ impl CompactionJob {
     }
 }
 
-/// Starts the model call of `generateBranchSummary`, after index.js ran
-/// `prepareBranchEntries`: `file_ops` as arrays, like `startCompaction`.
+/// Starts the model call of `generateBranchSummary`, after lib/summarize.js
+/// ran `prepareBranchEntries`: `file_ops` as for `startCompaction`.
 #[napi(js_name = "startBranchSummary")]
-#[allow(clippy::too_many_arguments)] // one per field index.js passes on, flat as napi takes them
+#[allow(clippy::too_many_arguments)] // one per value lib/summarize.js passes on, flat as napi takes them
 pub fn start_branch_summary(
     env: Env,
     messages: Arg,

@@ -1,5 +1,5 @@
 //! File operations: `extractFileOpsFromMessage` (one message's operations,
-//! which index.js adds to the caller's Sets), `computeFileLists` and
+//! which lib/api.js adds to the caller's Sets), `computeFileLists` and
 //! `formatFileOperations`.
 
 use napi::Env;
@@ -44,7 +44,7 @@ pub fn file_ops_of_message(env: Env, message: Arg, line: Arg) -> napi::Result<Ra
 
 /// `computeFileLists` over the three Sets, passed as arrays in insertion
 /// order. Returns indices into `[...read, ...edited, ...written]`, which
-/// index.js maps back onto the caller's values (they need not be strings).
+/// lib/api.js maps back onto the caller's values (they need not be strings).
 #[napi(js_name = "computeFileLists")]
 pub fn compute_file_lists_native(
     env: Env,

@@ -1,6 +1,6 @@
-//! `projectForSummary` (as a plan index.js builds the new objects from) and
-//! `serializeForSummary` (the projection serialized, in one call). The
-//! caller's messages are only read; projections are new objects.
+//! `projectForSummary` (as a plan flat-messages.js builds the new objects
+//! from) and `serializeForSummary` (the projection serialized, in one
+//! call). The caller's messages are only read; projections are new objects.
 
 use std::ptr;
 
@@ -30,7 +30,7 @@ use prime_compaction_core::transcript::output_form::written_whole;
 
 /// `serializeForSummary(messages, options?)`: the projection serialized, as
 /// one call and without building the projected messages; a string, or a
-/// recipe index.js joins (`output_form` in the core says which).
+/// recipe flat-messages.js joins (`output_form` in the core says which).
 #[napi(js_name = "serializeForSummary")]
 pub fn serialize_for_summary(
     env: Env,
@@ -73,12 +73,12 @@ struct Read<'c> {
     /// Texts read in place.
     messages: Vec<Message<JsText<'c>>>,
     options: ProjectOptions,
-    /// The flat form's strings array, when index.js made one.
+    /// The flat form's strings array, when flat-messages.js made one.
     strings: Option<Raw>,
 }
 
-/// The messages, texts read in place (from their flat form when index.js
-/// made one), and the projection options.
+/// The messages, texts read in place (from their flat form when
+/// flat-messages.js made one), and the projection options.
 fn read_for_projection<'c>(
     cx: &'c Cx,
     messages: &Arg,
@@ -171,7 +171,7 @@ impl PlanText for JsText<'_> {
     }
 }
 
-/// The projected messages as a plan index.js builds objects from
+/// The projected messages as a plan flat-messages.js builds objects from
 /// (`{ codes, values, shorts, args }`, see
 /// [`prime_compaction_core::projection::plan`]).
 fn plan_object(cx: &Cx, parts: PlanParts<JsValues<'_>>) -> Result<Raw> {
@@ -189,8 +189,8 @@ fn plan_object(cx: &Cx, parts: PlanParts<JsValues<'_>>) -> Result<Raw> {
     ])
 }
 
-/// `projectForSummary(messages, options?)`'s plan; index.js builds the new
-/// plain message objects from it.
+/// `projectForSummary(messages, options?)`'s plan; flat-messages.js builds
+/// the new plain message objects from it.
 #[napi(js_name = "projectionPlan")]
 pub fn projection_plan(
     env: Env,

@@ -1,5 +1,5 @@
 //! `serializeConversation`: the transcript of the caller's messages, as a
-//! recipe index.js joins from the caller's own strings.
+//! recipe flat-messages.js joins from the caller's own strings.
 
 use napi::Env;
 use napi_derive::napi;

@@ -11,7 +11,7 @@ use prime_compaction_core::projection::rounds::round_ranges;
 use prime_compaction_core::transcript::llm_message::opens_round;
 
 /// The index where each user round of `messages` starts (first is 0);
-/// index.js slices the caller's array with them.
+/// lib/api.js slices the caller's array with them.
 #[napi(js_name = "userRoundStarts")]
 pub fn user_round_starts(env: Env, messages: Arg) -> napi::Result<RawValue> {
     run(&env, |cx| {

@@ -1,8 +1,9 @@
 //! Texts of the caller's messages read in place ([`JsText`]), and
 //! [`RecipeSink`], which writes a transcript as a recipe
 //! ([`prime_compaction_core::transcript::recipe`]): which of the
-//! caller's strings go where, and the labels between them. index.js follows
-//! the recipe and joins the pieces once with `Array.prototype.join`, so each
+//! caller's strings go where, and the labels between them.
+//! `assembleTranscript` (flat-messages.js) follows the recipe and joins the
+//! pieces once with `Array.prototype.join`, so each
 //! character is copied a single time and none of the caller's texts is read
 //! through N-API just to be placed.
 //!
@@ -503,7 +504,7 @@ impl<'c> RecipeSink<'c> {
         }
     }
 
-    /// `[ops, bounds, labels, strings]`, the recipe index.js follows.
+    /// `{ ops, bounds, labels, strings }`, the recipe flat-messages.js follows.
     pub fn finish(mut self) -> Result<Raw> {
         self.close_long_run();
         self.push_pending();
@@ -633,7 +634,7 @@ impl<'c> Sink<JsText<'c>> for StringSink<'c> {
 }
 
 /// What reading texts in place needs, set up in the call's outermost scope:
-/// index.js's argument-entries helper and the string methods.
+/// lib/api.js's argument-entries helper and the string methods.
 pub fn use_transcript_helpers(cx: &Cx, argument_entries: &Option<Arg>) -> Result<()> {
     cx.use_argument_entries(argument_entries)?;
     cx.use_string_methods()

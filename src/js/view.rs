@@ -30,7 +30,7 @@ pub struct Cx {
     /// nested handle scope opens. `None` until read.
     globals: Cell<Option<Globals>>,
     undefined: sys::napi_value,
-    /// index.js's `argumentEntries(args)`, when the call passed it:
+    /// lib/api.js's `argumentEntries(args)`, when the call passed it:
     /// `[k0, JSON.stringify(v0), k1, ...]` for `Object.entries(args)` in one
     /// call into JS instead of one `JSON.stringify` call per argument.
     argument_entries: Cell<sys::napi_value>,
@@ -162,7 +162,7 @@ impl Cx {
         Ok(out)
     }
 
-    /// Installs index.js's argument-entries helper for this call, when one
+    /// Installs lib/api.js's argument-entries helper for this call, when one
     /// was passed (ignored unless it is a function).
     pub fn use_argument_entries(&self, helper: &Option<crate::js::out::Arg>) -> Result<()> {
         if let Some(helper) = helper {

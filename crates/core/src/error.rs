@@ -1,5 +1,5 @@
-//! The core's error type. The binding turns it into a JS `TypeError`/`Error`
-//! in one place; messages name the entry index and field.
+//! The core's error type. The binding turns it into a JS `TypeError`,
+//! `RangeError` or `Error` in one place; messages name the entry index and field.
 //!
 //! Messages and locations are JS strings ([`JsStr`]): the text a message
 //! quotes from the caller (a model's `errorMessage`, an entry id) may hold

@@ -1,6 +1,6 @@
 //! The projected messages as a plan the JS side builds objects from
-//! (`projectionOfPlan` in flat-messages.js): `[codes, values, shorts,
-//! args]`. The codes (a `Float64Array`) give message and block kinds,
+//! (`projectionOfPlan` in flat-messages.js): `{ codes, values, shorts,
+//! args }`. The codes (a `Float64Array`) give message and block kinds,
 //! flags, timestamps and where each text is; a text is named by one code
 //! `r`: `r >= 0` is element `r` of the flat form's texts array (the
 //! caller's own string), `-1` is `shorts.slice(start, end)` with the next

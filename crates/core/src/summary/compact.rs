@@ -1,7 +1,8 @@
 //! `compact()` as a state machine with no I/O: it says which summarization
 //! request to send next, reads each response, and decides to go on, retry
 //! smaller, fail, or finish. The binding drives it with the caller's
-//! `streamFn`; tests and the CLI drive it with any other [`Llm`].
+//! `streamFn` (the CLI too, through `compact()`); the tests drive it with
+//! a scripted [`Llm`].
 
 use crate::agent_line::AgentLine;
 use crate::error::{Error, Result};

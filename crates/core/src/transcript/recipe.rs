@@ -5,7 +5,7 @@
 //! is copied a single time and none of the caller's texts is read through
 //! N-API just to be placed.
 //!
-//! The recipe is `[ops, bounds, labels, strings]`: an op `i >= 0` is
+//! The recipe is `{ ops, bounds, labels, strings }`: an op `i >= 0` is
 //! `strings[i]`; [`OP_HEAD`] `i, n` is `strings[i].slice(0, n)`; `-2 - k`
 //! is label `k`: with `(j, start, end)` the `k`-th triple of `bounds`,
 //! units `start..end` of labels string `j`.
