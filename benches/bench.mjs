@@ -1,8 +1,8 @@
-// Benchmark: prime-compaction (require('..')) vs the reference
-// @earendil-works/pi-coding-agent@0.78.1, in the same process, on real-shaped
-// sessions first (benches/sessions.mjs: a real session cycled to the size)
-// and then on deterministic generated ones from buildLargeSession
-// (1k / 10k / 100k entries).
+// Benchmark: prime-compaction's agent lines (agent-0.78, agent-1.6) against
+// the agent's own modules of that line (@earendil-works/pi-coding-agent 0.78.1
+// and 1.6.0), in the same process, on real-shaped sessions first
+// (benches/sessions.mjs: a real session cycled to the size) and then on
+// deterministic generated ones from buildLargeSession (1k / 10k / 100k entries).
 //
 // For every case: both implementations run once and their results must be
 // deep-equal (Sets by content and order); then warm-up, then the median of N
@@ -12,7 +12,9 @@
 //   PRIME_COMPACTION_UNDER_TEST=reference benchmarks the reference against itself (harness check).
 //
 // Adding a benchmark: append an object to SECTIONS below:
-//   { name, title, cases: (options) => [{ label, setup() -> input (or a Promise of it), reference(input), ours(input) }] }
+//   { name, title, line ('0.78' or '1.6'), columns (the label's column names),
+//     source() -> a description of the sessions (or a Promise of it),
+//     cases: ({ ref, ours, sizes }) => [{ label (one cell per column), setup() -> input (or a Promise of it), reference(input), ours(input) }] }
 // Each case is checked for deep-equal results, then timed.
 
 import os from 'node:os'
