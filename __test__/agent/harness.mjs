@@ -5,7 +5,7 @@
 // left behind. Runs under Node 22 (see run-flows.mjs); the module swap, if
 // any, is registered before the agent is imported.
 
-import { cpSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { cpSync, mkdirSync, readFileSync, readdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire, register } from 'node:module'
 import { dirname, join, relative } from 'node:path'
 import { pathToFileURL } from 'node:url'
@@ -113,7 +113,10 @@ function listFiles(dir) {
  */
 export function swapInOurs(line) {
   const target = import.meta.resolve(line.entry)
-  const swaps = Object.fromEntries(line.swap.map((file) => [pathToFileURL(join(line.packageDir, file)).href, target]))
+  // Keyed by the real path: Node resolves imports through symlinks (a
+  // node_modules that is one, in a copy of the checkout).
+  const packageDir = realpathSync(line.packageDir)
+  const swaps = Object.fromEntries(line.swap.map((file) => [pathToFileURL(join(packageDir, file)).href, target]))
   register('./swap-hooks.mjs', import.meta.url, { data: { swaps } })
 }
 

@@ -27,6 +27,8 @@ if (!line) throw new Error(`no agent line named ${job.line}`)
 if (job.variant === 'ours') swapInOurs(line)
 
 const agent = await loadAgent(line)
+// Whether the swap took: run.js refuses a run whose variant it is not.
+const compactIsOurs = agent.compact === (await import(import.meta.resolve(line.entry))).compact
 // What the agent's command line sets up before a session: the HTTP client's idle timeouts.
 const { configureHttpDispatcher } = await import(pathToFileURL(join(line.packageDir, 'dist', 'core', 'http-dispatcher.js')).href)
 const DEFAULT_IDLE_TIMEOUT_MS = 300_000
@@ -189,7 +191,7 @@ async function resumeCase(c, index) {
   session.dispose()
 }
 
-await send({ type: 'ready' })
+await send({ type: 'ready', compactIsOurs })
 for (;;) {
   const msg = await receive()
   if (msg.type === 'exit') break

@@ -319,7 +319,10 @@ async function runFaults({ line, variant, cases, base, log = () => {} }) {
   let proc = null
   const startProc = async () => {
     proc = spawnChild(line, variant, base, server.baseUrl)
-    await expectMessage(proc, 'ready')
+    const { compactIsOurs } = await expectMessage(proc, 'ready')
+    if (compactIsOurs !== (variant === 'ours')) {
+      throw new Error(`the agent runs ${compactIsOurs ? 'our' : 'its own'} compaction module in the '${variant}' run: the module swap ${compactIsOurs ? 'took where it should not' : 'did not take'}`)
+    }
   }
   const stopProc = async () => {
     if (!proc) return
