@@ -127,19 +127,19 @@ export declare function calculateContextTokens(usage: Arg): number
 
 /**
  * `collectEntriesForBranchSummary(session, oldLeafId, targetId, path?)`:
- * the caller's own entry objects, root-first. index.js resolves a nullish
+ * the caller's own entry objects, root-first. lib/api.js resolves a nullish
  * target to the session's leaf, as `getBranch(undefined)` does, and passes
  * the old branch read ahead (lib/entry-path.js) when it read it. The
  * result is `{ entries, commonAncestorId }`, or `{ count,
  * commonAncestorId }` when the entries are the first `count` steps read
- * ahead, which index.js then takes from there.
+ * ahead, which lib/api.js then takes from there.
  */
 export declare function collectEntriesForBranchSummary(session: Arg, oldLeafId: Arg, targetId: Arg, path?: Arg | undefined | null): RawValue
 
 /**
  * `computeFileLists` over the three Sets, passed as arrays in insertion
  * order. Returns indices into `[...read, ...edited, ...written]`, which
- * index.js maps back onto the caller's values (they need not be strings).
+ * lib/api.js maps back onto the caller's values (they need not be strings).
  */
 export declare function computeFileLists(read: Arg, written: Arg, edited: Arg): RawValue
 
@@ -271,8 +271,8 @@ export declare function prepareCompactionFromFile(path: Arg, options: Arg, line:
 export declare function prepareCompactionFromFileSync(path: Arg, options: Arg, line: Arg): RawValue
 
 /**
- * `projectForSummary(messages, options?)`'s plan; index.js builds the new
- * plain message objects from it.
+ * `projectForSummary(messages, options?)`'s plan; flat-messages.js builds
+ * the new plain message objects from it.
  */
 export declare function projectionPlan(messages: Arg, options?: Arg | undefined | null, argumentEntries?: Arg | undefined | null, flat?: Arg | undefined | null): RawValue
 
@@ -282,7 +282,7 @@ export declare function serializeConversation(messages: Arg, options?: Arg | und
 /**
  * `serializeForSummary(messages, options?)`: the projection serialized, as
  * one call and without building the projected messages; a string, or a
- * recipe index.js joins (`output_form` in the core says which).
+ * recipe flat-messages.js joins (`output_form` in the core says which).
  */
 export declare function serializeForSummary(messages: Arg, options?: Arg | undefined | null, argumentEntries?: Arg | undefined | null, flat?: Arg | undefined | null): RawValue
 
@@ -301,14 +301,15 @@ export declare function serializeForSummaryFromFileSync(path: Arg, options: Arg,
 export declare function shouldCompact(contextTokens: Arg, contextWindow: Arg, settings: Arg): boolean
 
 /**
- * Starts the model call of `generateBranchSummary`, after index.js ran
- * `prepareBranchEntries`: `file_ops` as arrays, like `startCompaction`.
+ * Starts the model call of `generateBranchSummary`, after lib/summarize.js
+ * ran `prepareBranchEntries`: `file_ops` as for `startCompaction`.
  */
 export declare function startBranchSummary(messages: Arg, fileOps: Arg, model: Arg, reserveTokens: Arg, custom: Arg, replace: Arg, line: Arg, thinkingLevel: Arg, argumentEntries?: Arg | undefined | null): CompactionJob
 
 /**
  * Starts `compact(preparation, model, ..., customInstructions)`. `file_ops`
- * is `{ read, written, edited }` as arrays (index.js spreads the Sets).
+ * is `computeFileLists`' `{ readFiles, modifiedFiles }` of the
+ * preparation's file operations (lib/summarize.js makes it).
  */
 export declare function startCompaction(preparation: Arg, fileOps: Arg, model: Arg, custom: Arg, line: Arg, thinkingLevel: Arg, argumentEntries?: Arg | undefined | null): CompactionJob
 
@@ -337,6 +338,6 @@ export declare function summaryWrappers(): RawValue
 
 /**
  * The index where each user round of `messages` starts (first is 0);
- * index.js slices the caller's array with them.
+ * lib/api.js slices the caller's array with them.
  */
 export declare function userRoundStarts(messages: Arg): RawValue
