@@ -123,8 +123,10 @@ test('1.6 line called directly where only a 0.78 pi-ai resolves: a clear error n
 test("the real 1.6.0 agent's bug report (completeSummarization without a streamFn) with ours swapped in", async () => {
   const ours = pathToFileURL(path.join(ROOT, 'agent-1.6.mjs')).href
   const swaps = {}
+  // By the real path, as Node resolves the agent's imports (node_modules may be a symlink).
+  const agentDir = fs.realpathSync(AGENT_16)
   for (const f of ['compaction/index.js', 'compaction/compaction.js', 'compaction/utils.js', 'compaction/branch-summarization.js', 'messages.js']) {
-    swaps[pathToFileURL(path.join(AGENT_16, 'dist', 'core', f)).href] = ours
+    swaps[pathToFileURL(path.join(agentDir, 'dist', 'core', f)).href] = ours
   }
   const hooks = pathToFileURL(path.join(__dirname, 'agent', 'swap-hooks.mjs')).href
   const bugReport = pathToFileURL(path.join(AGENT_16, 'dist', 'core', 'bug-report.js')).href
@@ -154,8 +156,10 @@ describe('finding the host and its pi-ai', () => {
   })
 
   test("each line's module resolves from its agent to that agent's pi-ai", () => {
-    expect(resolveFrom(AGENT_16, '@earendil-works/pi-ai/compat')).toBe(pathToFileURL(path.join(PI_AI_16, 'dist', 'compat.js')).href)
-    expect(resolveFrom(PKG_DIRS['0.78'], '@earendil-works/pi-ai')).toBe(pathToFileURL(path.join(PI_AI_078, 'dist', 'index.js')).href)
+    // (resolved as require.resolve does: by the real path)
+    const real = (file) => pathToFileURL(fs.realpathSync(file)).href
+    expect(resolveFrom(AGENT_16, '@earendil-works/pi-ai/compat')).toBe(real(path.join(PI_AI_16, 'dist', 'compat.js')))
+    expect(resolveFrom(PKG_DIRS['0.78'], '@earendil-works/pi-ai')).toBe(real(path.join(PI_AI_078, 'dist', 'index.js')))
     expect(() => resolveFrom(PKG_DIRS['0.78'], '@earendil-works/pi-ai/compat')).toThrow(/does not export \.\/compat/)
     expect(resolveFrom(dir, '@earendil-works/no-such-package')).toBeUndefined()
   })
