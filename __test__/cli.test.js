@@ -310,10 +310,11 @@ describe('--append survives SIGKILL', () => {
     const file = path.join(killDir, 'session.jsonl')
     for (let i = 0; i < RUNS; i++) {
       fs.writeFileSync(file, original)
-      // Half the kills land at a random moment within a write's time after
-      // the write starts, half anywhere in the run.
+      // Half the kills land at a random moment within three quarters of a
+      // write's time after the write starts (a write may be quicker than
+      // the one measured), half anywhere in the run.
       const afterMarker = i % 2 === 0
-      const delay = Math.random() * (afterMarker ? writeMs : 1500)
+      const delay = Math.random() * (afterMarker ? writeMs * 0.75 : 1500)
       let timer
       const r = await run(['compact', file, '--base-url', server.baseUrl, '--model', 'm', '--append'], {
         onSpawn(child) {
