@@ -158,6 +158,27 @@ describe('prepareCompactionFromFile agrees with the reference', () => {
     }
   })
 
+  test('a last line cut short without its newline (an append a killed agent left half done) is left out, as the reference leaves it out', async () => {
+    const p = path.join(dir, 'uncut.jsonl')
+    writeSessionFile(p, { seed: 6, entries: 200, words: 40 })
+    const text = fs.readFileSync(p, 'utf8').replace(/\n*$/, '\n')
+    const lines = text.split('\n')
+    const last = lines[lines.length - 2]
+    const settings = settingsFor(12)
+    const base = await expectSameAsReference(p, { settings })
+    expect(base).toBeDefined()
+    // Cut the last line short, as an interrupted appendFileSync leaves it.
+    const cut = file('cut.jsonl', text.slice(0, text.length - 1 - Math.floor(last.length / 2)))
+    const withoutLast = local(ours.prepareCompactionFromFileSync(file('without-last.jsonl', lines.slice(0, -2).join('\n') + '\n'), { settings }))
+    expect(withoutLast).toBeDefined()
+    expect(await expectSameAsReference(cut, { settings })).toStrictEqual(withoutLast)
+    expect(typeof (await ours.serializeForSummaryFromFile(cut, { settings })).conversation).toBe('string')
+    // With its newline it is a malformed line like any other.
+    const lineNumber = lines.length - 1
+    const terminated = file('cut-terminated.jsonl', fs.readFileSync(cut, 'utf8') + '\n')
+    expect(() => ours.prepareCompactionFromFileSync(terminated, { settings })).toThrow(new RegExp(`line ${lineNumber}: malformed JSON`))
+  })
+
   test('a 20k-entry file', async () => {
     const p = path.join(dir, 'large.jsonl')
     writeSessionFile(p, { seed: 2024, entries: 20_000, words: 40, branchChance: 0.002, compactionChance: 0.0005, danglingChance: 0 })

@@ -10,7 +10,10 @@
 //! decoded as UTF-8 the way `readFileSync(path, "utf8")` decodes it (bad bytes
 //! become U+FFFD), blank lines (JS whitespace only) skipped. Unlike the
 //! reference, a malformed line is an error naming its line number, never a
-//! silently dropped entry.
+//! silently dropped entry, with one exception: a last line that has no
+//! newline and does not parse. That is an append cut short (the agent's
+//! `SessionManager` appends with `appendFileSync`, which a killed process
+//! can leave half done), and it is left out, as the reference leaves it out.
 
 use std::borrow::Cow;
 use std::fs::File;
@@ -124,6 +127,10 @@ fn parse_chunk(
                     out.values.push(value);
                     out.local_lines.push(local_line);
                 }
+                // Only the file's last chunk can end without a newline
+                // (`for_each_chunk` cuts the others after one): an append
+                // cut short, left out.
+                Err(_) if next.is_none() => break,
                 Err(err) => {
                     out.error = Some(LineError {
                         local_line,

@@ -93,6 +93,30 @@ fn malformed_lines_are_errors_naming_the_line() {
 }
 
 #[test]
+fn a_last_line_cut_short_without_its_newline_is_left_out() {
+    let whole = format!("{HEADER}\n{}\n{}\n", entry("a"), entry("b"));
+    let cut_at = whole.len() - 1 - entry("b").len() / 2;
+    let cut = &whole[..cut_at];
+    let threaded: Vec<_> = [1, 13, 64, CHUNK_BYTES]
+        .iter()
+        .map(|&chunk| parse_text(cut, chunk).expect("a cut last line is left out"))
+        .collect();
+    let sequential = parse_session_sequential(&mut cut.as_bytes(), "test.jsonl", 7)
+        .expect("the same, sequential");
+    for file in threaded.iter().chain([&sequential]) {
+        assert_eq!(file.lines, vec![1, 2]);
+        assert_eq!(file.values[1].get("id").and_then(Value::as_str), Some("a"));
+    }
+    // With its newline, or with a line after it, the same text is an error.
+    assert!(err_of(&format!("{cut}\n")).contains("line 3: malformed JSON"));
+    assert!(err_of(&format!("{cut}\n{}\n", entry("c"))).contains("line 3: malformed JSON"));
+    // A whole last line without its newline is read.
+    assert_eq!(parse_ok(&whole[..whole.len() - 1]).lines, vec![1, 2, 3]);
+    // A header cut short leaves no header.
+    assert!(err_of(&HEADER[..20]).contains("no session header"));
+}
+
+#[test]
 fn trailing_garbage_and_js_only_whitespace_are_malformed() {
     assert!(err_of(&format!("{HEADER}\n{{}} x\n")).contains("line 2"));
     // JSON.parse rejects a no-break space around a value.
