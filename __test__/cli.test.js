@@ -143,6 +143,25 @@ describe('bad input', () => {
   })
 })
 
+test('a last line cut short (an interrupted append) is left out of the plan and the request; --append refuses to write after it', async () => {
+  const text = fs.readFileSync(EXAMPLE, 'utf8')
+  expect(text.endsWith('\n')).toBe(true)
+  const lastLine = text.slice(0, -1).split('\n').pop()
+  const cut = path.join(dir, 'cut.jsonl')
+  fs.writeFileSync(cut, text + lastLine.slice(0, Math.floor(lastLine.length / 2)))
+  const whole = path.join(dir, 'whole.jsonl')
+  fs.writeFileSync(whole, text)
+  for (const args of [['plan'], ['plan', '--json'], ['plan', '--print-request']]) {
+    const [a, b] = [await run([args[0], cut, ...args.slice(1)]), await run([args[0], whole, ...args.slice(1)])]
+    expect({ args, code: a.code, stdout: a.stdout.replaceAll(cut, whole) }).toEqual({ args, code: 0, stdout: b.stdout })
+  }
+  const before = fs.readFileSync(cut)
+  const r = await run(['compact', cut, '--base-url', 'http://127.0.0.1:9/v1', '--model', 'm', '--append'])
+  const lineNumber = text.split('\n').length
+  expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 1, stderr: expect.stringContaining(`line ${lineNumber} is cut short`) })
+  expect(fs.readFileSync(cut).equals(before)).toBe(true)
+})
+
 test('nothing to compact: a plain plan says so and exits 0 (--json: null); a request cannot be printed, and compact fails', async () => {
   const keepAll = ['--keep-recent', '999999']
   const plain = await run(['plan', EXAMPLE, ...keepAll])
