@@ -49,9 +49,11 @@ if (major < 22 || (major === 22 && minor < 19)) {
 }
 
 const { values } = parseArgs({ options: { line: { type: 'string' } } })
-const lines = values.line === undefined ? LINES : LINES.filter((l) => l.name === values.line)
+// The rows that record fixtures: one version of each line.
+const recorded = LINES.filter((l) => l.fixtures)
+const lines = values.line === undefined ? recorded : recorded.filter((l) => l.line === values.line)
 if (lines.length === 0) {
-  console.error(`record-agent-fixtures: no agent line ${values.line} (lines: ${LINES.map((l) => l.name).join(', ')})`)
+  console.error(`record-agent-fixtures: no agent line ${values.line} (lines: ${recorded.map((l) => l.line).join(', ')})`)
   process.exit(1)
 }
 
@@ -67,9 +69,9 @@ try {
   rmSync(home, { recursive: true, force: true })
 }
 
-/** Records the sessions of `line`'s flows into benches/fixtures/agent-<line>/. */
+/** Records the sessions of `line`'s flows into benches/fixtures/<its fixtures folder>/. */
 async function record(line) {
-  const out = join(root, 'benches', 'fixtures', `agent-${line.name}`)
+  const out = join(root, 'benches', 'fixtures', line.fixtures)
   const base = mkdtempSync(join(tmpdir(), 'prime-compaction-fixtures-'))
   try {
     const sessions = {}
@@ -77,10 +79,10 @@ async function record(line) {
       const dir = join(base, flow.name)
       const record = await runFlow({ line, variant: 'agent', flow, dir, repoRoot: join(root, '__test__', 'agent', 'work-tree') })
       const missed = missedExpectations(record)
-      if (missed.length > 0) throw new Error(`agent ${line.name}, flow ${flow.name} missed its scenario: ${missed.join('; ')}`)
+      if (missed.length > 0) throw new Error(`agent ${line.version}, flow ${flow.name} missed its scenario: ${missed.join('; ')}`)
       // 1.6's system prompt names its own docs, in this repository's node_modules.
       const text = readFileSync(record.sessionFile, 'utf8').split(join(dir, 'work')).join(WORK_DIR).split(root).join(WORK_DIR)
-      if (text.includes(base)) throw new Error(`agent ${line.name}, flow ${flow.name}: the session still names ${base}`)
+      if (text.includes(base)) throw new Error(`agent ${line.version}, flow ${flow.name}: the session still names ${base}`)
       sessions[flow.name] = text
     }
     // A session equal to the committed one but for ids and timestamps stays as it is.
@@ -96,7 +98,7 @@ async function record(line) {
       writeFileSync(join(out, `${name}.jsonl`), same ? old : text)
     }
     const sizes = readdirSync(out).map((f) => readFileSync(join(out, f)).length)
-    console.log(`record-agent-fixtures: agent ${line.name}: ${sizes.length} sessions (${kept} unchanged), ${sizes.reduce((a, b) => a + b, 0)} bytes, in ${out}`)
+    console.log(`record-agent-fixtures: agent ${line.version}: ${sizes.length} sessions (${kept} unchanged), ${sizes.reduce((a, b) => a + b, 0)} bytes, in ${out}`)
   } finally {
     rmSync(base, { recursive: true, force: true })
   }

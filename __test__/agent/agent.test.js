@@ -27,13 +27,13 @@ const runs = {}
 beforeAll(() => {
   for (const line of LINES) {
     if (unsupported(line)) continue
-    runs[line.name] = runFlows(line, flowsOf(line).map((f) => f.name))
+    runs[line.version] = runFlows(line, flowsOf(line).map((f) => f.name))
     // Awaited by the line's own tests; until then, a failure must not count as unhandled.
-    runs[line.name].catch(() => {})
+    runs[line.version].catch(() => {})
   }
 })
 
-describe.each(LINES.map((line) => [line.name, line]))('agent %s', (name, line) => {
+describe.each(LINES.map((line) => [line.version, line]))('agent %s', (name, line) => {
   const why = unsupported(line)
   if (why) {
     test.skip(`real-agent flows not run: ${why}`, () => {})

@@ -38,13 +38,13 @@ module.exports = {
     {
       where: 'summary request compact/turnPrefix: customInstructions',
       flows: ['manual-instructions', 'extension-compact-call'],
-      reason: "the spec puts custom instructions in every request, the split turn's prefix request too; 0.78.1 sends them with the history request only",
+      reason: "the spec puts custom instructions in every request, the split turn's prefix request too; the 0.78 line sends them with the history request only",
     },
     {
       where: 'summary request navigateTree/history: options.max_completion_tokens',
       flows: ['branch-summary'],
       reason:
-        "a branch summary may use min(0.8 × reserveTokens, model.maxTokens) output tokens (2,000 here) where 0.78.1 asks for a fixed 2,048, more than this model's maxTokens",
+        "a branch summary may use min(0.8 × reserveTokens, model.maxTokens) output tokens (2,000 here) where the 0.78 line asks for a fixed 2,048, more than this model's maxTokens",
     },
   ],
   '1.6': [

@@ -29,21 +29,21 @@ const runs = {}
 beforeAll(() => {
   for (const line of LINES) {
     if (unsupported(line)) continue
-    const base = fs.mkdtempSync(path.join(os.tmpdir(), `prime-compaction-faults-${line.name}-`))
+    const base = fs.mkdtempSync(path.join(os.tmpdir(), `prime-compaction-faults-${line.version}-`))
     const run = Promise.all(['agent', 'ours'].map((variant) => runFaults({ line, variant, cases: casesOf(smallCases(), line), base }))).then(([agent, ours]) => {
-      process.stdout.write(`faults ${line.name}: ${JSON.stringify({ agent: tally(agent), ours: tally(ours) })}\n`)
+      process.stdout.write(`faults ${line.version}: ${JSON.stringify({ agent: tally(agent), ours: tally(ours) })}\n`)
       return { agent, ours }
     })
     // Awaited by the line's own tests; until then, a failure must not count as unhandled.
     run.catch(() => {})
-    runs[line.name] = { base, run }
+    runs[line.version] = { base, run }
   }
 })
 afterAll(() => {
   for (const { base } of Object.values(runs)) fs.rmSync(base, { recursive: true, force: true })
 })
 
-describe.each(LINES.map((line) => [line.name, line]))('agent %s under faults', (name, line) => {
+describe.each(LINES.map((line) => [line.version, line]))('agent %s under faults', (name, line) => {
   const why = unsupported(line)
   if (why) {
     test.skip(`fault runs not run: ${why}`, () => {})

@@ -14,10 +14,10 @@ const { flowsOf } = require('./flows.js')
 const MAX_TOTAL_BYTES = 1024 * 1024
 const SETTINGS = { enabled: true, reserveTokens: 1500, keepRecentTokens: 1500 }
 
-describe.each(LINES.map((line) => [line.name, line]))('fixtures of agent %s', (name, line) => {
-  const dir = path.join(root, 'benches', 'fixtures', `agent-${name}`)
+describe.each(LINES.filter((line) => line.fixtures).map((line) => [line.version, line]))('fixtures of agent %s', (name, line) => {
+  const dir = path.join(root, 'benches', 'fixtures', line.fixtures)
   const FLOWS = flowsOf(line)
-  const ours = require(`../../agent-${name}.js`)
+  const ours = require(`../../agent-${line.line}.js`)
   let SessionManager
   let own
   let tmp

@@ -392,6 +392,6 @@ const FLOWS = [
 const TURNS = { FILES, WARM_UP, LOG_TURN, LONG_TURN, SHORT_TURN, BRANCH_TURN, CONTINUE, CUT_POINT_QUESTION, warmUp, say, call, read, edit }
 
 /** The flows `line` (a row of lines.js) runs. */
-const flowsOf = (line) => FLOWS.filter((f) => !f.lines || f.lines.includes(line.name))
+const flowsOf = (line) => FLOWS.filter((f) => !f.lines || f.lines.includes(line.line))
 
 module.exports = { FLOWS, TURNS, flowsOf }

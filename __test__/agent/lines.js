@@ -1,8 +1,9 @@
 'use strict'
-// The agent lines the real-agent suite runs, one row each. Adding a line is
+// The agent versions the real-agent suite runs, one row each. Adding one is
 // adding a row here (its package installed as a devDependency, an npm alias
-// for a second version) and its entry in differences.js; the harness and
-// the flows stay as they are.
+// for a second version); a version of a line already here shares that
+// line's entry, flows and differences (`line`), a new line needs its entry
+// in differences.js. The harness and the flows stay as they are.
 
 const path = require('node:path')
 
@@ -19,29 +20,49 @@ const NODE_22 = {
   platform: 'linux-x64-gnu',
 }
 
+/**
+ * A version of the 0.78 line, installed in `packageDir`. 0.78.0 and 0.78.1
+ * differ in the compaction module only where generateBranchSummary takes a
+ * streamFn (0.78.1), which 0.78.0's own tree navigation does not pass
+ * (lines.test.js compares the two modules).
+ */
+const line078 = (version, packageDir, more) => ({
+  version,
+  line: '0.78',
+  /** The agent package as installed. */
+  packageDir,
+  /**
+   * Files of the agent's compaction module that other agent files import
+   * (checked by the suite): each loads our entry instead. messages.js is
+   * swapped too, so convertToLlm and the summary messages are ours as well.
+   */
+  swap: ['dist/core/compaction/index.js', 'dist/core/messages.js'],
+  /** The folder of the agent's compaction module. */
+  moduleDir: 'dist/core/compaction',
+  /** Our package's entry for this line, as an import specifier. */
+  entry: 'prime-compaction/agent-0.78',
+  node: NODE_22,
+  /** How the SDK reaches models: an AuthStorage and a ModelRegistry. */
+  models: 'registry',
+  /** Differences between the agent's own module and ours that are deliberate. */
+  differences: require('./differences.js')['0.78'],
+  ...more,
+})
+
+/**
+ * Each row: `version` names it (in test names, folders and the children's
+ * jobs); `line` is the package's agent line it belongs to (our entry, the
+ * flows it runs, its differences); `fixtures` the folder under
+ * benches/fixtures/ that scripts/record-agent-fixtures.mjs writes from it,
+ * for one version of each line.
+ */
 const LINES = [
+  line078('0.78.1', path.join(root, 'node_modules', '@earendil-works', 'pi-coding-agent'), { fixtures: 'agent-0.78' }),
+  line078('0.78.0', path.join(root, 'node_modules', 'pi-coding-agent-0.78.0')),
   {
-    name: '0.78',
-    /** The agent package as installed. */
-    packageDir: path.join(root, 'node_modules', '@earendil-works', 'pi-coding-agent'),
-    /**
-     * Files of the agent's compaction module that other agent files import
-     * (checked by the suite): each loads our entry instead. messages.js is
-     * swapped too, so convertToLlm and the summary messages are ours as well.
-     */
-    swap: ['dist/core/compaction/index.js', 'dist/core/messages.js'],
-    /** The folder of the agent's compaction module. */
-    moduleDir: 'dist/core/compaction',
-    /** Our package's entry for this line, as an import specifier. */
-    entry: 'prime-compaction/agent-0.78',
-    node: NODE_22,
-    /** How the SDK reaches models: an AuthStorage and a ModelRegistry. */
-    models: 'registry',
-    /** Differences between the agent's own module and ours that are deliberate. */
-    differences: require('./differences.js')['0.78'],
-  },
-  {
-    name: '1.6',
+    version: '1.6.0',
+    line: '1.6',
+    fixtures: 'agent-1.6',
     /** The devDependency alias pi-coding-agent-1.6. */
     packageDir: AGENT_16,
     /**

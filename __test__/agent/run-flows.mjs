@@ -15,7 +15,7 @@ const { LINES, root } = require('./lines.js')
 const { FLOWS } = require('./flows.js')
 
 const job = JSON.parse(readFileSync(process.argv[2], 'utf8'))
-const line = LINES.find((l) => l.name === job.line)
+const line = LINES.find((l) => l.version === job.line)
 if (!line) throw new Error(`no agent line named ${job.line}`)
 
 if (job.variant === 'ours') swapInOurs(line)

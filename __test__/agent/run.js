@@ -31,7 +31,7 @@ function runChild(line, job) {
     // PI_OFFLINE: no network but the scripted model's (1.6's model catalogs).
     const env = { ...process.env, HOME: job.base, PI_CODING_AGENT_DIR: path.join(job.base, 'home-agent-dir'), PI_OFFLINE: '1' }
     execFile(line.node.binary, [RUN_FLOWS, jobFile], { env, maxBuffer: 64 * 1024 * 1024, timeout: 240_000 }, (err, stdout, stderr) => {
-      if (err) reject(new Error(`agent ${line.name} (${job.variant}) failed: ${err.message}\n${stderr}`))
+      if (err) reject(new Error(`agent ${line.version} (${job.variant}) failed: ${err.message}\n${stderr}`))
       else resolve(JSON.parse(fs.readFileSync(job.out, 'utf8')))
     })
   })
@@ -43,11 +43,11 @@ function runChild(line, job) {
  * of a record.
  */
 async function runFlows(line, flows) {
-  const base = fs.mkdtempSync(path.join(os.tmpdir(), `prime-compaction-agent-${line.name}-`))
+  const base = fs.mkdtempSync(path.join(os.tmpdir(), `prime-compaction-agent-${line.version}-`))
   try {
     const records = {}
     for (const variant of ['agent', 'ours']) {
-      const job = { line: line.name, variant, flows, base, out: path.join(base, `${variant}.json`) }
+      const job = { line: line.version, variant, flows, base, out: path.join(base, `${variant}.json`) }
       const byFlow = await runChild(line, job)
       for (const flow of flows) records[flow] = { ...records[flow], [variant]: byFlow[flow] }
     }

@@ -200,7 +200,7 @@ function fullCases(seed = 20260601) {
 }
 
 /** The cases of `cases` that `line` (a row of lines.js) runs: those that name no `lines`, and those that name it. */
-const casesOf = (cases, line) => cases.filter((c) => !c.lines || c.lines.includes(line.name))
+const casesOf = (cases, line) => cases.filter((c) => !c.lines || c.lines.includes(line.line))
 
 /** The Jest subset: one case of each kind, the operations spread over them. */
 function smallCases(seed = 20260601) {

@@ -22,7 +22,7 @@ const { TURNS } = require('../flows.js')
 const { OPS, RECOVER, RESUME } = require('./ops.js')
 
 const job = JSON.parse(process.argv[2])
-const line = LINES.find((l) => l.name === job.line)
+const line = LINES.find((l) => l.version === job.line)
 if (!line) throw new Error(`no agent line named ${job.line}`)
 if (job.variant === 'ours') swapInOurs(line)
 

@@ -35,12 +35,12 @@ async function main() {
   for (const agentLine of LINES) {
     const why = unsupported(agentLine)
     if (why) {
-      log(`faults ${agentLine.name}: not run: ${why}`)
+      log(`faults ${agentLine.version}: not run: ${why}`)
       continue
     }
     const cases = casesOf(allCases, agentLine)
-    const base = fs.mkdtempSync(path.join(os.tmpdir(), `prime-compaction-faults-${agentLine.name}-`))
-    log(`faults ${agentLine.name}: ${cases.length} cases, with the agent's own module and with ours, in ${base}`)
+    const base = fs.mkdtempSync(path.join(os.tmpdir(), `prime-compaction-faults-${agentLine.version}-`))
+    log(`faults ${agentLine.version}: ${cases.length} cases, with the agent's own module and with ours, in ${base}`)
     const byVariant = {}
     await Promise.all(
       ['agent', 'ours'].map(async (variant) => {
@@ -50,7 +50,7 @@ async function main() {
     for (const variant of ['agent', 'ours']) {
       const results = byVariant[variant]
       const t = tally(results)
-      log(`\nfaults ${agentLine.name} with the ${variant === 'agent' ? "agent's own module" : 'prime-compaction module'}:`)
+      log(`\nfaults ${agentLine.version} with the ${variant === 'agent' ? "agent's own module" : 'prime-compaction module'}:`)
       log('  kind           cases injected success failed aborted nothing killed | unchanged added lost/corrupt problems')
       for (const [kind, x] of Object.entries(t)) {
         log(`  ${kind.padEnd(14)} ${String(x.cases).padStart(5)} ${String(x.injected).padStart(8)} ${String(x.success).padStart(7)} ${String(x.failed).padStart(6)} ${String(x.aborted).padStart(7)} ${String(x['nothing to compact']).padStart(7)} ${String(x.killed).padStart(6)} | ${String(x.unchanged).padStart(9)} ${String(x.added).padStart(5)} ${String(x.lostOrCorrupt).padStart(12)} ${String(x.problems).padStart(8)}`)

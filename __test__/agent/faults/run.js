@@ -244,7 +244,7 @@ function readOrNull(file) {
 /** One agent process: its messages as a queue, its end as a promise. */
 function spawnChild(line, variant, base, baseUrl) {
   const env = { ...process.env, HOME: base, PI_CODING_AGENT_DIR: path.join(base, 'home-agent-dir'), PI_OFFLINE: '1', NO_PROXY: '127.0.0.1,localhost', no_proxy: '127.0.0.1,localhost' }
-  const child = fork(CHILD, [JSON.stringify({ line: line.name, variant, base, baseUrl })], { execPath: line.node.binary, execArgv: [], env, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] })
+  const child = fork(CHILD, [JSON.stringify({ line: line.version, variant, base, baseUrl })], { execPath: line.node.binary, execArgv: [], env, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] })
   let stderr = ''
   child.stdout.on('data', () => {})
   child.stderr.on('data', (d) => {
@@ -301,14 +301,29 @@ async function expectMessage(proc, type) {
   return msg
 }
 
+/** The import last started by importInTurn. */
+let lastImport = Promise.resolve()
+
+/**
+ * Imports `file` once the imports started before it have settled. Jest's
+ * ESM loader fails ("request for './agent.js' is not in cache") when two
+ * agent versions that share their dependencies (0.78.0 and 0.78.1) are
+ * imported at the same time, as the runs of all lines start together.
+ */
+function importInTurn(file) {
+  const next = lastImport.then(() => import(pathToFileURL(file).href))
+  lastImport = next.catch(() => {})
+  return next
+}
+
 /**
  * Runs `cases` in the real agent of `line` with the agent's own module
  * (variant 'agent') or ours ('ours'), in `base`. Returns one result per case
  * (and per re-opened killed session) with its verdict.
  */
 async function runFaults({ line, variant, cases, base, log = () => {} }) {
-  const { SessionManager } = await import(pathToFileURL(path.join(line.packageDir, 'dist', 'core', 'session-manager.js')).href)
-  const own = await import(pathToFileURL(path.join(line.packageDir, line.moduleDir, 'index.js')).href)
+  const { SessionManager } = await importInTurn(path.join(line.packageDir, 'dist', 'core', 'session-manager.js'))
+  const own = await importInTurn(path.join(line.packageDir, line.moduleDir, 'index.js'))
   /** The agent's own module's plan for a session file's branch, with the harness's settings. */
   const ownPlan = async (file) => own.prepareCompaction(SessionManager.open(file, path.dirname(file)).getBranch(), COMPACTION_SETTINGS)
   const holder = { current: null }
