@@ -297,6 +297,14 @@ export declare function serializeForSummaryFromFile(path: Arg, options: Arg, lin
 /** `serializeForSummaryFromFileSync(path, options?)`: the same, on the calling thread. */
 export declare function serializeForSummaryFromFileSync(path: Arg, options: Arg, line: Arg): RawValue
 
+/**
+ * Whether a session-file line that `JSON.parse` rejects ends before its
+ * JSON does: an append cut short, which the file readers leave out. The
+ * CLI's JS reader (cli/session-file.js) asks it of each line it cannot
+ * parse, so that both readers follow the core's rule.
+ */
+export declare function sessionLineCutShort(line: string): boolean
+
 /** `shouldCompact(contextTokens, contextWindow, settings)`. */
 export declare function shouldCompact(contextTokens: Arg, contextWindow: Arg, settings: Arg): boolean
 

@@ -118,7 +118,8 @@ describe('bad input', () => {
 
     const broken = path.join(dir, 'broken.jsonl')
     const lines = fs.readFileSync(EXAMPLE, 'utf8').split('\n')
-    lines[41] = lines[41].slice(0, 30)
+    // Malformed before its end (a line cut short is left out, as the agent leaves it).
+    lines[41] = lines[41].replace('"parentId":', '"parentId"')
     fs.writeFileSync(broken, lines.join('\n'))
     for (const args of [['plan', broken], ['plan', broken, '--print-request'], ['compact', broken, '--base-url', 'http://127.0.0.1:9/v1', '--model', 'm']]) {
       const r = await run(args)
@@ -143,23 +144,57 @@ describe('bad input', () => {
   })
 })
 
-test('a last line cut short (an interrupted append) is left out of the plan and the request; --append refuses to write after it', async () => {
+test('a line cut short (an interrupted append) is left out of the plan and the request, at the end or ended by a newline with entries after it; --append ends it first', async () => {
   const text = fs.readFileSync(EXAMPLE, 'utf8')
   expect(text.endsWith('\n')).toBe(true)
-  const lastLine = text.slice(0, -1).split('\n').pop()
-  const cut = path.join(dir, 'cut.jsonl')
-  fs.writeFileSync(cut, text + lastLine.slice(0, Math.floor(lastLine.length / 2)))
-  const whole = path.join(dir, 'whole.jsonl')
-  fs.writeFileSync(whole, text)
-  for (const args of [['plan'], ['plan', '--json'], ['plan', '--print-request']]) {
-    const [a, b] = [await run([args[0], cut, ...args.slice(1)]), await run([args[0], whole, ...args.slice(1)])]
-    expect({ args, code: a.code, stdout: a.stdout.replaceAll(cut, whole) }).toEqual({ args, code: 0, stdout: b.stdout })
+  const lines = text.slice(0, -1).split('\n')
+  const [last, beforeLast] = [lines.at(-1), lines.at(-2)]
+  const half = (line) => line.slice(0, Math.floor(line.length / 2))
+  const write = (name, body) => {
+    const file = path.join(dir, name)
+    fs.writeFileSync(file, body)
+    return file
   }
-  const before = fs.readFileSync(cut)
-  const r = await run(['compact', cut, '--base-url', 'http://127.0.0.1:9/v1', '--model', 'm', '--append'])
-  const lineNumber = text.split('\n').length
-  expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 1, stderr: expect.stringContaining(`line ${lineNumber} is cut short`) })
-  expect(fs.readFileSync(cut).equals(before)).toBe(true)
+  const whole = write('whole.jsonl', text)
+  // The last line cut short; and the line before it cut short, then ended by
+  // a newline and followed by the last entry as an agent that opened the
+  // file then appends it (1.6's SessionManager ends the cut line first): a
+  // child of the entry before the cut one. Compared with the file without
+  // the cut line.
+  const cut = write('cut.jsonl', text + half(last))
+  const head = `${lines.slice(0, -2).join('\n')}\n`
+  const appended = JSON.stringify({ ...JSON.parse(last), parentId: JSON.parse(lines.at(-3)).id })
+  const endedInside = write('ended-inside.jsonl', `${head}${half(beforeLast)}\n${appended}\n`)
+  const withoutIt = write('without-it.jsonl', `${head}${appended}\n`)
+  for (const [file, same] of [[cut, whole], [endedInside, withoutIt]]) {
+    for (const args of [['plan'], ['plan', '--json'], ['plan', '--print-request']]) {
+      const [a, b] = [await run([args[0], file, ...args.slice(1)]), await run([args[0], same, ...args.slice(1)])]
+      expect({ file, args, code: a.code, stdout: a.stdout.replaceAll(file, same) }).toEqual({ file, args, code: 0, stdout: b.stdout })
+    }
+  }
+  // Joined by a later append (0.78's SessionManager does not end it): malformed, named.
+  const joined = write('joined.jsonl', `${head}${half(beforeLast)}${last}\n`)
+  for (const args of [['plan'], ['plan', '--print-request']]) {
+    const r = await run([args[0], joined, ...args.slice(1)])
+    expect({ args, code: r.code, stderr: r.stderr }).toEqual({ args, code: 1, stderr: expect.stringContaining(`line ${lines.length - 1}: malformed JSON`) })
+  }
+  // --append after a cut last line: a newline ends it, then the entry, a child of the leaf.
+  const server = await startServer([{ text: 'History.' }, { text: 'Prefix.' }])
+  try {
+    const before = fs.readFileSync(cut)
+    const r = await run(['compact', cut, '--base-url', server.baseUrl, '--model', 'm', '--append'])
+    expect({ code: r.code, stderr: r.code === 0 ? "" : r.stderr }).toEqual({ code: 0, stderr: "" })
+    const after = fs.readFileSync(cut)
+    expect(after.subarray(0, before.length).equals(before)).toBe(true)
+    const added = after.subarray(before.length).toString('utf8')
+    expect(added.startsWith('\n')).toBe(true)
+    const entry = JSON.parse(added.slice(1))
+    expect(added.slice(1)).toBe(`${JSON.stringify(entry)}\n`)
+    expect(entry).toMatchObject({ type: 'compaction', parentId: JSON.parse(last).id })
+    expect((await run(['plan', cut])).stdout).toContain('nothing to compact')
+  } finally {
+    await server.close()
+  }
 })
 
 test('nothing to compact: a plain plan says so and exits 0 (--json: null); a request cannot be printed, and compact fails', async () => {

@@ -19,6 +19,7 @@ const { loadReference } = require('./helpers/reference')
 const ours = require('../agent-0.78')
 
 const CORE_DIR = path.join(__dirname, '..', 'node_modules', '@earendil-works', 'pi-coding-agent', 'dist', 'core')
+const CORE_DIR_16 = path.join(__dirname, '..', 'node_modules', 'pi-coding-agent-1.6', 'dist', 'core')
 
 jest.setTimeout(120_000)
 
@@ -59,6 +60,14 @@ function local(value) {
     return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, local(v)]))
   }
   return value
+}
+
+/** Message `i` of a short session the agent's SessionManager writes: a user question, then an answer. */
+function agentMessage(i) {
+  const usage = { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, totalTokens: 2, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } }
+  return i % 2 === 0
+    ? { role: 'user', content: `question ${i} `.repeat(20), timestamp: i }
+    : { role: 'assistant', content: [{ type: 'text', text: `answer ${i} `.repeat(20) }], api: 'x', provider: 'p', model: 'm', usage, stopReason: 'stop', timestamp: i }
 }
 
 async function expectSameAsReference(p, options) {
@@ -158,7 +167,7 @@ describe('prepareCompactionFromFile agrees with the reference', () => {
     }
   })
 
-  test('a last line cut short without its newline (an append a killed agent left half done) is left out, as the reference leaves it out', async () => {
+  test('a line cut short (an append a killed agent left half done) is left out at the end, ended by a newline, and with an entry after it, as the reference leaves it out', async () => {
     const p = path.join(dir, 'uncut.jsonl')
     writeSessionFile(p, { seed: 6, entries: 200, words: 40 })
     const text = fs.readFileSync(p, 'utf8').replace(/\n*$/, '\n')
@@ -173,10 +182,64 @@ describe('prepareCompactionFromFile agrees with the reference', () => {
     expect(withoutLast).toBeDefined()
     expect(await expectSameAsReference(cut, { settings })).toStrictEqual(withoutLast)
     expect(typeof (await ours.serializeForSummaryFromFile(cut, { settings })).conversation).toBe('string')
-    // With its newline it is a malformed line like any other.
-    const lineNumber = lines.length - 1
+    // Ended by a newline (as 1.6's SessionManager ends it when it opens the
+    // file), and with an entry appended after that, a child of the entry
+    // before it: left out all the same.
     const terminated = file('cut-terminated.jsonl', fs.readFileSync(cut, 'utf8') + '\n')
-    expect(() => ours.prepareCompactionFromFileSync(terminated, { settings })).toThrow(new RegExp(`line ${lineNumber}: malformed JSON`))
+    expect(await expectSameAsReference(terminated, { settings })).toStrictEqual(withoutLast)
+    const next = { ...JSON.parse(last), id: 'appended', parentId: JSON.parse(lines[lines.length - 3]).id }
+    const appended = file('cut-appended.jsonl', `${fs.readFileSync(terminated, 'utf8')}${JSON.stringify(next)}\n`)
+    const withNext = file('without-last-with-next.jsonl', `${lines.slice(0, -2).join('\n')}\n${JSON.stringify(next)}\n`)
+    expect(await expectSameAsReference(appended, { settings })).toStrictEqual(local(ours.prepareCompactionFromFileSync(withNext, { settings })))
+  })
+
+  test("a cut last line that 0.78's SessionManager then appended to: the agent's branch starts after the joined line, ours names that line", async () => {
+    const base = fs.mkdtempSync(path.join(dir, 'joined-'))
+    const session = ref.SessionManager.create(base, base)
+    for (let i = 0; i < 6; i++) session.appendMessage(agentMessage(i))
+    const p = session.getSessionFile()
+    const text = fs.readFileSync(p, 'utf8')
+    expect(text.split('\n')).toHaveLength(8)
+    // Cut the last line short, as a kill inside its appendFileSync leaves it.
+    fs.writeFileSync(p, text.slice(0, text.length - 20))
+    const reopened = ref.SessionManager.open(p, base)
+    expect(reopened.getBranch()).toHaveLength(5)
+    // 0.78 does not end the cut line (1.6.0 appends a newline first): the next entry joins it.
+    reopened.appendMessage(agentMessage(6))
+    reopened.appendMessage(agentMessage(7))
+    const lines = fs.readFileSync(p, 'utf8').split('\n')
+    expect(lines).toHaveLength(9)
+    expect(() => JSON.parse(lines[6])).toThrow()
+    // The entry after the joined line names an entry no line holds now: the agent's branch is that entry alone.
+    expect(ref.SessionManager.open(p, base).getBranch().map((e) => e.message.timestamp)).toEqual([7])
+    expect(() => ours.prepareCompactionFromFileSync(p)).toThrow(/line 7: malformed JSON/)
+    await expect(ours.prepareCompactionFromFile(p)).rejects.toThrow(/line 7: malformed JSON/)
+  })
+
+  test("the same with 1.6's SessionManager, which ends the cut line before it appends: the agent's branch and ours leave that line out", async () => {
+    const { SessionManager } = await import(pathToFileURL(path.join(CORE_DIR_16, 'session-manager.js')).href)
+    const ours16 = require('../agent-1.6')
+    const base = fs.mkdtempSync(path.join(dir, 'ended-'))
+    const session = SessionManager.create(base, base)
+    for (let i = 0; i < 6; i++) session.appendMessage(agentMessage(i))
+    const p = session.getSessionFile()
+    const text = fs.readFileSync(p, 'utf8')
+    fs.writeFileSync(p, text.slice(0, text.length - 20))
+    const reopened = SessionManager.open(p, base)
+    reopened.appendMessage(agentMessage(6))
+    reopened.appendMessage(agentMessage(7))
+    const lines = fs.readFileSync(p, 'utf8').split('\n')
+    expect(lines).toHaveLength(10)
+    expect(() => JSON.parse(lines[6])).toThrow()
+    const branch = SessionManager.open(p, base).getBranch()
+    expect(branch.map((e) => e.message.timestamp)).toEqual([0, 1, 2, 3, 4, 6, 7])
+    const settings = { enabled: true, reserveTokens: 1000, keepRecentTokens: 5 }
+    const plan = local(ours16.prepareCompactionFromFileSync(p, { settings }))
+    expect(plan).toBeDefined()
+    const without = file('ended-without.jsonl', `${lines.filter((_, i) => i !== 6).join('\n')}`)
+    expect(plan).toStrictEqual(local(ours16.prepareCompactionFromFileSync(without, { settings })))
+    expect(local(await ours16.prepareCompactionFromFile(p, { settings }))).toStrictEqual(plan)
+    expect([...plan.messagesToSummarizeIds, ...plan.turnPrefixIds].every((id) => branch.some((e) => e.id === id))).toBe(true)
   })
 
   test('a 20k-entry file', async () => {
@@ -208,7 +271,8 @@ describe('errors', () => {
   }
 
   test('a malformed line names its line number', async () => {
-    const p = file('malformed.jsonl', [header, entry, '', '{"type":"message",', entry].join('\n'))
+    // Malformed before its end (a line cut short is left out, as the agent leaves it).
+    const p = file('malformed.jsonl', [header, entry, '', '{"type":"message",}', entry].join('\n'))
     await expectBoth(p, undefined, Error, /malformed\.jsonl: line 4: malformed JSON/)
   })
 

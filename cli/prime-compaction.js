@@ -305,12 +305,6 @@ async function compactCommand(file, options) {
   }
   const say = progress(options.quiet)
   const { bytes, session, branch, leaf } = loadBranch(file, options, say)
-  if (options.append && session.cutLine !== undefined) {
-    throw new CliError(
-      `${file}: line ${session.cutLine} is cut short (an append that was interrupted, as a killed agent can leave); ` +
-        'the agent and the plan leave it out, but --append does not write after it: remove that line first',
-    )
-  }
   say.step('planning')
   const preparation = api.prepareCompaction(branch, settingsOf(options))
   if (!preparation) throw new CliError(`${file}: nothing to compact (the branch is too small or already ends with a compaction)`)

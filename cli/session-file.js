@@ -6,6 +6,7 @@
 const crypto = require('node:crypto')
 const fs = require('node:fs')
 const path = require('node:path')
+const { sessionLineCutShort } = require('../binding.js')
 
 class CliError extends Error {}
 
@@ -23,15 +24,14 @@ function readSessionBytes(file) {
  * Parses JSONL the way the agent's reader does (split on "\n", blank lines
  * skipped, a leading BOM ignored) but strictly: a malformed line, a
  * non-object entry, a missing header or a header older than version 3 is an
- * error naming the line. Except a last line with no newline that does not
- * parse: an append cut short (a killed agent can leave one), left out as the
- * agent leaves it out, and its number returned as `cutLine`.
+ * error naming the line. Except a line that ends before its JSON does (the
+ * core's rule, crates/core/src/session/file.rs): an append cut short, left
+ * out as the agent leaves it out.
  */
 function parseSession(text, file) {
   const lines = text.split('\n')
   if (lines.length > 0 && lines[0].charCodeAt(0) === 0xfeff) lines[0] = lines[0].slice(1)
   let header
-  let cutLine
   const entries = []
   const lineOf = []
   for (let i = 0; i < lines.length; i++) {
@@ -41,10 +41,7 @@ function parseSession(text, file) {
     try {
       value = JSON.parse(line)
     } catch (err) {
-      if (i === lines.length - 1) {
-        cutLine = i + 1
-        break
-      }
+      if (sessionLineCutShort(line)) continue
       throw new CliError(`${file}: line ${i + 1}: malformed JSON: ${err.message}`)
     }
     if (value === null || typeof value !== 'object' || Array.isArray(value)) {
@@ -63,7 +60,7 @@ function parseSession(text, file) {
     lineOf.push(i + 1)
   }
   if (header === undefined) throw new CliError(`${file}: empty file, no session header`)
-  return { header, entries, lineOf, cutLine }
+  return { header, entries, lineOf }
 }
 
 /**

@@ -23,6 +23,7 @@ use prime_compaction_core::js::view::{Key, Kind, View};
 use prime_compaction_core::plan::from_file::{prepare_compaction_from_file, FilePlan};
 use prime_compaction_core::plan::settings::{read_settings, Budget, DEFAULT_SETTINGS};
 use prime_compaction_core::projection::is_claude_family;
+use prime_compaction_core::session::file::is_cut_short;
 use prime_compaction_core::transcript::from_file::{
     serialize_for_summary_from_file, FileTranscript,
 };
@@ -338,4 +339,13 @@ pub fn serialize_for_summary_from_file_sync(
         let transcript = transcript_of(&request)?;
         Ok(RawValue(transcript_to_js(cx, transcript.as_ref())?))
     })
+}
+
+/// Whether a session-file line that `JSON.parse` rejects ends before its
+/// JSON does: an append cut short, which the file readers leave out. The
+/// CLI's JS reader (cli/session-file.js) asks it of each line it cannot
+/// parse, so that both readers follow the core's rule.
+#[napi(js_name = "sessionLineCutShort")]
+pub fn session_line_cut_short(env: Env, line: String) -> napi::Result<bool> {
+    run(&env, |_| Ok(is_cut_short(&line)))
 }

@@ -657,13 +657,26 @@ add('malformed session files', async (m) => {
 add(
   'a 100 MB session line',
   async (m) => {
-    const big = { ...session(2)[1], message: userMsg('y'.repeat(100 * 1024 * 1024)) }
-    const file = tmpFile('big.jsonl', HEADER + '\n' + JSON.stringify(session(1)[0]) + '\n' + JSON.stringify(big) + '\n')
+    // Twelve entries (lines 2 to 13), then the 100 MB one (line 14).
+    const before = sessionFileText(12)
+    const big = { ...session(13)[12], message: userMsg('y'.repeat(100 * 1024 * 1024)) }
+    const file = tmpFile('big.jsonl', before + JSON.stringify(big) + '\n')
     const plan = await m.prepareCompactionFromFile(file, { keepRecentTokens: 10 })
     assert(plan === undefined || typeof plan.tokensBefore === 'number', 'plan')
+    // Cut short, as a kill inside its append leaves it: left out, as the agent leaves it.
+    const bytes = fs.readFileSync(file)
     const cut = file + '.cut'
-    fs.writeFileSync(cut, fs.readFileSync(file).subarray(0, 60 * 1024 * 1024))
-    await rejectsOr('a 100 MB line cut short', () => m.prepareCompactionFromFile(cut), /line 3/)
+    fs.writeFileSync(cut, bytes.subarray(0, 60 * 1024 * 1024))
+    const expected = JSON.stringify(m.prepareCompactionFromFileSync(tmpFile('big-without.jsonl', before), { keepRecentTokens: 10 }))
+    assert(expected !== undefined, 'the entries before it plan')
+    const left = await rejectsOr('a 100 MB line cut short', () => m.prepareCompactionFromFile(cut, { keepRecentTokens: 10 }))
+    assert(!left.threw && JSON.stringify(left.value) === expected, 'a line cut short is left out')
+    // Malformed before its end (a control character inside the string): an error naming the line.
+    const broken = file + '.broken'
+    bytes[bytes.length - 50 * 1024 * 1024] = 0x01
+    fs.writeFileSync(broken, bytes)
+    const r = await rejectsOr('a 100 MB line with a control character', () => m.prepareCompactionFromFile(broken, { keepRecentTokens: 10 }), /line 14: malformed JSON/)
+    assert(r.threw, 'a malformed 100 MB line is an error')
   },
   { heavy: true },
 )

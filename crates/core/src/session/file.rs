@@ -10,10 +10,15 @@
 //! decoded as UTF-8 the way `readFileSync(path, "utf8")` decodes it (bad bytes
 //! become U+FFFD), blank lines (JS whitespace only) skipped. Unlike the
 //! reference, a malformed line is an error naming its line number, never a
-//! silently dropped entry, with one exception: a last line that has no
-//! newline and does not parse. That is an append cut short (the agent's
-//! `SessionManager` appends with `appendFileSync`, which a killed process
-//! can leave half done), and it is left out, as the reference leaves it out.
+//! silently dropped entry, with one exception: a line that ends before its
+//! JSON does ([`is_cut_short`]). That is an append cut short (the agent's
+//! `SessionManager` appends each entry with one `appendFileSync`, which a
+//! SIGKILL can cut between pages), and it is left out, as the reference
+//! leaves it out: at the file's end, or followed by a newline and more
+//! entries, as 1.6's `SessionManager` leaves it when it opens the file (it
+//! ends the line with a newline, then appends after it). A cut line that a
+//! later append joined (0.78's `SessionManager` does not end it) is
+//! malformed where the next entry starts, and an error.
 
 use std::borrow::Cow;
 use std::fs::File;
@@ -88,6 +93,13 @@ fn is_blank(line: &[u8]) -> bool {
     }
 }
 
+/// Whether a line that does not parse ends before its JSON does: an append
+/// cut short, which the session readers leave out. The CLI's JS reader asks
+/// this of each line `JSON.parse` rejects.
+pub fn is_cut_short(line: &str) -> bool {
+    matches!(json::parse(line), Err(err) if err.input_ended(line))
+}
+
 fn describe_parse_error(line: &[u8], err: &json::ParseError) -> String {
     // The offset is into the decoded text; report a column in characters.
     let text = decode(line);
@@ -122,15 +134,14 @@ fn parse_chunk(
             None => (rest, None),
         };
         if !is_blank(line) {
-            match parse_line(&decode(line)) {
+            let text = decode(line);
+            match parse_line(&text) {
                 Ok(value) => {
                     out.values.push(value);
                     out.local_lines.push(local_line);
                 }
-                // Only the file's last chunk can end without a newline
-                // (`for_each_chunk` cuts the others after one): an append
-                // cut short, left out.
-                Err(_) if next.is_none() => break,
+                // An append cut short, left out (see the module's docs).
+                Err(err) if err.input_ended(&text) => {}
                 Err(err) => {
                     out.error = Some(LineError {
                         local_line,

@@ -20,6 +20,16 @@ pub struct ParseError {
     pub message: &'static str,
 }
 
+impl ParseError {
+    /// Whether `input`, the text this error came from, ended before its
+    /// JSON value did: it is the start of some JSON text, as a line cut
+    /// short is. Every error raised because the input ran out is at the
+    /// input's end, and no other error is.
+    pub fn input_ended(&self, input: &str) -> bool {
+        self.offset >= input.len()
+    }
+}
+
 impl fmt::Display for ParseError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{} at byte {}", self.message, self.offset)
@@ -482,6 +492,16 @@ impl<'a> Parser<'a> {
         Ok(())
     }
 
+    /// The error for a `\u` escape at `i` without four hex digits: the
+    /// input ran out, when the digits it has reach its end.
+    fn bad_unicode_escape<T>(&self, i: usize) -> Result<T, ParseError> {
+        let rest = self.b.get(i + 2..).unwrap_or(&[]);
+        if rest.len() < 4 && rest.iter().all(|&c| hex_val(c).is_some()) {
+            return self.err(self.b.len(), "unterminated string");
+        }
+        self.err(i, "bad Unicode escape")
+    }
+
     /// Four hex digits at `at`.
     #[inline]
     fn hex4(&self, at: usize) -> Option<u16> {
@@ -525,7 +545,7 @@ impl<'a> Parser<'a> {
                     }
                     Some(b'u') => {
                         if self.hex4(i + 2).is_none() {
-                            return self.err(i, "bad Unicode escape");
+                            return self.bad_unicode_escape(i);
                         }
                         escape_extra += 5;
                         i += 6;
@@ -588,7 +608,7 @@ impl<'a> Parser<'a> {
                         Some(b't') => '\t',
                         Some(b'u') => {
                             let Some(u) = self.hex4(i + 2) else {
-                                return self.err(i, "bad Unicode escape");
+                                return self.bad_unicode_escape(i);
                             };
                             i += 6;
                             if is_high_surrogate(u) {
@@ -672,7 +692,7 @@ impl<'a> Parser<'a> {
                         Some(b't') => b'\t',
                         Some(b'u') => {
                             let Some(u) = self.hex4(i + 2) else {
-                                return self.err(i, "bad Unicode escape");
+                                return self.bad_unicode_escape(i);
                             };
                             i += 6;
                             let low = if is_high_surrogate(u)

@@ -765,3 +765,53 @@ fn measured_texts_equal_by_length() {
     assert_eq!(a, parse_for_plan(&text).unwrap());
     assert_ne!(a, parse_for_plan(&text.replace("xx", "x")).unwrap());
 }
+
+/// Entry-shaped JSON texts with every kind of token: escapes of each kind, a
+/// surrogate pair, lone surrogates, numbers with fraction and exponent,
+/// literals, nesting, whitespace, and a long string the plan parse measures.
+fn entry_texts() -> Vec<String> {
+    vec![
+        r#"{"type":"message","id":"a1","parentId":null,"message":{"role":"user","content":"line\n\"q\" \\ \/ \b\f\r\t é \u00e9 \ud83d\ude00 \ud83d x","timestamp":-1.5e+10}}"#.to_string(),
+        r#"{ "a" : [ true , false , null , 0 , -0.25 , 12E-3 , { } , [ ] ] , "b" : { "c" : "\uDC00" } }"#.to_string(),
+        format!(r#"{{"type":"message","message":{{"role":"toolResult","content":[{{"type":"text","text":"{}\u00e9"}}]}}}}"#, "é".repeat(3000)),
+    ]
+}
+
+#[test]
+fn a_text_cut_short_is_told_from_a_malformed_one() {
+    for whole in entry_texts() {
+        for parse in [parse, parse_for_plan] {
+            assert!(parse(&whole).is_ok(), "{whole}");
+            // Every proper prefix, at each character boundary: the input ended.
+            for (cut, _) in whole.char_indices().skip(1) {
+                let text = &whole[..cut];
+                let err = parse(text).expect_err(text);
+                assert!(err.input_ended(text), "{text:?}: {err}");
+            }
+        }
+    }
+    // Malformed before their end, however they end.
+    for text in [
+        r#"{"a":1}x"#,
+        r#"{"a":1}{"b":2}"#,
+        r#"{"a":tru}"#,
+        r#"{"a":"\u12G4"}"#,
+        r#"{"a":"\u12G"#,
+        r#"{"a":"\q"#,
+        r#"{"a" 1"#,
+        r#"{"a":1,}"#,
+        r#"{"a":01"#,
+        r#"{"a":-x"#,
+        r#"{"a":1.}"#,
+        r#"{"a":"x	"#,
+        // A cut line that an append then joined: malformed where the next entry starts.
+        r#"{"type":"message","id":"a1","message":{"content":"hal{"type":"message","id":"a2"}"#,
+        r#"{"type":"message","id":"a1","message":{"content":"half\u00{"type":"message","id":"a2"}"#,
+        r#"{"type":"message","id":"a1","message":{"timestamp":12{"type":"message","id":"a2"}"#,
+    ] {
+        for parse in [parse, parse_for_plan] {
+            let err = parse(text).expect_err(text);
+            assert!(!err.input_ended(text), "{text:?}: {err}");
+        }
+    }
+}

@@ -74,7 +74,7 @@ fn unicode_whitespace_lines_are_blank() {
 #[test]
 fn malformed_lines_are_errors_naming_the_line() {
     let text = format!(
-        "{HEADER}\n{}\n\n{{\"type\":\"message\",\n{}\n",
+        "{HEADER}\n{}\n\n{{\"type\":\"message\",}}\n{}\n",
         entry("a"),
         entry("b")
     );
@@ -93,27 +93,48 @@ fn malformed_lines_are_errors_naming_the_line() {
 }
 
 #[test]
-fn a_last_line_cut_short_without_its_newline_is_left_out() {
+fn a_line_cut_short_is_left_out_wherever_it_is() {
     let whole = format!("{HEADER}\n{}\n{}\n", entry("a"), entry("b"));
     let cut_at = whole.len() - 1 - entry("b").len() / 2;
     let cut = &whole[..cut_at];
-    let threaded: Vec<_> = [1, 13, 64, CHUNK_BYTES]
-        .iter()
-        .map(|&chunk| parse_text(cut, chunk).expect("a cut last line is left out"))
-        .collect();
-    let sequential = parse_session_sequential(&mut cut.as_bytes(), "test.jsonl", 7)
-        .expect("the same, sequential");
-    for file in threaded.iter().chain([&sequential]) {
-        assert_eq!(file.lines, vec![1, 2]);
-        assert_eq!(file.values[1].get("id").and_then(Value::as_str), Some("a"));
+    // At the end without its newline (a killed append), ended by a newline
+    // (as 1.6's SessionManager ends it on opening the file), and with
+    // entries appended after that.
+    let ended = format!("{cut}\n");
+    let appended = format!("{cut}\n{}\n\n{}\n", entry("c"), entry("d"));
+    for (text, lines, last) in [
+        (cut, vec![1, 2], "a"),
+        (ended.as_str(), vec![1, 2], "a"),
+        (appended.as_str(), vec![1, 2, 4, 6], "d"),
+    ] {
+        let threaded: Vec<_> = [1, 13, 64, CHUNK_BYTES]
+            .iter()
+            .map(|&chunk| parse_text(text, chunk).expect("a cut line is left out"))
+            .collect();
+        let sequential = parse_session_sequential(&mut text.as_bytes(), "test.jsonl", 7)
+            .expect("the same, sequential");
+        for file in threaded.iter().chain([&sequential]) {
+            assert_eq!(file.lines, lines, "{text}");
+            let id = file
+                .values
+                .last()
+                .and_then(|v| v.get("id"))
+                .and_then(Value::as_str);
+            assert_eq!(id, Some(last));
+        }
     }
-    // With its newline, or with a line after it, the same text is an error.
-    assert!(err_of(&format!("{cut}\n")).contains("line 3: malformed JSON"));
-    assert!(err_of(&format!("{cut}\n{}\n", entry("c"))).contains("line 3: malformed JSON"));
+    // Joined by a later append (0.78's SessionManager does not end it): an error.
+    assert!(err_of(&format!("{cut}{}\n", entry("c"))).contains("line 3: malformed JSON"));
     // A whole last line without its newline is read.
     assert_eq!(parse_ok(&whole[..whole.len() - 1]).lines, vec![1, 2, 3]);
     // A header cut short leaves no header.
     assert!(err_of(&HEADER[..20]).contains("no session header"));
+    assert!(err_of(&format!("{}\n{}\n", &HEADER[..20], entry("a")))
+        .contains("line 2: no session header"));
+    // A last line that is malformed before its end is an error, newline or not.
+    assert!(
+        err_of(&format!("{HEADER}\n{}\n{{\"id\":x", entry("a"))).contains("line 3: malformed JSON")
+    );
 }
 
 #[test]
