@@ -298,8 +298,9 @@ export declare function serializeForSummaryFromFile(path: Arg, options: Arg, lin
 export declare function serializeForSummaryFromFileSync(path: Arg, options: Arg, line: Arg): RawValue
 
 /**
- * Whether a session-file line that `JSON.parse` rejects ends before its
- * JSON does: an append cut short, which the file readers leave out. The
+ * Whether a session-file line that `JSON.parse` rejects starts a JSON
+ * object and ends before it does: an append cut short, which the file
+ * readers leave out (`is_cut_short`, crates/core/src/session/file.rs). The
  * CLI's JS reader (cli/session-file.js) asks it of each line it cannot
  * parse, so that both readers follow the core's rule.
  */

@@ -24,7 +24,7 @@ function readSessionBytes(file) {
  * Parses JSONL the way the agent's reader does (split on "\n", blank lines
  * skipped, a leading BOM ignored) but strictly: a malformed line, a
  * non-object entry, a missing header or a header older than version 3 is an
- * error naming the line. Except a line that ends before its JSON does (the
+ * error naming the line. Except a line that starts an object and ends before it does (the
  * core's rule, crates/core/src/session/file.rs): an append cut short, left
  * out as the agent leaves it out.
  */

@@ -341,8 +341,9 @@ pub fn serialize_for_summary_from_file_sync(
     })
 }
 
-/// Whether a session-file line that `JSON.parse` rejects ends before its
-/// JSON does: an append cut short, which the file readers leave out. The
+/// Whether a session-file line that `JSON.parse` rejects starts a JSON
+/// object and ends before it does: an append cut short, which the file
+/// readers leave out (`is_cut_short`, crates/core/src/session/file.rs). The
 /// CLI's JS reader (cli/session-file.js) asks it of each line it cannot
 /// parse, so that both readers follow the core's rule.
 #[napi(js_name = "sessionLineCutShort")]

@@ -10,15 +10,17 @@
 //! decoded as UTF-8 the way `readFileSync(path, "utf8")` decodes it (bad bytes
 //! become U+FFFD), blank lines (JS whitespace only) skipped. Unlike the
 //! reference, a malformed line is an error naming its line number, never a
-//! silently dropped entry, with one exception: a line that ends before its
-//! JSON does ([`is_cut_short`]). That is an append cut short (the agent's
-//! `SessionManager` appends each entry with one `appendFileSync`, which a
-//! SIGKILL can cut between pages), and it is left out, as the reference
-//! leaves it out: at the file's end, or followed by a newline and more
-//! entries, as 1.6's `SessionManager` leaves it when it opens the file (it
-//! ends the line with a newline, then appends after it). A cut line that a
-//! later append joined (0.78's `SessionManager` does not end it) is
-//! malformed where the next entry starts, and an error.
+//! silently dropped entry, with one exception: a line that starts an object
+//! and ends before the object does ([`is_cut_short`]). That is an append cut
+//! short (the agent's `SessionManager` appends each entry with one
+//! `appendFileSync`, which a SIGKILL can cut between pages), and it is left
+//! out, as the reference leaves it out: at the file's end, or followed by a
+//! newline and more entries, as 1.6's `SessionManager` leaves it when it
+//! opens the file (it ends the line with a newline, then appends after it).
+//! A cut line that a later append joined (0.78's `SessionManager` does not
+//! end it) is mostly malformed where the next entry starts, and an error;
+//! where the cut fell just where a value may begin, the joined line is
+//! itself an object cut short, and left out, as the reference leaves it.
 
 use std::borrow::Cow;
 use std::fs::File;
@@ -93,11 +95,22 @@ fn is_blank(line: &[u8]) -> bool {
     }
 }
 
-/// Whether a line that does not parse ends before its JSON does: an append
-/// cut short, which the session readers leave out. The CLI's JS reader asks
-/// this of each line `JSON.parse` rejects.
+/// Whether a line that does not parse is an entry cut short: it starts a
+/// JSON object and ends before the object does, as an append cut short
+/// leaves it. The session readers leave such a line out. The CLI's JS
+/// reader asks this of each line `JSON.parse` rejects.
 pub fn is_cut_short(line: &str) -> bool {
-    matches!(json::parse(line), Err(err) if err.input_ended(line))
+    matches!(json::parse(line), Err(err) if cut_short(line, &err))
+}
+
+/// [`is_cut_short`] for a line whose parse failed with `err`: an entry is an
+/// object, so a line that starts any other way (`[`, a literal, a number,
+/// a string) is malformed however it ends.
+fn cut_short(line: &str, err: &json::ParseError) -> bool {
+    err.input_ended(line)
+        && line
+            .trim_start_matches([' ', '\t', '\n', '\r'])
+            .starts_with('{')
 }
 
 fn describe_parse_error(line: &[u8], err: &json::ParseError) -> String {
@@ -141,7 +154,7 @@ fn parse_chunk(
                     out.local_lines.push(local_line);
                 }
                 // An append cut short, left out (see the module's docs).
-                Err(err) if err.input_ended(&text) => {}
+                Err(err) if cut_short(&text, &err) => {}
                 Err(err) => {
                     out.error = Some(LineError {
                         local_line,

@@ -804,7 +804,8 @@ fn a_text_cut_short_is_told_from_a_malformed_one() {
         r#"{"a":-x"#,
         r#"{"a":1.}"#,
         r#"{"a":"x	"#,
-        // A cut line that an append then joined: malformed where the next entry starts.
+        // A line cut inside a string, an escape or a number, then joined by an
+        // append: malformed where the next entry starts.
         r#"{"type":"message","id":"a1","message":{"content":"hal{"type":"message","id":"a2"}"#,
         r#"{"type":"message","id":"a1","message":{"content":"half\u00{"type":"message","id":"a2"}"#,
         r#"{"type":"message","id":"a1","message":{"timestamp":12{"type":"message","id":"a2"}"#,

@@ -123,8 +123,15 @@ fn a_line_cut_short_is_left_out_wherever_it_is() {
             assert_eq!(id, Some(last));
         }
     }
-    // Joined by a later append (0.78's SessionManager does not end it): an error.
+    // Joined by a later append (0.78's SessionManager does not end it): an
+    // error where the next entry starts; but a cut where a value may begin
+    // makes a joined line that is itself an object cut short, left out.
     assert!(err_of(&format!("{cut}{}\n", entry("c"))).contains("line 3: malformed JSON"));
+    let at_value = &whole[..whole.find(r#""message":"#).unwrap() + r#""message":"#.len()];
+    let at_value = &at_value[at_value.rfind('\n').unwrap() + 1..];
+    assert!(is_cut_short(&format!("{at_value}{}", entry("c"))));
+    let joined = format!("{HEADER}\n{at_value}{}\n{}\n", entry("c"), entry("d"));
+    assert_eq!(parse_ok(&joined).lines, vec![1, 3]);
     // A whole last line without its newline is read.
     assert_eq!(parse_ok(&whole[..whole.len() - 1]).lines, vec![1, 2, 3]);
     // A header cut short leaves no header.
@@ -132,9 +139,17 @@ fn a_line_cut_short_is_left_out_wherever_it_is() {
     assert!(err_of(&format!("{}\n{}\n", &HEADER[..20], entry("a")))
         .contains("line 2: no session header"));
     // A last line that is malformed before its end is an error, newline or not.
-    assert!(
-        err_of(&format!("{HEADER}\n{}\n{{\"id\":x", entry("a"))).contains("line 3: malformed JSON")
-    );
+    for end in ["", "\n"] {
+        let text = format!("{HEADER}\n{}\n{{\"id\":x{end}", entry("a"));
+        assert!(err_of(&text).contains("line 3: malformed JSON"), "{end:?}");
+    }
+    // Entries are objects: a line that starts anything else is malformed, cut short or not.
+    for line in ["[", "[{\"a\":1}", "\"abc", "t", "nul", "-", "1.", " [1,"] {
+        assert!(!is_cut_short(line), "{line}");
+        let text = format!("{HEADER}\n{line}\n{}\n", entry("a"));
+        assert!(err_of(&text).contains("line 2: malformed JSON"), "{line}");
+    }
+    assert!(is_cut_short(" {\"type\":\"mess"));
 }
 
 #[test]
