@@ -24,7 +24,7 @@ const NODE_22 = {
  * A version of the 0.78 line, installed in `packageDir`. 0.78.0 and 0.78.1
  * differ in the compaction module only where generateBranchSummary takes a
  * streamFn (0.78.1), which 0.78.0's own tree navigation does not pass
- * (lines.test.js compares the two modules).
+ * (versions.test.js compares the two modules).
  */
 const line078 = (version, packageDir, more) => ({
   version,

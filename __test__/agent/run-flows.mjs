@@ -16,7 +16,7 @@ const { FLOWS } = require('./flows.js')
 
 const job = JSON.parse(readFileSync(process.argv[2], 'utf8'))
 const line = LINES.find((l) => l.version === job.line)
-if (!line) throw new Error(`no agent line named ${job.line}`)
+if (!line) throw new Error(`no agent version ${job.line} in lines.js`)
 
 if (job.variant === 'ours') swapInOurs(line)
 const records = {}

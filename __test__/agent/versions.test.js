@@ -29,6 +29,12 @@ function splitAtBranchSummary(text) {
   return { before: text.slice(0, at), fn: text.slice(at) }
 }
 
+/** The string, template and number literals of a piece of code, each once, sorted. */
+const literalsOf = (code) => [...new Set(code.match(/"(?:[^"\\]|\\.)*"|`(?:[^`\\]|\\.)*`|\b\d+\b/g))].sort()
+
+/** The identifiers of a piece of code, comments left out, each once, sorted. */
+const namesOf = (code) => [...new Set(code.replace(/\/\/.*$/gm, '').match(/[A-Za-z_$][\w$]*/g))].sort()
+
 /** The options object of the agent session's generateBranchSummary call, as written. */
 function branchSummaryCall(version) {
   const text = read(version, path.join('dist', 'core', 'agent-session.js'))
@@ -54,7 +60,7 @@ test("0.78.0's compaction module and messages.js are 0.78.1's, file for file, bu
   expect(differing).toEqual([BRANCH])
 })
 
-test('in branch-summarization.js only generateBranchSummary differs, the last declaration of both: 0.78.1 reads a streamFn option, 0.78.0 none', () => {
+test('in branch-summarization.js only generateBranchSummary differs, the last declaration of both: 0.78.1 reads a streamFn option, 0.78.0 none; literals and other names are the same', () => {
   const old = splitAtBranchSummary(read('0.78.0', BRANCH))
   const now = splitAtBranchSummary(read('0.78.1', BRANCH))
   expect(old.before).toBe(now.before)
@@ -65,6 +71,13 @@ test('in branch-summarization.js only generateBranchSummary differs, the last de
   }
   expect(old.fn).not.toMatch(/streamFn/)
   expect(now.fn).toMatch(/\bstreamFn\b/)
+  // The same literals (prompt texts, limits such as maxTokens), and the
+  // same names but for the streamFn call's: nothing else changed with it.
+  expect(literalsOf(now.fn)).toEqual(literalsOf(old.fn))
+  expect(literalsOf(old.fn).length).toBeGreaterThan(5)
+  const [oldNames, newNames] = [namesOf(old.fn), namesOf(now.fn)]
+  expect(oldNames.filter((n) => !newNames.includes(n))).toEqual([])
+  expect(newNames.filter((n) => !oldNames.includes(n))).toEqual(['context', 'requestOptions', 'result', 'streamFn'])
 })
 
 test("0.78.0's tree navigation passes generateBranchSummary no streamFn; 0.78.1's passes the agent's", () => {

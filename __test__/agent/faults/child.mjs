@@ -23,7 +23,7 @@ const { OPS, RECOVER, RESUME } = require('./ops.js')
 
 const job = JSON.parse(process.argv[2])
 const line = LINES.find((l) => l.version === job.line)
-if (!line) throw new Error(`no agent line named ${job.line}`)
+if (!line) throw new Error(`no agent version ${job.line} in lines.js`)
 if (job.variant === 'ours') swapInOurs(line)
 
 const agent = await loadAgent(line)
