@@ -80,6 +80,24 @@ test('in branch-summarization.js only generateBranchSummary differs, the last de
   expect(newNames.filter((n) => !oldNames.includes(n))).toEqual(['context', 'requestOptions', 'result', 'streamFn'])
 })
 
+test("0.78.0's declarations are 0.78.1's but for generateBranchSummary's optional streamFn (types.test.js checks ours against 0.78.1's)", () => {
+  const declarations = (version) =>
+    moduleFiles(version).map((f) => f.replace(/\.js$/, '.d.ts'))
+  const files = declarations('0.78.1')
+  expect(declarations('0.78.0')).toEqual(files)
+  const differing = files.filter((f) => read('0.78.0', f) !== read('0.78.1', f))
+  expect(differing).toEqual([BRANCH.replace(/\.js$/, '.d.ts')])
+  // The lines 0.78.1 has and 0.78.0 lacks, and none the other way: the option, and its type's import.
+  const [old, now] = ['0.78.0', '0.78.1'].map((v) => read(v, differing[0]).split('\n'))
+  const added = now.filter((l) => !old.includes(l))
+  expect(old.filter((l) => !now.includes(l))).toHaveLength(1)
+  expect(old.filter((l) => !now.includes(l))[0]).toMatch(/^import type \{ AgentMessage \} from "@earendil-works\/pi-agent-core";$/)
+  expect(added.filter((l) => !/^\s*\/\*\*.*\*\/$/.test(l))).toEqual([
+    'import type { AgentMessage, StreamFn } from "@earendil-works/pi-agent-core";',
+    '    streamFn?: StreamFn;',
+  ])
+})
+
 test("0.78.0's tree navigation passes generateBranchSummary no streamFn; 0.78.1's passes the agent's", () => {
   expect(branchSummaryCall('0.78.0')).not.toMatch(/streamFn/)
   expect(branchSummaryCall('0.78.1')).toMatch(/\bstreamFn: this\.agent\.streamFn\b/)
