@@ -70,6 +70,27 @@ function agentMessage(i) {
     : { role: 'assistant', content: [{ type: 'text', text: `answer ${i} `.repeat(20) }], api: 'x', provider: 'p', model: 'm', usage, stopReason: 'stop', timestamp: i }
 }
 
+/**
+ * A six-message session written by `SessionManager` (an agent version's
+ * own), its last line cut short as a kill inside its appendFileSync leaves
+ * it, then opened again and two more messages appended. Returns the file,
+ * its folder, its lines, and the branch length on reopening the cut file.
+ */
+function cutThenAppend(SessionManager, prefix) {
+  const base = fs.mkdtempSync(path.join(dir, prefix))
+  const session = SessionManager.create(base, base)
+  for (let i = 0; i < 6; i++) session.appendMessage(agentMessage(i))
+  const p = session.getSessionFile()
+  const text = fs.readFileSync(p, 'utf8')
+  expect(text.split('\n')).toHaveLength(8)
+  fs.writeFileSync(p, text.slice(0, text.length - 20))
+  const reopened = SessionManager.open(p, base)
+  const branchOnReopen = reopened.getBranch().length
+  reopened.appendMessage(agentMessage(6))
+  reopened.appendMessage(agentMessage(7))
+  return { p, base, lines: fs.readFileSync(p, 'utf8').split('\n'), branchOnReopen }
+}
+
 async function expectSameAsReference(p, options) {
   const plan = local(referencePlanFromFile(ref, p, options).plan)
   const sync = local(ours.prepareCompactionFromFileSync(p, options))
@@ -194,20 +215,9 @@ describe('prepareCompactionFromFile agrees with the reference', () => {
   })
 
   test("a cut last line that 0.78's SessionManager then appended to: the agent's branch starts after the joined line, ours names that line", async () => {
-    const base = fs.mkdtempSync(path.join(dir, 'joined-'))
-    const session = ref.SessionManager.create(base, base)
-    for (let i = 0; i < 6; i++) session.appendMessage(agentMessage(i))
-    const p = session.getSessionFile()
-    const text = fs.readFileSync(p, 'utf8')
-    expect(text.split('\n')).toHaveLength(8)
-    // Cut the last line short, as a kill inside its appendFileSync leaves it.
-    fs.writeFileSync(p, text.slice(0, text.length - 20))
-    const reopened = ref.SessionManager.open(p, base)
-    expect(reopened.getBranch()).toHaveLength(5)
     // 0.78 does not end the cut line (1.6.0 appends a newline first): the next entry joins it.
-    reopened.appendMessage(agentMessage(6))
-    reopened.appendMessage(agentMessage(7))
-    const lines = fs.readFileSync(p, 'utf8').split('\n')
+    const { p, base, lines, branchOnReopen } = cutThenAppend(ref.SessionManager, 'joined-')
+    expect(branchOnReopen).toBe(5)
     expect(lines).toHaveLength(9)
     expect(() => JSON.parse(lines[6])).toThrow()
     // The entry after the joined line names an entry no line holds now: the agent's branch is that entry alone.
@@ -219,16 +229,7 @@ describe('prepareCompactionFromFile agrees with the reference', () => {
   test("the same with 1.6's SessionManager, which ends the cut line before it appends: the agent's branch and ours leave that line out", async () => {
     const { SessionManager } = await import(pathToFileURL(path.join(CORE_DIR_16, 'session-manager.js')).href)
     const ours16 = require('../agent-1.6')
-    const base = fs.mkdtempSync(path.join(dir, 'ended-'))
-    const session = SessionManager.create(base, base)
-    for (let i = 0; i < 6; i++) session.appendMessage(agentMessage(i))
-    const p = session.getSessionFile()
-    const text = fs.readFileSync(p, 'utf8')
-    fs.writeFileSync(p, text.slice(0, text.length - 20))
-    const reopened = SessionManager.open(p, base)
-    reopened.appendMessage(agentMessage(6))
-    reopened.appendMessage(agentMessage(7))
-    const lines = fs.readFileSync(p, 'utf8').split('\n')
+    const { p, base, lines } = cutThenAppend(SessionManager, 'ended-')
     expect(lines).toHaveLength(10)
     expect(() => JSON.parse(lines[6])).toThrow()
     const branch = SessionManager.open(p, base).getBranch()

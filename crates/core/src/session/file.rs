@@ -113,9 +113,8 @@ fn cut_short(line: &str, err: &json::ParseError) -> bool {
             .starts_with('{')
 }
 
-fn describe_parse_error(line: &[u8], err: &json::ParseError) -> String {
-    // The offset is into the decoded text; report a column in characters.
-    let text = decode(line);
+/// `err` of the decoded line `text`, with its column in characters.
+fn describe_parse_error(text: &str, err: &json::ParseError) -> String {
     let offset = err.offset.min(text.len());
     let column = text.char_indices().take_while(|(i, _)| *i < offset).count() + 1;
     format!("malformed JSON: {} at column {column}", err.message)
@@ -158,7 +157,7 @@ fn parse_chunk(
                 Err(err) => {
                     out.error = Some(LineError {
                         local_line,
-                        message: describe_parse_error(line, &err),
+                        message: describe_parse_error(&text, &err),
                     });
                     first_error.fetch_min(index, Ordering::Relaxed);
                     return out;
