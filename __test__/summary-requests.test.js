@@ -187,12 +187,16 @@ describe('agent line 1.6: what completeSummarization adds', () => {
       [undefined, MODEL],
     ]) {
       const runs = {}
+      // One signal for both sides: the caller's own object goes on (two
+      // signals would be compared by their internals, which Node 26's Jest cannot).
+      const signal = new AbortController().signal
       for (const [name, impl] of sides(ref, ours)) {
         const streamFn = scripted([text('B')])
-        const signal = new AbortController().signal
         await impl.generateBranchSummary(branchEntries(), { model, signal, thinkingLevel: level, streamFn, env: ENV })
         runs[name] = streamFn.calls[0]
       }
+      expect(runs.ours.options.signal).toBe(signal)
+      expect(runs.ref.options.signal).toBe(signal)
       expect(Object.keys(runs.ours.options)).toEqual(Object.keys(runs.ref.options))
       expect(comparable(runs.ours.options)).toEqual(comparable(runs.ref.options))
       expect(shapeOf(runs.ours.context)).toEqual(shapeOf(runs.ref.context))
