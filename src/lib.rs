@@ -1,4 +1,4 @@
-//! prime-compaction: the Prime Agent's conversation compaction as a native
+//! prime-compaction: the pi coding agent's conversation compaction as a native
 //! Node.js addon, the thin `#[napi]` layer over `prime_compaction_core`. Each
 //! file at this level serves the exports it is named after: it reads the
 //! arguments (through [`js::view::JsVal`]), calls the core and builds the

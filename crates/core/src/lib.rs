@@ -1,4 +1,4 @@
-//! prime-compaction's core: the Prime Agent's conversation compaction in
+//! prime-compaction's core: the pi coding agent's conversation compaction in
 //! plain Rust, with no N-API anywhere in its dependency tree (the addon in
 //! the repository root is the thin layer over it), unit-tested with
 //! `cargo test`.
