@@ -319,6 +319,19 @@ describe('the examples of §3.4, §6 and §10.2', () => {
     expect(same('1.6', 'estimateProjectedContextTokens(usage)', (m) => m.estimateProjectedContextTokens(p2, withUsage)).value).toEqual({ tokens: 56, usageTokens: 55, trailingTokens: 1, lastUsageIndex: 3 })
   })
 
+  test('the merged system message takes pi-ai\'s `timestamp ??=`: a null timestamp, then a missing one, merge into none', () => {
+    const system = (timestamp) => ({ role: 'system', content: 'aaaaaaaa', ...(timestamp === undefined ? {} : { timestamp }) })
+    for (const [stamps, tokens] of [
+      [[null, undefined], 1],
+      [[undefined, null], 6],
+      [[null, 5, undefined], 8],
+    ]) {
+      const entries = chain([msg(system(stamps[0])), u('uuuu'), ...stamps.slice(1).map((t) => msg(system(t)))])
+      const projection = deepFreeze(refs['1.6'].buildSessionProjection(entries))
+      expect(same('1.6', 'estimateProjectedContextTokens', (m) => m.estimateProjectedContextTokens(projection, entries)).value.tokens).toBe(tokens)
+    }
+  })
+
   test('§10.2: prepareBranchEntries applies context edits and counts system messages in 1.6', () => {
     const call = assistant([{ type: 'thinking', thinking: 'hmm' }, { type: 'text', text: 'ans' }, { type: 'toolCall', id: 'c', name: 'read', arguments: { path: 'a' } }], { stopReason: 'toolUse' })
     const nestedCalls = { complete: true, calls: [{ id: '1', name: 'edit', arguments: { path: 'n.ts' }, status: 'ok' }] }

@@ -16,7 +16,7 @@ use crate::js::view::{Key, Kind, View};
 use crate::tokens::estimate::{measure_content, Measure};
 
 /// `sections`, when it holds any: its `(name, value)` pairs.
-fn section_entries<V: View>(message: &V) -> Result<Vec<(JsStr, V)>> {
+pub(crate) fn section_entries<V: View>(message: &V) -> Result<Vec<(JsStr, V)>> {
     let sections = message.get(Key::Sections)?;
     if !sections.truthy() {
         return Ok(Vec::new());
@@ -72,12 +72,41 @@ pub fn measure_system<V: View, M: Measure>(message: &V, content: Option<&V>, m: 
     Ok(total)
 }
 
+/// `timestamp ??= message.timestamp` over the system messages in order:
+/// the first timestamp that is not nullish stays; until one comes, each
+/// message's own (`null` or `undefined`) replaces the last.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TimestampFold {
+    #[default]
+    Undefined,
+    Null,
+    Set,
+}
+
+impl TimestampFold {
+    pub(crate) fn add<V: View>(&mut self, message: &V) -> Result<()> {
+        if *self != TimestampFold::Set {
+            *self = match message.get(Key::Timestamp)?.kind() {
+                Kind::Undefined => TimestampFold::Undefined,
+                Kind::Null => TimestampFold::Null,
+                _ => TimestampFold::Set,
+            };
+        }
+        Ok(())
+    }
+
+    /// `getCurrentSystemMessage` gives `undefined` when the fold ends
+    /// `undefined` and no tool is declared.
+    pub(crate) fn gives_message(self, tools: usize) -> bool {
+        self != TimestampFold::Undefined || tools > 0
+    }
+}
+
 /// `getCurrentSystemMessage` over a list of messages, measured: add the
 /// system messages in order, then ask for [`SystemMerge::measure`].
 #[derive(Debug, Default)]
 pub struct SystemMerge {
-    /// Some system message had a `timestamp` other than `undefined`.
-    timestamped: bool,
+    timestamp: TimestampFold,
     /// Non-empty content texts joined so far, and their measure.
     content_parts: u64,
     content: u64,
@@ -134,7 +163,7 @@ fn content_text_measure<V: View, M: Measure>(content: &V, m: &M) -> Result<(u64,
 }
 
 /// A tool's `name`, the key tools are added and removed by.
-fn tool_name<V: View>(tool: &V) -> Result<JsStr> {
+pub(crate) fn tool_name<V: View>(tool: &V) -> Result<JsStr> {
     if !tool.is_object_like() {
         let got = tool.kind().describe();
         return Err(Error::type_error("", format!("expected a tool, got {got}")));
@@ -147,7 +176,7 @@ fn tool_name<V: View>(tool: &V) -> Result<JsStr> {
 }
 
 /// The items of `toolsAdded` / `toolsRemoved` (`?? []`).
-fn tool_list<V: View>(message: &V, key: Key) -> Result<Vec<V>> {
+pub(crate) fn tool_list<V: View>(message: &V, key: Key) -> Result<Vec<V>> {
     let list = message.get(key)?;
     if matches!(list.kind(), Kind::Undefined | Kind::Null) {
         return Ok(Vec::new());
@@ -164,9 +193,7 @@ impl SystemMerge {
         content: Option<&V>,
         m: &M,
     ) -> Result<()> {
-        if !message.get(Key::Timestamp)?.is_undefined() {
-            self.timestamped = true;
-        }
+        self.timestamp.add(message)?;
         if let Some(c) = content {
             let (n, non_empty) = content_text_measure(c, m).within("content")?;
             if non_empty {
@@ -202,7 +229,7 @@ impl SystemMerge {
     /// What `estimateTokens` measures in the merged message; `None` when
     /// `getCurrentSystemMessage` gives `undefined` (no timestamp and no tools).
     pub fn measure<M: Measure>(&self, m: &M) -> Result<Option<u64>> {
-        if !self.timestamped && self.tools.is_empty() {
+        if !self.timestamp.gives_message(self.tools.len()) {
             return Ok(None);
         }
         let mut total = self.content;

@@ -212,6 +212,32 @@ fn the_merged_system_message_is_estimated_once() {
     assert_eq!(est.tokens, 4.0);
 }
 
+#[test]
+fn a_null_timestamp_then_a_missing_one_gives_no_merged_system_message() {
+    // pi-ai's `timestamp ??= message.timestamp`: null, then undefined, ends
+    // undefined; with no tools there is no system message to count (the
+    // figures are 1.6.0's estimateProjectedContextTokens on the same messages).
+    let tokens = |m: &str| {
+        let m = json(m);
+        let view = Val::new(&m);
+        let list = MessageArray::new(&view).unwrap();
+        projected_context_tokens(&list, Counter::Estimate, &V16.tokens, |_| Ok(false))
+            .unwrap()
+            .tokens
+    };
+    let user = r#"{"role":"user","content":"uuuu","timestamp":1}"#;
+    let system = |ts: &str| format!(r#"{{"role":"system","content":"aaaaaaaa"{ts}}}"#);
+    let (null, none, five) = (
+        system(r#","timestamp":null"#),
+        system(""),
+        system(r#","timestamp":5"#),
+    );
+    assert_eq!(tokens(&format!("[{null},{user},{none}]")), 1.0);
+    assert_eq!(tokens(&format!("[{none},{user},{null}]")), 6.0);
+    assert_eq!(tokens(&format!("[{null},{user},{five},{none}]")), 8.0);
+    assert_eq!(tokens(&format!("[{none},{user},{none}]")), 1.0);
+}
+
 use crate::tokens::estimate::Counter;
 
 #[test]
