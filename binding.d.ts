@@ -137,6 +137,13 @@ export declare function calculateContextTokens(usage: Arg): number
 export declare function collectEntriesForBranchSummary(session: Arg, oldLeafId: Arg, targetId: Arg, path?: Arg | undefined | null): RawValue
 
 /**
+ * `compactionSystemMessage(pathEntries, timestamp, line)`: as JSON, the
+ * `systemMessage` of a compaction entry stamped `timestamp` (ms) appended
+ * after the last of `pathEntries`; null where the line writes none.
+ */
+export declare function compactionSystemMessage(pathEntries: Arg, timestamp: Arg, line: Arg): string | null
+
+/**
  * `computeFileLists` over the three Sets, passed as arrays in insertion
  * order. Returns indices into `[...read, ...edited, ...written]`, which
  * lib/api.js maps back onto the caller's values (they need not be strings).

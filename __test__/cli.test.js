@@ -7,6 +7,7 @@ const { spawn } = require('node:child_process')
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
+const { pathToFileURL } = require('node:url')
 const { startServer } = require('./helpers/openai-server.js')
 const { writeSessionFile } = require('./helpers/session-file.js')
 
@@ -138,6 +139,17 @@ describe('bad input', () => {
     expect(usage.stderr).toContain('--keep-recent expects a whole number')
     expect((await run(['compact', EXAMPLE])).code).toBe(2)
     expect((await run(['frobnicate'])).code).toBe(2)
+    // Options that would do nothing, and sizes of 0, are refused rather than ignored.
+    for (const [args, said] of [
+      [['plan', EXAMPLE, '--model', 'm', '--context-window', '4096'], '--model, --context-window are for --print-request only'],
+      [['plan', EXAMPLE, '--print-request', '--context-window', '0'], '--context-window must be at least 1'],
+      [['compact', EXAMPLE, '--base-url', 'http://127.0.0.1:9/v1', '--model', 'm', '--max-tokens', '0'], '--max-tokens must be at least 1'],
+      [['compact', EXAMPLE, '--base-url', 'http://127.0.0.1:9/v1', '--model', 'm', '--timeout', '0'], '--timeout must be at least 1'],
+    ]) {
+      const r = await run(args)
+      expect({ code: r.code, said: r.stderr.split('\n')[0] }).toEqual({ code: 2, said: `prime-compaction: ${said}` })
+    }
+    expect((await run(['plan', EXAMPLE, '--keep-recent', '0', '--reserve', '0'])).code).toBe(0)
     const help = await run(['--help'])
     expect(help.code).toBe(0)
     expect(help.stdout).toContain('Usage:')
@@ -295,7 +307,10 @@ describe('compact against a local OpenAI-compatible server', () => {
   })
 
   test('--append writes the entry the agent would, as a child of the leaf', async () => {
-    server = await startServer([{ text: 'History.' }, { text: 'Prefix.' }])
+    server = await startServer([
+      { text: 'History.', usage: { prompt_tokens: 900, completion_tokens: 100 } },
+      { text: 'Prefix.', usage: { prompt_tokens: 50, completion_tokens: 5 } },
+    ])
     const file = copyExample('append.jsonl')
     const before = fs.readFileSync(file)
     const leaf = branchOf(file).at(-1)
@@ -308,11 +323,14 @@ describe('compact against a local OpenAI-compatible server', () => {
     expect(added.trimEnd().includes('\n')).toBe(false)
     const entry = JSON.parse(added)
     const { result } = JSON.parse(r.stdout)
-    expect(Object.keys(entry)).toEqual(['type', 'id', 'parentId', 'timestamp', 'summary', 'firstKeptEntryId', 'tokensBefore', 'details', 'fromHook', 'customInstructions'])
+    // 1.6's appendCompaction's fields in its order (no systemMessage: this session has no system message), then customInstructions.
+    expect(Object.keys(entry)).toEqual(['type', 'id', 'parentId', 'timestamp', 'summary', 'firstKeptEntryId', 'tokensBefore', 'details', 'usage', 'fromHook', 'customInstructions'])
     expect(entry).toMatchObject({
       type: 'compaction', parentId: leaf.id, summary: result.summary, firstKeptEntryId: result.firstKeptEntryId,
-      tokensBefore: result.tokensBefore, details: result.details, fromHook: false, customInstructions: 'Keep the numbers.',
+      tokensBefore: result.tokensBefore, details: result.details, usage: result.usage, fromHook: false, customInstructions: 'Keep the numbers.',
     })
+    // The server's usage of the two requests (a split turn), summed as 1.6's compact() sums them.
+    expect(result.usage).toMatchObject({ input: 950, output: 105, cacheRead: 0, cacheWrite: 0, totalTokens: 1055 })
     expect(entry.id).toMatch(/^[0-9a-f]{8}$/)
     expect(branchOf(file).some((e) => e !== entry && e.id === entry.id && e.type !== 'compaction')).toBe(false)
     expect(Math.abs(Date.parse(entry.timestamp) - Date.now())).toBeLessThan(60000)
@@ -320,6 +338,41 @@ describe('compact against a local OpenAI-compatible server', () => {
     const again = await run(['plan', file])
     expect(again.stdout).toContain('nothing to compact')
   })
+})
+
+// A 1.6 session keeps its system prompt in the session; after a compaction
+// the agent restores it from the compaction entry alone.
+test('--append on a 1.6 session keeps its system message: reopened, 1.6.0 rebuilds the context the agent\'s own appendCompaction gives', async () => {
+  const { SessionManager } = await import(pathToFileURL(path.join(ROOT, 'node_modules', 'pi-coding-agent-1.6', 'dist', 'core', 'session-manager.js')).href)
+  const source = path.join(ROOT, 'benches', 'fixtures', 'agent-1.6', 'abort-manual.jsonl')
+  const ours = path.join(dir, 'system-ours.jsonl')
+  const theirs = path.join(dir, 'system-theirs.jsonl')
+  fs.copyFileSync(source, ours)
+  fs.copyFileSync(source, theirs)
+  const server = await startServer([{ text: 'History.' }, { text: 'Prefix.' }])
+  let r
+  try {
+    r = await run(['compact', ours, '--base-url', server.baseUrl, '--model', 'm', '--keep-recent', '50', '--append', '--json', '--quiet'])
+  } finally {
+    await server.close()
+  }
+  expect(r.code).toBe(0)
+  const { result, entry } = JSON.parse(r.stdout)
+  // The agent's own entry after the same branch, with the same result.
+  const manager = SessionManager.open(theirs, dir)
+  manager.appendCompaction(result.summary, result.firstKeptEntryId, result.tokensBefore, result.details, false, result.usage)
+  const agentEntry = manager.getBranch().at(-1)
+  expect(agentEntry.systemMessage.role).toBe('system')
+  const timeless = ({ id, timestamp, systemMessage, ...rest }) => ({ ...rest, systemMessage: { ...systemMessage, timestamp: 0 } })
+  expect(Object.keys(entry)).toEqual(Object.keys(agentEntry))
+  expect(timeless(entry)).toEqual(timeless(agentEntry))
+  expect(entry.systemMessage.timestamp).toBe(Date.parse(entry.timestamp))
+  // Reopened, both files give the agent the same context: the system message first.
+  const context = (file) => SessionManager.open(file, dir).buildSessionContext().messages.map((m) => (m.role === 'system' ? { ...m, timestamp: 0 } : m))
+  const reopened = context(ours)
+  expect(reopened[0].role).toBe('system')
+  expect(reopened.map((m) => m.role)).toEqual(context(theirs).map((m) => m.role))
+  expect(reopened.filter((m) => m.role !== 'compactionSummary')).toEqual(context(theirs).filter((m) => m.role !== 'compactionSummary'))
 })
 
 // SIGKILL at random moments while --append rewrites a large session: the

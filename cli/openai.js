@@ -5,19 +5,34 @@
 // with stopReason 'error' and the provider's own words, so compact() can
 // recognise a context overflow and retry with less.
 
-function assistantMessage(model, text, stopReason, errorMessage, toolCalls = []) {
+function assistantMessage(model, text, stopReason, errorMessage, toolCalls = [], usage = undefined) {
   const message = {
     role: 'assistant',
     content: [{ type: 'text', text }, ...toolCalls],
     api: model.api,
     provider: model.provider,
     model: model.id,
-    usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
+    usage: usageOf(usage),
     stopReason,
     timestamp: Date.now(),
   }
   if (errorMessage !== undefined) message.errorMessage = errorMessage
   return message
+}
+
+/**
+ * The server's `usage` (`prompt_tokens`, of which `prompt_tokens_details.cached_tokens`
+ * were read from its cache, and `completion_tokens`) as an assistant message's
+ * usage; zeros for what it does not report. No cost: the server names no price.
+ */
+function usageOf(usage) {
+  const count = (n) => (typeof n === 'number' && Number.isFinite(n) && n > 0 ? n : 0)
+  const prompt = count(usage?.prompt_tokens)
+  const cacheRead = Math.min(prompt, count(usage?.prompt_tokens_details?.cached_tokens))
+  const input = prompt - cacheRead
+  const output = count(usage?.completion_tokens)
+  const cost = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 }
+  return { input, output, cacheRead, cacheWrite: 0, totalTokens: input + output + cacheRead, cost }
 }
 
 function stopReasonOf(finishReason) {
@@ -58,7 +73,7 @@ function fromJson(model, value) {
   const text = typeof message.content === 'string' ? message.content : ''
   const calls = toolCallsOf(message.tool_calls)
   const stop = calls.length > 0 ? 'toolUse' : stopReasonOf(choice.finish_reason)
-  return assistantMessage(model, text, stop, undefined, calls)
+  return assistantMessage(model, text, stop, undefined, calls, value.usage)
 }
 
 /** Reads an SSE body: `data: {...}` events carrying `choices[0].delta`, ended by `data: [DONE]`. */
@@ -67,6 +82,7 @@ async function fromEventStream(model, body, onText) {
   let buffer = ''
   let text = ''
   let finishReason
+  let usage
   let done = false
   const calls = []
   let data = []
@@ -85,6 +101,8 @@ async function fromEventStream(model, body, onText) {
       return assistantMessage(model, text, 'error', `malformed stream event: ${payload.slice(0, 200)}`)
     }
     if (event.error) return assistantMessage(model, text, 'error', errorText(payload))
+    // Sent with the last chunk, or in one of its own with no choices.
+    if (event.usage) usage = event.usage
     const choice = Array.isArray(event.choices) ? event.choices[0] : undefined
     if (!choice) return undefined
     const delta = choice.delta || {}
@@ -119,7 +137,7 @@ async function fromEventStream(model, body, onText) {
     return assistantMessage(model, text, 'error', 'the event stream ended before the answer was complete')
   }
   const toolCalls = toolCallsOf(calls)
-  return assistantMessage(model, text, toolCalls.length > 0 ? 'toolUse' : stopReasonOf(finishReason), undefined, toolCalls)
+  return assistantMessage(model, text, toolCalls.length > 0 ? 'toolUse' : stopReasonOf(finishReason), undefined, toolCalls, usage)
 }
 
 function describeFetchError(err, url) {

@@ -48,12 +48,15 @@ compact:
 
 const FLAGS = {
   common: { leaf: 'string', 'keep-recent': 'count', reserve: 'count', json: 'bool', quiet: 'bool', help: 'bool' },
-  plan: { 'print-request': 'bool', model: 'string', instructions: 'string', 'context-window': 'count', 'max-tokens': 'count' },
+  plan: { 'print-request': 'bool', model: 'string', instructions: 'string', 'context-window': 'size', 'max-tokens': 'size' },
   compact: {
     'base-url': 'string', model: 'string', 'api-key-env': 'string', instructions: 'string', append: 'bool',
-    stream: 'bool', timeout: 'count', 'context-window': 'count', 'max-tokens': 'count',
+    stream: 'bool', timeout: 'size', 'context-window': 'size', 'max-tokens': 'size',
   },
 }
+
+// plan's options that shape the printed requests, and nothing without them.
+const REQUEST_OPTIONS = ['model', 'instructions', 'context-window', 'max-tokens']
 
 class UsageError extends CliError {}
 
@@ -115,15 +118,19 @@ function parseArgs(argv) {
     }
     const value = token.value
     if (value === undefined) throw new UsageError(`--${name} needs a value`)
-    if (kind === 'count') {
+    if (kind === 'count' || kind === 'size') {
       const n = Number(value)
       if (!/^\d+$/.test(value) || !Number.isSafeInteger(n)) throw new UsageError(`--${name} expects a whole number, got ${JSON.stringify(value)}`)
+      // A window, an output limit or a timeout of 0 leaves nothing to work with.
+      if (kind === 'size' && n === 0) throw new UsageError(`--${name} must be at least 1`)
       options[name] = n
     } else {
       options[name] = value
     }
   }
   if (options.help) return { command: 'help' }
+  const unused = command === 'plan' && !options['print-request'] ? REQUEST_OPTIONS.filter((name) => name in options) : []
+  if (unused.length > 0) throw new UsageError(`${unused.map((name) => `--${name}`).join(', ')} ${unused.length === 1 ? 'is' : 'are'} for --print-request only`)
   if (positional.length !== 1) throw new UsageError(positional.length === 0 ? 'no session file given' : `one session file expected, got ${positional.length} arguments`)
   return { command, file: positional[0], options }
 }
@@ -186,7 +193,7 @@ function modelOf(options, baseUrl) {
     reasoning: false,
     input: ['text'],
     cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
-    contextWindow: options['context-window'] || 128000,
+    contextWindow: options['context-window'] ?? 128000,
   }
   if (options['max-tokens'] !== undefined) model.maxTokens = options['max-tokens']
   return model
@@ -204,8 +211,8 @@ function loadBranch(file, options, say) {
   const bytes = readSessionBytes(file)
   if (bytes.length >= SLOW_READ_BYTES) say.step(`reading ${file} (${sizeOf(bytes.length)})`, true)
   const session = parseSession(bytes.toString('utf8'), file)
-  const { branch, leaf } = takeBranch(session, options.leaf, file)
-  return { bytes, session, branch, leaf }
+  const { branch } = takeBranch(session, options.leaf, file)
+  return { bytes, session, branch }
 }
 
 function filesLine(label, files) {
@@ -304,7 +311,7 @@ async function compactCommand(file, options) {
     if (!apiKey) throw new CliError(`environment variable ${options['api-key-env']} (--api-key-env) is not set`)
   }
   const say = progress(options.quiet)
-  const { bytes, session, branch, leaf } = loadBranch(file, options, say)
+  const { bytes, session, branch } = loadBranch(file, options, say)
   say.step('planning')
   const preparation = api.prepareCompaction(branch, settingsOf(options))
   if (!preparation) throw new CliError(`${file}: nothing to compact (the branch is too small or already ends with a compaction)`)
@@ -339,7 +346,7 @@ async function compactCommand(file, options) {
   if (result.aborted) throw new CliError('interrupted')
   let entry
   if (options.append) {
-    entry = compactionEntry(result, session, leaf.id)
+    entry = compactionEntry(result, session, branch)
     appendEntryAtomically(file, bytes, entry, (tmp, size) => {
       if (size >= 8 << 20) say.note(`writing ${file} (${sizeOf(size)}) through ${tmp}`)
     })

@@ -6,7 +6,11 @@
 const crypto = require('node:crypto')
 const fs = require('node:fs')
 const path = require('node:path')
-const { sessionLineCutShort } = require('../binding.js')
+const { sessionLineCutShort, compactionSystemMessage, agentLineIndex, agentLines } = require('../binding.js')
+
+// The command plans as the newest agent line does (index.js), and writes its
+// compaction entry as that line's agent writes one.
+const LINE = agentLineIndex(agentLines().at(-1))
 
 class CliError extends Error {}
 
@@ -97,20 +101,28 @@ function generateId(ids) {
   return crypto.randomUUID()
 }
 
-/** The compaction entry the agent's SessionManager.appendCompaction writes, plus customInstructions. */
-function compactionEntry(result, session, parentId, now = new Date()) {
+/**
+ * The compaction entry the agent's SessionManager.appendCompaction writes
+ * after the last of `branch` (its `usage`, and the system message the
+ * session's context holds there, which the agent restores from the entry
+ * alone), plus customInstructions.
+ */
+function compactionEntry(result, session, branch, now = new Date()) {
   const ids = new Set(session.entries.map((e) => e.id))
   const entry = {
     type: 'compaction',
     id: generateId(ids),
-    parentId,
+    parentId: branch.at(-1).id,
     timestamp: now.toISOString(),
     summary: result.summary,
     firstKeptEntryId: result.firstKeptEntryId,
     tokensBefore: result.tokensBefore,
     details: result.details,
+    usage: result.usage,
     fromHook: false,
   }
+  const systemMessage = compactionSystemMessage(branch, now.getTime(), LINE)
+  if (systemMessage !== null) entry.systemMessage = JSON.parse(systemMessage)
   if (result.customInstructions !== undefined) entry.customInstructions = result.customInstructions
   return entry
 }

@@ -13,6 +13,7 @@
 pub mod agent_line;
 pub mod branch_summary;
 pub mod compact;
+pub mod compaction_entry;
 pub mod complete_summarization;
 pub mod convert_to_llm;
 pub mod count_tokens;

@@ -1,0 +1,60 @@
+//! The merged system message on sessions written as JSON; expected values
+//! are what 1.6.0's `appendCompaction` writes for them
+//! (`__test__/compaction-entry.test.js` compares the two on generated sessions).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use super::*;
+use crate::agent_line::AgentLine;
+use crate::js::json::view::Val;
+use crate::js::json::{parse, stringify_to_string};
+
+/// The entry's `systemMessage` as JSON, for a chain of messages.
+fn merged(line: &'static AgentLine, messages: &[&str]) -> Option<String> {
+    let entries: Vec<String> = messages
+        .iter()
+        .enumerate()
+        .map(|(i, m)| {
+            let parent = if i == 0 { "null".to_string() } else { format!("\"e{}\"", i - 1) };
+            format!(r#"{{"type":"message","id":"e{i}","parentId":{parent},"timestamp":"t","message":{m}}}"#)
+        })
+        .collect();
+    let value = parse(&format!("[{}]", entries.join(","))).unwrap();
+    let view = Val::new(&value);
+    let entries = Entries::new(&view, "pathEntries", line).unwrap();
+    compaction_system_message(&entries, 7.0)
+        .unwrap()
+        .map(|m| stringify_to_string(&m))
+}
+
+#[test]
+fn sections_and_tools_keep_map_order_and_content_joins_non_empty_texts() {
+    let first = r#"{"role":"system","content":"base","sections":{"b":"B","a":"A","2":"two"},"toolsAdded":[{"name":"read"},{"name":"bash"}],"timestamp":1}"#;
+    let user = r#"{"role":"user","content":"hi","timestamp":2}"#;
+    // `a` deleted then set again goes last; `b` set again keeps its place;
+    // `read` removed then added goes last; an empty content adds no text.
+    let second = r#"{"role":"system","content":[{"type":"text","text":"more"},{"type":"image"},{"type":"text","text":"x"}],"sections":{"a":null,"b":"B2"},"toolsRemoved":[{"name":"read"}],"timestamp":3}"#;
+    let third = r#"{"role":"system","content":"","sections":{"a":"A2"},"toolsAdded":[{"name":"read","description":"r"}]}"#;
+    assert_eq!(
+        merged(&AgentLine::V1_6, &[first, user, second, third]).as_deref(),
+        Some(
+            r#"{"role":"system","content":"base\n\nmore\nx","sections":{"2":"two","b":"B2","a":"A2"},"toolsAdded":[{"name":"bash"},{"name":"read","description":"r"}],"timestamp":7}"#
+        )
+    );
+}
+
+#[test]
+fn none_without_system_messages_or_on_0_78() {
+    let user = r#"{"role":"user","content":"hi","timestamp":2}"#;
+    let system = r#"{"role":"system","content":"s","timestamp":1}"#;
+    assert_eq!(merged(&AgentLine::V1_6, &[user]), None);
+    assert_eq!(merged(&AgentLine::V0_78, &[system, user]), None);
+    // Only tools, and no timestamp: still a message (with empty content).
+    let tools = r#"{"role":"system","content":"","toolsAdded":[{"name":"read"}]}"#;
+    assert_eq!(
+        merged(&AgentLine::V1_6, &[tools]).as_deref(),
+        Some(r#"{"role":"system","content":"","toolsAdded":[{"name":"read"}],"timestamp":7}"#)
+    );
+    let bare = r#"{"role":"system","content":"s"}"#;
+    assert_eq!(merged(&AgentLine::V1_6, &[bare]), None);
+}
