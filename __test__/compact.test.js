@@ -258,6 +258,27 @@ describe.each(LINES.map((line) => [line, require(`../agent-${line}`)]))('agent l
       expect(streamFn.calls).toHaveLength(3)
     })
 
+    test('an overflow in every wording 1.6\'s pi-ai takes for one is retried smaller', async () => {
+      const piAi = path.join(__dirname, '..', 'node_modules', 'pi-coding-agent-1.6', 'node_modules', '@earendil-works', 'pi-ai', 'dist', 'utils', 'overflow.js')
+      const { isContextOverflow } = await import(require('node:url').pathToFileURL(piAi).href)
+      for (const message of [
+        '{"code":"1261","message":"Prompt too long"}',
+        'Prompt exceeds max length',
+        'litellm.ContextWindowExceededError: Context window exceeded',
+        'Range of input length should be [1, 30720]',
+        'prompt has 40,000 tokens, but the configured context size is 32,768 tokens',
+        'OpenAI API error (413): Payload Too Large',
+        'Input exceeds the maximum context length (131072)',
+        'the request exceeds the available context size, try increasing it',
+        "This endpoint's maximum context length is 131072 tokens. However, you requested about 140000 tokens",
+      ]) {
+        expect({ message, piAi: isContextOverflow({ stopReason: 'error', errorMessage: message }) }).toEqual({ message, piAi: true })
+        const streamFn = scripted([failure(message), text('OK')])
+        await ours.compact(plain(), MODEL, 'k', undefined, undefined, undefined, undefined, streamFn)
+        expect({ message, calls: streamFn.calls.length }).toEqual({ message, calls: 2 })
+      }
+    })
+
     test('rate limits are not taken for overflow', async () => {
       const streamFn = scripted([failure('ThrottlingException: Too many tokens, please wait before trying again.')])
       await expect(ours.compact(plain(), MODEL, 'k', undefined, undefined, undefined, undefined, streamFn)).rejects.toThrow(/Throttling/)

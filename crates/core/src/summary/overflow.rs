@@ -121,6 +121,46 @@ pub const OVERFLOW_PATTERNS: &[OverflowPattern] = &[
         example: "413 status code (no body)",
     },
     OverflowPattern {
+        source: "z.ai",
+        pattern: r"\bprompt too long\b",
+        example: r#"{"code":"1261","message":"Prompt too long"}"#,
+    },
+    OverflowPattern {
+        source: "z.ai (CN endpoint)",
+        pattern: r"prompt exceeds max length",
+        example: r#"{"code":"1261","message":"Prompt exceeds max length"}"#,
+    },
+    OverflowPattern {
+        source: "LiteLLM (its pre-call check)",
+        pattern: r"context window exceeded",
+        example: "litellm.ContextWindowExceededError: litellm.BadRequestError: Context Window exceeded for given call.",
+    },
+    OverflowPattern {
+        source: "OpenAI-compatible proxies (LiteLLM, vLLM front ends)",
+        pattern: r"exceeds (the )?(model'?s )?maximum context length( of [\d,]+ tokens?|\s*\([\d,]+\))",
+        example: "Input length (265330) exceeds model's maximum context length (262144).",
+    },
+    OverflowPattern {
+        source: "DS4 server",
+        pattern: r"prompt has [\d,]+ tokens?, but the configured context size is [\d,]+ tokens?",
+        example: "Prompt has 40,000 tokens, but the configured context size is 32,768 tokens",
+    },
+    OverflowPattern {
+        source: "DashScope (Qwen)",
+        pattern: r"range of input length should be",
+        example: "InvalidParameter: Range of input length should be [1, 30720]",
+    },
+    OverflowPattern {
+        source: "GitHub Copilot (other wordings)",
+        pattern: r"exceeds the limit of \d+",
+        example: "the prompt exceeds the limit of 128000",
+    },
+    OverflowPattern {
+        source: "HTTP 413 (the request is too large), as an SDK or pi-ai reports it",
+        pattern: r"^([\w -]+ API error \(413\):|413(\s|:|$))",
+        example: "OpenAI API error (413): Payload Too Large",
+    },
+    OverflowPattern {
         source: "generic",
         pattern: r"token limit exceeded|too many (input )?tokens",
         example: "Token limit exceeded for this request",

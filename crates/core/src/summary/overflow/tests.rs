@@ -30,3 +30,24 @@ fn rate_limits_and_other_errors_are_not_overflow() {
         assert!(!is_context_overflow(msg), "{msg:?} taken for overflow");
     }
 }
+
+#[test]
+fn the_wordings_1_6_pi_ai_takes_for_overflow_are_overflow() {
+    // Messages 1.6.0's pi-ai (isContextOverflow) takes for an overflow;
+    // each went unrecognised here before (a spec audit sent them through compact()).
+    for msg in [
+        r#"{"code":"1261","message":"Prompt too long"}"#,
+        "Prompt exceeds max length",
+        "litellm.ContextWindowExceededError: Context window exceeded",
+        "Range of input length should be [1, 30720]",
+        "prompt has 40,000 tokens, but the configured context size is 32,768 tokens",
+        "OpenAI API error (413): Payload Too Large",
+        "413 Request Entity Too Large",
+        "Input exceeds the maximum context length (131072)",
+        "Requested token count exceeds the model's maximum context length of 131072 tokens",
+    ] {
+        assert!(is_context_overflow(msg), "{msg:?} not taken for overflow");
+    }
+    // A status in the body is no 413 response.
+    assert!(!is_context_overflow("500 upstream said 413 somewhere"));
+}
