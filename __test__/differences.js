@@ -25,7 +25,8 @@ const overflowRetries = (agent) => ({
   area: 'summary retries',
   what:
     'A context-overflow answer is retried at most twice, each time smaller (the oldest complete user round dropped, fewer exact ' +
-    "tool-result bodies, an oversized round bounded to its head and tail), and only then rejects (\"... still overflows the model's context after 2 smaller retries: ...\"). " +
+    "tool-result bodies, an oversized round bounded to its head and tail), and only then rejects (\"... still overflows the model's context after 2 smaller retries: ...\"); " +
+    'a split turn\'s prefix request starts as small as its history request ended, so the two share the two retries. ' +
     agent,
   why: "The compaction spec's overflow retries.",
 })

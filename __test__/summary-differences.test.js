@@ -81,6 +81,19 @@ const DEMOS = {
     await expect(ours.compact(twoRounds(), MODEL, 'k', undefined, undefined, undefined, undefined, exhausted)).rejects.toThrow(
       "Summarization failed: the request still overflows the model's context after 2 smaller retries: " + OVERFLOW,
     )
+    // A split turn's two requests share the two retries: the prefix starts as small as the history ended.
+    const shared = scripted([failure(OVERFLOW), text('H'), failure(OVERFLOW), failure(OVERFLOW), text('never')])
+    await expect(ours.compact(splitPreparation(ref), MODEL, 'k', undefined, undefined, undefined, undefined, shared)).rejects.toThrow(
+      "Turn prefix summarization failed: the request still overflows the model's context after 2 smaller retries: " + OVERFLOW,
+    )
+    expect(shared.calls).toHaveLength(4)
+    const fits = scripted([failure(OVERFLOW), text('H'), text('P')])
+    const split = await ours.compact(splitPreparation(ref), MODEL, 'k', undefined, undefined, undefined, undefined, fits)
+    expect(split.summary).toContain('P')
+    const fresh = scripted([text('H'), text('P')])
+    await ours.compact(splitPreparation(ref), MODEL, 'k', undefined, undefined, undefined, undefined, fresh)
+    // The prefix after a history retry is the prefix at retry 1, not at its first try.
+    expect(fits.calls[2].prompt.length).toBeLessThanOrEqual(fresh.calls[1].prompt.length)
     if (line === '1.6') {
       // An overflow that holds a retryable word ("500"), under a retry policy.
       const worded = "This model's maximum context length is 500 tokens. However, your messages resulted in 900 tokens."

@@ -40,7 +40,10 @@ pub enum Part {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Request {
     pub part: Part,
-    /// 0 for the first try of this part, then 1 and 2 for overflow retries.
+    /// How much smaller than a first try the request is: 0, then 1 and 2
+    /// for the two overflow retries a compaction makes (the spec: "at most
+    /// two smaller retries"). A split turn's prefix starts at the level its
+    /// history request reached, so the two requests share the two retries.
     pub attempt: u8,
     pub system_prompt: &'static str,
     pub prompt: JsStr,
@@ -314,7 +317,7 @@ impl<T: Transcript> Job<T> {
         self.state = match (part, self.turn_prefix.is_some()) {
             (Part::History, true) => State::Asking {
                 part: Part::TurnPrefix,
-                attempt: 0,
+                attempt,
                 history: Some(text),
             },
             (Part::History, false) => State::Done(self.finish(text, None)),

@@ -173,6 +173,53 @@ fn overflow_retries_shrink_and_stop_after_two() {
 }
 
 #[test]
+fn a_split_turn_shares_the_two_retries_between_its_requests() {
+    let overflow = "prompt is too long: 250000 tokens > 200000 maximum";
+    // The history needed one retry: the prefix starts at that level, and has one left.
+    let (out, seen) = go(
+        input(true, None, None),
+        vec![error(overflow), text("H"), error(overflow), text("P")],
+    );
+    assert!(out.is_ok());
+    let levels: Vec<_> = seen.iter().map(|r| (r.part, r.attempt)).collect();
+    assert_eq!(
+        levels,
+        [
+            (Part::History, 0),
+            (Part::History, 1),
+            (Part::TurnPrefix, 1),
+            (Part::TurnPrefix, 2)
+        ]
+    );
+    let (out, seen) = go(
+        input(true, None, None),
+        vec![
+            error(overflow),
+            text("H"),
+            error(overflow),
+            error(overflow),
+            text("never"),
+        ],
+    );
+    assert_eq!(seen.len(), 4);
+    assert!(out.is_err_and(|e| e.message.to_string().contains("after 2 smaller retries")));
+    // Both retries spent on the history: the prefix's first overflow is final.
+    let (out, seen) = go(
+        input(true, None, None),
+        vec![
+            error(overflow),
+            error(overflow),
+            text("H"),
+            error(overflow),
+            text("never"),
+        ],
+    );
+    assert_eq!(seen.len(), 4);
+    assert_eq!((seen[3].part, seen[3].attempt), (Part::TurnPrefix, 2));
+    assert!(out.is_err());
+}
+
+#[test]
 fn other_failures_reject_without_retry() {
     let (out, seen) = go(input(false, None, None), vec![error("Invalid API key")]);
     assert_eq!(seen.len(), 1);
