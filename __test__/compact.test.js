@@ -244,6 +244,46 @@ describe.each(LINES.map((line) => [line, require(`../agent-${line}`)]))('agent l
       expect(result.summary.startsWith('OK')).toBe(true)
     })
 
+    test('each retry is the spec\'s: the oldest round dropped while another remains, exact tool-result bodies from three to one, then zero', async () => {
+      const call = (id) => ({ role: 'assistant', content: [{ type: 'toolCall', id, name: 'read', arguments: { path: `${id}.ts` } }], stopReason: 'toolUse', timestamp: 2 })
+      const result = (id) => ({ role: 'toolResult', toolCallId: id, toolName: 'read', content: [{ type: 'text', text: `BODY-${id}` }], isError: false, timestamp: 3 })
+      const round = (label, ids) => [{ role: 'user', content: `${label} question`, timestamp: 1 }, ...ids.flatMap((id) => [call(id), result(id)])]
+      const messages = [...round('ROUND-ONE', ['c1', 'c2']), ...round('ROUND-TWO', ['c3', 'c4', 'c5']), { role: 'assistant', content: [{ type: 'text', text: 'done' }], stopReason: 'stop', timestamp: 4 }]
+      const streamFn = scripted([failure(OVERFLOW), failure(OVERFLOW), text('OK')])
+      await ours.compact({ ...plain(), messagesToSummarize: messages }, MODEL, 'k', undefined, undefined, undefined, undefined, streamFn)
+      const bodies = (prompt) => ['c1', 'c2', 'c3', 'c4', 'c5'].filter((id) => prompt.includes(`BODY-${id}`))
+      const [first, retry1, retry2] = streamFn.calls.map((c) => c.prompt)
+      expect([first, retry1, retry2].map(bodies)).toEqual([['c3', 'c4', 'c5'], ['c5'], []])
+      // The older round is dropped on the first retry; the second has no other round to drop.
+      expect([first, retry1, retry2].map((p) => [p.includes('ROUND-ONE'), p.includes('ROUND-TWO')])).toEqual([
+        [true, true],
+        [false, true],
+        [false, true],
+      ])
+      // A body left out still shows its call: name and id.
+      expect(retry2).toContain('[Tool result read#c5 error=false]: [tool result]')
+    })
+
+    test('a retry bounds one oversized round to its head and tail, so one long reasoning trace cannot block compaction', async () => {
+      const trace = `TRACE-HEAD ${'x'.repeat(600_000)} TRACE-TAIL`
+      const messages = [
+        { role: 'user', content: 'why is it slow?', timestamp: 1 },
+        { role: 'assistant', content: [{ type: 'thinking', thinking: trace }, { type: 'text', text: 'Found it.' }], stopReason: 'stop', timestamp: 2 },
+      ]
+      const streamFn = scripted([failure(OVERFLOW), failure(OVERFLOW), text('OK')])
+      await ours.compact({ ...plain(), messagesToSummarize: messages }, MODEL, 'k', undefined, undefined, undefined, undefined, streamFn)
+      const [first, retry1, retry2] = streamFn.calls.map((c) => c.prompt)
+      expect(first).toContain(trace)
+      for (const retry of [retry1, retry2]) {
+        expect(retry).toContain('TRACE-HEAD')
+        expect(retry).toContain('TRACE-TAIL')
+        expect(retry).toMatch(/\[\.\.\. \d+ characters of this round omitted \.\.\.\]/)
+      }
+      // Within the model's window (128,000 tokens at 4 characters each), smaller each time.
+      expect(retry1.length).toBeLessThan(128_000 * 4)
+      expect(retry2.length).toBeLessThan(retry1.length)
+    })
+
     test('overflow twice then success on retry 2', async () => {
       const streamFn = scripted([failure(OVERFLOW), failure('400 context_length_exceeded'), text('OK')])
       await expect(ours.compact(plain(), MODEL, 'k', undefined, undefined, undefined, undefined, streamFn)).resolves.toMatchObject({
