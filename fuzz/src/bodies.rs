@@ -45,6 +45,22 @@ use prime_compaction_core::transcript::serialize::{
 use prime_compaction_core::transcript::text::Sink;
 use prime_compaction_core::transcript::text::{Text, TextHints, TextKey};
 
+thread_local! {
+    static CHECKED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Marks an input that got past a body's opening (it parsed, it converted)
+/// to the checks; the smoke run counts them, so that a generator whose
+/// inputs all fail to convert cannot pass for a fuzz run.
+fn checked() {
+    CHECKED.with(|c| c.set(c.get() + 1));
+}
+
+/// How many inputs reached a body's checks on this thread so far.
+pub fn checked_count() -> u64 {
+    CHECKED.with(std::cell::Cell::get)
+}
+
 /// The messages JSON text converts to as `convertToLlm` converts them;
 /// `None` where it is not JSON or not messages.
 fn messages_of_json(json: &[u8]) -> Option<Vec<Message>> {
@@ -165,6 +181,7 @@ pub fn session_file(data: &[u8]) {
     let Ok(file) = whole else {
         return;
     };
+    checked();
     assert_eq!(file.values.len(), file.lines.len());
     let lines = body.iter().filter(|&&b| b == b'\n').count() + 1;
     assert!(file.values.len() <= lines);
@@ -372,17 +389,22 @@ pub fn prepare(data: &[u8]) {
         let Ok(entries) = Entries::new(&array, "pathEntries", line) else {
             return;
         };
-        prepare_as(&entries);
+        if prepare_as(&entries) && std::ptr::eq(line, AgentLine::ALL[0]) {
+            checked();
+        }
     }
 }
 
-fn prepare_as(entries: &Entries<'_, Val<'_>>) {
+/// Whether some `keep` gave a plan (whose checks then ran).
+fn prepare_as(entries: &Entries<'_, Val<'_>>) -> bool {
+    let mut planned = false;
     let n = entries.len();
     let in_range = |m: &prime_compaction_core::session::projection::PlanMessage| {
         (m.entry as usize) < n && (m.edit as usize) < n.max(1)
     };
     for keep in KEEP_RECENT {
         if let Ok(Some(plan)) = prepare_compaction(entries, keep) {
+            planned = true;
             assert!(plan.first_kept_entry_index < n, "firstKept out of range");
             let all = plan.summarize.iter().chain(&plan.turn_prefix);
             assert!(all.clone().all(in_range), "index out of range");
@@ -410,6 +432,7 @@ fn prepare_as(entries: &Entries<'_, Val<'_>>) {
             assert!(branch.messages.iter().all(in_range));
         }
     }
+    planned
 }
 
 /// Conversion, projection and serialization: the input is parsed as JSON,
@@ -420,6 +443,7 @@ pub fn project_serialize(data: &[u8]) {
     let Some(messages) = messages_of_json(data) else {
         return;
     };
+    checked();
     let before = format!("{messages:?}");
     for reasoning in [true, false] {
         let _ = serialize(&messages, SerializeOptions { reasoning });
@@ -737,6 +761,7 @@ fn flat_round_trip(data: &[u8]) {
     let Some((natives, messages)) = byte_then_messages(data) else {
         return;
     };
+    checked();
     let messages = without_elided(messages);
     let native = |i: usize| natives != 0 && (natives >> (i % 8)) & 1 == 1;
     let f = encode_flat(&messages, native, js_json_place);
@@ -1071,6 +1096,7 @@ pub fn recipe(data: &[u8]) {
     let Some((seed, messages)) = byte_then_messages(data) else {
         return;
     };
+    checked();
     for reasoning in [true, false] {
         let options = SerializeOptions { reasoning };
         let mut sink = RecipeWriter::new(seed);
@@ -1547,6 +1573,7 @@ pub fn projection_plan(data: &[u8]) {
     let Some((seed, messages)) = byte_then_messages(data) else {
         return;
     };
+    checked();
     let mut strings = Vec::new();
     let mut sources = Sources {
         bits: u64::from(seed).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1,
