@@ -26,7 +26,7 @@ const overflowRetries = (agent) => ({
   what:
     'A context-overflow answer is retried at most twice, each time smaller (the oldest complete user round dropped, fewer exact ' +
     "tool-result bodies, an oversized round bounded to its head and tail), and only then rejects (\"... still overflows the model's context after 2 smaller retries: ...\"); " +
-    'a split turn\'s prefix request starts as small as its history request ended, so the two share the two retries. ' +
+    'a split turn\'s two requests share the two retries, each starting from its whole request. ' +
     agent,
   why: "The compaction spec's overflow retries.",
 })

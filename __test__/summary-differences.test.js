@@ -81,19 +81,28 @@ const DEMOS = {
     await expect(ours.compact(twoRounds(), MODEL, 'k', undefined, undefined, undefined, undefined, exhausted)).rejects.toThrow(
       "Summarization failed: the request still overflows the model's context after 2 smaller retries: " + OVERFLOW,
     )
-    // A split turn's two requests share the two retries: the prefix starts as small as the history ended.
+    // A split turn's two requests share the two retries.
     const shared = scripted([failure(OVERFLOW), text('H'), failure(OVERFLOW), failure(OVERFLOW), text('never')])
     await expect(ours.compact(splitPreparation(ref), MODEL, 'k', undefined, undefined, undefined, undefined, shared)).rejects.toThrow(
       "Turn prefix summarization failed: the request still overflows the model's context after 2 smaller retries: " + OVERFLOW,
     )
     expect(shared.calls).toHaveLength(4)
+    // After a history retry, the prefix is still asked for whole first: all three of its tool-result bodies.
+    const calls = ['p1', 'p2', 'p3'].flatMap((id) => [
+      { role: 'assistant', content: [{ type: 'toolCall', id, name: 'read', arguments: { path: `${id}.rs` } }], stopReason: 'toolUse', timestamp: 6 },
+      { role: 'toolResult', toolCallId: id, toolName: 'read', content: [{ type: 'text', text: `BODY-${id}` }], isError: false, timestamp: 7 },
+    ])
+    const withBodies = () => {
+      const prep = splitPreparation(ref)
+      return { ...prep, turnPrefixMessages: [...prep.turnPrefixMessages, ...calls] }
+    }
     const fits = scripted([failure(OVERFLOW), text('H'), text('P')])
-    const split = await ours.compact(splitPreparation(ref), MODEL, 'k', undefined, undefined, undefined, undefined, fits)
+    const split = await ours.compact(withBodies(), MODEL, 'k', undefined, undefined, undefined, undefined, fits)
     expect(split.summary).toContain('P')
     const fresh = scripted([text('H'), text('P')])
-    await ours.compact(splitPreparation(ref), MODEL, 'k', undefined, undefined, undefined, undefined, fresh)
-    // The prefix after a history retry is the prefix at retry 1, not at its first try.
-    expect(fits.calls[2].prompt.length).toBeLessThanOrEqual(fresh.calls[1].prompt.length)
+    await ours.compact(withBodies(), MODEL, 'k', undefined, undefined, undefined, undefined, fresh)
+    expect(fits.calls[2].prompt).toBe(fresh.calls[1].prompt)
+    expect(['p1', 'p2', 'p3'].filter((id) => fits.calls[2].prompt.includes(`BODY-${id}`))).toEqual(['p1', 'p2', 'p3'])
     if (line === '1.6') {
       // An overflow that holds a retryable word ("500"), under a retry policy.
       const worded = "This model's maximum context length is 500 tokens. However, your messages resulted in 900 tokens."

@@ -40,10 +40,8 @@ pub enum Part {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Request {
     pub part: Part,
-    /// How much smaller than a first try the request is: 0, then 1 and 2
-    /// for the two overflow retries a compaction makes (the spec: "at most
-    /// two smaller retries"). A split turn's prefix starts at the level its
-    /// history request reached, so the two requests share the two retries.
+    /// How much smaller than this part's first try the request is: 0, then
+    /// 1 and 2 after overflows.
     pub attempt: u8,
     pub system_prompt: &'static str,
     pub prompt: JsStr,
@@ -90,6 +88,10 @@ pub struct Job<T: Transcript> {
     state: State,
     /// The part each accepted answer finished, in order.
     answered: Vec<Part>,
+    /// Smaller retries after an overflow so far: the spec's "at most two
+    /// smaller retries" is the compaction's, so a split turn's two requests
+    /// share them (each part starts from its first, whole request).
+    overflow_retries: u8,
 }
 
 /// A branch summary instead of a compaction: `customInstructions` may
@@ -152,6 +154,7 @@ impl<T: Transcript> Job<T> {
             branch: input.branch,
             state: State::Failed,
             answered: Vec::new(),
+            overflow_retries: 0,
         };
         job.state = if job.branch.is_some() {
             State::Asking {
@@ -276,7 +279,8 @@ impl<T: Transcript> Job<T> {
             Stop::Error => {
                 let message = response.error_message.clone().unwrap_or_default();
                 if is_context_overflow(&message.to_string_lossy()) {
-                    if attempt < MAX_OVERFLOW_RETRIES {
+                    if self.overflow_retries < MAX_OVERFLOW_RETRIES {
+                        self.overflow_retries += 1;
                         self.state = State::Asking {
                             part,
                             attempt: attempt + 1,
@@ -317,7 +321,7 @@ impl<T: Transcript> Job<T> {
         self.state = match (part, self.turn_prefix.is_some()) {
             (Part::History, true) => State::Asking {
                 part: Part::TurnPrefix,
-                attempt,
+                attempt: 0,
                 history: Some(text),
             },
             (Part::History, false) => State::Done(self.finish(text, None)),

@@ -175,7 +175,7 @@ fn overflow_retries_shrink_and_stop_after_two() {
 #[test]
 fn a_split_turn_shares_the_two_retries_between_its_requests() {
     let overflow = "prompt is too long: 250000 tokens > 200000 maximum";
-    // The history needed one retry: the prefix starts at that level, and has one left.
+    // The history needed one retry: the prefix starts whole, and has one left.
     let (out, seen) = go(
         input(true, None, None),
         vec![error(overflow), text("H"), error(overflow), text("P")],
@@ -187,8 +187,8 @@ fn a_split_turn_shares_the_two_retries_between_its_requests() {
         [
             (Part::History, 0),
             (Part::History, 1),
-            (Part::TurnPrefix, 1),
-            (Part::TurnPrefix, 2)
+            (Part::TurnPrefix, 0),
+            (Part::TurnPrefix, 1)
         ]
     );
     let (out, seen) = go(
@@ -215,7 +215,7 @@ fn a_split_turn_shares_the_two_retries_between_its_requests() {
         ],
     );
     assert_eq!(seen.len(), 4);
-    assert_eq!((seen[3].part, seen[3].attempt), (Part::TurnPrefix, 2));
+    assert_eq!((seen[3].part, seen[3].attempt), (Part::TurnPrefix, 0));
     assert!(out.is_err());
 }
 
