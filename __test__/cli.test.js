@@ -145,6 +145,7 @@ describe('bad input', () => {
       [['plan', EXAMPLE, '--print-request', '--context-window', '0'], '--context-window must be at least 1'],
       [['compact', EXAMPLE, '--base-url', 'http://127.0.0.1:9/v1', '--model', 'm', '--max-tokens', '0'], '--max-tokens must be at least 1'],
       [['compact', EXAMPLE, '--base-url', 'http://127.0.0.1:9/v1', '--model', 'm', '--timeout', '0'], '--timeout must be at least 1'],
+      [['compact', EXAMPLE, '--base-url', 'http://127.0.0.1:9/v1', '--model', 'm', '--timeout', '3000000000'], '--timeout is at most 2147483647 ms (about 24 days)'],
     ]) {
       const r = await run(args)
       expect({ code: r.code, said: r.stderr.split('\n')[0] }).toEqual({ code: 2, said: `prime-compaction: ${said}` })
@@ -240,13 +241,37 @@ describe('compact against a local OpenAI-compatible server', () => {
   })
 
   test('streamed (SSE) answers are put together', async () => {
-    server = await startServer([{ sse: ['Hist', 'ory ', 'sum', 'mary.'] }, { sse: ['Pre', 'fix.'] }])
+    server = await startServer([
+      { sse: ['Hist', 'ory ', 'sum', 'mary.'], usage: { prompt_tokens: 700, completion_tokens: 70 } },
+      { sse: ['Pre', 'fix.'], usage: { prompt_tokens: 30, completion_tokens: 3 } },
+    ])
     const r = await run(['compact', EXAMPLE, '--base-url', server.baseUrl, '--model', 'm', '--stream', '--json'])
     expect(r.code).toBe(0)
     const { result } = JSON.parse(r.stdout)
     expect(result.summary).toMatch(/^History summary\.\n\n---\n\n\*\*Turn Context \(split turn\):\*\*\n\nPrefix\./)
     expect(result.firstKeptEntryId).toMatch(/^[0-9a-f]{8}$/)
-    expect(server.requests.every((q) => q.body.stream === true)).toBe(true)
+    expect(server.requests.every((q) => q.body.stream === true && q.body.stream_options.include_usage === true)).toBe(true)
+    // The usage the server streams when asked, summed over the two requests.
+    expect(result.usage).toMatchObject({ input: 730, output: 73, totalTokens: 803 })
+  })
+
+  test("the usage of cached and cache-written prompt tokens, in OpenAI's, DeepSeek's and Kimi's fields", async () => {
+    for (const [history, prefix, expected] of [
+      [{ prompt_tokens_details: { cached_tokens: 600, cache_write_tokens: 100 } }, { prompt_tokens_details: { cached_tokens: 0 } }, { input: 310, cacheRead: 600, cacheWrite: 100 }],
+      [{ prompt_cache_hit_tokens: 600 }, { prompt_cache_hit_tokens: 5 }, { input: 405, cacheRead: 605, cacheWrite: 0 }],
+      [{ cached_tokens: 600 }, {}, { input: 410, cacheRead: 600, cacheWrite: 0 }],
+    ]) {
+      server = await startServer([
+        { text: 'History.', usage: { prompt_tokens: 1000, completion_tokens: 10, ...history } },
+        { text: 'Prefix.', usage: { prompt_tokens: 10, completion_tokens: 1, ...prefix } },
+      ])
+      const r = await run(['compact', EXAMPLE, '--base-url', server.baseUrl, '--model', 'm', '--json', '--quiet'])
+      await server.close()
+      server = undefined
+      expect(r.code).toBe(0)
+      const { usage } = JSON.parse(r.stdout).result
+      expect(usage).toMatchObject({ ...expected, output: 11, totalTokens: expected.input + expected.cacheRead + expected.cacheWrite + 11 })
+    }
   })
 
   test('a context overflow is retried with less, then succeeds', async () => {
@@ -373,6 +398,50 @@ test('--append on a 1.6 session keeps its system message: reopened, 1.6.0 rebuil
   expect(reopened[0].role).toBe('system')
   expect(reopened.map((m) => m.role)).toEqual(context(theirs).map((m) => m.role))
   expect(reopened.filter((m) => m.role !== 'compactionSummary')).toEqual(context(theirs).filter((m) => m.role !== 'compactionSummary'))
+})
+
+test('--append keeps a system message with any section value, as 1.6.0 does; one it cannot keep fails before any request', async () => {
+  const { SessionManager } = await import(pathToFileURL(path.join(ROOT, 'node_modules', 'pi-coding-agent-1.6', 'dist', 'core', 'session-manager.js')).href)
+  const source = path.join(ROOT, 'benches', 'fixtures', 'agent-1.6', 'abort-manual.jsonl')
+  const lines = fs.readFileSync(source, 'utf8').split('\n')
+  const at = lines.findIndex((l) => l.includes('"role":"system"'))
+  const withSystem = (change) => {
+    const entry = JSON.parse(lines[at])
+    change(entry.message)
+    return [...lines.slice(0, at), JSON.stringify(entry), ...lines.slice(at + 1)].join('\n')
+  }
+  const odd = path.join(dir, 'system-odd.jsonl')
+  fs.writeFileSync(odd, withSystem((m) => (m.sections = { ...m.sections, extra: 5 })))
+  const theirs = path.join(dir, 'system-odd-theirs.jsonl')
+  fs.copyFileSync(odd, theirs)
+  let server = await startServer([{ text: 'History.' }, { text: 'Prefix.' }])
+  let r
+  try {
+    r = await run(['compact', odd, '--base-url', server.baseUrl, '--model', 'm', '--keep-recent', '50', '--append', '--json', '--quiet'])
+  } finally {
+    await server.close()
+  }
+  expect(r.code).toBe(0)
+  const manager = SessionManager.open(theirs, dir)
+  manager.appendCompaction('S', JSON.parse(r.stdout).result.firstKeptEntryId, 1, undefined, false, undefined)
+  const written = JSON.parse(r.stdout).entry.systemMessage
+  expect(written.sections.extra).toBe(5)
+  expect({ ...written, timestamp: 0 }).toEqual({ ...manager.getBranch().at(-1).systemMessage, timestamp: 0 })
+
+  const bad = path.join(dir, 'system-bad.jsonl')
+  fs.writeFileSync(bad, withSystem((m) => (m.toolsAdded = [{ name: 5 }])))
+  const before = fs.readFileSync(bad)
+  server = await startServer([{ text: 'History.' }, { text: 'Prefix.' }])
+  try {
+    r = await run(['compact', bad, '--base-url', server.baseUrl, '--model', 'm', '--keep-recent', '50', '--append', '--quiet'])
+    expect(server.requests).toHaveLength(0)
+  } finally {
+    await server.close()
+  }
+  expect(r.code).toBe(1)
+  expect(r.stderr).toMatch(/system-bad\.jsonl: the session's system message cannot be kept in a compaction entry: .*toolsAdded\[0\]\.name/)
+  expect(r.stderr).not.toMatch(/\n\s+at /)
+  expect(fs.readFileSync(bad).equals(before)).toBe(true)
 })
 
 // SIGKILL at random moments while --append rewrites a large session: the

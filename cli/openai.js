@@ -21,18 +21,22 @@ function assistantMessage(model, text, stopReason, errorMessage, toolCalls = [],
 }
 
 /**
- * The server's `usage` (`prompt_tokens`, of which `prompt_tokens_details.cached_tokens`
- * were read from its cache, and `completion_tokens`) as an assistant message's
- * usage; zeros for what it does not report. No cost: the server names no price.
+ * The server's `usage` as an assistant message's usage: `prompt_tokens`, of
+ * which some were read from its cache (`prompt_tokens_details.cached_tokens`;
+ * DeepSeek's `prompt_cache_hit_tokens`, Kimi's top-level `cached_tokens`) or
+ * written to it (`prompt_tokens_details.cache_write_tokens`), and
+ * `completion_tokens`; zeros for what it does not report. No cost: the
+ * server names no price.
  */
 function usageOf(usage) {
   const count = (n) => (typeof n === 'number' && Number.isFinite(n) && n > 0 ? n : 0)
   const prompt = count(usage?.prompt_tokens)
-  const cacheRead = Math.min(prompt, count(usage?.prompt_tokens_details?.cached_tokens))
-  const input = prompt - cacheRead
+  const cacheRead = count(usage?.prompt_tokens_details?.cached_tokens ?? usage?.prompt_cache_hit_tokens ?? usage?.cached_tokens)
+  const cacheWrite = count(usage?.prompt_tokens_details?.cache_write_tokens)
+  const input = Math.max(0, prompt - cacheRead - cacheWrite)
   const output = count(usage?.completion_tokens)
   const cost = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 }
-  return { input, output, cacheRead, cacheWrite: 0, totalTokens: input + output + cacheRead, cost }
+  return { input, output, cacheRead, cacheWrite, totalTokens: input + output + cacheRead + cacheWrite, cost }
 }
 
 function stopReasonOf(finishReason) {
@@ -73,7 +77,8 @@ function fromJson(model, value) {
   const text = typeof message.content === 'string' ? message.content : ''
   const calls = toolCallsOf(message.tool_calls)
   const stop = calls.length > 0 ? 'toolUse' : stopReasonOf(choice.finish_reason)
-  return assistantMessage(model, text, stop, undefined, calls, value.usage)
+  // Some servers (Moonshot) put it in the choice.
+  return assistantMessage(model, text, stop, undefined, calls, value.usage ?? choice.usage)
 }
 
 /** Reads an SSE body: `data: {...}` events carrying `choices[0].delta`, ended by `data: [DONE]`. */
@@ -101,10 +106,11 @@ async function fromEventStream(model, body, onText) {
       return assistantMessage(model, text, 'error', `malformed stream event: ${payload.slice(0, 200)}`)
     }
     if (event.error) return assistantMessage(model, text, 'error', errorText(payload))
-    // Sent with the last chunk, or in one of its own with no choices.
+    // Sent with the last chunk, or in one of its own with no choices (some servers: in the choice).
     if (event.usage) usage = event.usage
     const choice = Array.isArray(event.choices) ? event.choices[0] : undefined
     if (!choice) return undefined
+    if (!event.usage && choice.usage) usage = choice.usage
     const delta = choice.delta || {}
     if (typeof delta.content === 'string' && delta.content.length > 0) {
       text += delta.content
@@ -171,7 +177,11 @@ function openAiStreamFn({ baseUrl, stream = false, timeoutMs, onEvent = () => {}
         // Lines that send no maxTokens leave the cap to the model, as pi-ai does.
         max_tokens: options.maxTokens ?? model.maxTokens,
       }
-      if (stream) body.stream = true
+      if (stream) {
+        body.stream = true
+        // Without it, OpenAI-style servers report no usage in a stream.
+        body.stream_options = { include_usage: true }
+      }
       const headers = { 'content-type': 'application/json', ...(options.headers || {}) }
       if (options.apiKey) headers.authorization = `Bearer ${options.apiKey}`
       const signals = []

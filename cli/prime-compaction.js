@@ -7,7 +7,7 @@
 const { parseArgs: nodeParseArgs } = require('node:util')
 
 const api = require('../index.js')
-const { CliError, readSessionBytes, parseSession, takeBranch, compactionEntry, appendEntryAtomically } = require('./session-file.js')
+const { CliError, readSessionBytes, parseSession, takeBranch, branchSystemMessage, compactionEntry, appendEntryAtomically } = require('./session-file.js')
 const { openAiStreamFn } = require('./openai.js')
 
 const USAGE = `Usage:
@@ -123,6 +123,8 @@ function parseArgs(argv) {
       if (!/^\d+$/.test(value) || !Number.isSafeInteger(n)) throw new UsageError(`--${name} expects a whole number, got ${JSON.stringify(value)}`)
       // A window, an output limit or a timeout of 0 leaves nothing to work with.
       if (kind === 'size' && n === 0) throw new UsageError(`--${name} must be at least 1`)
+      // Node's timers take at most 2^31 - 1 ms; a longer one would fire at once.
+      if (name === 'timeout' && n > 2 ** 31 - 1) throw new UsageError(`--timeout is at most ${2 ** 31 - 1} ms (about 24 days)`)
       options[name] = n
     } else {
       options[name] = value
@@ -315,6 +317,7 @@ async function compactCommand(file, options) {
   say.step('planning')
   const preparation = api.prepareCompaction(branch, settingsOf(options))
   if (!preparation) throw new CliError(`${file}: nothing to compact (the branch is too small or already ends with a compaction)`)
+  const systemMessage = options.append ? branchSystemMessage(branch, file) : null
   const model = modelOf(options, options['base-url'])
   const controller = new AbortController()
   const onSignal = () => controller.abort()
@@ -346,7 +349,7 @@ async function compactCommand(file, options) {
   if (result.aborted) throw new CliError('interrupted')
   let entry
   if (options.append) {
-    entry = compactionEntry(result, session, branch)
+    entry = compactionEntry(result, session, branch, systemMessage)
     appendEntryAtomically(file, bytes, entry, (tmp, size) => {
       if (size >= 8 << 20) say.note(`writing ${file} (${sizeOf(size)}) through ${tmp}`)
     })

@@ -102,12 +102,27 @@ function generateId(ids) {
 }
 
 /**
- * The compaction entry the agent's SessionManager.appendCompaction writes
- * after the last of `branch` (its `usage`, and the system message the
- * session's context holds there, which the agent restores from the entry
- * alone), plus customInstructions.
+ * The system message the session's context holds after the last of
+ * `branch` (null for none), which a compaction entry keeps and the agent
+ * restores from the entry alone. Made before the summary is asked for, so
+ * that a session it cannot be made from costs no request.
  */
-function compactionEntry(result, session, branch, now = new Date()) {
+function branchSystemMessage(branch, file) {
+  let json
+  try {
+    json = compactionSystemMessage(branch, 0, LINE)
+  } catch (err) {
+    throw new CliError(`${file}: the session's system message cannot be kept in a compaction entry: ${err.message}`)
+  }
+  return json === null ? null : JSON.parse(json)
+}
+
+/**
+ * The compaction entry the agent's SessionManager.appendCompaction writes
+ * after the last of `branch` (its `usage`, and `systemMessage`, from
+ * branchSystemMessage, stamped with the entry's time), plus customInstructions.
+ */
+function compactionEntry(result, session, branch, systemMessage, now = new Date()) {
   const ids = new Set(session.entries.map((e) => e.id))
   const entry = {
     type: 'compaction',
@@ -121,8 +136,7 @@ function compactionEntry(result, session, branch, now = new Date()) {
     usage: result.usage,
     fromHook: false,
   }
-  const systemMessage = compactionSystemMessage(branch, now.getTime(), LINE)
-  if (systemMessage !== null) entry.systemMessage = JSON.parse(systemMessage)
+  if (systemMessage !== null) entry.systemMessage = { ...systemMessage, timestamp: now.getTime() }
   if (result.customInstructions !== undefined) entry.customInstructions = result.customInstructions
   return entry
 }
@@ -186,4 +200,4 @@ function writeAll(fd, buffer) {
   }
 }
 
-module.exports = { CliError, readSessionBytes, parseSession, takeBranch, compactionEntry, appendEntryAtomically, generateId }
+module.exports = { CliError, readSessionBytes, parseSession, takeBranch, branchSystemMessage, compactionEntry, appendEntryAtomically, generateId }

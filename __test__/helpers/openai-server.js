@@ -5,7 +5,7 @@
 //   { text, finish }                  plain JSON completion (server-sent events when the request streams)
 //   { sse: ['chunk', ...], finish }   server-sent events, one delta per chunk, then [DONE]
 //   { ..., toolCalls: [{ id, name, arguments }] }   tool calls after the text (arguments: a JSON string)
-//   { ..., usage: { prompt_tokens, completion_tokens } }   the usage reported (a final chunk when streaming)
+//   { ..., usage: { prompt_tokens, completion_tokens, ...more } }   the usage reported (a final chunk when streaming)
 //   { status, error, headers }        an error body { error: { message } }, with extra response headers
 //   { status, noBody: true }          an error status with an empty body
 //   { hang: true }                    never answers (for timeouts and aborts)
@@ -24,8 +24,8 @@ const http = require('node:http')
 const DEFAULT_USAGE = { prompt_tokens: 1, completion_tokens: 1 }
 
 function usageOf(reply) {
-  const { prompt_tokens, completion_tokens } = reply.usage || DEFAULT_USAGE
-  return { prompt_tokens, completion_tokens, total_tokens: prompt_tokens + completion_tokens }
+  const { prompt_tokens, completion_tokens, ...more } = reply.usage || DEFAULT_USAGE
+  return { prompt_tokens, completion_tokens, total_tokens: prompt_tokens + completion_tokens, ...more }
 }
 
 function toolCallsOf(reply) {

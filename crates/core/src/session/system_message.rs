@@ -4,12 +4,14 @@
 //! agent rebuilds the context from a compaction, this message is the only
 //! system message it keeps from before it, so an entry without it loses the
 //! system prompt. [`crate::tokens::system`] measures the same merge without
-//! building it, and shares its reads and errors.
+//! building it, and shares its walk of a message's content; where the
+//! estimates take only strings (a section's value, a block's text), the
+//! message is built as pi-ai builds it, from any value.
 //!
 //! Built as the JSON the entry is written with: the sections' and tools'
 //! values are taken as `JSON.stringify` gives them.
 
-use crate::error::{Context, Error, Result};
+use crate::error::{quoted, Context, Error, Result};
 use crate::js::json::{self, Object, Value};
 use crate::js::string::{JsStr, Utf16Builder};
 use crate::js::view::{Key, Kind, View};
@@ -19,9 +21,7 @@ use crate::session::model::{role_of, Role};
 use crate::session::projection::{project, Msg};
 use crate::tokens::estimate::Content;
 use crate::tokens::projected::{ContextList, ProjectedMessages};
-use crate::tokens::system::{
-    section_entries, section_type_error, tool_list, tool_name, TimestampFold,
-};
+use crate::tokens::system::{content_texts, tool_list, tool_name, ContentTexts, TimestampFold};
 
 /// The `systemMessage` of a compaction entry appended after the last of
 /// `entries` (the path to the session's leaf), stamped `timestamp`
@@ -112,15 +112,19 @@ impl Merge {
                 self.texts.push(text);
             }
         }
-        for (name, value) in section_entries(message)? {
-            if value.kind() == Kind::Null {
-                delete(&mut self.sections, &name);
-                continue;
-            }
-            if value.truthy() && value.string().is_none() {
-                return Err(section_type_error(&name, &value));
-            }
-            let json = json_of(&value)?;
+        // Every value but null is kept as it is (the estimates, which must
+        // measure it, take only strings: tokens/system.rs).
+        for (name, value) in sections_of(message)? {
+            let json = match value {
+                Section::Char(unit) => Some(Value::String(unit)),
+                Section::Value(v) if v.kind() == Kind::Null => {
+                    delete(&mut self.sections, &name);
+                    continue;
+                }
+                Section::Value(v) => {
+                    json_of(&v).within_with(|| format!("sections[{}]", quoted(&name)))?
+                }
+            };
             set(&mut self.sections, name, json);
         }
         for (i, tool) in tool_list(message, Key::ToolsRemoved)?.iter().enumerate() {
@@ -175,48 +179,53 @@ impl Merge {
 }
 
 /// pi-ai's `contentText`: a string, or the text blocks' texts joined with
-/// `"\n"` (a missing or null text is empty).
+/// `"\n"`, each as `join` makes it (a missing or null text is empty, any
+/// other value its JS string).
 fn content_text<V: View>(content: &V) -> Result<JsStr> {
-    if let Some(s) = content.string() {
-        return Ok(s);
-    }
-    let len = content.array_len().ok_or_else(|| {
-        let got = content.kind().describe();
-        Error::type_error("", format!("expected a string or an array, got {got}"))
-    })?;
+    let blocks = match content_texts(content)? {
+        ContentTexts::Whole(s) => return s.to_js_string(),
+        ContentTexts::Blocks(blocks) => blocks,
+    };
     let mut out = Utf16Builder::new();
-    let mut blocks = 0;
-    for i in 0..len {
-        let block = content.at(i)?;
-        let text = (|| -> Result<Option<JsStr>> {
-            if matches!(block.kind(), Kind::Undefined | Kind::Null) {
-                return Err(Error::type_error(
-                    "",
-                    "expected a content block, got nothing",
-                ));
-            }
-            if !block.get(Key::Type)?.str_is("text") {
-                return Ok(None);
-            }
-            let text = block.get(Key::Text)?;
-            if matches!(text.kind(), Kind::Undefined | Kind::Null) {
-                return Ok(Some(JsStr::empty()));
-            }
-            text.string().map(Some).ok_or_else(|| {
-                let got = text.kind().describe();
-                Error::type_error("text", format!("expected a string, got {got}"))
-            })
-        })()
-        .within_with(|| format!("[{i}]"))?;
+    for (k, (i, text)) in blocks.iter().enumerate() {
+        if k > 0 {
+            out.push_str("\n");
+        }
         if let Some(text) = text {
-            if blocks > 0 {
-                out.push_str("\n");
-            }
+            let text = text.to_js_string().within_with(|| format!("[{i}].text"))?;
             out.push_js(&text);
-            blocks += 1;
         }
     }
     Ok(out.finish())
+}
+
+/// A section's value as `Object.entries` gives it: a value of the
+/// caller's, or one character of a string `sections`.
+enum Section<V> {
+    Value(V),
+    Char(JsStr),
+}
+
+/// `Object.entries(message.sections ?? {})`: an object's (or array's) own
+/// entries, a string's characters by index, nothing for other values.
+fn sections_of<V: View>(message: &V) -> Result<Vec<(JsStr, Section<V>)>> {
+    let sections = message.get(Key::Sections)?;
+    if sections.is_object_or_array() {
+        return Ok(sections
+            .entries()?
+            .into_iter()
+            .map(|(name, value)| (name, Section::Value(value)))
+            .collect());
+    }
+    let Some(s) = sections.string() else {
+        return Ok(Vec::new());
+    };
+    Ok((0..s.utf16_len())
+        .map(|i| {
+            let unit = s.slice_utf16(i as i64, Some(i as i64 + 1));
+            (JsStr::from_string(i.to_string()), Section::Char(unit))
+        })
+        .collect())
 }
 
 #[cfg(test)]

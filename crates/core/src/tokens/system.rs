@@ -16,7 +16,7 @@ use crate::js::view::{Key, Kind, View};
 use crate::tokens::estimate::{measure_content, Measure};
 
 /// `sections`, when it holds any: its `(name, value)` pairs.
-pub(crate) fn section_entries<V: View>(message: &V) -> Result<Vec<(JsStr, V)>> {
+fn section_entries<V: View>(message: &V) -> Result<Vec<(JsStr, V)>> {
     let sections = message.get(Key::Sections)?;
     if !sections.truthy() {
         return Ok(Vec::new());
@@ -45,7 +45,7 @@ fn section_measure<V: View, M: Measure>(name: &JsStr, value: &V, m: &M) -> Resul
 }
 
 /// A section's value that is neither a string, `null` nor falsy.
-pub(crate) fn section_type_error<V: View>(name: &JsStr, value: &V) -> Error {
+fn section_type_error<V: View>(name: &JsStr, value: &V) -> Error {
     let got = value.kind().describe();
     Error::type_error(
         join(&[&"sections[", &quoted(name), &"]"]),
@@ -121,19 +121,27 @@ pub struct SystemMerge {
     tools: FxHashMap<JsStr, u64>,
 }
 
-/// `contentText(content)`: a string, or the text blocks joined with `"\n"`.
-fn content_text_measure<V: View, M: Measure>(content: &V, m: &M) -> Result<(u64, bool)> {
-    if let Some(n) = m.text(content)? {
-        return Ok((n, content.str_len().unwrap_or(0) > 0));
+/// What `contentText(content)` joins: a string content itself, or each
+/// `type: "text"` block's `text` (with the block's index; `None` for a
+/// missing or null one, which joins as empty), in order. A null block is a
+/// `TypeError`, as `block.type` is in JS; so is content that is neither.
+pub(crate) enum ContentTexts<V> {
+    Whole(V),
+    Blocks(Vec<(usize, Option<V>)>),
+}
+
+pub(crate) fn content_texts<V: View>(content: &V) -> Result<ContentTexts<V>> {
+    if content.str_len().is_some() {
+        return Ok(ContentTexts::Whole(content.clone()));
     }
     let len = content.array_len().ok_or_else(|| {
         let got = content.kind().describe();
         Error::type_error("", format!("expected a string or an array, got {got}"))
     })?;
-    let (mut total, mut blocks, mut units) = (0u64, 0u64, 0usize);
+    let mut texts = Vec::new();
     for i in 0..len {
         let block = content.at(i)?;
-        let measured = (|| -> Result<Option<(u64, usize)>> {
+        let text = (|| -> Result<Option<Option<V>>> {
             if matches!(block.kind(), Kind::Undefined | Kind::Null) {
                 return Err(Error::type_error(
                     "",
@@ -144,25 +152,42 @@ fn content_text_measure<V: View, M: Measure>(content: &V, m: &M) -> Result<(u64,
                 return Ok(None);
             }
             let text = block.get(Key::Text)?;
-            if matches!(text.kind(), Kind::Undefined | Kind::Null) {
-                return Ok(Some((0, 0)));
-            }
-            let n = m.text(&text)?.ok_or_else(|| {
-                let got = text.kind().describe();
-                Error::type_error("text", format!("expected a string, got {got}"))
-            })?;
-            Ok(Some((n, text.str_len().unwrap_or(0))))
+            Ok(Some(
+                (!matches!(text.kind(), Kind::Undefined | Kind::Null)).then_some(text),
+            ))
         })()
         .within_with(|| format!("[{i}]"))?;
-        if let Some((n, u)) = measured {
-            blocks += 1;
-            total += n;
-            units += u;
+        if let Some(text) = text {
+            texts.push((i, text));
         }
     }
-    if blocks > 1 {
-        total += (blocks - 1) * m.literal("\n")?;
-        units += blocks as usize - 1;
+    Ok(ContentTexts::Blocks(texts))
+}
+
+/// `contentText(content)` measured, and whether it is non-empty; a text
+/// that is not a string is a `TypeError` (1.6 would count its indices).
+fn content_text_measure<V: View, M: Measure>(content: &V, m: &M) -> Result<(u64, bool)> {
+    let blocks = match content_texts(content)? {
+        ContentTexts::Whole(s) => {
+            let n = m.text(&s)?.unwrap_or(0);
+            return Ok((n, s.str_len().unwrap_or(0) > 0));
+        }
+        ContentTexts::Blocks(blocks) => blocks,
+    };
+    let (mut total, mut units) = (0u64, 0usize);
+    for (i, text) in &blocks {
+        let Some(text) = text else { continue };
+        let n = m.text(text)?.ok_or_else(|| {
+            let got = text.kind().describe();
+            Error::type_error("text", format!("expected a string, got {got}"))
+                .within(format!("[{i}]"))
+        })?;
+        total += n;
+        units += text.str_len().unwrap_or(0);
+    }
+    if blocks.len() > 1 {
+        total += (blocks.len() as u64 - 1) * m.literal("\n")?;
+        units += blocks.len() - 1;
     }
     Ok((total, units > 0))
 }

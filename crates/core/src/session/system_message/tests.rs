@@ -58,3 +58,37 @@ fn none_without_system_messages_or_on_0_78() {
     let bare = r#"{"role":"system","content":"s"}"#;
     assert_eq!(merged(&AgentLine::V1_6, &[bare]), None);
 }
+
+#[test]
+fn any_section_value_or_text_is_kept_as_pi_ai_keeps_it() {
+    // What 1.6.0's appendCompaction writes for the same messages, where the
+    // estimates would reject the values (a section not a string, a text not a string).
+    let sections = r#"{"role":"system","content":"base","sections":{"a":5,"b":"B","c":false,"d":{"x":1},"e":"E"},"timestamp":1}"#;
+    let removal = r#"{"role":"system","content":"x","sections":{"e":null},"timestamp":2}"#;
+    assert_eq!(
+        merged(&AgentLine::V1_6, &[sections, removal]).as_deref(),
+        Some(
+            r#"{"role":"system","content":"base\n\nx","sections":{"a":5,"b":"B","c":false,"d":{"x":1}},"timestamp":7}"#
+        )
+    );
+    let texts = r#"{"role":"system","content":[{"type":"text","text":5},{"type":"text","text":null},{"type":"text","text":{"a":1}},{"type":"text"}],"timestamp":1}"#;
+    assert_eq!(
+        merged(&AgentLine::V1_6, &[texts]).as_deref(),
+        Some(r#"{"role":"system","content":"5\n\n[object Object]\n","timestamp":7}"#)
+    );
+    // Object.entries of a string, a number, an array.
+    for (sections, expected) in [
+        (r#""ab""#, r#","sections":{"0":"a","1":"b"}"#),
+        ("7", ""),
+        (r#"["p",null,"q"]"#, r#","sections":{"0":"p","2":"q"}"#),
+    ] {
+        let message =
+            format!(r#"{{"role":"system","content":"c","sections":{sections},"timestamp":1}}"#);
+        assert_eq!(
+            merged(&AgentLine::V1_6, &[&message]),
+            Some(format!(
+                r#"{{"role":"system","content":"c"{expected},"timestamp":7}}"#
+            ))
+        );
+    }
+}
