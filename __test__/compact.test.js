@@ -298,7 +298,7 @@ describe.each(LINES.map((line) => [line, require(`../agent-${line}`)]))('agent l
       expect(streamFn.calls).toHaveLength(3)
     })
 
-    test('an overflow in every wording 1.6\'s pi-ai takes for one is retried smaller', async () => {
+    test('an overflow in the wordings 1.6\'s pi-ai takes for one (one of each of its patterns but the 413 body) is retried smaller', async () => {
       const piAi = path.join(__dirname, '..', 'node_modules', 'pi-coding-agent-1.6', 'node_modules', '@earendil-works', 'pi-ai', 'dist', 'utils', 'overflow.js')
       const { isContextOverflow } = await import(require('node:url').pathToFileURL(piAi).href)
       for (const message of [
@@ -311,11 +311,38 @@ describe.each(LINES.map((line) => [line, require(`../agent-${line}`)]))('agent l
         'Input exceeds the maximum context length (131072)',
         'the request exceeds the available context size, try increasing it',
         "This endpoint's maximum context length is 131072 tokens. However, you requested about 140000 tokens",
+        'prompt is too long: 213462 tokens > 200000 maximum',
+        '413 {"error":{"type":"request_too_large","message":"Request exceeds the maximum size"}}',
+        'Input is too long for requested model.',
+        'Your input exceeds the context window of this model.',
+        'The input token count (1196265) exceeds the maximum number of tokens allowed (1048575).',
+        "This model's maximum prompt length is 131072 but the request contains 537812 tokens.",
+        'Please reduce the length of the messages or completion.',
+        'Input length 140000 exceeds the maximum allowed input length of 131072 tokens.',
+        "The input (140000 tokens) is longer than the model's context length (131072 tokens).",
+        'prompt token count of 140000 exceeds the limit of 128000',
+        'The number of tokens to keep from the initial prompt is greater than the context length.',
+        'invalid params, context window exceeds limit (2013)',
+        'Your request exceeded model token limit: 262144 (requested: 300000)',
+        'Prompt contains 140000 tokens and 0 draft tokens, too large for model with 131072 maximum context length',
+        'finish_reason: model_context_window_exceeded',
+        'prompt too long; exceeded max context length by 1200 tokens',
+        '400 context_length_exceeded',
+        'Token limit exceeded for this request',
       ]) {
         expect({ message, piAi: isContextOverflow({ stopReason: 'error', errorMessage: message }) }).toEqual({ message, piAi: true })
         const streamFn = scripted([failure(message), text('OK')])
-        await ours.compact(plain(), MODEL, 'k', undefined, undefined, undefined, undefined, streamFn)
+        // Two user rounds: the retry leaves the older one out.
+        const twoRounds = { ...plain(), messagesToSummarize: [...plain().messagesToSummarize, ...plain().messagesToSummarize] }
+        await ours.compact(twoRounds, MODEL, 'k', undefined, undefined, undefined, undefined, streamFn)
         expect({ message, calls: streamFn.calls.length }).toEqual({ message, calls: 2 })
+        expect(streamFn.calls[1].prompt.length).toBeLessThan(streamFn.calls[0].prompt.length)
+      }
+      // Where ours parts from pi-ai: a rate limit or throttling, which a smaller request does not fix.
+      for (const message of ['ThrottlingException: Too many tokens, please wait before trying again.', 'Request rate-limited: prompt is too long']) {
+        expect(isContextOverflow({ stopReason: 'error', errorMessage: message })).toBe(true)
+        const streamFn = scripted([failure(message), text('OK')])
+        await expect(ours.compact(plain(), MODEL, 'k', undefined, undefined, undefined, undefined, streamFn)).rejects.toThrow(message)
       }
     })
 

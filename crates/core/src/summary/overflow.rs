@@ -62,7 +62,7 @@ pub const OVERFLOW_PATTERNS: &[OverflowPattern] = &[
     },
     OverflowPattern {
         source: "OpenRouter backends",
-        pattern: r"maximum allowed input length of [\d,]+ tokens",
+        pattern: r"maximum allowed input length of [\d,]+ tokens?",
         example: "Input length 140000 exceeds the maximum allowed input length of 131072 tokens.",
     },
     OverflowPattern {
@@ -122,7 +122,7 @@ pub const OVERFLOW_PATTERNS: &[OverflowPattern] = &[
     },
     OverflowPattern {
         source: "z.ai",
-        pattern: r"\bprompt too long\b",
+        pattern: r"prompt too long",
         example: r#"{"code":"1261","message":"Prompt too long"}"#,
     },
     OverflowPattern {

@@ -45,6 +45,8 @@ fn the_wordings_1_6_pi_ai_takes_for_overflow_are_overflow() {
         "413 Request Entity Too Large",
         "Input exceeds the maximum context length (131072)",
         "Requested token count exceeds the model's maximum context length of 131072 tokens",
+        "Input length 2 exceeds the maximum allowed input length of 1 token.",
+        "the_prompt too long",
     ] {
         assert!(is_context_overflow(msg), "{msg:?} not taken for overflow");
     }
