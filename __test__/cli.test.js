@@ -367,20 +367,28 @@ describe('compact against a local OpenAI-compatible server', () => {
 
 // A 1.6 session keeps its system prompt in the session; after a compaction
 // the agent restores it from the compaction entry alone.
-test('--append on a 1.6 session keeps its system message: reopened, 1.6.0 rebuilds the context the agent\'s own appendCompaction gives', async () => {
-  const { SessionManager } = await import(pathToFileURL(path.join(ROOT, 'node_modules', 'pi-coding-agent-1.6', 'dist', 'core', 'session-manager.js')).href)
-  const source = path.join(ROOT, 'benches', 'fixtures', 'agent-1.6', 'abort-manual.jsonl')
-  const ours = path.join(dir, 'system-ours.jsonl')
-  const theirs = path.join(dir, 'system-theirs.jsonl')
-  fs.copyFileSync(source, ours)
-  fs.copyFileSync(source, theirs)
+// A recorded 1.6 session with a system message, 1.6.0's SessionManager, and
+// `compact --append` on a file against a server that answers twice.
+const SESSION_16 = path.join(ROOT, 'benches', 'fixtures', 'agent-1.6', 'abort-manual.jsonl')
+const sessionManager16 = async () =>
+  (await import(pathToFileURL(path.join(ROOT, 'node_modules', 'pi-coding-agent-1.6', 'dist', 'core', 'session-manager.js')).href)).SessionManager
+async function compactAppend(file, { json = true } = {}) {
   const server = await startServer([{ text: 'History.' }, { text: 'Prefix.' }])
-  let r
   try {
-    r = await run(['compact', ours, '--base-url', server.baseUrl, '--model', 'm', '--keep-recent', '50', '--append', '--json', '--quiet'])
+    const r = await run(['compact', file, '--base-url', server.baseUrl, '--model', 'm', '--keep-recent', '50', '--append', '--quiet', ...(json ? ['--json'] : [])])
+    return { ...r, requests: server.requests.length }
   } finally {
     await server.close()
   }
+}
+
+test('--append on a 1.6 session keeps its system message: reopened, 1.6.0 rebuilds the context the agent\'s own appendCompaction gives', async () => {
+  const SessionManager = await sessionManager16()
+  const ours = path.join(dir, 'system-ours.jsonl')
+  const theirs = path.join(dir, 'system-theirs.jsonl')
+  fs.copyFileSync(SESSION_16, ours)
+  fs.copyFileSync(SESSION_16, theirs)
+  const r = await compactAppend(ours)
   expect(r.code).toBe(0)
   const { result, entry } = JSON.parse(r.stdout)
   // The agent's own entry after the same branch, with the same result.
@@ -401,9 +409,8 @@ test('--append on a 1.6 session keeps its system message: reopened, 1.6.0 rebuil
 })
 
 test('--append keeps a system message with any section value, as 1.6.0 does; one it cannot keep fails before any request', async () => {
-  const { SessionManager } = await import(pathToFileURL(path.join(ROOT, 'node_modules', 'pi-coding-agent-1.6', 'dist', 'core', 'session-manager.js')).href)
-  const source = path.join(ROOT, 'benches', 'fixtures', 'agent-1.6', 'abort-manual.jsonl')
-  const lines = fs.readFileSync(source, 'utf8').split('\n')
+  const SessionManager = await sessionManager16()
+  const lines = fs.readFileSync(SESSION_16, 'utf8').split('\n')
   const at = lines.findIndex((l) => l.includes('"role":"system"'))
   const withSystem = (change) => {
     const entry = JSON.parse(lines[at])
@@ -414,13 +421,7 @@ test('--append keeps a system message with any section value, as 1.6.0 does; one
   fs.writeFileSync(odd, withSystem((m) => (m.sections = { ...m.sections, extra: 5 })))
   const theirs = path.join(dir, 'system-odd-theirs.jsonl')
   fs.copyFileSync(odd, theirs)
-  let server = await startServer([{ text: 'History.' }, { text: 'Prefix.' }])
-  let r
-  try {
-    r = await run(['compact', odd, '--base-url', server.baseUrl, '--model', 'm', '--keep-recent', '50', '--append', '--json', '--quiet'])
-  } finally {
-    await server.close()
-  }
+  let r = await compactAppend(odd)
   expect(r.code).toBe(0)
   const manager = SessionManager.open(theirs, dir)
   manager.appendCompaction('S', JSON.parse(r.stdout).result.firstKeptEntryId, 1, undefined, false, undefined)
@@ -431,13 +432,8 @@ test('--append keeps a system message with any section value, as 1.6.0 does; one
   const bad = path.join(dir, 'system-bad.jsonl')
   fs.writeFileSync(bad, withSystem((m) => (m.toolsAdded = [{ name: 5 }])))
   const before = fs.readFileSync(bad)
-  server = await startServer([{ text: 'History.' }, { text: 'Prefix.' }])
-  try {
-    r = await run(['compact', bad, '--base-url', server.baseUrl, '--model', 'm', '--keep-recent', '50', '--append', '--quiet'])
-    expect(server.requests).toHaveLength(0)
-  } finally {
-    await server.close()
-  }
+  r = await compactAppend(bad, { json: false })
+  expect(r.requests).toBe(0)
   expect(r.code).toBe(1)
   expect(r.stderr).toMatch(/system-bad\.jsonl: the session's system message cannot be kept in a compaction entry: .*toolsAdded\[0\]\.name/)
   expect(r.stderr).not.toMatch(/\n\s+at /)
