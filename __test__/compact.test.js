@@ -338,6 +338,17 @@ describe.each(LINES.map((line) => [line, require(`../agent-${line}`)]))('agent l
         expect({ message, calls: streamFn.calls.length }).toEqual({ message, calls: 2 })
         expect(streamFn.calls[1].prompt.length).toBeLessThan(streamFn.calls[0].prompt.length)
       }
+      // A length stop with no output and the window full (Xiaomi's MiMo), and one that is only cut short.
+      for (const [usage, overflow] of [
+        [{ input: 120_000, cacheRead: 7_000, output: 0 }, true],
+        [{ input: 127_000, cacheRead: 0, output: 3 }, false],
+      ]) {
+        const answer = { role: 'assistant', content: [{ type: 'text', text: '' }], stopReason: 'length', usage: { ...usage, cacheWrite: 0, totalTokens: 0 } }
+        expect(isContextOverflow(answer, MODEL.contextWindow)).toBe(overflow)
+        const streamFn = scripted([answer, text('OK')])
+        const outcome = await ours.compact(plain(), MODEL, 'k', undefined, undefined, undefined, undefined, streamFn).then(() => 'retried', (e) => e.message)
+        expect(outcome).toEqual(overflow ? 'retried' : expect.stringContaining('incomplete'))
+      }
       // Where ours parts from pi-ai: a rate limit or throttling, which a smaller request does not fix.
       for (const message of ['ThrottlingException: Too many tokens, please wait before trying again.', 'Request rate-limited: prompt is too long']) {
         expect(isContextOverflow({ stopReason: 'error', errorMessage: message })).toBe(true)

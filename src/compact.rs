@@ -21,7 +21,7 @@ use prime_compaction_core::js::to_number::to_number;
 use prime_compaction_core::js::view::{Key, Kind, View};
 use prime_compaction_core::projection::is_claude_family;
 use prime_compaction_core::summary::compact::{
-    BranchOptions, Job, JobInput, ModelLimits, Part, Response, Stop,
+    AnswerUsage, BranchOptions, Job, JobInput, ModelLimits, Part, Response, Stop,
 };
 use prime_compaction_core::summary::message_transcript::MessageTranscript;
 use prime_compaction_core::summary::prompts::SUMMARIZATION_SYSTEM_PROMPT;
@@ -439,11 +439,24 @@ fn read_response(v: &JsVal<'_>) -> Result<Response> {
             _ => {}
         }
     }
+    let usage = v.get(Key::Usage)?;
+    let count = |key| -> Result<Option<f64>> {
+        Ok(if usage.is_object_like() {
+            usage.get(key)?.number()
+        } else {
+            None
+        })
+    };
     Ok(Response {
         stop,
         error_message,
         texts,
         has_tool_call,
+        usage: AnswerUsage {
+            input: count(Key::Input)?,
+            cache_read: count(Key::CacheRead)?,
+            output: count(Key::Output)?,
+        },
     })
 }
 

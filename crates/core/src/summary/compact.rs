@@ -6,10 +6,11 @@
 
 use crate::agent_line::AgentLine;
 use crate::error::{Error, Result};
+use crate::js::json::number_to_js_string;
 use crate::js::string::{JsStr, Utf16Builder};
 use crate::plan::file_ops::format_file_operations;
 use crate::summary::failure::{describe, Failure};
-use crate::summary::overflow::is_context_overflow;
+use crate::summary::overflow::{fills_the_window, is_context_overflow};
 use crate::summary::prompts;
 use crate::summary::retry::{shrink_for, Shrink, MAX_OVERFLOW_RETRIES};
 
@@ -68,6 +69,17 @@ pub struct Response {
     /// The text blocks, in order.
     pub texts: Vec<JsStr>,
     pub has_tool_call: bool,
+    /// `usage.input`, `usage.cacheRead` and `usage.output` where they are
+    /// numbers (a provider that fills the window reports overflow by them).
+    pub usage: AnswerUsage,
+}
+
+/// The token counts of an answer's `usage` that tell an overflow.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct AnswerUsage {
+    pub input: Option<f64>,
+    pub cache_read: Option<f64>,
+    pub output: Option<f64>,
 }
 
 /// Everything `compact()` needs, taken from the preparation.
@@ -274,29 +286,45 @@ impl<T: Transcript> Job<T> {
                 failure,
             )))
         };
+        // The request overflowed (`message` says how): smaller while retries
+        // are left, then a failure.
+        let overflowed = |job: &mut Self, message: &JsStr| {
+            if job.overflow_retries < MAX_OVERFLOW_RETRIES {
+                job.overflow_retries += 1;
+                job.state = State::Asking {
+                    part,
+                    attempt: attempt + 1,
+                    history: history.clone(),
+                };
+                return Ok(false);
+            }
+            fail(
+                job,
+                Failure::Overflow {
+                    retries: MAX_OVERFLOW_RETRIES,
+                    message,
+                },
+            )
+        };
         match response.stop {
             Stop::Aborted => return fail(self, Failure::Aborted),
             Stop::Error => {
                 let message = response.error_message.clone().unwrap_or_default();
                 if is_context_overflow(&message.to_string_lossy()) {
-                    if self.overflow_retries < MAX_OVERFLOW_RETRIES {
-                        self.overflow_retries += 1;
-                        self.state = State::Asking {
-                            part,
-                            attempt: attempt + 1,
-                            history,
-                        };
-                        return Ok(false);
-                    }
-                    return fail(
-                        self,
-                        Failure::Overflow {
-                            retries: MAX_OVERFLOW_RETRIES,
-                            message: &message,
-                        },
-                    );
+                    return overflowed(self, &message);
                 }
                 return fail(self, Failure::Error(&message));
+            }
+            Stop::Length if fills_the_window(&response.usage, self.limits.context_window) => {
+                let message = JsStr::from_string(format!(
+                    "the model stopped with no output, its context full ({} of {} tokens)",
+                    number_to_js_string(
+                        response.usage.input.unwrap_or(0.0)
+                            + response.usage.cache_read.unwrap_or(0.0)
+                    ),
+                    number_to_js_string(self.limits.context_window),
+                ));
+                return overflowed(self, &message);
             }
             Stop::Length => {
                 let limit = self

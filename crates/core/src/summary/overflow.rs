@@ -198,6 +198,16 @@ fn compiled() -> &'static Compiled {
     })
 }
 
+/// Whether a `length` stop says the request overflowed: some providers
+/// (Xiaomi's MiMo) cut an oversized input to the window and then stop with
+/// no output at all, the input (read from the cache or not) filling 99% of
+/// the window or more. `usage` counts missing where they are not numbers
+/// (the sum is then no number, and no overflow); an unknown window tells nothing.
+pub fn fills_the_window(usage: &crate::summary::compact::AnswerUsage, context_window: f64) -> bool {
+    let input = usage.input.unwrap_or(f64::NAN) + usage.cache_read.unwrap_or(f64::NAN);
+    context_window > 0.0 && usage.output == Some(0.0) && input >= context_window * 0.99
+}
+
 /// Whether an error message says the request overflowed the context window.
 pub fn is_context_overflow(error_message: &str) -> bool {
     let c = compiled();

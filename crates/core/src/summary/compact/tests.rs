@@ -35,6 +35,7 @@ fn text(t: &str) -> Response {
         error_message: None,
         texts: vec![JsStr::from_str(t)],
         has_tool_call: false,
+        usage: AnswerUsage::default(),
     }
 }
 
@@ -44,6 +45,7 @@ fn error(message: &str) -> Response {
         error_message: Some(message.into()),
         texts: vec![],
         has_tool_call: false,
+        usage: AnswerUsage::default(),
     }
 }
 
@@ -217,6 +219,45 @@ fn a_split_turn_shares_the_two_retries_between_its_requests() {
     assert_eq!(seen.len(), 4);
     assert_eq!((seen[3].part, seen[3].attempt), (Part::TurnPrefix, 0));
     assert!(out.is_err());
+}
+
+#[test]
+fn a_length_stop_with_no_output_and_a_full_window_is_an_overflow() {
+    // The model's window (input()'s limits) is 200,000 tokens.
+    let full = |input: f64, cache_read: f64, output: f64| Response {
+        stop: Stop::Length,
+        usage: AnswerUsage {
+            input: Some(input),
+            cache_read: Some(cache_read),
+            output: Some(output),
+        },
+        ..text("")
+    };
+    let (out, seen) = go(
+        input(false, None, None),
+        vec![full(150_000.0, 48_000.0, 0.0), text("ok")],
+    );
+    assert!(out.is_ok());
+    assert_eq!(seen[1].attempt, 1);
+    let (out, seen) = go(
+        input(false, None, None),
+        vec![
+            full(198_000.0, 0.0, 0.0),
+            full(199_000.0, 0.0, 0.0),
+            full(200_000.0, 0.0, 0.0),
+        ],
+    );
+    assert_eq!(seen.len(), 3);
+    assert_eq!(
+        out.err().map(|e| e.message.to_string()).as_deref(),
+        Some("Summarization failed: the request still overflows the model's context after 2 smaller retries: the model stopped with no output, its context full (200000 of 200000 tokens)")
+    );
+    // Some output, or an input short of 99% of the window: a summary cut short.
+    for answer in [full(199_000.0, 0.0, 1.0), full(197_999.0, 0.0, 0.0)] {
+        let (out, seen) = go(input(false, None, None), vec![answer]);
+        assert_eq!(seen.len(), 1);
+        assert!(out.is_err_and(|e| e.message.to_string().contains("incomplete")));
+    }
 }
 
 #[test]
