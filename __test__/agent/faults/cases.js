@@ -114,9 +114,11 @@ function httpCases() {
 function overflowCases() {
   const out = []
   overflowExamples().forEach(({ source, example }, i) => {
-    // A status with no body is what the HTTP client itself words ("413 status code (no body)").
+    // A status with no body is what the HTTP client itself words ("413 status code (no body)");
+    // "X API error (413): ..." is how a client words a 413 answer, so the server answers 413.
     const bare = /^(\d{3}) status code \(no body\)$/.exec(example)
-    const reply = bare ? { status: Number(bare[1]), noBody: true } : { status: 400, error: example }
+    const worded = /^[\w -]+ API error \((\d{3})\): (.*)$/.exec(example)
+    const reply = bare ? { status: Number(bare[1]), noBody: true } : worded ? { status: Number(worded[1]), error: worded[2] } : { status: 400, error: example }
     for (const op of [OPS[i % 4], OPS[(i + 2) % 4]]) {
       out.push({ kind: 'overflow', name: `overflow ${source}/${op}`, op, on: [target(op, i)], reply, settings: SETTINGS.noProviderRetries })
     }
