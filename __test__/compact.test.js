@@ -298,10 +298,10 @@ describe.each(LINES.map((line) => [line, require(`../agent-${line}`)]))('agent l
       expect(streamFn.calls).toHaveLength(3)
     })
 
-    test('an overflow in the wordings 1.6\'s pi-ai takes for one (one of each of its patterns but the 413 body) is retried smaller', async () => {
+    test('an overflow in the wordings 1.6\'s pi-ai takes for one (a message for each of its patterns) is retried smaller', async () => {
       const piAi = path.join(__dirname, '..', 'node_modules', 'pi-coding-agent-1.6', 'node_modules', '@earendil-works', 'pi-ai', 'dist', 'utils', 'overflow.js')
       const { isContextOverflow } = await import(require('node:url').pathToFileURL(piAi).href)
-      for (const message of [
+      const sent = [
         '{"code":"1261","message":"Prompt too long"}',
         'Prompt exceeds max length',
         'litellm.ContextWindowExceededError: Context window exceeded',
@@ -329,7 +329,9 @@ describe.each(LINES.map((line) => [line, require(`../agent-${line}`)]))('agent l
         'prompt too long; exceeded max context length by 1200 tokens',
         '400 context_length_exceeded',
         'Token limit exceeded for this request',
-      ]) {
+        'Too many tokens in request',
+      ]
+      for (const message of sent) {
         expect({ message, piAi: isContextOverflow({ stopReason: 'error', errorMessage: message }) }).toEqual({ message, piAi: true })
         const streamFn = scripted([failure(message), text('OK')])
         // Two user rounds: the retry leaves the older one out.
@@ -338,10 +340,14 @@ describe.each(LINES.map((line) => [line, require(`../agent-${line}`)]))('agent l
         expect({ message, calls: streamFn.calls.length }).toEqual({ message, calls: 2 })
         expect(streamFn.calls[1].prompt.length).toBeLessThan(streamFn.calls[0].prompt.length)
       }
+      // 1.6's own pattern list: each matches a message above.
+      const { getOverflowPatterns } = await import(require('node:url').pathToFileURL(piAi).href)
+      expect(getOverflowPatterns().filter((p) => !sent.some((m) => p.test(m))).map(String)).toEqual([])
       // A length stop with no output and the window full (Xiaomi's MiMo), and one that is only cut short.
       for (const [usage, overflow] of [
         [{ input: 120_000, cacheRead: 7_000, output: 0 }, true],
         [{ input: 127_000, cacheRead: 0, output: 3 }, false],
+        [{ input: 126_000, cacheRead: 0, output: 0 }, false],
       ]) {
         const answer = { role: 'assistant', content: [{ type: 'text', text: '' }], stopReason: 'length', usage: { ...usage, cacheWrite: 0, totalTokens: 0 } }
         expect(isContextOverflow(answer, MODEL.contextWindow)).toBe(overflow)
@@ -355,6 +361,13 @@ describe.each(LINES.map((line) => [line, require(`../agent-${line}`)]))('agent l
         const streamFn = scripted([failure(message), text('OK')])
         await expect(ours.compact(plain(), MODEL, 'k', undefined, undefined, undefined, undefined, streamFn)).rejects.toThrow(message)
       }
+    })
+
+    test('only a length stop\'s usage is read to tell an overflow: an overflow error whose usage getter throws is still retried', async () => {
+      const answer = { ...failure(OVERFLOW), get usage() { throw new Error('usage getter') } }
+      const streamFn = scripted([answer, text('OK')])
+      await expect(ours.compact(plain(), MODEL, 'k', undefined, undefined, undefined, undefined, streamFn)).resolves.toMatchObject({ summary: expect.stringMatching(/^OK/) })
+      expect(streamFn.calls).toHaveLength(2)
     })
 
     test('rate limits are not taken for overflow', async () => {

@@ -439,24 +439,31 @@ fn read_response(v: &JsVal<'_>) -> Result<Response> {
             _ => {}
         }
     }
-    let usage = v.get(Key::Usage)?;
-    let count = |key| -> Result<Option<f64>> {
-        Ok(if usage.is_object_like() {
-            usage.get(key)?.number()
-        } else {
-            None
-        })
+    // Only a length stop's usage can tell an overflow (fills_the_window);
+    // any other answer's is passed on unread, as pi-ai passes it.
+    let usage = if stop == Stop::Length {
+        let usage = v.get(Key::Usage)?;
+        let count = |key| -> Result<Option<f64>> {
+            Ok(if usage.is_object_like() {
+                usage.get(key)?.number()
+            } else {
+                None
+            })
+        };
+        AnswerUsage {
+            input: count(Key::Input)?,
+            cache_read: count(Key::CacheRead)?,
+            output: count(Key::Output)?,
+        }
+    } else {
+        AnswerUsage::default()
     };
     Ok(Response {
         stop,
         error_message,
         texts,
         has_tool_call,
-        usage: AnswerUsage {
-            input: count(Key::Input)?,
-            cache_read: count(Key::CacheRead)?,
-            output: count(Key::Output)?,
-        },
+        usage,
     })
 }
 

@@ -127,8 +127,7 @@ impl Merge {
             };
             set(&mut self.sections, name, json);
         }
-        for (i, tool) in tool_list(message, Key::ToolsRemoved)?.iter().enumerate() {
-            let name = tool_name(tool).within_with(|| format!("toolsRemoved[{i}]"))?;
+        for name in removed_tool_names(message)? {
             delete(&mut self.tools, &name);
         }
         for (i, tool) in tool_list(message, Key::ToolsAdded)?.iter().enumerate() {
@@ -176,6 +175,36 @@ impl Merge {
         fields.push((JsStr::from_str("timestamp"), Value::Number(timestamp)));
         Some(Value::Object(Object::from_entries(fields)))
     }
+}
+
+/// The names `for (const tool of message.toolsRemoved ?? [])` deletes by:
+/// an item's `name` where it is a string. Another name can match no tool
+/// (a tool is kept only under a string name, below), and a string list's
+/// items, its characters, have none; a null item throws, as `tool.name`
+/// does in JS, and so does a list that is neither an array nor a string.
+fn removed_tool_names<V: View>(message: &V) -> Result<Vec<JsStr>> {
+    let list = message.get(Key::ToolsRemoved)?;
+    if matches!(list.kind(), Kind::Undefined | Kind::Null) || list.str_len().is_some() {
+        return Ok(Vec::new());
+    }
+    let len = list.expect_array("toolsRemoved")?;
+    let mut names = Vec::new();
+    for i in 0..len {
+        let tool = list.at(i)?;
+        if matches!(tool.kind(), Kind::Undefined | Kind::Null) {
+            let got = tool.kind().describe();
+            return Err(Error::type_error(
+                format!("toolsRemoved[{i}]"),
+                format!("expected a tool, got {got}"),
+            ));
+        }
+        if tool.is_object_like() {
+            if let Some(name) = tool.get(Key::Name)?.string() {
+                names.push(name);
+            }
+        }
+    }
+    Ok(names)
 }
 
 /// pi-ai's `contentText`: a string, or the text blocks' texts joined with

@@ -92,3 +92,25 @@ fn any_section_value_or_text_is_kept_as_pi_ai_keeps_it() {
         );
     }
 }
+
+#[test]
+fn removals_by_a_name_that_is_not_a_string_match_no_tool() {
+    // 1.6.0 writes the same for each: nothing removed but `read` where named.
+    let added = r#"{"role":"system","content":"c","toolsAdded":[{"name":"read"},{"name":"bash"}],"timestamp":1}"#;
+    let both = r#"{"role":"system","content":"c","toolsAdded":[{"name":"read"},{"name":"bash"}],"timestamp":7}"#;
+    for removed in [r#"[5]"#, r#"[{"name":5}]"#, r#""ab""#] {
+        let removal =
+            format!(r#"{{"role":"system","content":"","toolsRemoved":{removed},"timestamp":2}}"#);
+        assert_eq!(
+            merged(&AgentLine::V1_6, &[added, &removal]).as_deref(),
+            Some(both),
+            "{removed}"
+        );
+    }
+    let removal =
+        r#"{"role":"system","content":"","toolsRemoved":[{"name":"read"},"x"],"timestamp":2}"#;
+    assert_eq!(
+        merged(&AgentLine::V1_6, &[added, removal]).as_deref(),
+        Some(r#"{"role":"system","content":"c","toolsAdded":[{"name":"bash"}],"timestamp":7}"#)
+    );
+}
