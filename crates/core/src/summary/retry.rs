@@ -48,3 +48,53 @@ pub fn shrink_for(attempt: u8, limits: &ModelLimits, max_tokens: f64) -> Shrink 
         round_bound: Some((room * 4.0 * share) as usize),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn limits(context_window: f64) -> ModelLimits {
+        ModelLimits {
+            max_tokens: 0.0,
+            context_window,
+        }
+    }
+
+    #[test]
+    fn each_retry_keeps_fewer_bodies_drops_a_round_more_and_bounds_a_round_tighter() {
+        // A 128k window with a 16,384-token answer leaves 111,616 tokens:
+        // half, then a quarter, at four units a token.
+        let window = limits(128_000.0);
+        assert_eq!(
+            [0, 1, 2].map(|a| shrink_for(a, &window, 16_384.0)),
+            [
+                Shrink {
+                    drop_rounds: 0,
+                    tool_result_bodies: 3,
+                    round_bound: None
+                },
+                Shrink {
+                    drop_rounds: 1,
+                    tool_result_bodies: 1,
+                    round_bound: Some(223_232)
+                },
+                Shrink {
+                    drop_rounds: 2,
+                    tool_result_bodies: 0,
+                    round_bound: Some(111_616)
+                },
+            ]
+        );
+        // An unknown window counts as 128k; an answer budget that is no number, as none.
+        assert_eq!(
+            shrink_for(1, &limits(f64::NAN), 0.0).round_bound,
+            Some(256_000)
+        );
+        assert_eq!(
+            shrink_for(1, &limits(0.0), f64::INFINITY).round_bound,
+            Some(256_000)
+        );
+        // Never less room than 4,096 tokens, however large the answer.
+        assert_eq!(shrink_for(2, &window, 200_000.0).round_bound, Some(4_096));
+    }
+}
