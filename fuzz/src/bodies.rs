@@ -32,6 +32,7 @@ use prime_compaction_core::session::file::{
     parse_session_sequential, parse_session_stream, parse_session_stream_chunked, SessionFile,
 };
 use prime_compaction_core::session::measures::MeasuresChunk;
+use prime_compaction_core::session::system_message::compaction_system_message;
 use prime_compaction_core::tokens::estimate::estimate_context_tokens;
 use prime_compaction_core::transcript::flat::{self, FlatReader, FlatTexts, JSON_OF_BASE, NONE};
 use prime_compaction_core::transcript::llm_message::{
@@ -377,8 +378,10 @@ const KEEP_RECENT: [f64; 4] = [0.0, 20.0, 20_000.0, f64::NAN];
 
 /// Preparation over arbitrary entries, as every agent line plans: the input
 /// is parsed as JSON; an array goes through `prepareCompaction`,
-/// `findCutPoint`, `prepareBranchEntries` and `estimateContextTokens`.
-/// Errors are fine; panics and plans that point outside the array are not.
+/// `findCutPoint`, `prepareBranchEntries` and `estimateContextTokens`, and
+/// the system message a compaction entry would keep is built (a system
+/// message object, or none). Errors are fine; panics and plans that point
+/// outside the array are not.
 pub fn prepare(data: &[u8]) {
     let Ok(value) = json::parse_bytes(data) else {
         return;
@@ -391,6 +394,12 @@ pub fn prepare(data: &[u8]) {
         };
         if prepare_as(&entries) && std::ptr::eq(line, AgentLine::ALL[0]) {
             checked();
+        }
+        if let Ok(Some(message)) = compaction_system_message(&entries, 7.0) {
+            let printed = stringify(&message);
+            let reparsed = json::parse(&printed.to_string_lossy()).expect("its JSON parses");
+            assert_eq!(reparsed.get("role").and_then(Value::as_str), Some("system"));
+            assert_eq!(reparsed.get("timestamp"), Some(&Value::Number(7.0)));
         }
     }
 }
