@@ -43,8 +43,13 @@ function answerArbOf(line) {
     { weight: 1, arbitrary: gen.textArb(20).map((text) => ({ role: 'assistant', content: [{ type: 'text', text }], stopReason: 'length' })) },
     { weight: 1, arbitrary: fc.constant({ role: 'assistant', content: [{ type: 'toolCall', id: 'call_1', name: 'read', arguments: { path: 'a.ts' } }], stopReason: 'toolUse' }) },
   )
-  // A 1.6 answer always carries its usage (a split turn sums both).
-  return fc.tuple(answer, gen.usageArb).map(([a, usage]) => ({ ...a, usage }))
+  // A 1.6 answer always carries its usage (a split turn sums both). A length
+  // stop with no output may fill the window, which this package takes for an
+  // overflow and retries (the overflow-retries difference, not compared here):
+  // its length stops have some output.
+  return fc
+    .tuple(answer, gen.usageArb)
+    .map(([a, usage]) => ({ ...a, usage: a.stopReason === 'length' && usage.output === 0 ? { ...usage, output: 1 } : usage }))
 }
 
 const modelArb = fc.record({
