@@ -213,8 +213,8 @@ function loadBranch(file, options, say) {
   const bytes = readSessionBytes(file)
   if (bytes.length >= SLOW_READ_BYTES) say.step(`reading ${file} (${sizeOf(bytes.length)})`, true)
   const session = parseSession(bytes.toString('utf8'), file)
-  const { branch } = takeBranch(session, options.leaf, file)
-  return { bytes, session, branch }
+  const { branch, leaf } = takeBranch(session, options.leaf, file)
+  return { bytes, session, branch, leaf }
 }
 
 function filesLine(label, files) {
@@ -313,7 +313,7 @@ async function compactCommand(file, options) {
     if (!apiKey) throw new CliError(`environment variable ${options['api-key-env']} (--api-key-env) is not set`)
   }
   const say = progress(options.quiet)
-  const { bytes, session, branch } = loadBranch(file, options, say)
+  const { bytes, session, branch, leaf } = loadBranch(file, options, say)
   say.step('planning')
   const preparation = api.prepareCompaction(branch, settingsOf(options))
   if (!preparation) throw new CliError(`${file}: nothing to compact (the branch is too small or already ends with a compaction)`)
@@ -349,7 +349,7 @@ async function compactCommand(file, options) {
   if (result.aborted) throw new CliError('interrupted')
   let entry
   if (options.append) {
-    entry = compactionEntry(result, session, branch, systemMessage)
+    entry = compactionEntry(result, session, leaf.id, systemMessage)
     appendEntryAtomically(file, bytes, entry, (tmp, size) => {
       if (size >= 8 << 20) say.note(`writing ${file} (${sizeOf(size)}) through ${tmp}`)
     })

@@ -119,15 +119,15 @@ function branchSystemMessage(branch, file) {
 
 /**
  * The compaction entry the agent's SessionManager.appendCompaction writes
- * after the last of `branch` (its `usage`, and `systemMessage`, from
+ * as a child of `parentId` (its `usage`, and `systemMessage`, from
  * branchSystemMessage, stamped with the entry's time), plus customInstructions.
  */
-function compactionEntry(result, session, branch, systemMessage, now = new Date()) {
+function compactionEntry(result, session, parentId, systemMessage, now = new Date()) {
   const ids = new Set(session.entries.map((e) => e.id))
   const entry = {
     type: 'compaction',
     id: generateId(ids),
-    parentId: branch.at(-1).id,
+    parentId,
     timestamp: now.toISOString(),
     summary: result.summary,
     firstKeptEntryId: result.firstKeptEntryId,

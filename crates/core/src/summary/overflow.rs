@@ -5,6 +5,8 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 
+use crate::summary::compact::AnswerUsage;
+
 /// One provider's overflow wording. `example` is a message it really sends;
 /// the tests check that each pattern matches its example.
 pub struct OverflowPattern {
@@ -203,7 +205,7 @@ fn compiled() -> &'static Compiled {
 /// no output at all, the input (read from the cache or not) filling 99% of
 /// the window or more. `usage` counts missing where they are not numbers
 /// (the sum is then no number, and no overflow); an unknown window tells nothing.
-pub fn fills_the_window(usage: &crate::summary::compact::AnswerUsage, context_window: f64) -> bool {
+pub fn fills_the_window(usage: &AnswerUsage, context_window: f64) -> bool {
     let input = usage.input.unwrap_or(f64::NAN) + usage.cache_read.unwrap_or(f64::NAN);
     context_window > 0.0 && usage.output == Some(0.0) && input >= context_window * 0.99
 }

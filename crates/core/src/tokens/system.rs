@@ -39,18 +39,13 @@ fn section_measure<V: View, M: Measure>(name: &JsStr, value: &V, m: &M) -> Resul
     if !value.truthy() {
         return Ok(Some(0));
     }
-    m.text(value)?
-        .map(Some)
-        .ok_or_else(|| section_type_error(name, value))
-}
-
-/// A section's value that is neither a string, `null` nor falsy.
-fn section_type_error<V: View>(name: &JsStr, value: &V) -> Error {
-    let got = value.kind().describe();
-    Error::type_error(
-        join(&[&"sections[", &quoted(name), &"]"]),
-        format!("expected a string or null, got {got}"),
-    )
+    m.text(value)?.map(Some).ok_or_else(|| {
+        let got = value.kind().describe();
+        Error::type_error(
+            join(&[&"sections[", &quoted(name), &"]"]),
+            format!("expected a string or null, got {got}"),
+        )
+    })
 }
 
 /// What `estimateTokens` measures in a system message: its content (the
