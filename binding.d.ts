@@ -305,13 +305,14 @@ export declare function serializeForSummaryFromFile(path: Arg, options: Arg, lin
 export declare function serializeForSummaryFromFileSync(path: Arg, options: Arg, line: Arg): RawValue
 
 /**
- * Whether a session-file line that `JSON.parse` rejects starts a JSON
- * object and ends before it does: an append cut short, which the file
- * readers leave out (`is_cut_short`, crates/core/src/session/file.rs). The
- * CLI's JS reader (cli/session-file.js) asks it of each line it cannot
- * parse, so that both readers follow the core's rule.
+ * `sessionFileBranch(bytes, name, leafId?)`: where the branch ending at
+ * `leafId` (default: the last entry) lies in the session file `bytes`,
+ * read by the file functions' rules (`branch_lines`,
+ * crates/core/src/plan/from_file.rs), as `{ lines, ids }`: the 1-based
+ * line of each of its entries, root first, and every entry's string id.
+ * The CLI parses those lines itself and keeps the bytes to write back.
  */
-export declare function sessionLineCutShort(line: string): boolean
+export declare function sessionFileBranch(bytes: Uint8Array, name: string, leafId?: string): { lines: number[], ids: string[] }
 
 /** `shouldCompact(contextTokens, contextWindow, settings)`. */
 export declare function shouldCompact(contextTokens: Arg, contextWindow: Arg, settings: Arg): boolean

@@ -112,6 +112,44 @@ describe('plan', () => {
 })
 
 describe('bad input', () => {
+  test('every command reads a session file by the rules prepareCompactionFromFile reads it by', async () => {
+    const header = '{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/"}'
+    const user = (id, parentId) => JSON.stringify({ type: 'message', id, parentId, timestamp: '2025-01-01T00:00:00.000Z', message: { role: 'user', content: 'hi', timestamp: 1 } })
+    const files = {
+      'no-header-id': ['{"type":"session","version":3}', user('a', null)],
+      'string-version': ['{"type":"session","version":"3","id":"s"}', user('a', null)],
+      'v2': ['{"type":"session","version":2,"id":"s"}', user('a', null)],
+      'header-later': [user('a', null), header],
+      'array-entry': [header, user('a', null), '[1]'],
+      'cycle': [header, user('a', 'b'), user('b', 'a')],
+      'empty': [],
+    }
+    const expected = []
+    const seen = []
+    for (const [name, lines] of Object.entries(files)) {
+      const file = path.join(dir, `${name}.jsonl`)
+      fs.writeFileSync(file, lines.map((l) => `${l}\n`).join(''))
+      let message
+      try {
+        api.prepareCompactionFromFileSync(file)
+      } catch (err) {
+        message = err.message
+      }
+      expected.push({ name, message })
+      for (const args of [['plan', file], ['plan', file, '--print-request'], ['compact', file, '--base-url', 'http://127.0.0.1:9/v1', '--model', 'm']]) {
+        const r = await run(args)
+        seen.push({ name, args: args.slice(0, 3), code: r.code, stderr: r.stderr })
+      }
+    }
+    expect(expected.every((e) => typeof e.message === 'string' && e.message.startsWith(path.join(dir, `${e.name}.jsonl`)))).toBe(true)
+    expect(seen).toEqual(expected.flatMap(({ name, message }) => [['plan'], ['plan', '--print-request'], ['compact', '--base-url']].map(([cmd, flag]) => ({
+      name,
+      args: [cmd, path.join(dir, `${name}.jsonl`), ...(flag ? [flag] : [])],
+      code: 1,
+      stderr: `prime-compaction: ${message}\n`,
+    }))))
+  })
+
   test('unreadable file, bad line, old version, bad options', async () => {
     const missing = await run(['plan', path.join(dir, 'missing.jsonl')])
     expect(missing.code).toBe(1)

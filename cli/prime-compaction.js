@@ -7,7 +7,7 @@
 const { parseArgs: nodeParseArgs } = require('node:util')
 
 const api = require('../index.js')
-const { CliError, readSessionBytes, parseSession, takeBranch, branchSystemMessage, compactionEntry, appendEntryAtomically } = require('./session-file.js')
+const { CliError, readSessionBytes, readBranch, branchSystemMessage, compactionEntry, appendEntryAtomically } = require('./session-file.js')
 const { openAiStreamFn } = require('./openai.js')
 
 const USAGE = `Usage:
@@ -208,13 +208,11 @@ function sizeOf(bytes) {
 // JSON.parse runs at very roughly 100 MB/s: above this, reading takes a second or more.
 const SLOW_READ_BYTES = 64 << 20
 
-/** Reads and parses the file in JS and takes the branch: a preparation with message objects needs them. */
+/** Reads the file and parses its branch into objects: a preparation with message objects needs them. */
 function loadBranch(file, options, say) {
   const bytes = readSessionBytes(file)
   if (bytes.length >= SLOW_READ_BYTES) say.step(`reading ${file} (${sizeOf(bytes.length)})`, true)
-  const session = parseSession(bytes.toString('utf8'), file)
-  const { branch, leaf } = takeBranch(session, options.leaf, file)
-  return { bytes, session, branch, leaf }
+  return { bytes, ...readBranch(bytes, file, options.leaf) }
 }
 
 function filesLine(label, files) {
@@ -313,7 +311,7 @@ async function compactCommand(file, options) {
     if (!apiKey) throw new CliError(`environment variable ${options['api-key-env']} (--api-key-env) is not set`)
   }
   const say = progress(options.quiet)
-  const { bytes, session, branch, leaf } = loadBranch(file, options, say)
+  const { bytes, ids, branch, leaf } = loadBranch(file, options, say)
   say.step('planning')
   const preparation = api.prepareCompaction(branch, settingsOf(options))
   if (!preparation) throw new CliError(`${file}: nothing to compact (the branch is too small or already ends with a compaction)`)
@@ -349,7 +347,7 @@ async function compactCommand(file, options) {
   if (result.aborted) throw new CliError('interrupted')
   let entry
   if (options.append) {
-    entry = compactionEntry(result, session, leaf.id, systemMessage)
+    entry = compactionEntry(result, ids, leaf.id, systemMessage)
     appendEntryAtomically(file, bytes, entry, (tmp, size) => {
       if (size >= 8 << 20) say.note(`writing ${file} (${sizeOf(size)}) through ${tmp}`)
     })

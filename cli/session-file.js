@@ -6,7 +6,7 @@
 const crypto = require('node:crypto')
 const fs = require('node:fs')
 const path = require('node:path')
-const { sessionLineCutShort, compactionSystemMessage, agentLineIndex, agentLines } = require('../binding.js')
+const { sessionFileBranch, compactionSystemMessage, agentLineIndex, agentLines } = require('../binding.js')
 
 // The command plans as the newest agent line does (index.js), and writes its
 // compaction entry as that line's agent writes one.
@@ -25,71 +25,24 @@ function readSessionBytes(file) {
 }
 
 /**
- * Parses JSONL the way the agent's reader does (split on "\n", blank lines
- * skipped, a leading BOM ignored) but strictly: a malformed line, a
- * non-object entry, a missing header or a header older than version 3 is an
- * error naming the line. Except a line that starts an object and ends before it does (the
- * core's rule, crates/core/src/session/file.rs): an append cut short, left
- * out as the agent leaves it out.
+ * The branch of the session file `bytes` ending at `leafId` (default: the
+ * last entry), root first, with every entry's id. The core reads the file
+ * by the rules prepareCompactionFromFile reads it by (a malformed line, a
+ * missing or old header, a non-object entry, a cycle or an unknown leaf is
+ * an error naming the file and line; an append cut short is left out) and
+ * says which lines the branch is; those lines are parsed here into the
+ * objects the JS API takes.
  */
-function parseSession(text, file) {
-  const lines = text.split('\n')
-  if (lines.length > 0 && lines[0].charCodeAt(0) === 0xfeff) lines[0] = lines[0].slice(1)
-  let header
-  const entries = []
-  const lineOf = []
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i]
-    if (line.trim() === '') continue
-    let value
-    try {
-      value = JSON.parse(line)
-    } catch (err) {
-      if (sessionLineCutShort(line)) continue
-      throw new CliError(`${file}: line ${i + 1}: malformed JSON: ${err.message}`)
-    }
-    if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-      throw new CliError(`${file}: line ${i + 1}: an entry must be a JSON object`)
-    }
-    if (header === undefined) {
-      if (value.type !== 'session') throw new CliError(`${file}: line ${i + 1}: expected the session header ("type":"session") first`)
-      if (!(value.version >= 3)) {
-        throw new CliError(`${file}: line ${i + 1}: session version ${value.version ?? 1} is older than 3; open it once in the agent to migrate it`)
-      }
-      header = value
-      continue
-    }
-    if (value.type === 'session') continue
-    entries.push(value)
-    lineOf.push(i + 1)
+function readBranch(bytes, file, leafId) {
+  let found
+  try {
+    found = sessionFileBranch(bytes, file, leafId)
+  } catch (err) {
+    throw new CliError(err.message)
   }
-  if (header === undefined) throw new CliError(`${file}: empty file, no session header`)
-  return { header, entries, lineOf }
-}
-
-/**
- * The branch ending at `leafId` (default: the last entry), root first, the
- * way SessionManager.getBranch walks it. An unknown leaf id is an error.
- */
-function takeBranch(session, leafId, file) {
-  const byId = new Map()
-  for (const entry of session.entries) byId.set(entry.id, entry)
-  let leaf
-  if (leafId !== undefined) {
-    leaf = byId.get(leafId)
-    if (!leaf) throw new CliError(`${file}: no entry has the id ${JSON.stringify(leafId)} (--leaf)`)
-  } else {
-    leaf = session.entries[session.entries.length - 1]
-  }
-  const branch = []
-  const seen = new Set()
-  for (let current = leaf; current; current = current.parentId ? byId.get(current.parentId) : undefined) {
-    if (seen.has(current)) throw new CliError(`${file}: the parentId chain from ${JSON.stringify(leaf.id)} loops at ${JSON.stringify(current.id)}`)
-    seen.add(current)
-    branch.push(current)
-  }
-  branch.reverse()
-  return { branch, leaf }
+  const lines = bytes.toString('utf8').split('\n')
+  const branch = found.lines.map((line) => JSON.parse(lines[line - 1]))
+  return { branch, leaf: branch.at(-1), ids: new Set(found.ids) }
 }
 
 /** A fresh 8-hex-digit id that no entry has, as the agent makes them. */
@@ -122,8 +75,7 @@ function branchSystemMessage(branch, file) {
  * as a child of `parentId` (its `usage`, and `systemMessage`, from
  * branchSystemMessage, stamped with the entry's time), plus customInstructions.
  */
-function compactionEntry(result, session, parentId, systemMessage, now = new Date()) {
-  const ids = new Set(session.entries.map((e) => e.id))
+function compactionEntry(result, ids, parentId, systemMessage, now = new Date()) {
   const entry = {
     type: 'compaction',
     id: generateId(ids),
@@ -200,4 +152,4 @@ function writeAll(fd, buffer) {
   }
 }
 
-module.exports = { CliError, readSessionBytes, parseSession, takeBranch, branchSystemMessage, compactionEntry, appendEntryAtomically, generateId }
+module.exports = { CliError, readSessionBytes, readBranch, branchSystemMessage, compactionEntry, appendEntryAtomically }

@@ -7,7 +7,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
 use std::ptr;
 
-use napi::bindgen_prelude::{AsyncTask, Unknown};
+use napi::bindgen_prelude::{AsyncTask, Uint8Array, Unknown};
 use napi::{sys, Env, Task};
 use napi_derive::napi;
 
@@ -20,10 +20,11 @@ use prime_compaction_core::error::{Context, Error, Result};
 use prime_compaction_core::js::json::{stringify_to_string, Value};
 use prime_compaction_core::js::string::JsStr;
 use prime_compaction_core::js::view::{Key, Kind, View};
-use prime_compaction_core::plan::from_file::{prepare_compaction_from_file, FilePlan};
+use prime_compaction_core::plan::from_file::{
+    branch_lines, prepare_compaction_from_file, FilePlan,
+};
 use prime_compaction_core::plan::settings::{read_settings, Budget, DEFAULT_SETTINGS};
 use prime_compaction_core::projection::is_claude_family;
-use prime_compaction_core::session::file::is_cut_short;
 use prime_compaction_core::transcript::from_file::{
     serialize_for_summary_from_file, FileTranscript,
 };
@@ -341,12 +342,42 @@ pub fn serialize_for_summary_from_file_sync(
     })
 }
 
-/// Whether a session-file line that `JSON.parse` rejects starts a JSON
-/// object and ends before it does: an append cut short, which the file
-/// readers leave out (`is_cut_short`, crates/core/src/session/file.rs). The
-/// CLI's JS reader (cli/session-file.js) asks it of each line it cannot
-/// parse, so that both readers follow the core's rule.
-#[napi(js_name = "sessionLineCutShort")]
-pub fn session_line_cut_short(env: Env, line: String) -> napi::Result<bool> {
-    run(&env, |_| Ok(is_cut_short(&line)))
+/// `sessionFileBranch(bytes, name, leafId?)`: where the branch ending at
+/// `leafId` (default: the last entry) lies in the session file `bytes`,
+/// read by the file functions' rules (`branch_lines`,
+/// crates/core/src/plan/from_file.rs), as `{ lines, ids }`: the 1-based
+/// line of each of its entries, root first, and every entry's string id.
+/// The CLI parses those lines itself and keeps the bytes to write back.
+#[napi(
+    js_name = "sessionFileBranch",
+    ts_args_type = "bytes: Uint8Array, name: string, leafId?: string",
+    ts_return_type = "{ lines: number[], ids: string[] }"
+)]
+pub fn session_file_branch(
+    env: Env,
+    bytes: Uint8Array,
+    name: Arg,
+    leaf: Arg,
+) -> napi::Result<RawValue> {
+    run(&env, |cx| {
+        let name = string_of(&cx.wrap(name.0)?, "name")?;
+        let leaf = cx.wrap(leaf.0)?;
+        let leaf = match leaf.kind() {
+            Kind::Undefined => None,
+            _ => Some(string_of(&leaf, "leafId")?),
+        };
+        let found = branch_lines(&bytes, &name.to_string_lossy(), leaf.as_ref())?;
+        let o = cx.object()?;
+        cx.set(
+            o,
+            c"lines",
+            cx.array(found.lines.iter().map(|&line| cx.number(f64::from(line))))?,
+        )?;
+        cx.set(
+            o,
+            c"ids",
+            cx.array(found.ids.iter().map(|id| cx.js_str(id)))?,
+        )?;
+        Ok(RawValue(o))
+    })
 }

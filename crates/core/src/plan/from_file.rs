@@ -13,9 +13,9 @@ use crate::plan::file_ops::{seeded_file_ops, FileOps};
 use crate::plan::prepare::{prepare_compaction, Preparation};
 use crate::plan::settings::Budget;
 use crate::session::entries::Entries;
-use crate::session::file::{read_session_file_with, LineParser};
+use crate::session::file::{parse_session_stream_with, read_session_file_with, LineParser};
 use crate::session::projection::PlanMessage;
-use crate::session::tree::{branch_positions, Leaf};
+use crate::session::tree::{branch_positions, is_header, Leaf};
 use crate::tokens::estimate::Counter;
 
 /// The entries of one branch, root first, moved out of the parsed file.
@@ -101,6 +101,45 @@ fn load_branch_with(path: &Path, leaf: Option<&JsStr>, parse_line: LineParser) -
         entries: Value::Array(entries),
         lines,
         path: name,
+    })
+}
+
+/// Where a session file's branch lies in its bytes, for a caller that parses
+/// the branch's lines itself (the CLI, which keeps the bytes to write the
+/// file back whole).
+#[derive(Debug, Clone, PartialEq)]
+pub struct BranchLines {
+    /// The 1-based line of each entry of the branch, root first.
+    pub lines: Vec<u32>,
+    /// Every entry's string id but the header's, in file order: the ids a
+    /// new entry's id must differ from.
+    pub ids: Vec<JsStr>,
+}
+
+/// The branch of the session file `bytes` (named `name` in errors) ending at
+/// `leaf` (the last entry when `None`), read by the same rules as
+/// [`load_branch`]. Unlike there, a leaf id no entry has is an error: the
+/// caller asked for a branch that is not in the file.
+pub fn branch_lines(bytes: &[u8], name: &str, leaf: Option<&JsStr>) -> Result<BranchLines> {
+    // Only the entries' ids, parents and types are read: long texts are measured.
+    let file = parse_session_stream_with(&mut &bytes[..], name, json::parse_for_plan)?;
+    let positions = branch_positions(&file.values, leaf.map_or(Leaf::Last, Leaf::Id), |i| {
+        format!("{name}: line {}", file.lines[i])
+    })?;
+    if let (Some(id), true) = (leaf, positions.is_empty()) {
+        return Err(Error::invalid(format!(
+            "{name}: no entry has the id {}",
+            json::stringify_to_string(&Value::String(id.clone()))
+        )));
+    }
+    Ok(BranchLines {
+        lines: positions.iter().map(|&i| file.lines[i]).collect(),
+        ids: file
+            .values
+            .iter()
+            .filter(|v| !is_header(v))
+            .filter_map(|v| v.get("id").and_then(Value::as_js_str).cloned())
+            .collect(),
     })
 }
 

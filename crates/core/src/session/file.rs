@@ -11,7 +11,7 @@
 //! become U+FFFD), blank lines (JS whitespace only) skipped. Unlike the
 //! reference, a malformed line is an error naming its line number, never a
 //! silently dropped entry, with one exception: a line that starts an object
-//! and ends before the object does ([`is_cut_short`]). That is an append cut
+//! and ends before the object does (`cut_short`). That is an append cut
 //! short (the agent's `SessionManager` appends each entry with one
 //! `appendFileSync`, which a SIGKILL can cut between pages), and it is left
 //! out, as the reference leaves it out: at the file's end, or followed by a
@@ -95,17 +95,11 @@ fn is_blank(line: &[u8]) -> bool {
     }
 }
 
-/// Whether a line that does not parse is an entry cut short: it starts a
-/// JSON object and ends before the object does, as an append cut short
-/// leaves it. The session readers leave such a line out. The CLI's JS
-/// reader asks this of each line `JSON.parse` rejects.
-pub fn is_cut_short(line: &str) -> bool {
-    matches!(json::parse(line), Err(err) if cut_short(line, &err))
-}
-
-/// [`is_cut_short`] for a line whose parse failed with `err`: an entry is an
-/// object, so a line that starts any other way (`[`, a literal, a number,
-/// a string) is malformed however it ends.
+/// Whether the line `line`, whose parse failed with `err`, is an entry cut
+/// short: it starts a JSON object and ends before the object does, as an
+/// append cut short leaves it. The session readers leave such a line out. An
+/// entry is an object, so a line that starts any other way (`[`, a literal,
+/// a number, a string) is malformed however it ends.
 fn cut_short(line: &str, err: &json::ParseError) -> bool {
     err.input_ended(line)
         && line
@@ -252,7 +246,16 @@ fn for_each_chunk(
 
 /// Reads and parses every line of `reader`, named `path` in errors.
 pub fn parse_session_stream(reader: &mut (impl Read + Send), path: &str) -> Result<SessionFile> {
-    parse_with_chunk_size(reader, path, CHUNK_BYTES, json::parse)
+    parse_session_stream_with(reader, path, json::parse)
+}
+
+/// [`parse_session_stream`], each line parsed by `parse_line`.
+pub fn parse_session_stream_with(
+    reader: &mut (impl Read + Send),
+    path: &str,
+    parse_line: LineParser,
+) -> Result<SessionFile> {
+    parse_with_chunk_size(reader, path, CHUNK_BYTES, parse_line)
 }
 
 /// How each line becomes a value: [`json::parse`], or

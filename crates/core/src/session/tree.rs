@@ -50,7 +50,8 @@ fn truthy(value: Option<&Value>) -> bool {
     }
 }
 
-fn is_header(entry: &Value) -> bool {
+/// Whether `entry` is a session header (`"type":"session"`), which no branch holds.
+pub fn is_header(entry: &Value) -> bool {
     entry.get("type").and_then(Value::as_str) == Some("session")
 }
 

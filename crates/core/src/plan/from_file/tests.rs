@@ -206,3 +206,64 @@ fn core_errors_name_the_file_line() {
         "{err}"
     );
 }
+
+fn lines_of(text: &str, leaf: Option<&str>) -> Result<BranchLines> {
+    let leaf = leaf.map(JsStr::from_str);
+    branch_lines(text.as_bytes(), "s.jsonl", leaf.as_ref())
+}
+
+#[test]
+fn branch_lines_count_every_line_of_the_file() {
+    // Blank lines, a CRLF ending and an entry cut short keep their line numbers.
+    let text = format!(
+        "\u{feff}{}\n\n{}\r\n{}\n{}\n{{\"type\":\"message\",\"id\":\"x\n{}\n",
+        TREE[0], TREE[1], TREE[2], TREE[3], TREE[4]
+    );
+    let found = lines_of(&text, None).unwrap();
+    assert_eq!(found.lines, [3, 7]);
+    let ids: Vec<String> = found
+        .ids
+        .iter()
+        .map(|id| id.to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(ids, ["a", "b", "c", "d"]);
+    assert_eq!(lines_of(&text, Some("c")).unwrap().lines, [3, 4, 5]);
+}
+
+#[test]
+fn branch_lines_name_a_leaf_that_is_not_there() {
+    let text = TREE.join("\n");
+    for leaf in ["zz", "", "s"] {
+        let err = lines_of(&text, Some(leaf)).unwrap_err().to_string();
+        assert_eq!(err, format!("s.jsonl: no entry has the id \"{leaf}\""));
+    }
+}
+
+#[test]
+fn branch_lines_read_by_the_file_rules() {
+    let v2 = r#"{"type":"session","version":2,"id":"s"}"#;
+    let err = lines_of(&format!("{v2}\n{}", TREE[1]), None)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with("s.jsonl: line 1: session version 2 is older than 3"),
+        "{err}"
+    );
+    let err = lines_of(&format!("{}\n[1]", TREE[0]), None)
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        err,
+        "s.jsonl: line 2: expected a session entry object, got an array"
+    );
+    let cycle = [
+        TREE[0],
+        r#"{"type":"message","id":"a","parentId":"b"}"#,
+        r#"{"type":"message","id":"b","parentId":"a"}"#,
+    ];
+    let err = lines_of(&cycle.join("\n"), None).unwrap_err().to_string();
+    assert!(
+        err.starts_with("s.jsonl: line ") && err.ends_with("parentId links form a cycle"),
+        "{err}"
+    );
+}

@@ -2,6 +2,11 @@
 
 use super::*;
 
+/// Whether a line that does not parse is an entry cut short.
+fn is_cut_short(line: &str) -> bool {
+    matches!(json::parse(line), Err(err) if cut_short(line, &err))
+}
+
 const HEADER: &str = r#"{"type":"session","version":3,"id":"s1","timestamp":"t","cwd":"/"}"#;
 
 fn parse_text(text: &str, chunk: usize) -> Result<SessionFile> {
