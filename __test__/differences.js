@@ -40,6 +40,14 @@ const abortedAnswer = {
   why: 'A partial summary would be stored as a complete one.',
 }
 
+const emptyAnswer = {
+  id: 'empty-answer',
+  area: 'summary result',
+  what:
+    'A finished answer with no text, or only whitespace, rejects compact() and generateSummary() ("Summarization failed: the model\'s answer has no text") and is { error } from generateBranchSummary(); the agent stores the empty summary, with the file lists after it.',
+  why: 'An empty summary would stand for the history it replaces, and the previous summary with it.',
+}
+
 const summaryAbort = {
   id: 'summary-abort',
   area: 'aborts',
@@ -86,6 +94,7 @@ module.exports = {
       why: 'A cut-off or empty summary would be stored as complete (1.6 rejects both too).',
     },
     abortedAnswer,
+    emptyAnswer,
     {
       id: 'aborted-compaction',
       area: 'aborts',
@@ -141,6 +150,7 @@ module.exports = {
       why: 'Nothing storable comes back. The 1.6 agent decides on signal.aborted alone and 0.78 needs the resolve, so both report a cancel; one behaviour for both lines.',
     },
     abortedAnswer,
+    emptyAnswer,
     summaryAbort,
     firstKeptEntry,
     {

@@ -189,6 +189,26 @@ const DEMOS = {
     expect(a.resolved.summary.startsWith('partial')).toBe(true)
   },
 
+  async 'empty-answer'(line, ref, ours) {
+    const none = { role: 'assistant', content: [], stopReason: 'stop' }
+    for (const answer of [text(''), text(' \n\t'), none]) {
+      const a = await outcome(ref.compact(plainPreparation(ref), MODEL, 'k', undefined, undefined, undefined, undefined, scripted([answer])))
+      const b = await outcome(ours.compact(plainPreparation(ref), MODEL, 'k', undefined, undefined, undefined, undefined, scripted([answer])))
+      expect(b.rejected).toBe("Summarization failed: the model's answer has no text")
+      expect(a.resolved.summary.trim().startsWith('<read-files>') || a.resolved.summary.trim() === '').toBe(true)
+      const summaries = {}
+      for (const [name, impl] of sides(ref, ours)) {
+        summaries[name] = await outcome(impl.generateSummary([{ role: 'user', content: 'hello', timestamp: 1 }], MODEL, 2000, 'k', undefined, undefined, undefined, undefined, undefined, scripted([answer])))
+      }
+      expect(summaries.ours.rejected).toBe("Summarization failed: the model's answer has no text")
+      expect(summaries.ref.resolved.trim()).toBe('')
+      const refBranch = await ref.generateBranchSummary(branchEntries(), { model: MODEL, apiKey: 'k', streamFn: scripted([answer]) })
+      const oursBranch = await ours.generateBranchSummary(branchEntries(), { model: MODEL, apiKey: 'k', streamFn: scripted([answer]) })
+      expect(oursBranch).toEqual({ error: line === '1.6' ? "Branch summarization failed: the model's answer has no text" : "the model's answer has no text" })
+      expect(typeof refBranch.summary).toBe('string')
+    }
+  },
+
   async 'summary-abort'(line, ref, ours) {
     const messages = [{ role: 'user', content: 'hello', timestamp: 1 }]
     const names = line === '1.6' ? ['generateSummary', 'generateSummaryWithUsage'] : ['generateSummary']

@@ -234,7 +234,7 @@ function summarizing(native, line, { argumentEntries, computeFileLists, createFi
    * The requests compact() would send for `preparation`, built by the same job,
    * without calling a model: the first attempt of each part (history, then the
    * turn prefix of a split turn). The turn-prefix prompt does not depend on the
-   * history's answer, so a blank answer stands in for it.
+   * history's answer, so a placeholder answer stands in for it.
    */
   function buildSummaryRequests(preparation, model, customInstructions) {
     const { job } = startCompactionJob(preparation, model, customInstructions, undefined)
@@ -243,7 +243,7 @@ function summarizing(native, line, { argumentEntries, computeFileLists, createFi
       for (let request = job.next(); request !== null; request = job.next()) {
         const { systemPrompt, prompt, part } = request
         requests.push('maxTokens' in request ? { systemPrompt, prompt, maxTokens: request.maxTokens, part } : { systemPrompt, prompt, part })
-        job.respond({ role: 'assistant', content: [{ type: 'text', text: '' }], stopReason: 'stop' })
+        job.respond({ role: 'assistant', content: [{ type: 'text', text: '-' }], stopReason: 'stop' })
       }
     } finally {
       job.release()

@@ -33,7 +33,8 @@ const RETRYABLE_ERRORS = ['503 Service Unavailable', 'overloaded_error: Overload
 
 /** The model's answers: 0.78's two kinds; 1.6 adds usage, length stops, tool calls and retryable errors. */
 function answerArbOf(line) {
-  const stop = gen.textArb(80).map((text) => ({ role: 'assistant', content: [{ type: 'text', text }], stopReason: 'stop' }))
+  // A finished answer has some text: one without is the empty-answer difference, not compared here.
+  const stop = gen.textArb(80).map((text) => ({ role: 'assistant', content: [{ type: 'text', text: text.trim() === '' ? `${text}summary` : text }], stopReason: 'stop' }))
   const error = gen.textArb(30).map((errorMessage) => ({ role: 'assistant', content: [], stopReason: 'error', errorMessage: errorMessage || 'provider error' }))
   if (line !== '1.6') return fc.oneof({ weight: 8, arbitrary: stop }, { weight: 1, arbitrary: error })
   const answer = fc.oneof(

@@ -13,6 +13,7 @@ use crate::summary::failure::{describe, Failure};
 use crate::summary::overflow::{fills_the_window, is_context_overflow};
 use crate::summary::prompts;
 use crate::summary::retry::{shrink_for, Shrink, MAX_OVERFLOW_RETRIES};
+use crate::transcript::text::is_trim_space;
 
 /// What can be summarized: it renders itself at a given shrink level.
 pub trait Transcript {
@@ -337,7 +338,6 @@ impl<T: Transcript> Job<T> {
             Stop::Finished if response.has_tool_call => return fail(self, Failure::ToolCall),
             Stop::Finished => {}
         }
-        self.answered.push(part);
         let mut text = Utf16Builder::new();
         for (i, t) in response.texts.iter().enumerate() {
             if i > 0 {
@@ -346,6 +346,11 @@ impl<T: Transcript> Job<T> {
             text.push_js(t);
         }
         let text = text.finish();
+        // An empty summary would stand in for the history it was to keep.
+        if text.code_units().all(is_trim_space) {
+            return fail(self, Failure::Empty);
+        }
+        self.answered.push(part);
         self.state = match (part, self.turn_prefix.is_some()) {
             (Part::History, true) => State::Asking {
                 part: Part::TurnPrefix,

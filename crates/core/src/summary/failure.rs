@@ -24,6 +24,8 @@ pub enum Failure<'a> {
     Length(Option<f64>),
     /// A tool call instead of a summary.
     ToolCall,
+    /// A finished answer with no text but whitespace.
+    Empty,
     /// `stopReason: "aborted"` without the caller's signal aborting.
     Aborted,
     /// Still a context overflow after the spec's smaller retries.
@@ -56,6 +58,7 @@ pub fn describe(rules: &SummaryFailures, part: Part, failure: Failure<'_>) -> Js
             detail.push_str("the summary is incomplete (the model stopped at its output limit)")
         }
         Failure::Aborted => detail.push_str("the request was aborted"),
+        Failure::Empty => detail.push_str("the model's answer has no text"),
         Failure::Overflow { retries, message } => {
             detail.push_str(&format!(
                 "the request still overflows the model's context after {retries} smaller retries: "
@@ -136,6 +139,7 @@ mod tests {
                 "Turn prefix summarization attempted to call a tool",
             ),
             (Part::Branch, Failure::ToolCall, "the model answered with a tool call instead of a summary", "Branch summarization attempted to call a tool"),
+            (Part::Branch, Failure::Empty, "the model's answer has no text", "Branch summarization failed: the model's answer has no text"),
         ];
         for &(part, failure, want_old, want_new) in cases {
             assert_eq!(describe(old, part, failure), want_old);

@@ -297,6 +297,34 @@ fn other_failures_reject_without_retry() {
 }
 
 #[test]
+fn an_answer_without_text_rejects_each_part() {
+    let none = Response {
+        texts: vec![],
+        ..text("")
+    };
+    let blank = Response {
+        texts: vec![JsStr::from_str(" \n\u{a0}"), JsStr::from_str("\t\u{feff}")],
+        ..text("")
+    };
+    for answer in [text(""), none, blank] {
+        let (out, seen) = go(input(false, None, None), vec![answer.clone()]);
+        assert_eq!(seen.len(), 1);
+        assert_eq!(
+            out.err().map(|e| e.message.to_string()).as_deref(),
+            Some("Summarization failed: the model's answer has no text")
+        );
+        let (out, seen) = go(input(true, None, None), vec![text("H"), answer]);
+        assert_eq!(seen.len(), 2);
+        assert_eq!(
+            out.err().map(|e| e.message.to_string()).as_deref(),
+            Some("Turn prefix summarization failed: the model's answer has no text")
+        );
+    }
+    // One character that is not whitespace is a summary.
+    assert!(go(input(false, None, None), vec![text(" x ")]).0.is_ok());
+}
+
+#[test]
 fn branch_summaries_open_with_the_preamble_and_may_replace_instructions() {
     let mut i = input(false, None, Some("ONLY THIS"));
     i.branch = Some(BranchOptions {
