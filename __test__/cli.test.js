@@ -150,6 +150,27 @@ describe('bad input', () => {
     }))))
   })
 
+  test('an entry the planner cannot read is named by its file line, in every command, with no stack trace', async () => {
+    const header = '{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/"}'
+    const user = (id, parentId, more) => JSON.stringify({ type: 'message', id, parentId, timestamp: '2025-01-01T00:00:00.000Z', message: { role: 'user', content: 'hi', timestamp: 1 }, ...more })
+    const files = {
+      'number-id': [header, user('a', null), '', JSON.stringify({ type: 'message', id: 5, parentId: 'a', message: { role: 'user', content: 'x', timestamp: 1 } }), user('c', 5)],
+      'no-message': [header, user('a', null), user('b', 'a', { message: undefined }), user('c', 'b')],
+      'content-number': [header, user('a', null), user('b', 'a', { message: { role: 'user', content: 5, timestamp: 1 } }), user('c', 'b')],
+    }
+    for (const [name, lines] of Object.entries(files)) {
+      const file = path.join(dir, `${name}.jsonl`)
+      fs.writeFileSync(file, lines.map((l) => `${l}\n`).join(''))
+      const plain = await run(['plan', file, '--keep-recent', '1'])
+      expect(plain.code).toBe(1)
+      expect(plain.stderr).toMatch(new RegExp(`^prime-compaction: ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: line \\d: \\S.*\n$`))
+      for (const args of [['plan', file, '--keep-recent', '1', '--print-request'], ['compact', file, '--keep-recent', '1', '--base-url', 'http://127.0.0.1:9/v1', '--model', 'm']]) {
+        const r = await run(args)
+        expect({ name, args, code: r.code, stderr: r.stderr }).toEqual({ name, args, code: 1, stderr: plain.stderr })
+      }
+    }
+  })
+
   test('unreadable file, bad line, old version, bad options', async () => {
     const missing = await run(['plan', path.join(dir, 'missing.jsonl')])
     expect(missing.code).toBe(1)
@@ -192,6 +213,20 @@ describe('bad input', () => {
     const help = await run(['--help'])
     expect(help.code).toBe(0)
     expect(help.stdout).toContain('Usage:')
+    const none = await run([])
+    expect({ code: none.code, said: none.stderr.split('\n')[0], usage: none.stderr.includes('Usage:') }).toEqual({ code: 2, said: 'prime-compaction: no command given', usage: true })
+    expect(await run(['--version'])).toMatchObject({ code: 0, stdout: `${require('../package.json').version}\n` })
+    for (const [args, said] of [
+      [['compact', EXAMPLE, '--base-url', 'localhost:8080/v1', '--model', 'm'], '--base-url expects an http:// or https:// URL, got "localhost:8080/v1"'],
+      [['compact', EXAMPLE, '--base-url', 'ftp://x/v1', '--model', 'm'], '--base-url expects an http:// or https:// URL, got "ftp://x/v1"'],
+      [['plan', EXAMPLE, '--print-request', '--model', ''], '--model needs a value'],
+      [['plan', EXAMPLE, '--leaf', ''], '--leaf needs a value'],
+    ]) {
+      const r = await run(args)
+      expect({ code: r.code, said: r.stderr.split('\n')[0] }).toEqual({ code: 2, said: `prime-compaction: ${said}` })
+    }
+    // No instructions is a choice.
+    expect((await run(['plan', EXAMPLE, '--print-request', '--instructions', ''])).code).toBe(0)
   })
 })
 
@@ -345,10 +380,14 @@ describe('compact against a local OpenAI-compatible server', () => {
     expect(r.code).toBe(1)
     expect(r.stderr).toContain('within 1500 ms (--timeout)')
     expect(r.stderr).toContain('waiting for m at') // progress after about a second
+    expect(r.stderr).not.toContain('done in')
     expect(Date.now() - started).toBeLessThan(15000)
-    const refused = await run(['compact', EXAMPLE, '--base-url', 'http://127.0.0.1:9/v1', '--model', 'm'])
+    // A port nothing listens on any more.
+    const closed = await startServer([])
+    await closed.close()
+    const refused = await run(['compact', EXAMPLE, '--base-url', closed.baseUrl, '--model', 'm'])
     expect(refused.code).toBe(1)
-    expect(refused.stderr).toContain('cannot reach http://127.0.0.1:9/v1/chat/completions')
+    expect(refused.stderr).toContain(`cannot reach ${closed.baseUrl}/chat/completions: ECONNREFUSED`)
   })
 
   test('Ctrl-C during the request exits with "interrupted" and --append leaves the file as it was', async () => {
@@ -401,6 +440,69 @@ describe('compact against a local OpenAI-compatible server', () => {
     const again = await run(['plan', file])
     expect(again.stdout).toContain('nothing to compact')
   })
+
+  test('an answer with no text fails, and --append leaves the session as it was', async () => {
+    for (const reply of [{ text: '' }, { text: undefined }, { text: ' \n ' }]) {
+      server = await startServer([reply])
+      const file = copyExample('empty-answer.jsonl')
+      const before = fs.readFileSync(file)
+      const r = await run(['compact', file, '--base-url', server.baseUrl, '--model', 'm', '--append'])
+      await server.close()
+      server = undefined
+      expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 1, stderr: "prime-compaction: Summarization failed: the model's answer has no text\n" })
+      expect(fs.readFileSync(file).equals(before)).toBe(true)
+    }
+  })
+
+  test('a stream that breaks off is told apart from a server that cannot be reached', async () => {
+    server = await startServer([{ sse: ['Hist', 'ory', ' summary.'], chunkDelayMs: 200, resetAfterChunks: 2 }])
+    const r = await run(['compact', EXAMPLE, '--base-url', server.baseUrl, '--model', 'm', '--stream'])
+    expect(r.code).toBe(1)
+    expect(r.stderr).toContain(`Summarization failed: the answer from ${server.baseUrl}/chat/completions broke off: `)
+    await server.close()
+    // Closed before any response: reached, but no answer.
+    server = await startServer([{ destroy: true }])
+    const closed = await run(['compact', EXAMPLE, '--base-url', server.baseUrl, '--model', 'm'])
+    expect(closed.code).toBe(1)
+    expect(closed.stderr).toContain(`Summarization failed: the request to ${server.baseUrl}/chat/completions failed: `)
+  })
+
+  test('--append through a symbolic link writes the file it points to; the link stays', async () => {
+    server = await startServer([{ text: 'History.' }, { text: 'Prefix.' }])
+    const target = copyExample('linked-target.jsonl')
+    const link = path.join(dir, 'linked.jsonl')
+    fs.symlinkSync(target, link)
+    const before = fs.readFileSync(target)
+    const r = await run(['compact', link, '--base-url', server.baseUrl, '--model', 'm', '--append', '--quiet'])
+    expect(r.code).toBe(0)
+    expect(fs.lstatSync(link).isSymbolicLink()).toBe(true)
+    const after = fs.readFileSync(target)
+    expect(after.length).toBeGreaterThan(before.length)
+    expect(after.subarray(0, before.length).equals(before)).toBe(true)
+    expect(JSON.parse(after.subarray(before.length).toString('utf8')).type).toBe('compaction')
+  })
+})
+
+;(process.platform === 'linux' ? test : test.skip)('output that cannot be written (/dev/full) is an error, not a crash; a closed pipe ends the command quietly', async () => {
+  const full = await new Promise((resolve) => {
+    const out = fs.openSync('/dev/full', 'w')
+    const child = spawn(process.execPath, [CLI, 'plan', EXAMPLE, '--print-request'], { stdio: ['ignore', out, 'pipe'] })
+    let stderr = ''
+    child.stderr.setEncoding('utf8').on('data', (d) => (stderr += d))
+    child.on('close', (code) => {
+      fs.closeSync(out)
+      resolve({ code, stderr })
+    })
+  })
+  expect(full).toEqual({ code: 1, stderr: 'prime-compaction: cannot write the output: ENOSPC: no space left on device, write\n' })
+  const piped = await new Promise((resolve) => {
+    const child = spawn(process.execPath, [CLI, 'plan', EXAMPLE, '--print-request'], { stdio: ['ignore', 'pipe', 'pipe'] })
+    let stderr = ''
+    child.stderr.setEncoding('utf8').on('data', (d) => (stderr += d))
+    child.stdout.once('data', () => child.stdout.destroy())
+    child.on('close', (code) => resolve({ code, stderr }))
+  })
+  expect(piped).toEqual({ code: 0, stderr: '' })
 })
 
 // A 1.6 session keeps its system prompt in the session; after a compaction

@@ -146,14 +146,20 @@ async function fromEventStream(model, body, onText) {
   return assistantMessage(model, text, toolCalls.length > 0 ? 'toolUse' : stopReasonOf(finishReason), undefined, toolCalls, usage)
 }
 
-function describeFetchError(err, url) {
+/** Why a request failed: before the response (`answered` false) or while its body came. */
+function describeFetchError(err, url, answered) {
   const cause = err && err.cause
-  const code = cause && (cause.code || cause.message)
+  const code = (cause && (cause.code || cause.message)) || (err && (err.code || err.message)) || err
   if (code === 'UND_ERR_HEADERS_TIMEOUT') {
     return `${url} sent no response headers within 300 s (the limit of Node's fetch); use --stream for long answers`
   }
-  return `cannot reach ${url}: ${code || (err && err.message) || err}`
+  if (answered) return `the answer from ${url} broke off: ${code}`
+  if (UNREACHABLE.has(code)) return `cannot reach ${url}: ${code}`
+  return `the request to ${url} failed: ${code}`
 }
+
+// Errors of a connection that never came about.
+const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ETIMEDOUT', 'UND_ERR_CONNECT_TIMEOUT'])
 
 /**
  * `streamFn(model, context, options)` for compact(): one POST to
@@ -190,8 +196,10 @@ function openAiStreamFn({ baseUrl, stream = false, timeoutMs, onEvent = () => {}
       if (timeout) signals.push(timeout)
       const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0]
       onEvent({ type: 'request', url, body })
+      let answered = false
       try {
         const response = await fetch(url, { method: 'POST', headers, body: JSON.stringify(body), signal })
+        answered = true
         if (!response.ok) {
           const text = await response.text()
           return assistantMessage(model, '', 'error', `${response.status} ${errorText(text)}`)
@@ -213,7 +221,7 @@ function openAiStreamFn({ baseUrl, stream = false, timeoutMs, onEvent = () => {}
           return assistantMessage(model, '', 'error', `no complete answer from ${url} within ${timeoutMs} ms (--timeout)`)
         }
         if (options.signal && options.signal.aborted) return assistantMessage(model, '', 'aborted', 'aborted')
-        return assistantMessage(model, '', 'error', describeFetchError(err, url))
+        return assistantMessage(model, '', 'error', describeFetchError(err, url, answered))
       }
     })()
     return { result: () => result }

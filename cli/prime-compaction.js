@@ -6,9 +6,19 @@
 
 const { parseArgs: nodeParseArgs } = require('node:util')
 
-const api = require('../index.js')
-const { CliError, readSessionBytes, readBranch, branchSystemMessage, compactionEntry, appendEntryAtomically } = require('./session-file.js')
+let api
+let sessionFile
+try {
+  api = require('../index.js')
+  sessionFile = require('./session-file.js')
+} catch (err) {
+  // No binary for this platform: the loader's message says which and what to do.
+  process.stderr.write(`prime-compaction: ${err.message}\n`)
+  process.exit(1)
+}
+const { CliError, readSessionBytes, readBranch, entryError, branchSystemMessage, compactionEntry, appendEntryAtomically } = sessionFile
 const { openAiStreamFn } = require('./openai.js')
+const { version } = require('../package.json')
 
 const USAGE = `Usage:
   prime-compaction plan <session.jsonl> [--leaf ID] [--keep-recent N] [--reserve N]
@@ -18,6 +28,7 @@ const USAGE = `Usage:
                         [--api-key-env VAR] [--instructions TEXT] [--append] [--stream]
                         [--timeout MS] [--context-window N] [--max-tokens N]
                         [--leaf ID] [--keep-recent N] [--reserve N] [--json]
+  prime-compaction --version
 
 Common options:
   --leaf ID            plan the branch that ends at entry ID (default: the last entry)
@@ -97,7 +108,9 @@ function tokensOf(args, options) {
 
 function parseArgs(argv) {
   const [command, ...rest] = argv
-  if (command === undefined || command === '-h' || command === '--help' || command === 'help') return { command: 'help' }
+  if (command === undefined) throw new UsageError('no command given')
+  if (command === '-h' || command === '--help' || command === 'help') return { command: 'help' }
+  if (command === '--version' || command === '-V') return { command: 'version' }
   if (!['plan', 'compact'].includes(command)) throw new UsageError(`unknown command ${JSON.stringify(command)}`)
   const kinds = { ...FLAGS.common, ...FLAGS[command] }
   const options = {}
@@ -127,6 +140,8 @@ function parseArgs(argv) {
       if (name === 'timeout' && n > 2 ** 31 - 1) throw new UsageError(`--timeout is at most ${2 ** 31 - 1} ms (about 24 days)`)
       options[name] = n
     } else {
+      // An empty value would quietly mean the default, or nothing; only instructions may be none.
+      if (value === '' && name !== 'instructions') throw new UsageError(`--${name} needs a value`)
       options[name] = value
     }
   }
@@ -134,6 +149,15 @@ function parseArgs(argv) {
   const unused = command === 'plan' && !options['print-request'] ? REQUEST_OPTIONS.filter((name) => name in options) : []
   if (unused.length > 0) throw new UsageError(`${unused.map((name) => `--${name}`).join(', ')} ${unused.length === 1 ? 'is' : 'are'} for --print-request only`)
   if (positional.length !== 1) throw new UsageError(positional.length === 0 ? 'no session file given' : `one session file expected, got ${positional.length} arguments`)
+  if (options['base-url'] !== undefined) {
+    let url
+    try {
+      url = new URL(options['base-url'])
+    } catch {}
+    if (url === undefined || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
+      throw new UsageError(`--base-url expects an http:// or https:// URL, got ${JSON.stringify(options['base-url'])}`)
+    }
+  }
   return { command, file: positional[0], options }
 }
 
@@ -169,10 +193,11 @@ function progress(quiet) {
     note(text) {
       if (!quiet) process.stderr.write(`prime-compaction: ${text}\n`)
     },
-    done() {
+    /** Ends the step; `ok` says it succeeded, and only then is "done" said. */
+    done(ok = true) {
       clearTimeout(timer)
       clearInterval(timer)
-      if (shown && !quiet) process.stderr.write(`prime-compaction: done in ${((Date.now() - started) / 1000).toFixed(1)}s\n`)
+      if (ok && shown && !quiet) process.stderr.write(`prime-compaction: done in ${((Date.now() - started) / 1000).toFixed(1)}s\n`)
     },
   }
 }
@@ -213,6 +238,15 @@ function loadBranch(file, options, say) {
   const bytes = readSessionBytes(file)
   if (bytes.length >= SLOW_READ_BYTES) say.step(`reading ${file} (${sizeOf(bytes.length)})`, true)
   return { bytes, ...readBranch(bytes, file, options.leaf) }
+}
+
+/** prepareCompaction over the loaded branch; an entry it cannot read is named by its file line. */
+function prepare(file, { branch, lines }, options) {
+  try {
+    return api.prepareCompaction(branch, settingsOf(options))
+  } catch (err) {
+    throw entryError(err, file, lines)
+  }
 }
 
 function filesLine(label, files) {
@@ -268,13 +302,19 @@ function printRequests(requests, model, options) {
 async function planCommand(file, options) {
   const say = progress(options.quiet)
   if (options['print-request']) {
-    const { branch } = loadBranch(file, options, say)
+    const loaded = loadBranch(file, options, say)
     say.step('planning')
-    const preparation = api.prepareCompaction(branch, settingsOf(options))
+    const preparation = prepare(file, loaded, options)
     say.done()
     if (!preparation) throw new CliError(`${file}: nothing to compact (the branch is too small or already ends with a compaction)`)
     const model = modelOf(options)
-    printRequests(api.buildSummaryRequests(preparation, model, options.instructions), model, options)
+    let requests
+    try {
+      requests = api.buildSummaryRequests(preparation, model, options.instructions)
+    } catch (err) {
+      throw new CliError(`${file}: ${err.message}`)
+    }
+    printRequests(requests, model, options)
     return 0
   }
   say.step(`planning ${file}`)
@@ -311,9 +351,10 @@ async function compactCommand(file, options) {
     if (!apiKey) throw new CliError(`environment variable ${options['api-key-env']} (--api-key-env) is not set`)
   }
   const say = progress(options.quiet)
-  const { bytes, ids, branch, leaf } = loadBranch(file, options, say)
+  const loaded = loadBranch(file, options, say)
+  const { bytes, ids, branch, leaf } = loaded
   say.step('planning')
-  const preparation = api.prepareCompaction(branch, settingsOf(options))
+  const preparation = prepare(file, loaded, options)
   if (!preparation) throw new CliError(`${file}: nothing to compact (the branch is too small or already ends with a compaction)`)
   const systemMessage = options.append ? branchSystemMessage(branch, file) : null
   const model = modelOf(options, options['base-url'])
@@ -335,13 +376,15 @@ async function compactCommand(file, options) {
     },
   })
   let result
+  let ok = false
   try {
     result = await api.compact(preparation, model, apiKey, undefined, options.instructions, controller.signal, undefined, streamFn)
+    ok = !result.aborted
   } catch (err) {
     throw new CliError(err.message)
   } finally {
     process.removeListener('SIGINT', onSignal)
-    say.done()
+    say.done(ok)
   }
   // An interrupted compaction resolves with { aborted: true }: nothing to print or append.
   if (result.aborted) throw new CliError('interrupted')
@@ -369,6 +412,10 @@ async function main(argv) {
       process.stdout.write(USAGE)
       return 0
     }
+    if (parsed.command === 'version') {
+      process.stdout.write(`${version}\n`)
+      return 0
+    }
     return await (parsed.command === 'plan' ? planCommand : compactCommand)(parsed.file, parsed.options)
   } catch (err) {
     if (err instanceof UsageError) {
@@ -379,6 +426,14 @@ async function main(argv) {
     return 1
   }
 }
+
+// Output that cannot be written (a full disk, a closed pipe) ends the command.
+process.stdout.on('error', (err) => {
+  // A reader that stopped early (`| head`) wanted no more.
+  if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0)
+  process.stderr.write(`prime-compaction: cannot write the output: ${err.message}\n`)
+  process.exit(1)
+})
 
 main(process.argv.slice(2)).then((code) => {
   process.exitCode = code

@@ -26,11 +26,12 @@ function readSessionBytes(file) {
 
 /**
  * The branch of the session file `bytes` ending at `leafId` (default: the
- * last entry), root first, with every entry's id. The core reads the file
- * by the rules prepareCompactionFromFile reads it by (a malformed line, a
- * missing or old header, a non-object entry, a cycle or an unknown leaf is
- * an error naming the file and line; an append cut short is left out) and
- * says which lines the branch is; those lines are parsed here into the
+ * last entry), root first, with every entry's id and the file line of each
+ * of the branch's entries. The core reads the file by the rules
+ * prepareCompactionFromFile reads it by (a malformed line, a missing or old
+ * header, a non-object entry, a cycle or an unknown leaf is an error naming
+ * the file and line; an append cut short is left out) and says which lines
+ * the branch is; only those lines are decoded and parsed here, into the
  * objects the JS API takes.
  */
 function readBranch(bytes, file, leafId) {
@@ -40,9 +41,32 @@ function readBranch(bytes, file, leafId) {
   } catch (err) {
     throw new CliError(err.message)
   }
-  const lines = bytes.toString('utf8').split('\n')
-  const branch = found.lines.map((line) => JSON.parse(lines[line - 1]))
-  return { branch, leaf: branch.at(-1), ids: new Set(found.ids) }
+  const branch = new Array(found.lines.length)
+  // Lines are found in file order; a branch's entries mostly come in it too.
+  const order = found.lines.map((_, i) => i).sort((a, b) => found.lines[a] - found.lines[b])
+  let line = 1
+  let start = 0
+  for (const i of order) {
+    for (; line < found.lines[i]; line++) start = bytes.indexOf(0x0a, start) + 1
+    const end = bytes.indexOf(0x0a, start)
+    const text = bytes.toString('utf8', start, end === -1 ? bytes.length : end)
+    // Line 1 may open with a byte-order mark, which the core reads past.
+    branch[i] = JSON.parse(line === 1 && text.charCodeAt(0) === 0xfeff ? text.slice(1) : text)
+  }
+  return { branch, leaf: branch.at(-1), ids: new Set(found.ids), lines: found.lines }
+}
+
+/**
+ * `err`, thrown by the JS API for `branch`, as a CliError: a message naming
+ * one of the branch's entries (`pathEntries[3].message.role: ...`) names
+ * its file line instead, as prepareCompactionFromFile's messages do.
+ */
+function entryError(err, file, lines) {
+  const message = err && typeof err.message === 'string' ? err.message : String(err)
+  const named = /^pathEntries\[(\d+)\](?:\.|: )?/.exec(message)
+  const line = named ? lines[Number(named[1])] : undefined
+  if (line === undefined) return new CliError(`${file}: ${message}`)
+  return new CliError(`${file}: line ${line}: ${message.slice(named[0].length)}`)
 }
 
 /** A fresh 8-hex-digit id that no entry has, as the agent makes them. */
@@ -113,7 +137,14 @@ function fsyncDirectory(dir) {
  * entry was made from; if the file no longer holds exactly that (the agent
  * wrote to it meanwhile), nothing is written.
  */
-function appendEntryAtomically(file, original, entry, onWriting) {
+function appendEntryAtomically(link, original, entry, onWriting) {
+  // A symbolic link stays one: the file it points to gets the new content.
+  let file
+  try {
+    file = fs.realpathSync(link)
+  } catch (err) {
+    throw new CliError(`cannot read session file ${link}: ${err.message}`)
+  }
   const current = readSessionBytes(file)
   if (!current.equals(original)) {
     throw new CliError(`${file} changed while the summary was being made; nothing was appended (run the command again)`)
@@ -124,7 +155,12 @@ function appendEntryAtomically(file, original, entry, onWriting) {
   const line = Buffer.from(`${JSON.stringify(entry)}\n`)
   const needsNewline = original.length > 0 && original[original.length - 1] !== 0x0a
   if (onWriting) onWriting(tmp, original.length + line.length)
-  const fd = fs.openSync(tmp, 'wx', mode)
+  let fd
+  try {
+    fd = fs.openSync(tmp, 'wx', mode)
+  } catch (err) {
+    throw new CliError(`cannot write ${tmp}: ${err.message}`)
+  }
   try {
     writeAll(fd, original)
     if (needsNewline) writeAll(fd, Buffer.from('\n'))
@@ -152,4 +188,4 @@ function writeAll(fd, buffer) {
   }
 }
 
-module.exports = { CliError, readSessionBytes, readBranch, branchSystemMessage, compactionEntry, appendEntryAtomically }
+module.exports = { CliError, readSessionBytes, readBranch, entryError, branchSystemMessage, compactionEntry, appendEntryAtomically }
