@@ -323,7 +323,10 @@ pub fn start_compaction(
         cx.use_argument_entries(&argument_entries)?;
         let prep = cx.wrap(preparation.0)?;
         if !prep.is_object_like() {
-            return Err(Error::type_error("preparation", "expected an object"));
+            return Err(Error::type_error(
+                "preparation",
+                format!("expected an object, got {}", prep.kind().describe()),
+            ));
         }
         let first_kept_entry_id = string_field(&prep, Key::FirstKeptEntryId)
             .within("preparation")?
