@@ -145,6 +145,13 @@ describe('where no binary loads', () => {
       expect(r.stderr).toContain(`the package ${binaryName}-${suffix}@${pkg.version}`)
       expect(r.stderr).toContain(`npm i ${binaryName}-${suffix}@${pkg.version}`)
       expect(r.stderr).toContain('`npm run build` in a checkout')
+      // The command says the same, once, without a stack trace.
+      for (const f of ['index.js', 'agent-1.6.js', 'flat-messages.js']) fs.copyFileSync(path.join(ROOT, f), path.join(dir, f))
+      for (const d of ['lib', 'cli']) fs.cpSync(path.join(ROOT, d), path.join(dir, d), { recursive: true })
+      const cli = spawnSync(process.execPath, [path.join(dir, 'cli', 'prime-compaction.js'), 'plan', 'x.jsonl'], { cwd: dir, encoding: 'utf8' })
+      expect(cli.status).toBe(1)
+      expect(cli.stderr.startsWith(`prime-compaction: no native binary loads on ${suffix}.\n`)).toBe(true)
+      expect(cli.stderr).not.toMatch(/^\s+at /m)
     } finally {
       fs.rmSync(dir, { recursive: true, force: true })
     }

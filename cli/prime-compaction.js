@@ -13,7 +13,8 @@ try {
   sessionFile = require('./session-file.js')
 } catch (err) {
   // No binary for this platform: the loader's message says which and what to do.
-  process.stderr.write(`prime-compaction: ${err.message}\n`)
+  const message = String(err && err.message)
+  process.stderr.write(`${message.startsWith('prime-compaction:') ? '' : 'prime-compaction: '}${message}\n`)
   process.exit(1)
 }
 const { CliError, readSessionBytes, readBranch, entryError, branchSystemMessage, compactionEntry, appendEntryAtomically } = sessionFile
