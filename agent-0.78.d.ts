@@ -722,8 +722,9 @@ export declare function findCutPoint(
 /**
  * Ask the model for a structured summary of `currentMessages`, updating
  * `previousSummary` when given. Resolves to the summary text; rejects when the
- * model answers with an error, and with an `AbortError` when `signal` aborts
- * (a string has no value that could not be mistaken for a summary).
+ * model answers with an error, is cut off, calls a tool or gives no text, and
+ * with an `AbortError` when `signal` aborts (a string has no value that could
+ * not be mistaken for a summary).
  */
 export declare function generateSummary(
   currentMessages: AgentMessage[],
@@ -906,7 +907,11 @@ export declare function collectEntriesForBranchSummary(
  */
 export declare function prepareBranchEntries(entries: SessionEntry[], tokenBudget?: number): BranchPreparation
 
-/** Ask the model for a structured summary of abandoned branch entries. */
+/**
+ * Ask the model for a structured summary of abandoned branch entries; an
+ * error, a cut-off answer, a tool call or an answer with no text resolves
+ * `{ error }`.
+ */
 export declare function generateBranchSummary(
   entries: SessionEntry[],
   options: GenerateBranchSummaryOptions,

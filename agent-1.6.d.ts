@@ -968,8 +968,8 @@ export declare function completeSummarization(
 /**
  * Ask the model for a structured summary of `currentMessages`, updating
  * `previousSummary` when given. Resolves to the summary text; rejects when the
- * model answers with an error, is cut off or calls a tool, and with an
- * `AbortError` when `signal` aborts. 1.6: `reserveTokens` is ignored and may
+ * model answers with an error, is cut off, calls a tool or gives no text, and
+ * with an `AbortError` when `signal` aborts. 1.6: `reserveTokens` is ignored and may
  * be `undefined`; adds `env`, `retry`, `callbacks` and `sessionId`.
  */
 export declare function generateSummary(
@@ -1145,7 +1145,8 @@ export declare function prepareBranchEntries(entries: SessionEntry[], tokenBudge
 /**
  * Ask the model for a structured summary of abandoned branch entries. 1.6:
  * sends the reasoning level, retries transient failures, treats a cut-off
- * answer or a tool call as an error, and reports `usage`.
+ * answer, a tool call or an answer with no text as an error, and reports
+ * `usage`.
  */
 export declare function generateBranchSummary(
   entries: SessionEntry[],

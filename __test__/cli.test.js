@@ -495,8 +495,20 @@ describe('compact against a local OpenAI-compatible server', () => {
     })
   })
   expect(full).toEqual({ code: 1, stderr: 'prime-compaction: cannot write the output: ENOSPC: no space left on device, write\n' })
+  // Output well beyond a pipe's buffer (64 KB on Linux), so that writing it meets the closed pipe.
+  const big = path.join(dir, 'big-output.jsonl')
+  const long = 'x'.repeat(20000)
+  const lines = ['{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/"}']
+  for (let i = 0; i < 40; i++) {
+    const message = { role: 'user', content: `${i} ${long}`, timestamp: 1 }
+    lines.push(JSON.stringify({ type: 'message', id: `e${i}`, parentId: i ? `e${i - 1}` : null, timestamp: '2025-01-01T00:00:00.000Z', message }))
+  }
+  fs.writeFileSync(big, `${lines.join('\n')}\n`)
+  const whole = await run(['plan', big, '--print-request', '--keep-recent', '1'])
+  expect(whole.code).toBe(0)
+  expect(whole.stdout.length).toBeGreaterThan(512 * 1024)
   const piped = await new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI, 'plan', EXAMPLE, '--print-request'], { stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(process.execPath, [CLI, 'plan', big, '--print-request', '--keep-recent', '1'], { stdio: ['ignore', 'pipe', 'pipe'] })
     let stderr = ''
     child.stderr.setEncoding('utf8').on('data', (d) => (stderr += d))
     child.stdout.once('data', () => child.stdout.destroy())
