@@ -234,9 +234,15 @@ function releaseEntryPath(path) {
   if (codes.length <= KEEP_MAX) spareCodes = codes
 }
 
-/** The first `count` entries the pass met on the old branch, root-first. */
+/**
+ * The first `count` entries the pass met on the old branch, root-first: the
+ * pass's own array, cut and turned in place (the form is done with).
+ */
 function entriesOfPath(path, count) {
-  return path.entries.slice(path.targetSteps, path.targetSteps + count).reverse()
+  const entries = path.entries
+  entries.splice(0, path.targetSteps)
+  entries.length = Math.min(entries.length, count)
+  return entries.reverse()
 }
 
 module.exports = { readEntryPath, releaseEntryPath, entriesOfPath, idBit }
