@@ -18,9 +18,9 @@ const api = require(ROOT)
 
 jest.setTimeout(60000)
 
-function run(args, { env, onStderr, onSpawn } = {}) {
+function run(args, { env, cwd, onStderr, onSpawn } = {}) {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, cwd, stdio: ['ignore', 'pipe', 'pipe'] })
     if (onSpawn) onSpawn(child)
     let stdout = ''
     let stderr = ''
@@ -225,6 +225,13 @@ describe('bad input', () => {
       const r = await run(args)
       expect({ code: r.code, said: r.stderr.split('\n')[0] }).toEqual({ code: 2, said: `prime-compaction: ${said}` })
     }
+    // After --, every argument is a file name.
+    fs.copyFileSync(EXAMPLE, path.join(dir, '--dashed.jsonl'))
+    expect(await run(['plan', '--json', '--', '--dashed.jsonl'], { cwd: dir })).toMatchObject({ code: 0, stdout: expect.stringContaining('"firstKeptEntryId"') })
+    const unknown = await run(['plan', '--json', '--dashed.jsonl'], { cwd: dir })
+    expect({ code: unknown.code, said: unknown.stderr.split('\n')[0] }).toEqual({ code: 2, said: 'prime-compaction: unknown option --dashed.jsonl for plan' })
+    const afterDashes = await run(['plan', '--', EXAMPLE, '--json'])
+    expect({ code: afterDashes.code, said: afterDashes.stderr.split('\n')[0] }).toEqual({ code: 2, said: 'prime-compaction: one session file expected, got 2 arguments' })
     // No instructions is a choice.
     expect((await run(['plan', EXAMPLE, '--print-request', '--instructions', ''])).code).toBe(0)
   })

@@ -84,7 +84,7 @@ function parseArgsOptions(kinds) {
 /**
  * The arguments as node:util parseArgs tokenizes them, in this command's
  * conventions: an argument that does not start with `--` is a positional
- * one, except `-h`; so is `--`, and what follows it is still read as options.
+ * one, except `-h`; after `--` every argument is (a file named `--x.jsonl`).
  */
 function tokensOf(args, options) {
   const { tokens } = nodeParseArgs({ args, options, strict: false, allowPositionals: true, tokens: true })
@@ -92,7 +92,7 @@ function tokensOf(args, options) {
   let shortAt = -1
   for (const token of tokens) {
     if (token.kind === 'option-terminator') {
-      out.push({ kind: 'positional', value: '--' }, ...tokensOf(args.slice(token.index + 1), options))
+      out.push(...args.slice(token.index + 1).map((value) => ({ kind: 'positional', value })))
       break
     }
     if (token.kind === 'option' && !token.rawName.startsWith('--')) {
