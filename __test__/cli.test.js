@@ -594,7 +594,9 @@ test('--append keeps a system message with any section value, as 1.6.0 does; one
   r = await compactAppend(bad, { json: false })
   expect(r.requests).toBe(0)
   expect(r.code).toBe(1)
-  expect(r.stderr).toMatch(/system-bad\.jsonl: the session's system message cannot be kept in a compaction entry: .*toolsAdded\[0\]\.name/)
+  const line = fs.readFileSync(bad, 'utf8').split('\n').findIndex((l) => l.includes('"toolsAdded":[{"name":5}]')) + 1
+  expect(line).toBeGreaterThan(1)
+  expect(r.stderr).toMatch(new RegExp(`system-bad\\.jsonl: line ${line}: the session's system message cannot be kept in a compaction entry: message\\.toolsAdded\\[0\\]\\.name: `))
   expect(r.stderr).not.toMatch(/\n\s+at /)
   expect(fs.readFileSync(bad).equals(before)).toBe(true)
 })

@@ -357,7 +357,7 @@ async function compactCommand(file, options) {
   say.step('planning')
   const preparation = prepare(file, loaded, options)
   if (!preparation) throw new CliError(`${file}: nothing to compact (the branch is too small or already ends with a compaction)`)
-  const systemMessage = options.append ? branchSystemMessage(branch, file) : null
+  const systemMessage = options.append ? branchSystemMessage(loaded, file) : null
   const model = modelOf(options, options['base-url'])
   const controller = new AbortController()
   const onSignal = () => controller.abort()

@@ -60,13 +60,14 @@ function readBranch(bytes, file, leafId) {
  * `err`, thrown by the JS API for `branch`, as a CliError: a message naming
  * one of the branch's entries (`pathEntries[3].message.role: ...`) names
  * its file line instead, as prepareCompactionFromFile's messages do.
+ * `what` (if given) says what failed, after the place.
  */
-function entryError(err, file, lines) {
+function entryError(err, file, lines, what = '') {
   const message = err && typeof err.message === 'string' ? err.message : String(err)
   const named = /^pathEntries\[(\d+)\](?:\.|: )?/.exec(message)
   const line = named ? lines[Number(named[1])] : undefined
-  if (line === undefined) return new CliError(`${file}: ${message}`)
-  return new CliError(`${file}: line ${line}: ${message.slice(named[0].length)}`)
+  if (line === undefined) return new CliError(`${file}: ${what}${message}`)
+  return new CliError(`${file}: line ${line}: ${what}${message.slice(named[0].length)}`)
 }
 
 /** A fresh 8-hex-digit id that no entry has, as the agent makes them. */
@@ -84,12 +85,12 @@ function generateId(ids) {
  * restores from the entry alone. Made before the summary is asked for, so
  * that a session it cannot be made from costs no request.
  */
-function branchSystemMessage(branch, file) {
+function branchSystemMessage({ branch, lines }, file) {
   let json
   try {
     json = compactionSystemMessage(branch, 0, LINE)
   } catch (err) {
-    throw new CliError(`${file}: the session's system message cannot be kept in a compaction entry: ${err.message}`)
+    throw entryError(err, file, lines, "the session's system message cannot be kept in a compaction entry: ")
   }
   return json === null ? null : JSON.parse(json)
 }
