@@ -17,6 +17,7 @@ use prime_compaction_core::js::string::JsStr;
 use prime_compaction_core::js::string::Utf16Builder;
 use prime_compaction_core::plan::branch_summary::prepare_branch_entries;
 use prime_compaction_core::plan::cut_point::find_cut_point;
+use prime_compaction_core::plan::from_file::branch_lines;
 use prime_compaction_core::plan::prepare::{find_cut, prepare_compaction, start_cut, CutSearch};
 use prime_compaction_core::projection::plan::{
     PlanSource, PlanText, PlanValue, PlanValues, PlanWriter, PLAN_ASSISTANT, PLAN_IMAGE, PLAN_JSON,
@@ -33,6 +34,7 @@ use prime_compaction_core::session::file::{
 };
 use prime_compaction_core::session::measures::MeasuresChunk;
 use prime_compaction_core::session::system_message::compaction_system_message;
+use prime_compaction_core::session::tree::{branch_positions, Leaf};
 use prime_compaction_core::tokens::estimate::estimate_context_tokens;
 use prime_compaction_core::transcript::flat::{self, FlatReader, FlatTexts, JSON_OF_BASE, NONE};
 use prime_compaction_core::transcript::llm_message::{
@@ -194,7 +196,9 @@ pub fn session_file(data: &[u8]) {
 /// The threaded reader (two parser threads, chunks handed round-robin and
 /// collected in order) gives what the single-threaded one gives, chunk
 /// boundaries where the first byte puts them; a first byte of 0xff reads
-/// through `parse_session_stream` itself, with its 4 MiB chunks.
+/// through `parse_session_stream` itself, with its 4 MiB chunks. The CLI's
+/// `branch_lines` (threaded too) reads the same file: the lines of the
+/// branch `getBranch` walks over those values, and every entry's string id.
 pub fn session_file_threaded(data: &[u8]) {
     let (chunk, body) = chunk_and_body(data);
     let path = "fuzz.jsonl";
@@ -205,6 +209,50 @@ pub fn session_file_threaded(data: &[u8]) {
     };
     let sequential = parse_session_sequential(&mut Cursor::new(body), path, chunk);
     same_reading(&sequential, &threaded, chunk);
+    same_branch_lines(&sequential, body, path);
+}
+
+/// `branch_lines` over `body` against `file`, its sequential reading: the
+/// default leaf's branch, and the branch of the middle string id as a leaf.
+fn same_branch_lines(file: &Result<SessionFile, Error>, body: &[u8], path: &str) {
+    let found = branch_lines(body, path, None);
+    let file = match (file, &found) {
+        (Err(a), Err(b)) => return assert_eq!(a.to_string(), b.to_string(), "branch_lines' error"),
+        (Err(a), Ok(_)) => panic!("branch_lines read a file the reader rejects: {a}"),
+        (Ok(file), _) => file,
+    };
+    let line_of = |i: usize| format!("{path}: line {}", file.lines[i]);
+    let lines =
+        |positions: Vec<usize>| -> Vec<u32> { positions.iter().map(|&i| file.lines[i]).collect() };
+    let expected = branch_positions(&file.values, Leaf::Last, line_of).map(lines);
+    match (&expected, &found) {
+        (Ok(want), Ok(got)) => assert_eq!(want, &got.lines, "the default branch's lines"),
+        (Err(a), Err(b)) => return assert_eq!(a.to_string(), b.to_string(), "a cycle"),
+        _ => panic!("branch_lines and the walk disagree: {expected:?} vs {found:?}"),
+    }
+    let Ok(found) = found else { return };
+    checked();
+    let ids: Vec<&JsStr> = file
+        .values
+        .iter()
+        .filter(|v| v.get("type").and_then(Value::as_str) != Some("session"))
+        .filter_map(|v| v.get("id").and_then(Value::as_js_str))
+        .collect();
+    assert_eq!(found.ids.iter().collect::<Vec<_>>(), ids, "the ids");
+    let Some(leaf) = ids.get(ids.len() / 2).copied() else {
+        return;
+    };
+    let by_leaf = branch_lines(body, path, Some(leaf));
+    let expected = branch_positions(&file.values, Leaf::Id(leaf), line_of).map(lines);
+    match (expected, by_leaf) {
+        (Ok(want), Ok(got)) if !leaf.is_empty() => assert_eq!(want, got.lines, "the leaf's branch"),
+        // An empty id names no entry: the walk gives nothing, branch_lines an error.
+        (Ok(want), Err(_)) if leaf.is_empty() => assert!(want.is_empty()),
+        (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "a cycle from the leaf"),
+        (want, got) => {
+            panic!("branch_lines from {leaf:?} and the walk disagree: {want:?} vs {got:?}")
+        }
+    }
 }
 
 /// The first byte chooses a chunk size of 1 to 64 bytes; the rest is the file.

@@ -13,7 +13,7 @@ use crate::plan::file_ops::{seeded_file_ops, FileOps};
 use crate::plan::prepare::{prepare_compaction, Preparation};
 use crate::plan::settings::Budget;
 use crate::session::entries::Entries;
-use crate::session::file::{parse_session_stream_with, read_session_file_with, LineParser};
+use crate::session::file::{parse_session_bytes, read_session_file_with, LineParser};
 use crate::session::projection::PlanMessage;
 use crate::session::tree::{branch_positions, is_header, Leaf};
 use crate::tokens::estimate::Counter;
@@ -122,7 +122,7 @@ pub struct BranchLines {
 /// caller asked for a branch that is not in the file.
 pub fn branch_lines(bytes: &[u8], name: &str, leaf: Option<&JsStr>) -> Result<BranchLines> {
     // Only the entries' ids, parents and types are read: long texts are measured.
-    let file = parse_session_stream_with(&mut &bytes[..], name, json::parse_for_plan)?;
+    let file = parse_session_bytes(bytes, name, json::parse_for_plan)?;
     let positions = branch_positions(&file.values, leaf.map_or(Leaf::Last, Leaf::Id), |i| {
         format!("{name}: line {}", file.lines[i])
     })?;

@@ -246,16 +246,19 @@ fn for_each_chunk(
 
 /// Reads and parses every line of `reader`, named `path` in errors.
 pub fn parse_session_stream(reader: &mut (impl Read + Send), path: &str) -> Result<SessionFile> {
-    parse_session_stream_with(reader, path, json::parse)
+    parse_with_chunk_size(reader, path, CHUNK_BYTES, json::parse)
 }
 
-/// [`parse_session_stream`], each line parsed by `parse_line`.
-pub fn parse_session_stream_with(
-    reader: &mut (impl Read + Send),
+/// The session file `bytes`, read as [`parse_session_stream`] reads it,
+/// each line parsed by `parse_line`; a file smaller than a chunk is one
+/// chunk of its own size (no 4 MiB buffer for a small file).
+pub fn parse_session_bytes(
+    bytes: &[u8],
     path: &str,
     parse_line: LineParser,
 ) -> Result<SessionFile> {
-    parse_with_chunk_size(reader, path, CHUNK_BYTES, parse_line)
+    let chunk_bytes = bytes.len().saturating_add(1).min(CHUNK_BYTES);
+    parse_with_chunk_size(&mut &bytes[..], path, chunk_bytes, parse_line)
 }
 
 /// How each line becomes a value: [`json::parse`], or
