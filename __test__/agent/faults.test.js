@@ -91,6 +91,12 @@ describe.each(LINES.map((line) => [line.version, line]))('agent %s under faults'
     expect({ reported: find('agent').reported, state: find('agent').state }).toEqual({ reported: 'failed', state: 'unchanged' })
   })
 
+  test("an answer with no text: ours fails and leaves the session as it was; the agent's own module stores it as the summary", () => {
+    const find = (variant) => byVariant[variant].find((r) => r.kind === 'empty-answer')
+    expect({ reported: find('ours').reported, state: find('ours').state }).toEqual({ reported: 'failed', state: 'unchanged' })
+    expect({ reported: find('agent').reported, state: find('agent').state }).toEqual({ reported: 'success', state: 'added' })
+  })
+
   test(`a reset summary stream with the agent's retries on: ${line.summaryRetries ? 'both modules send it again and compact' : 'both modules fail, as the agent has no summary retries'}`, () => {
     for (const variant of ['agent', 'ours']) {
       const r = byVariant[variant].find((x) => x.kind === 'retried')

@@ -80,6 +80,16 @@ const STALLS = {
   'mid-stream': { stallAfterChunks: 2, sse: ['## Goal\n', 'A summary that stops ', 'and never resumes.'] },
 }
 
+/**
+ * Finished answers with no text: the agent's own module stores one as the
+ * summary; ours fails the attempt (the empty-answer difference).
+ */
+const EMPTY = {
+  'empty text': { text: '' },
+  whitespace: { text: ' \n\n ' },
+  'no content': { sse: [] },
+}
+
 /** The agent's own retries (settings.retry): 1.6 retries a summary request that fails transiently, 0.78 never does. */
 const SUMMARY_RETRIES = { enabled: true, maxRetries: 2, baseDelayMs: 10, provider: { maxRetries: 0 } }
 /** A retry wait long enough for an abort to land in it. */
@@ -142,6 +152,14 @@ function streamCases() {
   return out
 }
 
+function emptyCases() {
+  const out = []
+  Object.entries(EMPTY).forEach(([name, reply], i) => {
+    for (const op of [OPS[i % 4], OPS[(i + 1) % 4]]) out.push({ kind: 'empty-answer', name: `empty answer ${name}/${op}`, op, on: [target(op, i)], reply, settings: SETTINGS.noProviderRetries })
+  })
+  return out
+}
+
 /**
  * The same transient faults with the agent's own retries on: 1.6 sends the
  * request again and compacts, 0.78 fails as without them. And (1.6 only,
@@ -198,7 +216,7 @@ function timedCases(seed, perOp) {
 
 /** The full run: every kind on every operation, each overflow message twice. */
 function fullCases(seed = 20260601) {
-  return [...httpCases(), ...overflowCases(), ...streamCases(), ...retriedCases(), ...timedCases(seed, { abort: 6, kill: 5, killAtEnd: 3 })]
+  return [...httpCases(), ...overflowCases(), ...streamCases(), ...emptyCases(), ...retriedCases(), ...timedCases(seed, { abort: 6, kill: 5, killAtEnd: 3 })]
 }
 
 /** The cases of `cases` that `line` (a row of lines.js) runs: those that name no `lines`, and those that name it. */
@@ -220,6 +238,7 @@ function smallCases(seed = 20260601) {
     pick('malformed-sse', 'branch'),
     pick('reset', 'split'),
     pick('stall', 'compact', 'mid-stream'),
+    pick('empty-answer', 'compact'),
     pick('retried', 'split', 'reset'),
     pick('abort', 'auto', 'abort after'),
     pick('abort', 'branch', 'abort after'),
