@@ -34,7 +34,7 @@ use prime_compaction_core::session::file::{
 };
 use prime_compaction_core::session::measures::MeasuresChunk;
 use prime_compaction_core::session::system_message::compaction_system_message;
-use prime_compaction_core::session::tree::{branch_positions, Leaf};
+use prime_compaction_core::session::tree::{branch_positions, is_header, Leaf};
 use prime_compaction_core::tokens::estimate::estimate_context_tokens;
 use prime_compaction_core::transcript::flat::{self, FlatReader, FlatTexts, JSON_OF_BASE, NONE};
 use prime_compaction_core::transcript::llm_message::{
@@ -235,7 +235,7 @@ fn same_branch_lines(file: &Result<SessionFile, Error>, body: &[u8], path: &str)
     let ids: Vec<&JsStr> = file
         .values
         .iter()
-        .filter(|v| v.get("type").and_then(Value::as_str) != Some("session"))
+        .filter(|v| !is_header(v))
         .filter_map(|v| v.get("id").and_then(Value::as_js_str))
         .collect();
     assert_eq!(found.ids.iter().collect::<Vec<_>>(), ids, "the ids");

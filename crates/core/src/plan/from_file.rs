@@ -13,7 +13,7 @@ use crate::plan::file_ops::{seeded_file_ops, FileOps};
 use crate::plan::prepare::{prepare_compaction, Preparation};
 use crate::plan::settings::Budget;
 use crate::session::entries::Entries;
-use crate::session::file::{parse_session_bytes, read_session_file_with, LineParser};
+use crate::session::file::{parse_session_bytes, read_session_file_with, LineParser, SessionFile};
 use crate::session::projection::PlanMessage;
 use crate::session::tree::{branch_positions, is_header, Leaf};
 use crate::tokens::estimate::Counter;
@@ -86,10 +86,7 @@ pub fn load_branch(path: &Path, leaf: Option<&JsStr>) -> Result<Branch> {
 fn load_branch_with(path: &Path, leaf: Option<&JsStr>, parse_line: LineParser) -> Result<Branch> {
     let name = path.display().to_string();
     let mut file = read_session_file_with(path, parse_line)?;
-    let leaf = leaf.map_or(Leaf::Last, Leaf::Id);
-    let positions = branch_positions(&file.values, leaf, |i| {
-        format!("{name}: line {}", file.lines[i])
-    })?;
+    let positions = positions_of(&file, &name, leaf)?;
     let mut entries = Vec::with_capacity(positions.len());
     let mut lines = Vec::with_capacity(positions.len());
     for &i in &positions {
@@ -101,6 +98,14 @@ fn load_branch_with(path: &Path, leaf: Option<&JsStr>, parse_line: LineParser) -
         entries: Value::Array(entries),
         lines,
         path: name,
+    })
+}
+
+/// The positions in `file` (named `name` in errors) of the branch ending at
+/// `leaf` (the last entry when `None`), root first.
+fn positions_of(file: &SessionFile, name: &str, leaf: Option<&JsStr>) -> Result<Vec<usize>> {
+    branch_positions(&file.values, leaf.map_or(Leaf::Last, Leaf::Id), |i| {
+        format!("{name}: line {}", file.lines[i])
     })
 }
 
@@ -123,9 +128,7 @@ pub struct BranchLines {
 pub fn branch_lines(bytes: &[u8], name: &str, leaf: Option<&JsStr>) -> Result<BranchLines> {
     // Only the entries' ids, parents and types are read: long texts are measured.
     let file = parse_session_bytes(bytes, name, json::parse_for_plan)?;
-    let positions = branch_positions(&file.values, leaf.map_or(Leaf::Last, Leaf::Id), |i| {
-        format!("{name}: line {}", file.lines[i])
-    })?;
+    let positions = positions_of(&file, name, leaf)?;
     if let (Some(id), true) = (leaf, positions.is_empty()) {
         return Err(Error::invalid(format!(
             "{name}: no entry has the id {}",

@@ -183,14 +183,14 @@ impl Merge {
 /// items, its characters, have none; a null item throws, as `tool.name`
 /// does in JS, and so does a list that is neither an array nor a string.
 fn removed_tool_names<V: View>(message: &V) -> Result<Vec<JsStr>> {
-    let list = message.get(Key::ToolsRemoved)?;
-    if matches!(list.kind(), Kind::Undefined | Kind::Null) || list.str_len().is_some() {
+    if message.get(Key::ToolsRemoved)?.str_len().is_some() {
         return Ok(Vec::new());
     }
-    let len = list.expect_array("toolsRemoved")?;
     let mut names = Vec::new();
-    for i in 0..len {
-        let tool = list.at(i)?;
+    for (i, tool) in tool_list(message, Key::ToolsRemoved)?
+        .into_iter()
+        .enumerate()
+    {
         if matches!(tool.kind(), Kind::Undefined | Kind::Null) {
             let got = tool.kind().describe();
             return Err(Error::type_error(
