@@ -1,8 +1,9 @@
 'use strict'
 // The addon in 8 worker threads at once (workers/run.js, in a process of its
-// own so that a crash fails this test instead of stopping Jest): planning,
-// token counts, transcripts, projections, branch preparation, compact() on a
-// scripted streamFn, and the file planners, interleaved; workers terminated
+// own so that a crash fails this test instead of stopping Jest), on both agent
+// lines: planning, token counts, transcripts, projections, branch preparation
+// and the branch walk, compact() on a scripted streamFn, and the file
+// planners, interleaved; workers terminated
 // inside synchronous calls and while asynchronous ones are under way
 // (libuv pool tasks, pending model calls). No crash, and every result equals
 // the main thread's.
@@ -10,6 +11,7 @@
 const { execFile } = require('node:child_process')
 const path = require('node:path')
 const { KINDS } = require('./workers/jobs')
+const { LINES } = require('./helpers/ours')
 
 jest.setTimeout(180_000)
 
@@ -37,5 +39,7 @@ test('8 worker threads, interleaved calls, workers terminated in mid-call: no cr
   expect(report.terminatedInCall.async).toBeGreaterThanOrEqual(1)
   // Every kind of call was checked in the workers, many times over, and again in the main thread after them.
   for (const kind of Object.keys(KINDS)) expect({ kind, n: report.checkedKinds[kind] >= 16 }).toEqual({ kind, n: true })
+  // On both agent lines.
+  for (const line of LINES) expect({ line, n: report.checkedLines[line] >= 100 }).toEqual({ line, n: true })
   expect(report.mainAfter).toBe(report.jobs)
 })

@@ -14,13 +14,6 @@ const PACKAGE_DIR = path.join(__dirname, '..', '..')
 /** The agent lines the package follows, oldest first (the names of its entries). */
 const LINES = ['0.78', '1.6']
 
-/**
- * The lines at parity with their reference: the soak, the fault runs, the
- * worker-thread and the long-use checks run each of them. A line joins when
- * its entry matches its reference.
- */
-const PARITY_LINES = ['0.78']
-
 async function loadOurs(line = '0.78') {
   if (process.env.PRIME_COMPACTION_UNDER_TEST === 'reference') return loadReference(line)
   const entry = path.join(PACKAGE_DIR, `agent-${line}.js`)
@@ -37,4 +30,4 @@ function underTestLabel() {
   return process.env.PRIME_COMPACTION_UNDER_TEST === 'reference' ? 'reference (harness self-check)' : 'prime-compaction'
 }
 
-module.exports = { loadOurs, underTestLabel, PACKAGE_DIR, LINES, PARITY_LINES }
+module.exports = { loadOurs, underTestLabel, PACKAGE_DIR, LINES }

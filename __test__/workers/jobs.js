@@ -36,7 +36,9 @@ function planOf(p) {
 
 /** A streamFn that answers after a few milliseconds, with a text that depends on the prompt. */
 function streamFn(_model, context) {
-  const prompt = context.messages[0].content[0].text
+  // 0.78 sends the prompt as a text block, 1.6 as a string.
+  const content = context.messages[0].content
+  const prompt = typeof content === 'string' ? content : content[0].text
   return new Promise((resolve) => {
     setTimeout(() => resolve({ result: async () => ({ role: 'assistant', content: [{ type: 'text', text: `## Goal\nsummary of ${prompt.length} chars ${crypto.createHash('sha256').update(prompt).digest('hex').slice(0, 16)}` }], stopReason: 'stop' }) }), 1 + (prompt.length % 3))
   })
@@ -63,6 +65,15 @@ const KINDS = {
   serializeForSummaryLong: { long: true, run: (pc, j) => pc.serializeForSummary(pc.convertToLlm(messagesOf(session(j.seed, 8000)))) },
   project: { long: false, run: (pc, j) => pc.projectForSummary(pc.convertToLlm(messagesOf(session(j.seed, 1000)))) },
   branch: { long: false, run: (pc, j) => pc.prepareBranchEntries(session(j.seed, 1000), 5000) },
+  collect: {
+    long: false,
+    run: (pc, j) => {
+      const entries = session(j.seed, 8000)
+      const byId = new Map(entries.map((e) => [e.id, e]))
+      const { entries: left, commonAncestorId } = pc.collectEntriesForBranchSummary({ getEntry: (id) => byId.get(id) }, entries.at(-1).id, entries[4000].id)
+      return { ids: left.map((e) => e.id), commonAncestorId }
+    },
+  },
   compact: {
     long: true,
     async: true,

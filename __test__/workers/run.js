@@ -16,7 +16,7 @@ const os = require('node:os')
 const path = require('node:path')
 const { parseArgs } = require('node:util')
 const { Worker } = require('node:worker_threads')
-const { PARITY_LINES } = require('../helpers/ours')
+const { LINES } = require('../helpers/ours')
 const { writeSessionFile } = require('../helpers/session-file')
 const { mulberry32 } = require('../../scripts/prng')
 const { jobList, runJob } = require('./jobs')
@@ -41,12 +41,12 @@ async function main() {
     files[seed] = path.join(dir, `session-${seed}.jsonl`)
     writeSessionFile(files[seed], { seed, entries: 5000 })
   }
-  const jobs = jobList(PARITY_LINES, files)
+  const jobs = jobList(LINES, files)
   const byId = new Map(jobs.map((j) => [j.id, j]))
   const expected = new Map()
   for (const job of jobs) expected.set(job.id, await runJob(job))
 
-  const report = { workers: WORKERS, jobs: jobs.length, started: 0, completed: 0, terminated: 0, terminatedInCall: {}, results: 0, mismatches: [], errors: [], checkedKinds: {} }
+  const report = { workers: WORKERS, jobs: jobs.length, started: 0, completed: 0, terminated: 0, terminatedInCall: {}, results: 0, mismatches: [], errors: [], checkedKinds: {}, checkedLines: {} }
   let terminationsLeft = TERMINATIONS
   const live = new Set()
 
@@ -80,6 +80,7 @@ async function main() {
           report.results++
           const job = byId.get(msg.id)
           report.checkedKinds[job.kind] = (report.checkedKinds[job.kind] || 0) + 1
+          report.checkedLines[job.line] = (report.checkedLines[job.line] || 0) + 1
           if (msg.value !== expected.get(msg.id)) report.mismatches.push({ id: msg.id, worker: msg.value.slice(0, 300), main: expected.get(msg.id).slice(0, 300) })
         } else if (msg.type === 'done') {
           report.completed++
