@@ -248,6 +248,14 @@ export declare function planCut(pathEntries: Arg, settings: Arg, line: Arg, fact
 export declare function planFinish(pathEntries: Arg, line: Arg, facts: EntryFacts, pathRefs?: boolean | undefined | null): RawValue
 
 /**
+ * `planSessionBytes(bytes, name, options?, line)`: the plan
+ * `prepareCompactionFromFileSync(name, options?)` makes, from the file's
+ * bytes as the caller read them (the CLI, which reads a pipe only once);
+ * an `options.leafId` no entry has is an error here.
+ */
+export declare function planSessionBytes(bytes: Uint8Array, name: string, options: unknown, line: number): RawValue
+
+/**
  * The plan for `prepareBranchEntries` as the agent line does it: the
  * messages (entries and shapes), file operations and the token total;
  * `lib/api.js` maps them to messages.

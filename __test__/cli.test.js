@@ -3,7 +3,7 @@
 // local OpenAI-compatible server on 127.0.0.1 (plain and streamed answers,
 // errors, a context overflow, a hang), plus the --append kill test.
 
-const { spawn } = require('node:child_process')
+const { execFileSync, spawn } = require('node:child_process')
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
@@ -87,6 +87,39 @@ describe('plan', () => {
     const badCompact = await run(['compact', EXAMPLE, '--leaf', 'nope', '--base-url', 'http://127.0.0.1:9/v1', '--model', 'm'])
     expect(badCompact.code).toBe(1)
     expect(badCompact.stderr).toContain('no entry has the id "nope"')
+  })
+
+  // A named pipe can be read only once: the command plans the bytes it read.
+  ;(process.platform === 'win32' ? test.skip : test)('a session on a named pipe plans as the file does; an unknown leaf is an error', async () => {
+    const text = fs.readFileSync(EXAMPLE)
+    let pipes = 0
+    const onPipe = async (args, bytes = text) => {
+      const fifo = path.join(dir, `session-${++pipes}.fifo`)
+      execFileSync('mkfifo', [fifo])
+      // Opening the pipe to write waits for the command to open it to read.
+      const writing = fs.promises.writeFile(fifo, bytes).catch(() => {})
+      const r = await run(args.map((a) => (a === 'FIFO' ? fifo : a)))
+      // A command that never opened it: open and close it, so the writer ends.
+      fs.closeSync(fs.openSync(fifo, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK))
+      await writing
+      return { ...r, stderr: r.stderr.replaceAll(fifo, 'FIFO') }
+    }
+    const branch = branchOf(EXAMPLE)
+    const settings = { ...api.DEFAULT_COMPACTION_SETTINGS, keepRecentTokens: 2000 }
+    for (const leaf of [undefined, branch[Math.floor(branch.length * 0.6)].id, branch[2].id]) {
+      const r = await onPipe(['plan', 'FIFO', '--json', '--keep-recent', '2000', ...(leaf ? ['--leaf', leaf] : [])])
+      expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' })
+      expect(JSON.parse(r.stdout)).toEqual(JSON.parse(JSON.stringify(api.prepareCompactionFromFileSync(EXAMPLE, { leafId: leaf, settings }) ?? null)))
+    }
+    // Near the root there is nothing to compact: told apart from a leaf that is not there.
+    const small = await onPipe(['plan', 'FIFO', '--leaf', branch[2].id])
+    expect(small.code).toBe(0)
+    expect(small.stdout).toContain('nothing to compact')
+    const bad = await onPipe(['plan', 'FIFO', '--leaf', 'nope'])
+    expect({ code: bad.code, stderr: bad.stderr }).toEqual({ code: 1, stderr: 'prime-compaction: FIFO: no entry has the id "nope"\n' })
+    const broken = await onPipe(['plan', 'FIFO'], Buffer.concat([text, Buffer.from('{"type":"message","id":"zz","parentId":"x","message":{"role":5}}\n')]))
+    expect(broken.code).toBe(1)
+    expect(broken.stderr).toMatch(/^prime-compaction: FIFO: line \d+: .*message\.role/)
   })
 
   test('--print-request shows the requests buildSummaryRequests builds', async () => {

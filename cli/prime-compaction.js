@@ -4,6 +4,7 @@
 // exact summarization request, or run the compaction against an
 // OpenAI-compatible server and append the result to the session.
 
+const fs = require('node:fs')
 const { parseArgs: nodeParseArgs } = require('node:util')
 
 let api
@@ -17,7 +18,7 @@ try {
   process.stderr.write(`${message.startsWith('prime-compaction:') ? '' : 'prime-compaction: '}${message}\n`)
   process.exit(1)
 }
-const { CliError, readSessionBytes, readBranch, entryError, branchSystemMessage, compactionEntry, appendEntryAtomically } = sessionFile
+const { CliError, readSessionBytes, planBytes, readBranch, entryError, branchSystemMessage, compactionEntry, appendEntryAtomically } = sessionFile
 const { openAiStreamFn } = require('./openai.js')
 const { version } = require('../package.json')
 
@@ -227,6 +228,15 @@ function modelOf(options, baseUrl) {
   return model
 }
 
+/** False for a pipe, a device, or a path that cannot be read (the readers say why). */
+function isRegularFile(file) {
+  try {
+    return fs.statSync(file).isFile()
+  } catch {
+    return true
+  }
+}
+
 function sizeOf(bytes) {
   return bytes >= 1 << 20 ? `${(bytes / (1 << 20)).toFixed(1)} MB` : `${Math.ceil(bytes / 1024)} KB`
 }
@@ -319,17 +329,24 @@ async function planCommand(file, options) {
     return 0
   }
   say.step(`planning ${file}`)
+  const request = { leafId: options.leaf, settings: settingsOf(options) }
   let plan
-  try {
-    plan = await api.prepareCompactionFromFile(file, { leafId: options.leaf, settings: settingsOf(options) })
-  } catch (err) {
-    throw new CliError(err.message)
+  if (isRegularFile(file)) {
+    try {
+      plan = await api.prepareCompactionFromFile(file, request)
+    } catch (err) {
+      throw new CliError(err.message)
+    }
+    if (plan === undefined && options.leaf !== undefined) {
+      // The file planner plans an unknown leaf as an empty branch; tell the two apart.
+      readBranch(readSessionBytes(file), file, options.leaf)
+    }
+  } else {
+    // A pipe or a device can be read only once: its bytes are planned here,
+    // an unknown leaf an error.
+    plan = planBytes(readSessionBytes(file), file, request)
   }
   say.done()
-  if (plan === undefined && options.leaf !== undefined) {
-    // The native reader plans an unknown leaf as an empty branch; tell the two apart.
-    loadBranch(file, options, say)
-  }
   if (options.json) {
     process.stdout.write(`${JSON.stringify(plan ?? null, null, 2)}\n`)
     return 0

@@ -6,7 +6,7 @@
 const crypto = require('node:crypto')
 const fs = require('node:fs')
 const path = require('node:path')
-const { sessionFileBranch, compactionSystemMessage, agentLineIndex, agentLines } = require('../binding.js')
+const { sessionFileBranch, planSessionBytes, compactionSystemMessage, agentLineIndex, agentLines } = require('../binding.js')
 
 // The command plans as the newest agent line does (index.js), and writes its
 // compaction entry as that line's agent writes one.
@@ -21,6 +21,18 @@ function readSessionBytes(file) {
   } catch (err) {
     const why = { ENOENT: 'no such file', EISDIR: 'is a directory', EACCES: 'permission denied' }[err.code]
     throw new CliError(`cannot read session file ${file}: ${why || err.message}`)
+  }
+}
+
+/**
+ * prepareCompactionFromFile's plan of the session file `bytes` (as the file
+ * `file` gave them), where a `leafId` no entry has is an error.
+ */
+function planBytes(bytes, file, options) {
+  try {
+    return planSessionBytes(bytes, file, options, LINE)
+  } catch (err) {
+    throw new CliError(err.message)
   }
 }
 
@@ -189,4 +201,4 @@ function writeAll(fd, buffer) {
   }
 }
 
-module.exports = { CliError, readSessionBytes, readBranch, entryError, branchSystemMessage, compactionEntry, appendEntryAtomically }
+module.exports = { CliError, readSessionBytes, planBytes, readBranch, entryError, branchSystemMessage, compactionEntry, appendEntryAtomically }

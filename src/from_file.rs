@@ -21,7 +21,7 @@ use prime_compaction_core::js::json::{stringify_to_string, Value};
 use prime_compaction_core::js::string::JsStr;
 use prime_compaction_core::js::view::{Key, Kind, View};
 use prime_compaction_core::plan::from_file::{
-    branch_lines, prepare_compaction_from_file, FilePlan,
+    branch_lines, prepare_compaction_from_bytes, prepare_compaction_from_file, FilePlan,
 };
 use prime_compaction_core::plan::settings::{read_settings, Budget, DEFAULT_SETTINGS};
 use prime_compaction_core::projection::is_claude_family;
@@ -266,6 +266,29 @@ pub fn prepare_compaction_from_file_sync(
     run(&env, |cx| {
         let r = read_request(cx, &path, &options, &line)?;
         let plan = prepare_compaction_from_file(&r.path, r.leaf.as_ref(), r.budget, r.line)?;
+        Ok(RawValue(plan_to_js(cx, plan.as_ref())?))
+    })
+}
+
+/// `planSessionBytes(bytes, name, options?, line)`: the plan
+/// `prepareCompactionFromFileSync(name, options?)` makes, from the file's
+/// bytes as the caller read them (the CLI, which reads a pipe only once);
+/// an `options.leafId` no entry has is an error here.
+#[napi(
+    js_name = "planSessionBytes",
+    ts_args_type = "bytes: Uint8Array, name: string, options: unknown, line: number"
+)]
+pub fn plan_session_bytes(
+    env: Env,
+    bytes: Uint8Array,
+    name: Arg,
+    options: Arg,
+    line: Arg,
+) -> napi::Result<RawValue> {
+    run(&env, |cx| {
+        let r = read_request(cx, &name, &options, &line)?;
+        let name = r.path.display().to_string();
+        let plan = prepare_compaction_from_bytes(&bytes, &name, r.leaf.as_ref(), r.budget, r.line)?;
         Ok(RawValue(plan_to_js(cx, plan.as_ref())?))
     })
 }

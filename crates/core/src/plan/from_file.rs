@@ -85,8 +85,13 @@ pub fn load_branch(path: &Path, leaf: Option<&JsStr>) -> Result<Branch> {
 /// [`load_branch`], each line parsed by `parse_line`.
 fn load_branch_with(path: &Path, leaf: Option<&JsStr>, parse_line: LineParser) -> Result<Branch> {
     let name = path.display().to_string();
-    let mut file = read_session_file_with(path, parse_line)?;
+    let file = read_session_file_with(path, parse_line)?;
     let positions = positions_of(&file, &name, leaf)?;
+    Ok(branch_at(file, positions, name))
+}
+
+/// The entries of `file` at `positions`, moved out of it.
+fn branch_at(mut file: SessionFile, positions: Vec<usize>, name: String) -> Branch {
     let mut entries = Vec::with_capacity(positions.len());
     let mut lines = Vec::with_capacity(positions.len());
     for &i in &positions {
@@ -94,11 +99,11 @@ fn load_branch_with(path: &Path, leaf: Option<&JsStr>, parse_line: LineParser) -
         lines.push(file.lines[i]);
     }
     drop(file);
-    Ok(Branch {
+    Branch {
         entries: Value::Array(entries),
         lines,
         path: name,
-    })
+    }
 }
 
 /// The positions in `file` (named `name` in errors) of the branch ending at
@@ -107,6 +112,19 @@ fn positions_of(file: &SessionFile, name: &str, leaf: Option<&JsStr>) -> Result<
     branch_positions(&file.values, leaf.map_or(Leaf::Last, Leaf::Id), |i| {
         format!("{name}: line {}", file.lines[i])
     })
+}
+
+/// [`positions_of`], where a leaf id no entry has is an error: the caller
+/// asked for a branch that is not in the file.
+fn known_positions_of(file: &SessionFile, name: &str, leaf: Option<&JsStr>) -> Result<Vec<usize>> {
+    let positions = positions_of(file, name, leaf)?;
+    if let (Some(id), true) = (leaf, positions.is_empty()) {
+        return Err(Error::invalid(format!(
+            "{name}: no entry has the id {}",
+            json::stringify_to_string(&Value::String(id.clone()))
+        )));
+    }
+    Ok(positions)
 }
 
 /// Where a session file's branch lies in its bytes, for a caller that parses
@@ -128,13 +146,7 @@ pub struct BranchLines {
 pub fn branch_lines(bytes: &[u8], name: &str, leaf: Option<&JsStr>) -> Result<BranchLines> {
     // Only the entries' ids, parents and types are read: long texts are measured.
     let file = parse_session_bytes(bytes, name, json::parse_for_plan)?;
-    let positions = positions_of(&file, name, leaf)?;
-    if let (Some(id), true) = (leaf, positions.is_empty()) {
-        return Err(Error::invalid(format!(
-            "{name}: no entry has the id {}",
-            json::stringify_to_string(&Value::String(id.clone()))
-        )));
-    }
+    let positions = known_positions_of(&file, name, leaf)?;
     Ok(BranchLines {
         lines: positions.iter().map(|&i| file.lines[i]).collect(),
         ids: file
@@ -223,15 +235,35 @@ pub fn prepare_compaction_from_file(
     line: &'static AgentLine,
 ) -> Result<Option<FilePlan>> {
     let budget = budget.into();
-    // With the chars/4 estimate a plan reads only the length of message
-    // texts, so the parse measures long ones instead of keeping them; a
-    // tokenizer needs the text.
-    let parse_line: LineParser = match budget.counter {
+    let branch = load_branch_with(path, leaf, line_parser(&budget))?;
+    Ok(plan_branch(&branch, budget, line)?.map(|(_, plan)| plan))
+}
+
+/// [`prepare_compaction_from_file`] on a session file's bytes, read by the
+/// caller (named `name` in errors): the CLI, which reads a pipe only once.
+/// Unlike there, a leaf id no entry has is an error, as in [`branch_lines`].
+pub fn prepare_compaction_from_bytes(
+    bytes: &[u8],
+    name: &str,
+    leaf: Option<&JsStr>,
+    budget: impl Into<Budget>,
+    line: &'static AgentLine,
+) -> Result<Option<FilePlan>> {
+    let budget = budget.into();
+    let file = parse_session_bytes(bytes, name, line_parser(&budget))?;
+    let positions = known_positions_of(&file, name, leaf)?;
+    let branch = branch_at(file, positions, name.to_string());
+    Ok(plan_branch(&branch, budget, line)?.map(|(_, plan)| plan))
+}
+
+/// How a plan's lines are parsed: with the chars/4 estimate a plan reads
+/// only the length of message texts, so the parse measures long ones
+/// instead of keeping them; a tokenizer needs the text.
+fn line_parser(budget: &Budget) -> LineParser {
+    match budget.counter {
         Counter::Estimate => json::parse_for_plan,
         Counter::Exact(_) => json::parse,
-    };
-    let branch = load_branch_with(path, leaf, parse_line)?;
-    Ok(plan_branch(&branch, budget, line)?.map(|(_, plan)| plan))
+    }
 }
 
 #[cfg(test)]

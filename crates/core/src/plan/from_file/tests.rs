@@ -267,3 +267,62 @@ fn branch_lines_read_by_the_file_rules() {
         "{err}"
     );
 }
+
+#[test]
+fn bytes_plan_as_the_file_does_and_name_an_unknown_leaf() {
+    let long = "x".repeat(400);
+    let lines = vec![
+        message("u1", "", "user", &long),
+        message("a1", "u1", "assistant", &long),
+        message("u2", "a1", "user", &long),
+        message("a2", "u2", "assistant", &long),
+        r#"{"type":"message","id":"u3","parentId":"u2","message":{"role":5}}"#.to_string(),
+    ];
+    let text = session(&lines);
+    let path = write_file("bytes.jsonl", &text);
+    let name = path.display().to_string();
+    for line in [&AgentLine::V0_78, &AgentLine::V1_6] {
+        for leaf in [Some("a2"), Some("a1"), Some("u3"), None] {
+            let leaf = leaf.map(JsStr::from_str);
+            for keep in [1.0, 150.0, 1e9] {
+                let from_file = prepare_compaction_from_file(&path, leaf.as_ref(), keep, line)
+                    .map_err(|e| e.to_string());
+                let from_bytes = prepare_compaction_from_bytes(
+                    text.as_bytes(),
+                    &name,
+                    leaf.as_ref(),
+                    keep,
+                    line,
+                )
+                .map_err(|e| e.to_string());
+                assert_eq!(from_bytes, from_file, "{leaf:?} {keep}");
+            }
+        }
+    }
+    // One with a plan and one with an error among them.
+    let a2 = JsStr::from_str("a2");
+    assert!(prepare_compaction_from_bytes(
+        text.as_bytes(),
+        &name,
+        Some(&a2),
+        150.0,
+        &AgentLine::V1_6
+    )
+    .unwrap()
+    .is_some());
+    let err = prepare_compaction_from_bytes(text.as_bytes(), &name, None, 150.0, &AgentLine::V1_6)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("bytes.jsonl: line 6: message.role"), "{err}");
+    // Where the file planner gives an empty branch, the bytes say why.
+    let zz = JsStr::from_str("zz");
+    assert_eq!(
+        prepare_compaction_from_file(&path, Some(&zz), 150.0, &AgentLine::V1_6).unwrap(),
+        None
+    );
+    let err =
+        prepare_compaction_from_bytes(text.as_bytes(), &name, Some(&zz), 150.0, &AgentLine::V1_6)
+            .unwrap_err()
+            .to_string();
+    assert_eq!(err, format!("{name}: no entry has the id \"zz\""));
+}
