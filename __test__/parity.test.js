@@ -432,6 +432,37 @@ describe.each(LINES)('agent line %s', (line) => {
         expectSame(`findTurnStartIndex(entries[${entries.length}], ${entryIndex}, ${startIndex})`, () => ref.findTurnStartIndex(entries, entryIndex, startIndex), () => ours.findTurnStartIndex(entries, entryIndex, startIndex))
       }, { numRuns: runs(0.5) })
     })
+
+    it('indices outside the entries: the same index wherever the reference finds one; where it throws, a RangeError', () => {
+      let found = 0
+      let threw = 0
+      checkProperty(`${line} findTurnStartIndex outside`, [nonEmptySessionArb, fc.integer({ min: -4, max: 40 }), fc.integer({ min: -40, max: 40 })], (entries, a, b) => {
+        deepFreeze(entries)
+        const entryIndex = a < 0 ? a : a % (entries.length + 3)
+        const startIndex = b
+        const label = `findTurnStartIndex(entries[${entries.length}], ${entryIndex}, ${startIndex})`
+        let expected
+        try {
+          expected = ref.findTurnStartIndex(entries, entryIndex, startIndex)
+        } catch {
+          // The reference read past the entries (a TypeError on undefined).
+          threw++
+          let error
+          try {
+            ours.findTurnStartIndex(entries, entryIndex, startIndex)
+          } catch (e) {
+            error = { name: e.name, message: e.message }
+          }
+          expect({ label, error }).toEqual({ label, error: { name: 'RangeError', message: `entryIndex ${entryIndex} and startIndex ${startIndex} must lie within entries (length ${entries.length})` } })
+          return
+        }
+        if (expected >= 0 && startIndex < 0) found++
+        expect({ label, index: ours.findTurnStartIndex(entries, entryIndex, startIndex) }).toEqual({ label, index: expected })
+      }, { numRuns: runs(0.5) })
+      // Both kinds came up: a turn start found above a negative startIndex, and a read past the entries.
+      expect(found).toBeGreaterThan(0)
+      expect(threw).toBeGreaterThan(0)
+    })
   })
 
   // ---------------------------------------------------------------------------

@@ -76,15 +76,6 @@ pub fn find_turn_start_index_native(
         let list = Entries::new(&array, "entries", line)?;
         let entry_index = index_arg(cx, &entry_index, "entryIndex")?;
         let start_index = index_arg(cx, &start_index, "startIndex")?;
-        if entry_index >= start_index && (start_index < 0 || entry_index as usize >= list.len()) {
-            return Err(Error::range(
-                "",
-                format!(
-                    "entryIndex {entry_index} and startIndex {start_index} must lie within entries (length {})",
-                    list.len()
-                ),
-            ));
-        }
         let found = find_turn_start_index(&list, entry_index, start_index)?;
         Ok(found.map_or(-1.0, |i| i as f64))
     })

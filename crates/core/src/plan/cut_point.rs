@@ -336,13 +336,35 @@ pub fn find_cut_point<V: View>(
     )
 }
 
-/// `findTurnStartIndex` over the raw entries.
+/// `findTurnStartIndex` over the raw entries. The reference reads entries
+/// from `entry_index` down to `start_index` and stops at the first that
+/// starts a turn, so an index outside the entries is an error only where
+/// that walk would read it: a first index past the end, or a walk that
+/// reaches below 0 without finding a turn start.
 pub fn find_turn_start_index<V: View>(
     entries: &Entries<V>,
     entry_index: i64,
     start_index: i64,
 ) -> Result<Option<usize>> {
-    turn_start_index(&RawEntries { entries }, entry_index, start_index)
+    let outside = || {
+        Error::range(
+            "",
+            format!(
+                "entryIndex {entry_index} and startIndex {start_index} must lie within entries (length {})",
+                entries.len()
+            ),
+        )
+    };
+    if entry_index < start_index {
+        return Ok(None);
+    }
+    if usize::try_from(entry_index).is_ok_and(|i| i >= entries.len()) {
+        return Err(outside());
+    }
+    match turn_start_index(&RawEntries { entries }, entry_index, start_index.max(0))? {
+        None if start_index < 0 => Err(outside()),
+        found => Ok(found),
+    }
 }
 
 /// A session projection's entries (1.6's planner): each projected entry is
