@@ -183,6 +183,9 @@ describe('broken sessions', () => {
     expect(expectSameCollect(session, 'd', 'c').map((e) => e.id)).toEqual(['d'])
     // Unknown starting ids still give the reference's empty answers.
     expect(expectSameCollect(session, 'nope', 'e').map((e) => e.id)).toEqual([])
+    // An unknown old leaf needs nothing of the target's path, broken as it is.
+    expect(expectSameCollect(session, 'nope', 'd').map((e) => e.id)).toEqual([])
+    expect(ours.collectEntriesForBranchSummary(session, 'nope', 'd').commonAncestorId).toBeNull()
   })
 
   test('an entry reached under another id (getEntry("bee") gives entry "b")', () => {
@@ -206,6 +209,8 @@ describe('broken sessions', () => {
     // A cycle on the target's path, away from the old branch.
     expect(() => ours.collectEntriesForBranchSummary(session, 'root', 'leaf')).toThrow(cycle)
     expect(() => ours.collectEntriesForBranchSummary(session, 'self', 'root')).toThrow(/"self"/)
+    // Not where the answer needs no path: an old leaf that is not there.
+    expect(ours.collectEntriesForBranchSummary(session, 'nope', 'leaf')).toEqual({ entries: [], commonAncestorId: null })
     // A plain Error (thrown from the addon's realm, so compared by name).
     expect(thrown(() => ours.collectEntriesForBranchSummary(session, 'leaf', 'root')).name).toBe('Error')
   })

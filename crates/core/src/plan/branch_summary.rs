@@ -297,6 +297,15 @@ pub fn collect_entries_for_branch_summary<L: EntryLookup>(
         }
     }
 
+    // An old leaf getEntry does not resolve: no entry to collect, and none
+    // the target's path could share, whatever that path holds.
+    if old_ids.is_empty() {
+        return Ok(Collected {
+            entries,
+            common_ancestor_id: None,
+        });
+    }
+
     if common_ancestor_id.is_none() {
         if let Some(error) = held {
             return Err(session.raise(error));

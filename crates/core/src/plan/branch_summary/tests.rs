@@ -116,6 +116,11 @@ fn no_old_leaf_or_unknown_ids() {
         (strings(&["A", "B", "C", "D"]), None)
     );
     assert_eq!(collect(&mut s, Some("nope"), Some("F")), (vec![], None));
+    // An unknown old leaf needs nothing of the target's path, broken or not.
+    let mut s = MapSession::new(&[("A", Some("gone")), ("B", Some("A")), ("C", Some("B"))]);
+    assert_eq!(collect(&mut s, Some("nope"), Some("C")), (vec![], None));
+    let mut s = MapSession::new(&[("A", Some("B")), ("B", Some("A"))]);
+    assert_eq!(collect(&mut s, Some("nope"), Some("A")), (vec![], None));
 }
 
 #[test]
