@@ -910,7 +910,7 @@ export declare function prepareBranchEntries(entries: SessionEntry[], tokenBudge
 /**
  * Ask the model for a structured summary of abandoned branch entries; an
  * error, a cut-off answer, a tool call or an answer with no text resolves
- * `{ error }`.
+ * `{ error }`; it resolves `{ aborted: true }` as soon as `signal` aborts.
  */
 export declare function generateBranchSummary(
   entries: SessionEntry[],

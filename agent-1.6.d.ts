@@ -1146,7 +1146,7 @@ export declare function prepareBranchEntries(entries: SessionEntry[], tokenBudge
  * Ask the model for a structured summary of abandoned branch entries. 1.6:
  * sends the reasoning level, retries transient failures, treats a cut-off
  * answer, a tool call or an answer with no text as an error, and reports
- * `usage`.
+ * `usage`. Resolves `{ aborted: true }` as soon as `signal` aborts.
  */
 export declare function generateBranchSummary(
   entries: SessionEntry[],

@@ -115,6 +115,13 @@ describe.each(LINES.map((line) => [line, require(`../agent-${line}`)]))('agent l
     const streamFn = scripted([])
     await expect(ours.generateBranchSummary([], { model: MODEL, apiKey: 'k', streamFn })).resolves.toEqual({ summary: 'No content to summarize' })
     expect(streamFn.calls).toHaveLength(0)
+    // Even with the signal aborted already, as the agent answers.
+    const ref = await loadReference(line)
+    const signal = AbortSignal.abort()
+    for (const impl of [ref, ours]) {
+      await expect(impl.generateBranchSummary([], { model: MODEL, apiKey: 'k', signal, streamFn })).resolves.toEqual({ summary: 'No content to summarize' })
+    }
+    expect(streamFn.calls).toHaveLength(0)
   })
 
   test('the same answers assemble the same results as the reference', async () => {

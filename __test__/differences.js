@@ -98,7 +98,7 @@ module.exports = {
     {
       id: 'aborted-compaction',
       area: 'aborts',
-      what: 'compact() resolves { aborted: true } at once when its signal aborts, without waiting for streamFn; 0.78.1 waits for the stream and resolves the partial text.',
+      what: 'compact() resolves { aborted: true } at once when its signal aborts, without waiting for streamFn; 0.78.1 waits for the stream and resolves the partial text. generateBranchSummary() too (with something to summarize): 0.78.1 waits and resolves whatever the stream then gives, a whole summary if it ignored the abort.',
       why: 'Nothing storable comes back, and 0.78.1 reports an aborted auto-compaction as cancelled only when compact() resolves.',
     },
     summaryAbort,
@@ -146,7 +146,7 @@ module.exports = {
       id: 'aborted-compaction',
       area: 'aborts',
       what:
-        'compact() resolves { aborted: true } as soon as its signal aborts: before a request, during one without waiting for streamFn, or during a retry wait. 1.6.0 waits for the stream and resolves a result built from whatever text the aborted request left (after an abort in a retry wait, an empty summary with the file lists). When compact() stops waiting for a retried call, it calls onRetryFinished(false, attempt) then, where 1.6.0 calls it once the aborted answer arrives.',
+        'compact() resolves { aborted: true } as soon as its signal aborts: before a request, during one without waiting for streamFn, or during a retry wait. 1.6.0 waits for the stream and resolves a result built from whatever text the aborted request left (after an abort in a retry wait, an empty summary with the file lists). When compact() stops waiting for a retried call, it calls onRetryFinished(false, attempt) then, where 1.6.0 calls it once the aborted answer arrives. generateBranchSummary() (with something to summarize) resolves { aborted: true } the same way, where 1.6.0 waits and resolves whatever the stream then gives, a whole summary if it ignored the abort.',
       why: 'Nothing storable comes back. The 1.6 agent decides on signal.aborted alone and 0.78 needs the resolve, so both report a cancel; one behaviour for both lines.',
     },
     abortedAnswer,

@@ -163,6 +163,16 @@ const DEMOS = {
     }
     expect(results.ours).toEqual({ aborted: true })
     expect(results.ref.summary).toContain('half a summ')
+    // A branch summary too: the agent waits, and takes what a stream that ignored the abort gives.
+    const branch = {}
+    for (const [name, impl] of sides(ref, ours)) {
+      const c = new AbortController()
+      setTimeout(() => c.abort(), 10)
+      const late = async () => ({ result: () => new Promise((resolve) => setTimeout(() => resolve(text('## Goal\nlate')), 50)) })
+      branch[name] = await impl.generateBranchSummary(branchEntries(), { model: MODEL, apiKey: 'k', signal: c.signal, streamFn: late })
+    }
+    expect(branch.ours).toEqual({ aborted: true })
+    expect(branch.ref.summary).toContain('late')
     // Not waiting for a stream that never ends.
     const controller = new AbortController()
     setTimeout(() => controller.abort(), 10)

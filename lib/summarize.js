@@ -292,11 +292,12 @@ function summarizing(native, line, { argumentEntries, computeFileLists, createFi
       retry,
       callbacks,
     } = options
-    if (signal && signal.aborted) return { aborted: true }
     const callers = streamFn ? undefined : callerFiles(generateBranchSummary)
     const contextWindow = model.contextWindow || 128000
     const { messages, fileOps } = prepareBranchEntries(entries, contextWindow - reserveTokens)
+    // As the agent's: nothing to summarize needs no request, aborted or not.
     if (messages.length === 0) return { summary: 'No content to summarize' }
+    if (signal && signal.aborted) return { aborted: true }
     const lists = computeFileLists(fileOps)
     const job = native.startBranchSummary(messages, lists, model, reserveTokens, customInstructions, replaceInstructions, line, thinkingLevel, argumentEntries)
     const call = { model, apiKey, headers, env, signal, reasoning: thinkingLevel, streamFn, retry, callbacks, callers }
