@@ -139,15 +139,20 @@ fn session(lines: &[String]) -> String {
     text
 }
 
-#[test]
-fn plans_a_file_by_entry_id() {
+/// Two turns of long messages: with 150 tokens kept, the first is summarized.
+fn two_turns() -> Vec<String> {
     let long = "x".repeat(400);
-    let lines = vec![
+    vec![
         message("u1", "", "user", &long),
         message("a1", "u1", "assistant", &long),
         message("u2", "a1", "user", &long),
         message("a2", "u2", "assistant", &long),
-    ];
+    ]
+}
+
+#[test]
+fn plans_a_file_by_entry_id() {
+    let lines = two_turns();
     let path = write_file("plan.jsonl", &session(&lines));
     let plan =
         prepare_compaction_from_file(&path, None, 150.0, &crate::agent_line::AgentLine::V0_78)
@@ -270,14 +275,8 @@ fn branch_lines_read_by_the_file_rules() {
 
 #[test]
 fn bytes_plan_as_the_file_does_and_name_an_unknown_leaf() {
-    let long = "x".repeat(400);
-    let lines = vec![
-        message("u1", "", "user", &long),
-        message("a1", "u1", "assistant", &long),
-        message("u2", "a1", "user", &long),
-        message("a2", "u2", "assistant", &long),
-        r#"{"type":"message","id":"u3","parentId":"u2","message":{"role":5}}"#.to_string(),
-    ];
+    let mut lines = two_turns();
+    lines.push(r#"{"type":"message","id":"u3","parentId":"u2","message":{"role":5}}"#.to_string());
     let text = session(&lines);
     let path = write_file("bytes.jsonl", &text);
     let name = path.display().to_string();
