@@ -60,6 +60,7 @@ describe.each(LINES)('agent line %s: summary results', (line) => {
     ['an error without a message', [{ ...failure(''), errorMessage: undefined }]],
     ['a turn-prefix error', [text('H'), failure('bad gateway')], splitPreparation],
     ['a turn-prefix error without a message', [text('H'), failure('')], splitPreparation],
+    ['an error whose message is not a string', [{ ...failure(''), errorMessage: 503 }]],
   ])('compact() rejects %s as the agent does', async (_, answers, prep = plainPreparation) => {
     const a = await outcome(compactOf(ref, [...answers], prep))
     const b = await outcome(compactOf(ours, [...answers], prep))
@@ -75,6 +76,21 @@ describe.each(LINES)('agent line %s: summary results', (line) => {
     const a = await ref.generateBranchSummary(branchEntries(), { model: MODEL, apiKey: 'k', streamFn: scripted([answer]) })
     const b = await ours.generateBranchSummary(branchEntries(), { model: MODEL, apiKey: 'k', streamFn: scripted([answer]) })
     expect(b).toEqual(a)
+  })
+
+  test('text blocks are joined as the agent joins them: a missing or null text is ""', async () => {
+    const answer = (...texts) => ({ ...text(''), content: texts.map((t) => (t === 'none' ? { type: 'text' } : { type: 'text', text: t })) })
+    for (const answers of [[answer('## Goal', null, 'B')], [answer('none', '## Goal')], [answer('## Goal', 42)]]) {
+      const a = await compactOf(ref, answers)
+      const b = await compactOf(ours, answers)
+      expect(b.summary).toBe(a.summary)
+      expect(b.summary).not.toMatch(/null|undefined/)
+      const x = await ref.generateBranchSummary(branchEntries(), { model: MODEL, apiKey: 'k', streamFn: scripted(answers) })
+      const y = await ours.generateBranchSummary(branchEntries(), { model: MODEL, apiKey: 'k', streamFn: scripted(answers) })
+      expect(y.summary).toBe(x.summary)
+    }
+    // Only missing texts: no text, which this package rejects (the empty-answer difference).
+    await expect(compactOf(ours, [answer('none', null)])).rejects.toThrow("the model's answer has no text")
   })
 })
 

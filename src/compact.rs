@@ -425,19 +425,27 @@ fn read_response(v: &JsVal<'_>) -> Result<Response> {
         ));
     }
     let stop = stop_of(v)?;
-    let error_message = v.get(Key::ErrorMessage)?.string();
+    // `${errorMessage || "Unknown error"}`: any truthy value, as a string.
+    let error_message = v.get(Key::ErrorMessage)?;
+    let error_message = if error_message.truthy() {
+        Some(error_message.to_js_string().within("errorMessage")?)
+    } else {
+        None
+    };
     let content = v.get(Key::Content)?;
     let mut texts = Vec::new();
     let mut has_tool_call = false;
     for i in 0..content.array_len().unwrap_or(0) {
         let block = content.at(i)?;
         match block.get(Key::Type)?.str_one_of(&["text", "toolCall"]) {
-            Some(0) => texts.push(
-                block
-                    .get(Key::Text)?
+            // The texts are joined as `Array.prototype.join` joins them:
+            // a missing or null text is "".
+            Some(0) => texts.push(match block.get(Key::Text)? {
+                text if matches!(text.kind(), Kind::Undefined | Kind::Null) => JsStr::default(),
+                text => text
                     .to_js_string()
                     .within_with(|| format!("content[{i}].text"))?,
-            ),
+            }),
             Some(1) => has_tool_call = true,
             _ => {}
         }
