@@ -118,7 +118,9 @@ describe('golden transcripts', () => {
     }).toThrow('TypeError')
     expect(bad).toThrow('messages[1].content: expected an array, got a number')
     expect(() => ours.serializeConversation('nope')).toThrow('messages: expected an array')
-    expect(() => ours.serializeConversation([], 5)).toThrow('options')
+    // An options argument that is not an object is ignored (an index from Array.prototype.map); a bad field is not.
+    expect(ours.serializeConversation([], 5)).toBe('')
+    expect(() => ours.serializeConversation([], { get reasoning() { throw new Error('boom') } })).toThrow('boom')
   })
 })
 

@@ -40,6 +40,22 @@ test('prepareCompaction without tokenizer is the reference; with it, the cut and
   )
 })
 
+test('an options argument that is not an object is ignored, as the agent ignores an extra argument', async () => {
+  const { LINES, loadOurs } = require('./helpers/ours')
+  const messages = entries.map((e) => e.message)
+  for (const line of LINES) {
+    const [ref, mine] = [await loadReference(line), await loadOurs(line)]
+    // Array.prototype.map passes the index (and the array) after the element.
+    expect(messages.map(mine.estimateTokens)).toEqual(messages.map(ref.estimateTokens))
+    expect([messages, messages.slice(2)].map(mine.serializeConversation)).toEqual([mine.serializeConversation(messages), mine.serializeConversation(messages.slice(2))])
+    for (const extra of [null, 'o200k_base', 7, true]) {
+      expect(mine.estimateTokens(messages[1], extra)).toBe(ref.estimateTokens(messages[1], extra))
+      expect(mine.findCutPoint(entries, 0, entries.length, 400, extra)).toEqual(ref.findCutPoint(entries, 0, entries.length, 400, extra))
+      expect(mine.serializeConversation(messages, extra)).toBe(mine.serializeConversation(messages))
+    }
+  }
+})
+
 test('an unknown tokenizer is a TypeError naming the field', () => {
   // Errors from the addon come from Node's realm, not Jest's sandbox: compare names, not constructors.
   const thrown = (f) => {

@@ -4,7 +4,7 @@
 use napi::Env;
 use napi_derive::napi;
 
-use crate::js::args::reasoning_option;
+use crate::js::args::{added_options, reasoning_option};
 use crate::js::errors::run;
 use crate::js::flat::{Flat, MessageSource, Scratch};
 use crate::js::out::{Arg, RawValue};
@@ -25,8 +25,8 @@ pub fn serialize_conversation(
 ) -> napi::Result<RawValue> {
     run(&env, |cx| {
         use_transcript_helpers(cx, &argument_entries)?;
-        let reasoning = match &options {
-            Some(o) => reasoning_option(&cx.wrap(o.0)?).within("options")?,
+        let reasoning = match added_options(cx, &options)? {
+            Some(o) => reasoning_option(&o).within("options")?,
             None => true,
         };
         let list = cx.wrap(messages.0)?;

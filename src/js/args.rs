@@ -41,21 +41,25 @@ pub fn index_arg(cx: &Cx, a: &Arg, name: &str) -> Result<i64> {
     Ok(n as i64)
 }
 
-/// `options.tokenizer` of an optional options (or settings) argument.
+/// `options.tokenizer` of the options argument this package adds to an
+/// agent function (`estimateTokens`, `findCutPoint`). One that is not an
+/// object is ignored, as the agent ignores an extra argument: the index
+/// `messages.map(estimateTokens)` passes.
 pub fn counter_option(cx: &Cx, options: &Option<Arg>) -> Result<Counter> {
-    match options {
+    match added_options(cx, options)? {
         None => Ok(Counter::Estimate),
-        Some(o) => {
-            let v = arg(cx, o)?;
-            if !v.is_object_like() {
-                return Err(Error::type_error(
-                    "options",
-                    format!("expected an object, got {}", v.kind().describe()),
-                ));
-            }
-            read_counter(&v).within("options")
-        }
+        Some(v) => read_counter(&v).within("options"),
     }
+}
+
+/// The options argument this package adds to an agent function, when it is
+/// an object (see [`counter_option`]).
+pub fn added_options<'c>(cx: &'c Cx, options: &Option<Arg>) -> Result<Option<JsVal<'c>>> {
+    let Some(o) = options else {
+        return Ok(None);
+    };
+    let v = arg(cx, o)?;
+    Ok(v.is_object_like().then_some(v))
 }
 
 /// `options[name]`, with `options` itself optional.
