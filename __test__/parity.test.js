@@ -415,6 +415,40 @@ describe.each(LINES)('agent line %s', (line) => {
       })
     })
 
+    it('any numbers as indices: the same result wherever the reference returns one; where it throws, a RangeError', () => {
+      const odd = fc.constantFrom(NaN, Infinity, -Infinity, 0.5, -1, -0, 2 ** 53)
+      const indexArb = fc.oneof({ weight: 4, arbitrary: fc.integer({ min: 0, max: 40 }) }, { weight: 1, arbitrary: odd })
+      let echoed = 0
+      checkProperty(`${line} findCutPoint any numbers`, [sessionArb, indexArb, indexArb], (entries, start, end) => {
+        deepFreeze(entries)
+        const label = `findCutPoint(entries[${entries.length}], ${start}, ${end}, 50)`
+        let expected
+        try {
+          expected = ref.findCutPoint(entries, start, end, 50)
+        } catch {
+          let error
+          try {
+            ours.findCutPoint(entries, start, end, 50)
+          } catch (e) {
+            error = e.name
+          }
+          expect({ label, error }).toEqual({ label, error: 'RangeError' })
+          return
+        }
+        if (!Number.isInteger(start)) echoed++
+        const result = ours.findCutPoint(entries, start, end, 50)
+        if (!(start < end)) {
+          // Echoed as given: NaN, -0 and all.
+          expect({ label, same: Object.is(result.firstKeptEntryIndex, start), result }).toEqual({ label, same: true, result: expected })
+          return
+        }
+        // A cut computed from startIndex -0 is 0 here; the reference's index arithmetic can keep the -0.
+        const zero = (r) => ({ ...r, firstKeptEntryIndex: r.firstKeptEntryIndex || 0, turnStartIndex: r.turnStartIndex || 0 })
+        expect({ label, result: zero(result) }).toEqual({ label, result: zero(expected) })
+      }, { numRuns: runs(0.5) })
+      expect(echoed).toBeGreaterThan(0)
+    })
+
     it('full range with keepRecentTokens 0, 1, 20000', () => {
       checkProperty(`${line} findCutPoint full range`, [sessionArb, fc.constantFrom(0, 1, 20000)], (entries, keep) => {
         deepFreeze(entries)
@@ -436,9 +470,13 @@ describe.each(LINES)('agent line %s', (line) => {
     it('indices outside the entries: the same index wherever the reference finds one; where it throws, a RangeError', () => {
       let found = 0
       let threw = 0
-      checkProperty(`${line} findTurnStartIndex outside`, [nonEmptySessionArb, fc.integer({ min: -4, max: 40 }), fc.integer({ min: -40, max: 40 })], (entries, a, b) => {
+      // Any number: integers near the entries, and NaN, ±Infinity, fractions, -0.
+      const odd = fc.constantFrom(NaN, Infinity, -Infinity, 0.5, 1.5, -0.5, -0, 2 ** 53)
+      const indexArb = fc.oneof({ weight: 6, arbitrary: fc.integer({ min: -4, max: 40 }) }, { weight: 1, arbitrary: odd })
+      const startArb = fc.oneof({ weight: 6, arbitrary: fc.integer({ min: -40, max: 40 }) }, { weight: 1, arbitrary: odd })
+      checkProperty(`${line} findTurnStartIndex outside`, [nonEmptySessionArb, indexArb, startArb], (entries, a, b) => {
         deepFreeze(entries)
-        const entryIndex = a < 0 ? a : a % (entries.length + 3)
+        const entryIndex = Number.isInteger(a) && a > 0 ? a % (entries.length + 3) : a
         const startIndex = b
         const label = `findTurnStartIndex(entries[${entries.length}], ${entryIndex}, ${startIndex})`
         let expected
@@ -457,7 +495,9 @@ describe.each(LINES)('agent line %s', (line) => {
           return
         }
         if (expected >= 0 && startIndex < 0) found++
-        expect({ label, index: ours.findTurnStartIndex(entries, entryIndex, startIndex) }).toEqual({ label, index: expected })
+        // Object.is: -0 stays -0.
+        const index = ours.findTurnStartIndex(entries, entryIndex, startIndex)
+        expect({ label, same: Object.is(index, expected), index }).toEqual({ label, same: true, index: expected })
       }, { numRuns: runs(0.5) })
       // Both kinds came up: a turn start found above a negative startIndex, and a read past the entries.
       expect(found).toBeGreaterThan(0)

@@ -4,11 +4,10 @@ use napi::Env;
 use napi_derive::napi;
 
 use crate::agent_line::line_arg;
-use crate::js::args::{arg, counter_option, index_arg, number_arg};
+use crate::js::args::{arg, counter_option, number_arg};
 use crate::js::errors::run;
 use crate::js::out::{Arg, RawValue};
-use prime_compaction_core::error::Error;
-use prime_compaction_core::plan::cut_point::{find_cut_point, find_turn_start_index};
+use prime_compaction_core::plan::cut_point::{find_cut_point_at, find_turn_start_index, CutAt};
 use prime_compaction_core::session::entries::Entries;
 
 /// `findCutPoint(entries, startIndex, endIndex, keepRecentTokens)` as the
@@ -28,27 +27,19 @@ pub fn find_cut_point_native(
         let counter = counter_option(cx, &options)?;
         let array = arg(cx, &entries)?;
         let list = Entries::new(&array, "entries", line)?.with_counter(counter);
-        let start = index_arg(cx, &start, "startIndex")?;
-        let end = index_arg(cx, &end, "endIndex")?;
+        let start = number_arg(cx, &start, "startIndex")?;
+        let end = number_arg(cx, &end, "endIndex")?;
         let keep = number_arg(cx, &keep, "keepRecentTokens")?;
         let o = cx.object()?;
-        if start >= end {
-            // The reference reads nothing here and echoes startIndex.
-            cx.set(o, c"firstKeptEntryIndex", cx.number(start as f64)?)?;
-            cx.set(o, c"turnStartIndex", cx.number(-1.0)?)?;
-            cx.set(o, c"isSplitTurn", cx.boolean(false)?)?;
-            return Ok(RawValue(o));
-        }
-        if start < 0 || end as usize > list.len() {
-            return Err(Error::range(
-                "",
-                format!(
-                    "startIndex {start} and endIndex {end} must lie within entries (length {})",
-                    list.len()
-                ),
-            ));
-        }
-        let cut = find_cut_point(&list, start as usize, end as usize, keep)?;
+        let cut = match find_cut_point_at(&list, start, end, keep)? {
+            CutAt::Cut(cut) => cut,
+            CutAt::Start(start) => {
+                cx.set(o, c"firstKeptEntryIndex", cx.number(start)?)?;
+                cx.set(o, c"turnStartIndex", cx.number(-1.0)?)?;
+                cx.set(o, c"isSplitTurn", cx.boolean(false)?)?;
+                return Ok(RawValue(o));
+            }
+        };
         cx.set(
             o,
             c"firstKeptEntryIndex",
@@ -74,9 +65,8 @@ pub fn find_turn_start_index_native(
         let line = line_arg(cx, &line)?;
         let array = arg(cx, &entries)?;
         let list = Entries::new(&array, "entries", line)?;
-        let entry_index = index_arg(cx, &entry_index, "entryIndex")?;
-        let start_index = index_arg(cx, &start_index, "startIndex")?;
-        let found = find_turn_start_index(&list, entry_index, start_index)?;
-        Ok(found.map_or(-1.0, |i| i as f64))
+        let entry_index = number_arg(cx, &entry_index, "entryIndex")?;
+        let start_index = number_arg(cx, &start_index, "startIndex")?;
+        find_turn_start_index(&list, entry_index, start_index)
     })
 }

@@ -29,18 +29,6 @@ pub fn number_arg(cx: &Cx, a: &Arg, name: &str) -> Result<f64> {
     })
 }
 
-/// An index argument: an integer (negative allowed, as the reference loops allow it).
-pub fn index_arg(cx: &Cx, a: &Arg, name: &str) -> Result<i64> {
-    let n = number_arg(cx, a, name)?;
-    if n.fract() != 0.0 || !n.is_finite() || n.abs() > 9.0e15 {
-        return Err(Error::type_error(
-            name,
-            format!("expected an integer index, got {n}"),
-        ));
-    }
-    Ok(n as i64)
-}
-
 /// `options.tokenizer` of the options argument this package adds to an
 /// agent function (`estimateTokens`, `findCutPoint`). One that is not an
 /// object is ignored, as the agent ignores an extra argument: the index

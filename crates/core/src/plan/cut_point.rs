@@ -8,6 +8,7 @@
 
 use crate::agent_line::{CutRules, SessionRules, TokenRules};
 use crate::error::{Error, Result};
+use crate::js::json::number_to_js_string;
 use crate::js::view::{Key, View};
 use crate::session::context::Ids;
 use crate::session::entries::Entries;
@@ -336,34 +337,121 @@ pub fn find_cut_point<V: View>(
     )
 }
 
-/// `findTurnStartIndex` over the raw entries. The reference reads entries
-/// from `entry_index` down to `start_index` and stops at the first that
-/// starts a turn, so an index outside the entries is an error only where
-/// that walk would read it: a first index past the end, or a walk that
-/// reaches below 0 without finding a turn start.
+/// What `findCutPoint` gives for indices as JS numbers.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CutAt {
+    /// No cut point was found: `startIndex` comes back as it was given
+    /// (NaN and -0 included), with no turn start.
+    Start(f64),
+    Cut(CutPoint),
+}
+
+/// `findCutPoint` with the indices as JS numbers. The reference first reads
+/// `entries[i]` for `i = startIndex; i < endIndex; i++` to list the cut
+/// points, and with none returns `startIndex`; with some it walks back from
+/// `endIndex - 1`. So indices it never reads (`NaN`, `startIndex >=
+/// endIndex`) echo `startIndex`, and an index that is not one of the
+/// entries', where the reference reads it, is a `RangeError`: a fractional
+/// `endIndex` only when there is a cut point before it and the walk back
+/// starts at or after `startIndex`.
+pub fn find_cut_point_at<V: View>(
+    entries: &Entries<V>,
+    start_index: f64,
+    end_index: f64,
+    keep_recent_tokens: f64,
+) -> Result<CutAt> {
+    if start_index
+        .partial_cmp(&end_index)
+        .is_none_or(|o| o.is_ge())
+    {
+        return Ok(CutAt::Start(start_index));
+    }
+    let len = entries.len() as f64;
+    // The last index the scan for cut points reads, plus one.
+    let scanned = end_index.ceil();
+    if start_index.fract() != 0.0 || start_index < 0.0 || scanned > len {
+        return Err(Error::range(
+            "",
+            format!(
+                "startIndex {} and endIndex {} must lie within entries (length {})",
+                number_to_js_string(start_index),
+                number_to_js_string(end_index),
+                entries.len()
+            ),
+        ));
+    }
+    let (start, scanned) = (start_index as usize, scanned as usize);
+    // Its walk back reads `entries[endIndex - 1]` first, unless that lies
+    // before startIndex: then a fractional endIndex reads as the next integer.
+    if end_index.fract() != 0.0 && end_index - 1.0 >= start_index {
+        let raw = RawEntries { entries };
+        for i in start..scanned {
+            if raw.is_cut_point(i)? {
+                return Err(Error::range(
+                    "",
+                    format!(
+                        "endIndex {} must be an index of entries: entries[{i}] is a cut point",
+                        number_to_js_string(end_index)
+                    ),
+                ));
+            }
+        }
+        return Ok(CutAt::Start(start_index));
+    }
+    Ok(CutAt::Cut(find_cut_point(
+        entries,
+        start,
+        scanned,
+        keep_recent_tokens,
+    )?))
+}
+
+/// `findTurnStartIndex` over the raw entries, with the indices as JS numbers.
+/// The reference walks `for (i = entryIndex; i >= startIndex; i--)` and
+/// returns the first `i` whose entry starts a turn, so a walk that does not
+/// run (`NaN`, or `entryIndex < startIndex`) is -1, and an index outside the
+/// entries is an error only where that walk reads it: a first index that is
+/// not one of the entries', or a walk that reaches below 0 without finding a
+/// turn start.
 pub fn find_turn_start_index<V: View>(
     entries: &Entries<V>,
-    entry_index: i64,
-    start_index: i64,
-) -> Result<Option<usize>> {
+    entry_index: f64,
+    start_index: f64,
+) -> Result<f64> {
     let outside = || {
         Error::range(
             "",
             format!(
-                "entryIndex {entry_index} and startIndex {start_index} must lie within entries (length {})",
+                "entryIndex {} and startIndex {} must lie within entries (length {})",
+                number_to_js_string(entry_index),
+                number_to_js_string(start_index),
                 entries.len()
             ),
         )
     };
-    if entry_index < start_index {
-        return Ok(None);
+    // The walk does not run: NaN, or entryIndex below startIndex.
+    if entry_index
+        .partial_cmp(&start_index)
+        .is_none_or(|o| o.is_lt())
+    {
+        return Ok(-1.0);
     }
-    if usize::try_from(entry_index).is_ok_and(|i| i >= entries.len()) {
+    if entry_index.fract() != 0.0 || !(0.0..entries.len() as f64).contains(&entry_index) {
         return Err(outside());
     }
-    match turn_start_index(&RawEntries { entries }, entry_index, start_index.max(0))? {
-        None if start_index < 0 => Err(outside()),
-        found => Ok(found),
+    // The lowest index the walk reads, at most entry_index.
+    let lowest = start_index.ceil();
+    let found = turn_start_index(
+        &RawEntries { entries },
+        entry_index as i64,
+        lowest.max(0.0) as i64,
+    )?;
+    match found {
+        // `i` itself, which is -0 where entryIndex was.
+        Some(i) if i as f64 == entry_index => Ok(entry_index),
+        Some(i) => Ok(i as f64),
+        None if lowest < 0.0 => Err(outside()),
+        None => Ok(-1.0),
     }
 }
 
