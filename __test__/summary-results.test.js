@@ -89,6 +89,13 @@ describe.each(LINES)('agent line %s: summary results', (line) => {
       const y = await ours.generateBranchSummary(branchEntries(), { model: MODEL, apiKey: 'k', streamFn: scripted(answers) })
       expect(y.summary).toBe(x.summary)
     }
+    // A null block: the agents throw reading its type; here a TypeError names it.
+    const nullBlock = [{ ...text('## Goal'), content: [{ type: 'text', text: '## Goal' }, null] }]
+    for (const impl of [ref, ours]) {
+      const got = await compactOf(impl, nullBlock).then(() => 'resolved', (err) => err.name)
+      expect(got).toBe('TypeError')
+    }
+    await expect(compactOf(ours, nullBlock)).rejects.toThrow('response.content[1]: expected a content block, got null')
     // Only missing texts: no text, which this package rejects (the empty-answer difference).
     await expect(compactOf(ours, [answer('none', null)])).rejects.toThrow("the model's answer has no text")
   })

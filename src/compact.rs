@@ -437,6 +437,13 @@ fn read_response(v: &JsVal<'_>) -> Result<Response> {
     let mut has_tool_call = false;
     for i in 0..content.array_len().unwrap_or(0) {
         let block = content.at(i)?;
+        // The agents read every block's `type`, and throw on a null one.
+        if matches!(block.kind(), Kind::Undefined | Kind::Null) {
+            return Err(Error::type_error(
+                format!("content[{i}]"),
+                format!("expected a content block, got {}", block.kind().describe()),
+            ));
+        }
         match block.get(Key::Type)?.str_one_of(&["text", "toolCall"]) {
             // The texts are joined as `Array.prototype.join` joins them:
             // a missing or null text is "".
