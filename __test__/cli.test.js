@@ -368,6 +368,22 @@ describe('compact against a local OpenAI-compatible server', () => {
     expect(result.usage).toMatchObject({ input: 730, output: 73, totalTokens: 803 })
   })
 
+  test('a server that rejects stream_options is asked again without it, and not asked for it after', async () => {
+    const rejection = { status: 400, error: "Unrecognized request argument supplied: stream_options" }
+    server = await startServer([rejection, { sse: ['History.'] }, { sse: ['Prefix.'] }])
+    const r = await run(['compact', EXAMPLE, '--base-url', server.baseUrl, '--model', 'm', '--stream', '--json'])
+    expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' })
+    expect(JSON.parse(r.stdout).result.summary).toMatch(/^History\.\n\n---\n\n\*\*Turn Context \(split turn\):\*\*\n\nPrefix\./)
+    expect(server.requests.map((q) => [q.body.stream, 'stream_options' in q.body])).toEqual([[true, true], [true, false], [true, false]])
+    await server.close()
+    // Any other 400 is the answer, as before.
+    server = await startServer([{ status: 400, error: 'bad model' }])
+    const bad = await run(['compact', EXAMPLE, '--base-url', server.baseUrl, '--model', 'm', '--stream', '--quiet'])
+    expect(bad.code).toBe(1)
+    expect(bad.stderr).toContain('400 bad model')
+    expect(server.requests).toHaveLength(1)
+  })
+
   test("the usage of cached and cache-written prompt tokens, in OpenAI's, DeepSeek's and Kimi's fields", async () => {
     for (const [history, prefix, expected] of [
       [{ prompt_tokens_details: { cached_tokens: 600, cache_write_tokens: 100 } }, { prompt_tokens_details: { cached_tokens: 0 } }, { input: 310, cacheRead: 600, cacheWrite: 100 }],

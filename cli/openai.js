@@ -158,6 +158,11 @@ function describeFetchError(err, url, answered) {
   return `the request to ${url} failed: ${code}`
 }
 
+/** A 400 or 422 whose message names the `stream_options` field. */
+function rejectsStreamOptions(status, text) {
+  return (status === 400 || status === 422) && /stream_options/.test(text)
+}
+
 // Errors of a connection that never came about.
 const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ETIMEDOUT', 'UND_ERR_CONNECT_TIMEOUT'])
 
@@ -168,6 +173,8 @@ const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNR
  */
 function openAiStreamFn({ baseUrl, stream = false, timeoutMs, onEvent = () => {} }) {
   const url = `${baseUrl.replace(/\/+$/, '')}/chat/completions`
+  // Cleared once the server rejects the field: it then streams no usage.
+  let askUsage = stream
   return (model, context, options = {}) => {
     const result = (async () => {
       // Either context shape: { systemPrompt, messages } or a transcript whose first message is the system prompt.
@@ -183,11 +190,9 @@ function openAiStreamFn({ baseUrl, stream = false, timeoutMs, onEvent = () => {}
         // Lines that send no maxTokens leave the cap to the model, as pi-ai does.
         max_tokens: options.maxTokens ?? model.maxTokens,
       }
-      if (stream) {
-        body.stream = true
-        // Without it, OpenAI-style servers report no usage in a stream.
-        body.stream_options = { include_usage: true }
-      }
+      if (stream) body.stream = true
+      // Without it, OpenAI-style servers report no usage in a stream.
+      if (askUsage) body.stream_options = { include_usage: true }
       const headers = { 'content-type': 'application/json', ...(options.headers || {}) }
       if (options.apiKey) headers.authorization = `Bearer ${options.apiKey}`
       const signals = []
@@ -198,11 +203,21 @@ function openAiStreamFn({ baseUrl, stream = false, timeoutMs, onEvent = () => {}
       onEvent({ type: 'request', url, body })
       let answered = false
       try {
-        const response = await fetch(url, { method: 'POST', headers, body: JSON.stringify(body), signal })
+        let response = await fetch(url, { method: 'POST', headers, body: JSON.stringify(body), signal })
         answered = true
         if (!response.ok) {
-          const text = await response.text()
-          return assistantMessage(model, '', 'error', `${response.status} ${errorText(text)}`)
+          let text = await response.text()
+          if (body.stream_options && rejectsStreamOptions(response.status, text)) {
+            // A server that takes no stream_options: once more without it, and from now on.
+            askUsage = false
+            delete body.stream_options
+            onEvent({ type: 'request', url, body, note: 'again, without stream_options' })
+            answered = false
+            response = await fetch(url, { method: 'POST', headers, body: JSON.stringify(body), signal })
+            answered = true
+            if (!response.ok) text = await response.text()
+          }
+          if (!response.ok) return assistantMessage(model, '', 'error', `${response.status} ${errorText(text)}`)
         }
         const type = response.headers.get('content-type') || ''
         if (type.includes('text/event-stream')) {

@@ -387,7 +387,7 @@ async function compactCommand(file, options) {
     onEvent(event) {
       if (event.type === 'request') {
         requests++
-        say.step(`waiting for ${model.id} at ${event.url} (request ${requests})`)
+        say.step(`waiting for ${model.id} at ${event.url} (request ${requests}${event.note ? `, ${event.note}` : ''})`)
       } else if (event.type === 'text') {
         say.detail(`, ${event.chars} characters so far`)
       }
