@@ -96,6 +96,18 @@ describe.each(LINES)('agent line %s: summary results', (line) => {
       expect(got).toBe('TypeError')
     }
     await expect(compactOf(ours, nullBlock)).rejects.toThrow('response.content[1]: expected a content block, got null')
+    // The content of an error answer is not read (its message is the failure), and a hole is passed over.
+    const failed = [{ ...failure('bad gateway'), content: [null] }]
+    const holed = [{ ...text(''), content: [, { type: 'text', text: '## Goal' }] }] // eslint-disable-line no-sparse-arrays
+    for (const answers of [failed, holed]) {
+      expect(await outcome(compactOf(ours, answers))).toEqual(await outcome(compactOf(ref, answers)))
+      const x = await ref.generateBranchSummary(branchEntries(), { model: MODEL, apiKey: 'k', streamFn: scripted(answers) })
+      const y = await ours.generateBranchSummary(branchEntries(), { model: MODEL, apiKey: 'k', streamFn: scripted(answers) })
+      expect(y).toEqual(x)
+    }
+    // errorMessage is read on an error answer only.
+    const odd = [{ ...text('## Goal'), errorMessage: Symbol('not read') }]
+    expect(await outcome(compactOf(ours, odd))).toEqual(await outcome(compactOf(ref, odd)))
     // Only missing texts: no text, which this package rejects (the empty-answer difference).
     await expect(compactOf(ours, [answer('none', null)])).rejects.toThrow("the model's answer has no text")
   })

@@ -210,10 +210,11 @@ function openAiStreamFn({ baseUrl, stream = false, timeoutMs, onEvent = () => {}
           if (body.stream_options && rejectsStreamOptions(response.status, text)) {
             // A server that takes no stream_options: once more without it, and from now on.
             askUsage = false
-            delete body.stream_options
-            onEvent({ type: 'request', url, body, note: 'again, without stream_options' })
+            const { stream_options: _rejected, ...again } = body
+            onEvent({ type: 'request', url, body: again, note: 'again, without stream_options' })
             answered = false
-            response = await fetch(url, { method: 'POST', headers, body: JSON.stringify(body), signal })
+            // Within the same --timeout as the first attempt.
+            response = await fetch(url, { method: 'POST', headers, body: JSON.stringify(again), signal })
             answered = true
             if (!response.ok) text = await response.text()
           }

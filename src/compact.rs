@@ -425,36 +425,46 @@ fn read_response(v: &JsVal<'_>) -> Result<Response> {
         ));
     }
     let stop = stop_of(v)?;
-    // `${errorMessage || "Unknown error"}`: any truthy value, as a string.
-    let error_message = v.get(Key::ErrorMessage)?;
-    let error_message = if error_message.truthy() {
-        Some(error_message.to_js_string().within("errorMessage")?)
-    } else {
-        None
-    };
-    let content = v.get(Key::Content)?;
+    // Read as the agents read them: `errorMessage` of an error answer only
+    // (`${errorMessage || "Unknown error"}`: any truthy value, as a string),
+    // the content of a finished one only.
+    let mut error_message = None;
+    if stop == Stop::Error {
+        let message = v.get(Key::ErrorMessage)?;
+        if message.truthy() {
+            error_message = Some(message.to_js_string().within("errorMessage")?);
+        }
+    }
     let mut texts = Vec::new();
     let mut has_tool_call = false;
-    for i in 0..content.array_len().unwrap_or(0) {
-        let block = content.at(i)?;
-        // The agents read every block's `type`, and throw on a null one.
-        if matches!(block.kind(), Kind::Undefined | Kind::Null) {
-            return Err(Error::type_error(
-                format!("content[{i}]"),
-                format!("expected a content block, got {}", block.kind().describe()),
-            ));
-        }
-        match block.get(Key::Type)?.str_one_of(&["text", "toolCall"]) {
-            // The texts are joined as `Array.prototype.join` joins them:
-            // a missing or null text is "".
-            Some(0) => texts.push(match block.get(Key::Text)? {
-                text if matches!(text.kind(), Kind::Undefined | Kind::Null) => JsStr::default(),
-                text => text
-                    .to_js_string()
-                    .within_with(|| format!("content[{i}].text"))?,
-            }),
-            Some(1) => has_tool_call = true,
-            _ => {}
+    if stop == Stop::Finished {
+        let content = v.get(Key::Content)?;
+        for i in 0..content.array_len().unwrap_or(0) {
+            let block = content.at(i)?;
+            match block.kind() {
+                // A hole, which the agents' filter passes over.
+                Kind::Undefined => continue,
+                // The agents read every block's `type`, and throw on a null one.
+                Kind::Null => {
+                    return Err(Error::type_error(
+                        format!("content[{i}]"),
+                        "expected a content block, got null",
+                    ))
+                }
+                _ => {}
+            }
+            match block.get(Key::Type)?.str_one_of(&["text", "toolCall"]) {
+                // The texts are joined as `Array.prototype.join` joins them:
+                // a missing or null text is "".
+                Some(0) => texts.push(match block.get(Key::Text)? {
+                    text if matches!(text.kind(), Kind::Undefined | Kind::Null) => JsStr::default(),
+                    text => text
+                        .to_js_string()
+                        .within_with(|| format!("content[{i}].text"))?,
+                }),
+                Some(1) => has_tool_call = true,
+                _ => {}
+            }
         }
     }
     // Only a length stop's usage can tell an overflow (fills_the_window);

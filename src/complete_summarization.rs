@@ -14,12 +14,17 @@ use crate::js::view::{Cx, JsVal};
 use prime_compaction_core::error::{Context, Result};
 use prime_compaction_core::js::string::JsStr;
 use prime_compaction_core::js::view::{Key, View};
+use prime_compaction_core::summary::compact::Stop;
 use prime_compaction_core::summary::failure::summarization_failure;
 use prime_compaction_core::summary::transient::{Finished, RetryPolicy, RetryRun, Step};
 
-/// `String(answer.errorMessage)` when it is truthy (what a `RegExp` test and
-/// a template literal read), `None` otherwise.
-fn error_message_of(answer: &JsVal<'_>) -> Result<Option<JsStr>> {
+/// `String(answer.errorMessage)` of an error answer when it is truthy (what
+/// a `RegExp` test and a template literal read), `None` otherwise: pi-ai and
+/// the agents read it on error answers only.
+fn error_message_of(answer: &JsVal<'_>, stop: Stop) -> Result<Option<JsStr>> {
+    if stop != Stop::Error {
+        return Ok(None);
+    }
     let message = answer.get(Key::ErrorMessage)?;
     if !message.truthy() {
         return Ok(None);
@@ -82,8 +87,9 @@ impl SummaryRetry {
     pub fn answer(&mut self, env: Env, answer: Arg) -> napi::Result<RawValue> {
         run(&env, |cx| {
             let a = answer_arg(cx, &answer)?;
-            let message = error_message_of(&a)?;
-            let step = self.run.on_answer(stop_of(&a)?, message.as_ref());
+            let stop = stop_of(&a)?;
+            let message = error_message_of(&a, stop)?;
+            let step = self.run.on_answer(stop, message.as_ref());
             let o = cx.object()?;
             match step {
                 Step::Return(finished) => {
@@ -176,9 +182,10 @@ pub fn get_summarization_failure(
         let rules = &line_arg(cx, &line)?.summary_failures;
         let a = answer_arg(cx, &response)?;
         let label = cx.wrap(label.0)?.to_js_string().within("label")?;
-        let message = error_message_of(&a)?;
+        let stop = stop_of(&a)?;
+        let message = error_message_of(&a, stop)?;
         Ok(RawValue(
-            match summarization_failure(rules, stop_of(&a)?, message.as_ref(), &label) {
+            match summarization_failure(rules, stop, message.as_ref(), &label) {
                 Some(text) => cx.js_str(&text)?,
                 None => cx.undefined(),
             },

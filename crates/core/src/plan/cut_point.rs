@@ -340,8 +340,10 @@ pub fn find_cut_point<V: View>(
 /// What `findCutPoint` gives for indices as JS numbers.
 #[derive(Debug, Clone, PartialEq)]
 pub enum CutAt {
-    /// No cut point was found: `startIndex` comes back as it was given
-    /// (NaN and -0 included), with no turn start.
+    /// No cut point was found, or the reference's loops never ran:
+    /// `startIndex` comes back as it was given (NaN included), with no turn
+    /// start. (A 0 computed from a `startIndex` of -0, through a cut, is 0
+    /// here, where the reference's arithmetic can keep the -0.)
     Start(f64),
     Cut(CutPoint),
 }
