@@ -42,6 +42,32 @@ impl Branch {
         self.entries.at(i)
     }
 
+    /// `text` with each `branch[i]` in it written as `line N`.
+    fn entries_as_lines(&self, text: &str) -> String {
+        let mut out = String::with_capacity(text.len());
+        let mut rest = text;
+        while let Some(at) = rest.find("branch[") {
+            out.push_str(&rest[..at]);
+            let after = &rest[at + "branch[".len()..];
+            let digits = after.find(']').map(|end| &after[..end]);
+            match digits
+                .and_then(|d| d.parse::<usize>().ok())
+                .and_then(|i| self.lines.get(i))
+            {
+                Some(line) => {
+                    out.push_str(&format!("line {line}"));
+                    rest = &after[digits.map_or(0, str::len) + 1..];
+                }
+                None => {
+                    out.push_str("branch[");
+                    rest = after;
+                }
+            }
+        }
+        out.push_str(rest);
+        out
+    }
+
     /// Rewrites a core error about `branch[i]` to name the file and line.
     pub fn locate(&self, err: Error) -> Error {
         let index = err
@@ -61,8 +87,18 @@ impl Branch {
                 ..err
             };
         };
+        // Another entry a segment names (the context edit whose content a
+        // message carries) is named by its line too.
         let inner = Error {
-            path: err.path[1..].to_vec(),
+            path: err.path[1..]
+                .iter()
+                .map(|seg| match seg.as_str() {
+                    Some(text) if text.contains("branch[") => {
+                        JsStr::from_string(self.entries_as_lines(text))
+                    }
+                    _ => seg.clone(),
+                })
+                .collect(),
             ..err.clone()
         };
         Error {

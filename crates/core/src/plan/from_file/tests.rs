@@ -325,3 +325,23 @@ fn bytes_plan_as_the_file_does_and_name_an_unknown_leaf() {
             .to_string();
     assert_eq!(err, format!("{name}: no entry has the id \"zz\""));
 }
+
+#[test]
+fn an_error_names_every_entry_it_mentions_by_line() {
+    // A context edit with no replacement, applied to the assistant message:
+    // the message's line, and the edit's.
+    let mut lines = two_turns();
+    lines.insert(
+        2,
+        r#"{"type":"context_edit","id":"e","parentId":"a1","targetId":"a1"}"#.to_string(),
+    );
+    lines[3] = lines[3].replace(r#""parentId":"a1""#, r#""parentId":"e""#);
+    let path = write_file("edit.jsonl", &session(&lines));
+    let err = prepare_compaction_from_file(&path, None, 50.0, &AgentLine::V1_6)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("edit.jsonl: line 3: message (with the content of line 4).replacement: "),
+        "{err}"
+    );
+}
