@@ -62,11 +62,15 @@ const assistant = (t, total, extra = []) =>
   })
 const toolResult = (id, name, body) => msg({ role: 'toolResult', toolCallId: id, toolName: name, content: [{ type: 'text', text: body }], isError: false, timestamp: 2 })
 
-/** A session whose keepRecentTokens=150 cut splits the last turn. */
+/** A session whose keepRecentTokens=150 cut splits the last turn; its history holds three user rounds. */
 function splitSession() {
   n = 0
   const long = 'z'.repeat(400)
   const entries = [
+    user('look at the repository'),
+    assistant('z'.repeat(200), 50),
+    user('and the failing test'),
+    assistant('z'.repeat(200), 60),
     user('fix the parser'),
     assistant(long, 100, [{ type: 'toolCall', id: 'c1', name: 'read', arguments: { path: 'src/parse.rs' } }]),
     toolResult('c1', 'read', 'fn parse() {}'),
@@ -109,7 +113,8 @@ describe.each(LINES.map((line) => [line, require(`../agent-${line}`)]))('agent l
         details: { readFiles: ['src/parse.rs'], modifiedFiles: [] },
       })
       const [history, prefix] = streamFn.calls
-      expect(history.prompt).toMatch(/^<conversation>\n\[User\]: fix the parser/)
+      expect(history.prompt).toMatch(/^<conversation>\n\[User\]: look at the repository/)
+      expect(history.prompt).toContain('[User]: fix the parser')
       expect(history.prompt).toContain('## Reasoning Digest')
       expect(history.prompt).toContain('[Assistant reasoning]: Considering the failing test')
       expect(history.prompt).toContain('[Assistant tool calls]: read#c1(path="src/parse.rs")')
@@ -246,7 +251,8 @@ describe.each(LINES.map((line) => [line, require(`../agent-${line}`)]))('agent l
 
     test('each retry is the spec\'s: the oldest round dropped while another remains, exact tool-result bodies from three to one, then zero', async () => {
       const call = (id) => ({ role: 'assistant', content: [{ type: 'toolCall', id, name: 'read', arguments: { path: `${id}.ts` } }], stopReason: 'toolUse', timestamp: 2 })
-      const result = (id) => ({ role: 'toolResult', toolCallId: id, toolName: 'read', content: [{ type: 'text', text: `BODY-${id}` }], isError: false, timestamp: 3 })
+      // Bodies longer than the placeholder that stands for them, so that leaving them out makes the request smaller.
+      const result = (id) => ({ role: 'toolResult', toolCallId: id, toolName: 'read', content: [{ type: 'text', text: `BODY-${id} ${'b'.repeat(40)}` }], isError: false, timestamp: 3 })
       const round = (label, ids) => [{ role: 'user', content: `${label} question`, timestamp: 1 }, ...ids.flatMap((id) => [call(id), result(id)])]
       const messages = [...round('ROUND-ONE', ['c1', 'c2']), ...round('ROUND-TWO', ['c3', 'c4', 'c5']), { role: 'assistant', content: [{ type: 'text', text: 'done' }], stopReason: 'stop', timestamp: 4 }]
       const streamFn = scripted([failure(OVERFLOW), failure(OVERFLOW), text('OK')])

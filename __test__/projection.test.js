@@ -94,10 +94,14 @@ describe('projection rules', () => {
     expect(ours.projectForSummary(messages, { roundBound: 1000 })).toEqual(ours.projectForSummary(messages))
   })
 
-  test('dropOldestRounds drops whole rounds, oldest first, keeping the newest', () => {
-    const messages = [asst({ type: 'text', text: 'lead' }), user('one'), user('two')]
-    expect(transcript(messages, { dropOldestRounds: 1 })).toBe('[User]: one\n\n[User]: two')
-    expect(transcript(messages, { dropOldestRounds: 5 })).toBe('[User]: two')
+  test('dropOldestRounds drops whole user rounds, oldest first, keeping the newest; leading messages go with the oldest', () => {
+    const messages = [asst({ type: 'text', text: 'lead' }), user('one'), user('two'), user('three')]
+    expect(transcript(messages, { dropOldestRounds: 1 })).toBe('[User]: two\n\n[User]: three')
+    expect(transcript(messages, { dropOldestRounds: 2 })).toBe('[User]: three')
+    expect(transcript(messages, { dropOldestRounds: 5 })).toBe('[User]: three')
+    // With one user round left, the leading messages go alone.
+    expect(transcript(messages.slice(0, 2), { dropOldestRounds: 1 })).toBe('[User]: one')
+    expect(transcript(messages.slice(1), { dropOldestRounds: 1 })).toBe('[User]: two\n\n[User]: three')
   })
 
   test('tool-call arguments are deep copies with every own key, __proto__ included', () => {

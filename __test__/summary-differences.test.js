@@ -81,12 +81,38 @@ const DEMOS = {
     await expect(ours.compact(twoRounds(), MODEL, 'k', undefined, undefined, undefined, undefined, exhausted)).rejects.toThrow(
       "Summarization failed: the request still overflows the model's context after 2 smaller retries: " + OVERFLOW,
     )
-    // A split turn's two requests share the two retries.
-    const shared = scripted([failure(OVERFLOW), text('H'), failure(OVERFLOW), failure(OVERFLOW), text('never')])
+    // A split turn's two requests share the two retries. This prefix has one round and two short
+    // tool-result bodies: no retry of it would be smaller than it, so its overflow fails at once.
+    const shared = scripted([failure(OVERFLOW), text('H'), failure(OVERFLOW), text('never')])
     await expect(ours.compact(splitPreparation(ref), MODEL, 'k', undefined, undefined, undefined, undefined, shared)).rejects.toThrow(
+      "Turn prefix summarization failed: the request still overflows the model's context after 1 smaller retry, and cannot be made smaller: " + OVERFLOW,
+    )
+    expect(shared.calls).toHaveLength(3)
+    // With long bodies in the prefix, its retry is the compaction's second: no exact body left.
+    const longCalls = ['q1', 'q2', 'q3'].flatMap((id) => [
+      { role: 'assistant', content: [{ type: 'toolCall', id, name: 'read', arguments: { path: `${id}.rs` } }], stopReason: 'toolUse', timestamp: 6 },
+      { role: 'toolResult', toolCallId: id, toolName: 'read', content: [{ type: 'text', text: `LONG-${id} ${'y'.repeat(300)}` }], isError: false, timestamp: 7 },
+    ])
+    const withLong = () => {
+      const prep = splitPreparation(ref)
+      return { ...prep, turnPrefixMessages: [...prep.turnPrefixMessages, ...longCalls] }
+    }
+    const second = scripted([failure(OVERFLOW), text('H'), failure(OVERFLOW), text('P')])
+    expect((await ours.compact(withLong(), MODEL, 'k', undefined, undefined, undefined, undefined, second)).summary).toContain('P')
+    const bodies = (prompt) => ['q1', 'q2', 'q3'].filter((id) => prompt.includes(`LONG-${id}`))
+    expect(second.calls.map((c) => bodies(c.prompt))).toEqual([[], [], ['q1', 'q2', 'q3'], []])
+    const spent = scripted([failure(OVERFLOW), text('H'), failure(OVERFLOW), failure(OVERFLOW), text('never')])
+    await expect(ours.compact(withLong(), MODEL, 'k', undefined, undefined, undefined, undefined, spent)).rejects.toThrow(
       "Turn prefix summarization failed: the request still overflows the model's context after 2 smaller retries: " + OVERFLOW,
     )
-    expect(shared.calls).toHaveLength(4)
+    expect(spent.calls).toHaveLength(4)
+    // Nothing to leave out at all: the first overflow fails, with no retry.
+    const single = () => ({ ...plainPreparation(ref), messagesToSummarize: plainPreparation(ref).messagesToSummarize.slice(-3) })
+    const once = scripted([failure(OVERFLOW), text('never')])
+    await expect(ours.compact(single(), MODEL, 'k', undefined, undefined, undefined, undefined, once)).rejects.toThrow(
+      "Summarization failed: the request overflows the model's context and cannot be made smaller: " + OVERFLOW,
+    )
+    expect(once.calls).toHaveLength(1)
     // After a history retry, the prefix is still asked for whole first: all three of its tool-result bodies.
     const calls = ['p1', 'p2', 'p3'].flatMap((id) => [
       { role: 'assistant', content: [{ type: 'toolCall', id, name: 'read', arguments: { path: `${id}.rs` } }], stopReason: 'toolUse', timestamp: 6 },

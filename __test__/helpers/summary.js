@@ -74,7 +74,10 @@ function recorder(log = []) {
   }
 }
 
-/** A chained session whose keepRecentTokens = 150 cut splits the last turn, with thinking and file tool calls. */
+/**
+ * A chained session whose keepRecentTokens = 150 cut splits the last turn, with thinking and file tool calls;
+ * the history holds three user rounds, so that an overflow retry has a round to leave out.
+ */
 function splitSession() {
   let n = 0
   const entry = (message) => ({ type: 'message', id: `e${n}`, parentId: n ? `e${n - 1}` : null, timestamp: '2026-01-01T00:00:00.000Z', message, _n: n++ })
@@ -88,6 +91,10 @@ function splitSession() {
     timestamp: 2,
   })
   const entries = [
+    entry({ role: 'user', content: 'look at the repository', timestamp: 1 }),
+    entry({ ...assistant(X(200)), stopReason: 'stop' }),
+    entry({ role: 'user', content: 'and the failing test', timestamp: 1 }),
+    entry({ ...assistant(X(200)), stopReason: 'stop' }),
     entry({ role: 'user', content: 'fix the parser', timestamp: 1 }),
     entry(assistant(X(400), [{ type: 'toolCall', id: 'c1', name: 'read', arguments: { path: 'src/parse.rs' } }])),
     entry({ role: 'toolResult', toolCallId: 'c1', toolName: 'read', content: [{ type: 'text', text: 'fn parse() {}' }], isError: false, timestamp: 3 }),

@@ -30,10 +30,17 @@ pub fn round_ranges(opens: impl Iterator<Item = bool>, len: usize) -> Vec<Range<
     out
 }
 
-/// The first message kept when the `drop` oldest rounds are dropped (the
-/// newest round always stays).
+/// The first message kept when the `drop` oldest complete user rounds are
+/// dropped (the newest always stays). Messages before the first user
+/// message (the rest of a turn an earlier compaction split) are no complete
+/// round: they go with the oldest one, or alone when only one round is left.
 pub fn first_kept<T>(messages: &[Message<T>], drop: usize) -> usize {
+    if drop == 0 {
+        return 0;
+    }
     let rounds = split_user_rounds(messages);
-    let dropped = drop.min(rounds.len().saturating_sub(1));
-    rounds.get(dropped).map_or(0, |r| r.start)
+    let leading = usize::from(messages.first().is_some_and(|m| !m.is_user()));
+    let complete = rounds.len() - leading;
+    let dropped = drop.min(complete.saturating_sub(1));
+    rounds.get(leading + dropped).map_or(0, |r| r.start)
 }

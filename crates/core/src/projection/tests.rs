@@ -270,10 +270,29 @@ fn dropping_rounds_keeps_the_newest() {
             },
         ))
     };
+    // The leading tool call is no complete user round: it goes with the
+    // oldest one, or alone when only the newest would be left.
     assert!(drop(0).starts_with("[Assistant tool calls]"));
-    assert_eq!(drop(1), "[User]: a\n\n[User]: b");
+    assert_eq!(drop(1), "[User]: b");
     assert_eq!(drop(2), "[User]: b");
     assert_eq!(drop(9), "[User]: b");
+    let one_round = msgs(&format!(
+        r#"[{},{{"role":"user","content":"a"}}]"#,
+        call("x")
+    ));
+    let kept = |k| {
+        transcript(&project(
+            &one_round,
+            &ProjectOptions {
+                drop_oldest_rounds: k,
+                ..ProjectOptions::default()
+            },
+        ))
+    };
+    assert!(kept(0).starts_with("[Assistant tool calls]"));
+    assert_eq!(kept(1), "[User]: a");
+    let no_user = msgs(&format!("[{}]", call("x")));
+    assert_eq!(first_kept(&no_user, 2), 0);
 }
 
 #[test]

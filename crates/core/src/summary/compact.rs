@@ -101,10 +101,13 @@ pub struct Job<T: Transcript> {
     state: State,
     /// The part each accepted answer finished, in order.
     answered: Vec<Part>,
-    /// Smaller retries after an overflow so far: the spec's "at most two
-    /// smaller retries" is the compaction's, so a split turn's two requests
-    /// share them (each part starts from its first, whole request).
+    /// Smaller retries after an overflow sent so far: the spec's "at most
+    /// two smaller retries" is the compaction's, so a split turn's two
+    /// requests share them (each part starts from its first, whole request).
     overflow_retries: u8,
+    /// The shrink level of the compaction's last retry (`shrink_for`): the
+    /// next retry, of either part, shrinks further.
+    shrink_level: u8,
 }
 
 /// A branch summary instead of a compaction: `customInstructions` may
@@ -119,6 +122,8 @@ pub struct BranchOptions {
 enum State {
     Asking {
         part: Part,
+        /// The shrink level of the request (`shrink_for`): 0 for a part's
+        /// first, whole request.
         attempt: u8,
         history: Option<JsStr>,
     },
@@ -168,6 +173,7 @@ impl<T: Transcript> Job<T> {
             state: State::Failed,
             answered: Vec::new(),
             overflow_retries: 0,
+            shrink_level: 0,
         };
         job.state = if job.branch.is_some() {
             State::Asking {
@@ -206,6 +212,34 @@ impl<T: Transcript> Job<T> {
         }
     }
 
+    /// The transcript a request of `part` carries at shrink level `level`.
+    fn conversation(&self, part: Part, level: u8) -> Option<JsStr> {
+        let max_tokens = self
+            .line
+            .summary_requests
+            .max_tokens
+            .then(|| self.max_tokens(part));
+        // Room for the answer when shrinking: the budget asked for, or else
+        // what the model may write.
+        let answer_room = max_tokens.unwrap_or(self.limits.max_tokens);
+        let shrink = shrink_for(level, &self.limits, answer_room);
+        match part {
+            Part::History | Part::Branch => Some(self.history.render(&shrink)),
+            Part::TurnPrefix => self.turn_prefix.as_ref().map(|p| p.render(&shrink)),
+        }
+    }
+
+    /// The shrink level of the compaction's next retry after `part`
+    /// overflowed at `level`: the first past every level sent before whose
+    /// transcript is smaller than the one that overflowed (a level that
+    /// drops nothing, or puts a placeholder in place of a shorter body,
+    /// would send it again as it is, or larger). `None`: none is.
+    fn smaller_level(&self, part: Part, level: u8) -> Option<u8> {
+        let units = |level| self.conversation(part, level).map_or(0, |c| c.utf16_len());
+        let sent = units(level);
+        (self.shrink_level.max(level) + 1..=MAX_OVERFLOW_RETRIES).find(|&next| units(next) < sent)
+    }
+
     /// The request to send now, or `None` once the job has finished or failed.
     pub fn next_request(&self) -> Option<Request> {
         let State::Asking { part, attempt, .. } = &self.state else {
@@ -214,19 +248,10 @@ impl<T: Transcript> Job<T> {
         let (part, attempt) = (*part, *attempt);
         let requests = &self.line.summary_requests;
         let max_tokens = requests.max_tokens.then(|| self.max_tokens(part));
-        // Room for the answer when shrinking: the budget asked for, or else
-        // what the model may write.
-        let answer_room = max_tokens.unwrap_or(self.limits.max_tokens);
-        let shrink = shrink_for(attempt, &self.limits, answer_room);
         let mut prompt = Utf16Builder::new();
         prompt.push_str("<conversation>\n");
-        match part {
-            Part::History | Part::Branch => prompt.push_js(&self.history.render(&shrink)),
-            Part::TurnPrefix => {
-                if let Some(prefix) = &self.turn_prefix {
-                    prompt.push_js(&prefix.render(&shrink));
-                }
-            }
+        if let Some(conversation) = self.conversation(part, attempt) {
+            prompt.push_js(&conversation);
         }
         prompt.push_str("\n</conversation>\n\n");
         let instructions = match (part, &self.previous_summary) {
@@ -290,22 +315,21 @@ impl<T: Transcript> Job<T> {
         // The request overflowed (`message` says how): smaller while retries
         // are left, then a failure.
         let overflowed = |job: &mut Self, message: &JsStr| {
-            if job.overflow_retries < MAX_OVERFLOW_RETRIES {
+            let next = (job.overflow_retries < MAX_OVERFLOW_RETRIES)
+                .then(|| job.smaller_level(part, attempt))
+                .flatten();
+            if let Some(level) = next {
                 job.overflow_retries += 1;
+                job.shrink_level = level;
                 job.state = State::Asking {
                     part,
-                    attempt: attempt + 1,
+                    attempt: level,
                     history: history.clone(),
                 };
                 return Ok(false);
             }
-            fail(
-                job,
-                Failure::Overflow {
-                    retries: MAX_OVERFLOW_RETRIES,
-                    message,
-                },
-            )
+            let retries = job.overflow_retries;
+            fail(job, Failure::Overflow { retries, message })
         };
         match response.stop {
             Stop::Aborted => return fail(self, Failure::Aborted),

@@ -5,6 +5,7 @@
 use crate::agent_line::SummaryFailures;
 use crate::js::string::{JsStr, Utf16Builder};
 use crate::summary::compact::{Part, Stop};
+use crate::summary::retry::MAX_OVERFLOW_RETRIES;
 
 /// The part a failure message names.
 pub fn label(part: Part) -> &'static str {
@@ -28,7 +29,8 @@ pub enum Failure<'a> {
     Empty,
     /// `stopReason: "aborted"` without the caller's signal aborting.
     Aborted,
-    /// Still a context overflow after the spec's smaller retries.
+    /// Still a context overflow after the spec's smaller retries, or no
+    /// smaller request to send after `retries` of them.
     Overflow { retries: u8, message: &'a JsStr },
 }
 
@@ -60,9 +62,17 @@ pub fn describe(rules: &SummaryFailures, part: Part, failure: Failure<'_>) -> Js
         Failure::Aborted => detail.push_str("the request was aborted"),
         Failure::Empty => detail.push_str("the model's answer has no text"),
         Failure::Overflow { retries, message } => {
-            detail.push_str(&format!(
-                "the request still overflows the model's context after {retries} smaller retries: "
-            ));
+            detail.push_str(&match retries {
+                0 => "the request overflows the model's context and cannot be made smaller: "
+                    .to_string(),
+                1 => "the request still overflows the model's context after 1 smaller retry, and cannot be made smaller: ".to_string(),
+                MAX_OVERFLOW_RETRIES => format!(
+                    "the request still overflows the model's context after {retries} smaller retries: "
+                ),
+                _ => format!(
+                    "the request still overflows the model's context after {retries} smaller retries, and cannot be made smaller: "
+                ),
+            });
             detail.push_js(message);
         }
     }

@@ -1,14 +1,21 @@
 use super::*;
 use crate::agent_line::AgentLine;
 
-/// Renders its shrink level, so tests can see what each retry asked for.
-struct Fake(&'static str);
+/// Renders its shrink level, so tests can see what each retry asked for,
+/// padded to a length per level (shorter at each by default).
+struct Fake(&'static str, [usize; 3]);
+
+const SHRINKING: [usize; 3] = [100, 50, 25];
 
 impl Transcript for Fake {
     fn render(&self, s: &Shrink) -> JsStr {
         JsStr::from_string(format!(
-            "{} drop={} bodies={} bound={:?}",
-            self.0, s.drop_rounds, s.tool_result_bodies, s.round_bound
+            "{} drop={} bodies={} bound={:?}{}",
+            self.0,
+            s.drop_rounds,
+            s.tool_result_bodies,
+            s.round_bound.map(|_| "Some"),
+            "#".repeat(self.1[s.drop_rounds.min(2)])
         ))
     }
 }
@@ -53,9 +60,9 @@ fn input(split: bool, previous: Option<&str>, custom: Option<&str>) -> JobInput<
     JobInput {
         line: &AgentLine::V0_78,
         wants_reasoning: false,
-        history: Fake("HISTORY"),
+        history: Fake("HISTORY", SHRINKING),
         history_is_empty: false,
-        turn_prefix: split.then_some(Fake("PREFIX")),
+        turn_prefix: split.then_some(Fake("PREFIX", SHRINKING)),
         previous_summary: previous.map(JsStr::from_str),
         custom_instructions: custom.map(JsStr::from_str),
         reserve_tokens: 16384.0,
@@ -93,7 +100,8 @@ fn one_request_then_file_lists() {
     assert_eq!(seen.len(), 1);
     let p = prompt(&seen[0]);
     assert!(
-        p.starts_with("<conversation>\nHISTORY drop=0 bodies=3 bound=None\n</conversation>\n\n")
+        p.starts_with("<conversation>\nHISTORY drop=0 bodies=3 bound=None###")
+            && p.contains("###\n</conversation>\n\n")
     );
     assert!(p.contains("## Reasoning Digest") && !p.contains("<previous-summary>"));
     // min(floor(0.8 * 16384), 8192)
@@ -154,13 +162,13 @@ fn overflow_retries_shrink_and_stop_after_two() {
     let overflow = "prompt is too long: 250000 tokens > 200000 maximum";
     let (out, seen) = go(input(false, None, None), vec![error(overflow), text("ok")]);
     assert!(out.is_ok());
-    assert!(prompt(&seen[1]).contains("drop=1 bodies=1 bound=Some("));
+    assert!(prompt(&seen[1]).contains("drop=1 bodies=1 bound=Some(\"Some\")"));
     let (out, seen) = go(
         input(false, None, None),
         vec![error(overflow), error(overflow), text("ok")],
     );
     assert!(out.is_ok());
-    assert!(prompt(&seen[2]).contains("drop=2 bodies=0 bound=Some("));
+    assert!(prompt(&seen[2]).contains("drop=2 bodies=0 bound=Some(\"Some\")"));
     let (out, seen) = go(
         input(false, None, None),
         vec![
@@ -177,7 +185,8 @@ fn overflow_retries_shrink_and_stop_after_two() {
 #[test]
 fn a_split_turn_shares_the_two_retries_between_its_requests() {
     let overflow = "prompt is too long: 250000 tokens > 200000 maximum";
-    // The history needed one retry: the prefix starts whole, and has one left.
+    // The history needed one retry: the prefix starts whole, and has one
+    // left, the compaction's second (the step after the history's).
     let (out, seen) = go(
         input(true, None, None),
         vec![error(overflow), text("H"), error(overflow), text("P")],
@@ -190,9 +199,16 @@ fn a_split_turn_shares_the_two_retries_between_its_requests() {
             (Part::History, 0),
             (Part::History, 1),
             (Part::TurnPrefix, 0),
-            (Part::TurnPrefix, 1)
+            (Part::TurnPrefix, 2)
         ]
     );
+    assert!(prompt(&seen[3]).contains("PREFIX drop=2 bodies=0"));
+    // No retry from the history: the prefix's retry is the compaction's first.
+    let (_, seen) = go(
+        input(true, None, None),
+        vec![text("H"), error(overflow), text("P")],
+    );
+    assert_eq!((seen[2].part, seen[2].attempt), (Part::TurnPrefix, 1));
     let (out, seen) = go(
         input(true, None, None),
         vec![
@@ -445,4 +461,43 @@ fn accepted_answers_name_their_parts() {
     assert_eq!(job.on_response(&text("H")).ok(), Some(true));
     assert_eq!(job.on_response(&text("P")).ok(), Some(true));
     assert_eq!(job.answered(), [Part::History, Part::TurnPrefix]);
+}
+
+#[test]
+fn a_retry_is_sent_only_when_it_is_smaller() {
+    let overflow = "prompt is too long: 250000 tokens > 200000 maximum";
+    let with = |history: [usize; 3]| JobInput {
+        history: Fake("HISTORY", history),
+        ..input(false, None, None)
+    };
+    // Nothing can be left out: no retry, the overflow fails at once.
+    let (out, seen) = go(with([40, 40, 40]), vec![error(overflow), text("never")]);
+    assert_eq!(seen.len(), 1);
+    let message = out.err().map(|e| e.message.to_string()).unwrap_or_default();
+    assert!(
+        message.contains(
+            "overflows the model's context and cannot be made smaller: prompt is too long"
+        ),
+        "{message}"
+    );
+    // Retry 1 would be larger (placeholders longer than short bodies); retry 2 is smaller.
+    let (out, seen) = go(with([40, 45, 30]), vec![error(overflow), text("ok")]);
+    assert!(out.is_ok());
+    assert_eq!(seen.iter().map(|r| r.attempt).collect::<Vec<_>>(), [0, 2]);
+    let (out, seen) = go(
+        with([40, 45, 30]),
+        vec![error(overflow), error(overflow), text("never")],
+    );
+    assert_eq!(seen.len(), 2);
+    let message = out.err().map(|e| e.message.to_string()).unwrap_or_default();
+    assert!(
+        message.contains("after 1 smaller retry, and cannot be made smaller: "),
+        "{message}"
+    );
+    // Each retry smaller than the request before it, not only the first.
+    let (_, seen) = go(
+        with([40, 30, 30]),
+        vec![error(overflow), error(overflow), text("never")],
+    );
+    assert_eq!(seen.iter().map(|r| r.attempt).collect::<Vec<_>>(), [0, 1]);
 }
