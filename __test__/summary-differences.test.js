@@ -81,11 +81,11 @@ const DEMOS = {
     await expect(ours.compact(twoRounds(), MODEL, 'k', undefined, undefined, undefined, undefined, exhausted)).rejects.toThrow(
       "Summarization failed: the request still overflows the model's context after 2 smaller retries: " + OVERFLOW,
     )
-    // A split turn's two requests share the two retries. This prefix has one round and two short
-    // tool-result bodies: no retry of it would be smaller than it, so its overflow fails at once.
+    // A split turn's two requests share the two retries. This prefix is one short user message:
+    // no retry of it would be smaller than it, so its overflow fails at once.
     const shared = scripted([failure(OVERFLOW), text('H'), failure(OVERFLOW), text('never')])
     await expect(ours.compact(splitPreparation(ref), MODEL, 'k', undefined, undefined, undefined, undefined, shared)).rejects.toThrow(
-      "Turn prefix summarization failed: the request still overflows the model's context after 1 smaller retry, and cannot be made smaller: " + OVERFLOW,
+      "Turn prefix summarization failed: the request overflows the model's context and cannot be made smaller: " + OVERFLOW,
     )
     expect(shared.calls).toHaveLength(3)
     // With long bodies in the prefix, its retry is the compaction's second: no exact body left.

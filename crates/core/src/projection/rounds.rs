@@ -2,8 +2,9 @@
 //!
 //! A round opens at a user message and runs to the next one. Messages
 //! before the first user message (the tail of a turn an earlier compaction
-//! split) form a leading round of their own, the oldest one, and so the
-//! first one a retry drops.
+//! split) form a leading group that `split_user_rounds` returns as its first
+//! range; it is no complete user round, and a retry drops it with the
+//! oldest one (`first_kept`).
 
 use std::ops::Range;
 

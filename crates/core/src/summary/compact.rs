@@ -42,8 +42,9 @@ pub enum Part {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Request {
     pub part: Part,
-    /// How much smaller than this part's first try the request is: 0, then
-    /// 1 and 2 after overflows.
+    /// How much smaller than this part's first try the request is: the
+    /// shrink step (`shrink_for`), 0 for the first try, then 1 or 2 after an
+    /// overflow (a step whose request would be no smaller is skipped).
     pub attempt: u8,
     pub system_prompt: &'static str,
     pub prompt: JsStr,
@@ -230,14 +231,18 @@ impl<T: Transcript> Job<T> {
     }
 
     /// The shrink level of the compaction's next retry after `part`
-    /// overflowed at `level`: the first past every level sent before whose
+    /// overflowed at `level`: the first past the levels sent before whose
     /// transcript is smaller than the one that overflowed (a level that
     /// drops nothing, or puts a placeholder in place of a shorter body,
     /// would send it again as it is, or larger). `None`: none is.
     fn smaller_level(&self, part: Part, level: u8) -> Option<u8> {
         let units = |level| self.conversation(part, level).map_or(0, |c| c.utf16_len());
         let sent = units(level);
-        (self.shrink_level.max(level) + 1..=MAX_OVERFLOW_RETRIES).find(|&next| units(next) < sent)
+        // Past this part's own step, and past the compaction's last one where
+        // a step is left above it (a split turn's prefix may take step 2 when
+        // the history's one retry skipped to it).
+        let first = (level + 1).max((self.shrink_level + 1).min(MAX_OVERFLOW_RETRIES));
+        (first..=MAX_OVERFLOW_RETRIES).find(|&next| units(next) < sent)
     }
 
     /// The request to send now, or `None` once the job has finished or failed.
@@ -329,7 +334,15 @@ impl<T: Transcript> Job<T> {
                 return Ok(false);
             }
             let retries = job.overflow_retries;
-            fail(job, Failure::Overflow { retries, message })
+            let retried = attempt > 0;
+            fail(
+                job,
+                Failure::Overflow {
+                    retries,
+                    retried,
+                    message,
+                },
+            )
         };
         match response.stop {
             Stop::Aborted => return fail(self, Failure::Aborted),

@@ -30,8 +30,14 @@ pub enum Failure<'a> {
     /// `stopReason: "aborted"` without the caller's signal aborting.
     Aborted,
     /// Still a context overflow after the spec's smaller retries, or no
-    /// smaller request to send after `retries` of them.
-    Overflow { retries: u8, message: &'a JsStr },
+    /// smaller request to send: `retries` the compaction's so far (a split
+    /// turn's two requests share them), `retried` whether this request was
+    /// one of them.
+    Overflow {
+        retries: u8,
+        retried: bool,
+        message: &'a JsStr,
+    },
 }
 
 /// The message a failure of `part` is reported with in a line; the model's
@@ -61,17 +67,29 @@ pub fn describe(rules: &SummaryFailures, part: Part, failure: Failure<'_>) -> Js
         }
         Failure::Aborted => detail.push_str("the request was aborted"),
         Failure::Empty => detail.push_str("the model's answer has no text"),
-        Failure::Overflow { retries, message } => {
-            detail.push_str(&match retries {
-                0 => "the request overflows the model's context and cannot be made smaller: "
-                    .to_string(),
-                1 => "the request still overflows the model's context after 1 smaller retry, and cannot be made smaller: ".to_string(),
-                MAX_OVERFLOW_RETRIES => format!(
-                    "the request still overflows the model's context after {retries} smaller retries: "
+        Failure::Overflow {
+            retries,
+            retried,
+            message,
+        } => {
+            let spent = retries >= MAX_OVERFLOW_RETRIES;
+            let count = match retries {
+                1 => "1 smaller retry".to_string(),
+                n => format!("{n} smaller retries"),
+            };
+            detail.push_str(&match (retried, spent) {
+                (true, true) => {
+                    format!("the request still overflows the model's context after {count}: ")
+                }
+                (true, false) => format!(
+                    "the request still overflows the model's context after {count}, and cannot be made smaller: "
                 ),
-                _ => format!(
-                    "the request still overflows the model's context after {retries} smaller retries, and cannot be made smaller: "
+                (false, true) => format!(
+                    "the request overflows the model's context, and the compaction's {count} are spent: "
                 ),
+                (false, false) => {
+                    "the request overflows the model's context and cannot be made smaller: ".to_string()
+                }
             });
             detail.push_js(message);
         }
@@ -172,6 +190,7 @@ mod tests {
                 Part::TurnPrefix,
                 Failure::Overflow {
                     retries: 2,
+                    retried: true,
                     message: &message,
                 },
             );

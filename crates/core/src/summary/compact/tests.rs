@@ -501,3 +501,58 @@ fn a_retry_is_sent_only_when_it_is_smaller() {
     );
     assert_eq!(seen.iter().map(|r| r.attempt).collect::<Vec<_>>(), [0, 1]);
 }
+
+#[test]
+fn a_prefix_may_take_step_two_when_the_history_skipped_to_it() {
+    let overflow = "prompt is too long: 250000 tokens > 200000 maximum";
+    // The history's step 1 is no smaller: its one retry goes out at step 2.
+    // The prefix (smaller at each step) still has the compaction's second.
+    let split = || JobInput {
+        history: Fake("HISTORY", [40, 45, 30]),
+        ..input(true, None, None)
+    };
+    let (out, seen) = go(
+        split(),
+        vec![error(overflow), text("H"), error(overflow), text("P")],
+    );
+    assert!(out.is_ok());
+    let levels: Vec<_> = seen.iter().map(|r| (r.part, r.attempt)).collect();
+    assert_eq!(
+        levels,
+        [
+            (Part::History, 0),
+            (Part::History, 2),
+            (Part::TurnPrefix, 0),
+            (Part::TurnPrefix, 2)
+        ]
+    );
+    // The failures say whose retries they were.
+    let message = |answers| {
+        go(split(), answers)
+            .0
+            .err()
+            .map(|e| e.message.to_string())
+            .unwrap_or_default()
+    };
+    let m = message(vec![
+        error(overflow),
+        text("H"),
+        error(overflow),
+        error(overflow),
+    ]);
+    assert!(
+        m.contains("still overflows the model's context after 2 smaller retries: "),
+        "{m}"
+    );
+    let m = message(vec![error(overflow), error(overflow)]);
+    assert!(m.contains("still overflows the model's context after 1 smaller retry, and cannot be made smaller: "), "{m}");
+    let m = go(
+        input(true, None, None),
+        vec![error(overflow), error(overflow), text("H"), error(overflow)],
+    )
+    .0
+    .err()
+    .map(|e| e.message.to_string())
+    .unwrap_or_default();
+    assert!(m.starts_with("Turn prefix summarization failed: the request overflows the model's context, and the compaction's 2 smaller retries are spent: "), "{m}");
+}
