@@ -255,42 +255,35 @@ fn rounds_split_at_user_messages_with_a_leading_round() {
     assert_eq!(split_user_rounds(&starts_with_user), vec![0..1, 1..2]);
 }
 
+/// The transcript of `input` with its `k` oldest rounds dropped.
+fn dropped(input: &[Message], k: usize) -> String {
+    transcript(&project(
+        input,
+        &ProjectOptions {
+            drop_oldest_rounds: k,
+            ..ProjectOptions::default()
+        },
+    ))
+}
+
 #[test]
 fn dropping_rounds_keeps_the_newest() {
     let input = msgs(&format!(
         r#"[{},{{"role":"user","content":"a"}},{{"role":"user","content":"b"}}]"#,
         call("x")
     ));
-    let drop = |k| {
-        transcript(&project(
-            &input,
-            &ProjectOptions {
-                drop_oldest_rounds: k,
-                ..ProjectOptions::default()
-            },
-        ))
-    };
     // The leading tool call is no complete user round: it goes with the
     // oldest one, or alone when only the newest would be left.
-    assert!(drop(0).starts_with("[Assistant tool calls]"));
-    assert_eq!(drop(1), "[User]: b");
-    assert_eq!(drop(2), "[User]: b");
-    assert_eq!(drop(9), "[User]: b");
+    assert!(dropped(&input, 0).starts_with("[Assistant tool calls]"));
+    assert_eq!(dropped(&input, 1), "[User]: b");
+    assert_eq!(dropped(&input, 2), "[User]: b");
+    assert_eq!(dropped(&input, 9), "[User]: b");
     let one_round = msgs(&format!(
         r#"[{},{{"role":"user","content":"a"}}]"#,
         call("x")
     ));
-    let kept = |k| {
-        transcript(&project(
-            &one_round,
-            &ProjectOptions {
-                drop_oldest_rounds: k,
-                ..ProjectOptions::default()
-            },
-        ))
-    };
-    assert!(kept(0).starts_with("[Assistant tool calls]"));
-    assert_eq!(kept(1), "[User]: a");
+    assert!(dropped(&one_round, 0).starts_with("[Assistant tool calls]"));
+    assert_eq!(dropped(&one_round, 1), "[User]: a");
     let no_user = msgs(&format!("[{}]", call("x")));
     assert_eq!(first_kept(&no_user, 2), 0);
 }

@@ -76,6 +76,22 @@ fn input(split: bool, previous: Option<&str>, custom: Option<&str>) -> JobInput<
     }
 }
 
+/// Each request's part and shrink step.
+fn levels(seen: &[Request]) -> Vec<(Part, u8)> {
+    seen.iter().map(|r| (r.part, r.attempt)).collect()
+}
+
+/// The history's first try and a retry at `step`, then the prefix's first
+/// try and its retry at step 2.
+fn history_then_prefix(step: u8) -> [(Part, u8); 4] {
+    [
+        (Part::History, 0),
+        (Part::History, step),
+        (Part::TurnPrefix, 0),
+        (Part::TurnPrefix, 2),
+    ]
+}
+
 fn go(input: JobInput<Fake>, answers: Vec<Response>) -> (Result<JsStr>, Vec<Request>) {
     let mut job = Job::new(input);
     let mut llm = Scripted {
@@ -192,16 +208,7 @@ fn a_split_turn_shares_the_two_retries_between_its_requests() {
         vec![error(overflow), text("H"), error(overflow), text("P")],
     );
     assert!(out.is_ok());
-    let levels: Vec<_> = seen.iter().map(|r| (r.part, r.attempt)).collect();
-    assert_eq!(
-        levels,
-        [
-            (Part::History, 0),
-            (Part::History, 1),
-            (Part::TurnPrefix, 0),
-            (Part::TurnPrefix, 2)
-        ]
-    );
+    assert_eq!(levels(&seen), history_then_prefix(1));
     assert!(prompt(&seen[3]).contains("PREFIX drop=2 bodies=0"));
     // No retry from the history: the prefix's retry is the compaction's first.
     let (_, seen) = go(
@@ -516,16 +523,7 @@ fn a_prefix_may_take_step_two_when_the_history_skipped_to_it() {
         vec![error(overflow), text("H"), error(overflow), text("P")],
     );
     assert!(out.is_ok());
-    let levels: Vec<_> = seen.iter().map(|r| (r.part, r.attempt)).collect();
-    assert_eq!(
-        levels,
-        [
-            (Part::History, 0),
-            (Part::History, 2),
-            (Part::TurnPrefix, 0),
-            (Part::TurnPrefix, 2)
-        ]
-    );
+    assert_eq!(levels(&seen), history_then_prefix(2));
     // The failures say whose retries they were.
     let message = |answers| {
         go(split(), answers)
