@@ -770,8 +770,10 @@ export declare function prepareCompaction(
  * Prime-compaction addition. `prepareCompaction` as a Promise: the entries are
  * read as `prepareCompaction` reads them, in slices of a few milliseconds with
  * the event loop running between them, so it gives exactly its result (on your
- * own objects) or its error. Do not change the entries until the Promise
- * settles.
+ * own objects) or its error, as a rejection (bad input too). Do not change
+ * the entries until the Promise settles: an array changed meanwhile gives no
+ * defined result (a plan of the old or the new entries, or of neither, or an
+ * error that may name the wrong entry).
  */
 export declare function prepareCompactionAsync(
   pathEntries: SessionEntry[],
