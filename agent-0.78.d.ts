@@ -770,10 +770,10 @@ export declare function prepareCompaction(
  * Prime-compaction addition. `prepareCompaction` as a Promise: the entries are
  * read as `prepareCompaction` reads them, in slices of a few milliseconds with
  * the event loop running between them, so it gives exactly its result (on your
- * own objects) or its error, as a rejection (bad input too). Do not change
- * the entries until the Promise settles: an array changed meanwhile gives no
- * defined result (a plan of the old or the new entries, or of neither, or an
- * error that may name the wrong entry).
+ * own objects) or its error, as a rejection (bad input too). It plans the
+ * array as it was at the call: changing the array meanwhile changes nothing.
+ * Do not change the entry objects until the Promise settles: that gives no
+ * defined result.
  */
 export declare function prepareCompactionAsync(
   pathEntries: SessionEntry[],

@@ -116,6 +116,37 @@ describe('prepareCompactionAsync', () => {
     expect(seen).toEqual([...Array(3 + asks).fill('planCut then a timer'), 'planFinish then a timer'])
   })
 
+  test.each(LINES)('%s: an array changed while the call is pending changes nothing: the plan of the entries at the call', async (line) => {
+    const m = lines[line]
+    const S = { enabled: true, reserveTokens: 16384, keepRecentTokens: 2000 }
+    const plain = (plan) => JSON.stringify(plan, (_k, v) => (v instanceof Set ? [...v] : v))
+    const changes = {
+      splice: (e) => e.splice(300, 1),
+      push: (e) => e.push(...Array.from({ length: 200 }, (_, i) => ({ ...e[5], id: `x${i}` }))),
+      reverse: (e) => e.reverse(),
+      null: (e) => {
+        e[995] = null
+      },
+      empty: (e) => {
+        e.length = 0
+      },
+    }
+    let turns = 0
+    for (const [name, change] of Object.entries(changes)) {
+      for (const wait of [0, 1, 3, 5, 6, 7, 10, 30]) {
+        const entries = gen.buildLargeSession(1000, 3)
+        const expected = m.prepareCompaction(entries, S)
+        const pending = m.prepareCompactionAsync(entries, S)
+        for (let i = 0; i < wait; i++) await new Promise((resolve) => setImmediate(resolve))
+        change(entries)
+        const got = await pending.then(plain, (err) => `rejected: ${err.message}`)
+        expect({ name, wait, got }).toEqual({ name, wait, got: plain(expected) })
+        turns++
+      }
+    }
+    expect(turns).toBe(40)
+  })
+
   test('nothing to do and empty sessions resolve to undefined, as the synchronous call returns', async () => {
     const settings = { enabled: true, reserveTokens: 100, keepRecentTokens: 100 }
     await expect(ours.prepareCompactionAsync([], settings)).resolves.toBeUndefined()

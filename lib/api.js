@@ -200,8 +200,12 @@ const nextTurn = () => new Promise((resolve) => setImmediate(resolve))
  * entries, whose tokens it counts). Do not change the entries until it
  * settles.
  */
-async function prepareCompactionAsync(pathEntries, settings, line) {
-  if (!Array.isArray(pathEntries) || pathEntries.length > MAX_FACTS) return prepareCompaction(pathEntries, settings, line)
+async function prepareCompactionAsync(entries, settings, line) {
+  if (!Array.isArray(entries) || entries.length > MAX_FACTS) return prepareCompaction(entries, settings, line)
+  // The entries as they are now: a caller that changes its array before the
+  // Promise settles changes nothing here (the entries are its own objects).
+  const pathEntries = new Array(entries.length)
+  for (let i = 0; i < pathEntries.length; i++) pathEntries[i] = entries[i]
   // Bad settings reject before any entry is read, as the synchronous call throws.
   native.prepareCompaction([], settings, line)
   // Room for every entry's facts up front: the slices' pushes then never
