@@ -417,6 +417,20 @@ pub fn stop_of(answer: &JsVal<'_>) -> Result<Stop> {
     )
 }
 
+/// `String(answer.errorMessage)` of an error answer when it is truthy (what
+/// a `RegExp` test and a template literal read), `None` otherwise: pi-ai and
+/// the agents read it on error answers only.
+pub fn error_message_of(answer: &JsVal<'_>, stop: Stop) -> Result<Option<JsStr>> {
+    if stop != Stop::Error {
+        return Ok(None);
+    }
+    let message = answer.get(Key::ErrorMessage)?;
+    if !message.truthy() {
+        return Ok(None);
+    }
+    message.to_js_string().map(Some)
+}
+
 fn read_response(v: &JsVal<'_>) -> Result<Response> {
     if !v.is_object_like() {
         return Err(Error::type_error(
@@ -426,15 +440,8 @@ fn read_response(v: &JsVal<'_>) -> Result<Response> {
     }
     let stop = stop_of(v)?;
     // Read as the agents read them: `errorMessage` of an error answer only
-    // (`${errorMessage || "Unknown error"}`: any truthy value, as a string),
-    // the content of a finished one only.
-    let mut error_message = None;
-    if stop == Stop::Error {
-        let message = v.get(Key::ErrorMessage)?;
-        if message.truthy() {
-            error_message = Some(message.to_js_string().within("errorMessage")?);
-        }
-    }
+    // (`${errorMessage || "Unknown error"}`), the content of a finished one only.
+    let error_message = error_message_of(v, stop).within("errorMessage")?;
     let mut texts = Vec::new();
     let mut has_tool_call = false;
     if stop == Stop::Finished {

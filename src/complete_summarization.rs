@@ -6,31 +6,15 @@ use napi::Env;
 use napi_derive::napi;
 
 use crate::agent_line::line_arg;
-use crate::compact::stop_of;
+use crate::compact::{error_message_of, stop_of};
 use crate::js::args::{primitive, property};
 use crate::js::errors::run;
 use crate::js::out::{Arg, Raw, RawValue};
 use crate::js::view::{Cx, JsVal};
 use prime_compaction_core::error::{Context, Result};
-use prime_compaction_core::js::string::JsStr;
 use prime_compaction_core::js::view::{Key, View};
-use prime_compaction_core::summary::compact::Stop;
 use prime_compaction_core::summary::failure::summarization_failure;
 use prime_compaction_core::summary::transient::{Finished, RetryPolicy, RetryRun, Step};
-
-/// `String(answer.errorMessage)` of an error answer when it is truthy (what
-/// a `RegExp` test and a template literal read), `None` otherwise: pi-ai and
-/// the agents read it on error answers only.
-fn error_message_of(answer: &JsVal<'_>, stop: Stop) -> Result<Option<JsStr>> {
-    if stop != Stop::Error {
-        return Ok(None);
-    }
-    let message = answer.get(Key::ErrorMessage)?;
-    if !message.truthy() {
-        return Ok(None);
-    }
-    message.to_js_string().map(Some)
-}
 
 fn answer_arg<'c>(cx: &'c Cx, answer: &Arg) -> Result<JsVal<'c>> {
     let v = cx.wrap(answer.0)?;

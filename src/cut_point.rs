@@ -30,24 +30,18 @@ pub fn find_cut_point_native(
         let start = number_arg(cx, &start, "startIndex")?;
         let end = number_arg(cx, &end, "endIndex")?;
         let keep = number_arg(cx, &keep, "keepRecentTokens")?;
-        let o = cx.object()?;
-        let cut = match find_cut_point_at(&list, start, end, keep)? {
-            CutAt::Cut(cut) => cut,
-            CutAt::Start(start) => {
-                cx.set(o, c"firstKeptEntryIndex", cx.number(start)?)?;
-                cx.set(o, c"turnStartIndex", cx.number(-1.0)?)?;
-                cx.set(o, c"isSplitTurn", cx.boolean(false)?)?;
-                return Ok(RawValue(o));
-            }
+        let (first_kept, turn_start, split) = match find_cut_point_at(&list, start, end, keep)? {
+            CutAt::Start(start) => (start, -1.0, false),
+            CutAt::Cut(cut) => (
+                cut.first_kept_entry_index as f64,
+                cut.turn_start_index.map_or(-1.0, |t| t as f64),
+                cut.is_split_turn,
+            ),
         };
-        cx.set(
-            o,
-            c"firstKeptEntryIndex",
-            cx.number(cut.first_kept_entry_index as f64)?,
-        )?;
-        let turn = cut.turn_start_index.map_or(-1.0, |t| t as f64);
-        cx.set(o, c"turnStartIndex", cx.number(turn)?)?;
-        cx.set(o, c"isSplitTurn", cx.boolean(cut.is_split_turn)?)?;
+        let o = cx.object()?;
+        cx.set(o, c"firstKeptEntryIndex", cx.number(first_kept)?)?;
+        cx.set(o, c"turnStartIndex", cx.number(turn_start)?)?;
+        cx.set(o, c"isSplitTurn", cx.boolean(split)?)?;
         Ok(RawValue(o))
     })
 }

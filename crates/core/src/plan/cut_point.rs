@@ -337,6 +337,19 @@ pub fn find_cut_point<V: View>(
     )
 }
 
+/// The `RangeError` of two index arguments, where the reference would read
+/// an entry that is not there.
+fn outside_entries((a, a_value): (&str, f64), (b, b_value): (&str, f64), len: usize) -> Error {
+    Error::range(
+        "",
+        format!(
+            "{a} {} and {b} {} must lie within entries (length {len})",
+            number_to_js_string(a_value),
+            number_to_js_string(b_value),
+        ),
+    )
+}
+
 /// What `findCutPoint` gives for indices as JS numbers.
 #[derive(Debug, Clone, PartialEq)]
 pub enum CutAt {
@@ -372,14 +385,10 @@ pub fn find_cut_point_at<V: View>(
     // The last index the scan for cut points reads, plus one.
     let scanned = end_index.ceil();
     if start_index.fract() != 0.0 || start_index < 0.0 || scanned > len {
-        return Err(Error::range(
-            "",
-            format!(
-                "startIndex {} and endIndex {} must lie within entries (length {})",
-                number_to_js_string(start_index),
-                number_to_js_string(end_index),
-                entries.len()
-            ),
+        return Err(outside_entries(
+            ("startIndex", start_index),
+            ("endIndex", end_index),
+            entries.len(),
         ));
     }
     let (start, scanned) = (start_index as usize, scanned as usize);
@@ -421,14 +430,10 @@ pub fn find_turn_start_index<V: View>(
     start_index: f64,
 ) -> Result<f64> {
     let outside = || {
-        Error::range(
-            "",
-            format!(
-                "entryIndex {} and startIndex {} must lie within entries (length {})",
-                number_to_js_string(entry_index),
-                number_to_js_string(start_index),
-                entries.len()
-            ),
+        outside_entries(
+            ("entryIndex", entry_index),
+            ("startIndex", start_index),
+            entries.len(),
         )
     };
     // The walk does not run: NaN, or entryIndex below startIndex.

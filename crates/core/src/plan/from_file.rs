@@ -44,11 +44,12 @@ impl Branch {
 
     /// `text` with each `branch[i]` in it written as `line N`.
     fn entries_as_lines(&self, text: &str) -> String {
+        let open = format!("{BRANCH}[");
         let mut out = String::with_capacity(text.len());
         let mut rest = text;
-        while let Some(at) = rest.find("branch[") {
+        while let Some(at) = rest.find(&open) {
             out.push_str(&rest[..at]);
-            let after = &rest[at + "branch[".len()..];
+            let after = &rest[at + open.len()..];
             let digits = after.find(']').map(|end| &after[..end]);
             match digits
                 .and_then(|d| d.parse::<usize>().ok())
@@ -59,7 +60,7 @@ impl Branch {
                     rest = &after[digits.map_or(0, str::len) + 1..];
                 }
                 None => {
-                    out.push_str("branch[");
+                    out.push_str(&open);
                     rest = after;
                 }
             }
@@ -93,7 +94,7 @@ impl Branch {
             path: err.path[1..]
                 .iter()
                 .map(|seg| match seg.as_str() {
-                    Some(text) if text.contains("branch[") => {
+                    Some(text) if text.contains(BRANCH) => {
                         JsStr::from_string(self.entries_as_lines(text))
                     }
                     _ => seg.clone(),
