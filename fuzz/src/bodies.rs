@@ -1774,3 +1774,236 @@ pub fn entry_path(data: &[u8]) {
         "decoded steps encode back differently"
     );
 }
+
+/// The compaction job (`summary::compact::Job`) over messages from JSON,
+/// driven by a scripted model. The first byte chooses the job (agent line,
+/// split turn, branch summary, custom instructions, previous summary,
+/// reasoning, window), the second where the messages split into history
+/// and turn prefix, the next six the model's answers in turn (overflow by
+/// message or by a full window, a summary, an empty one, another error, an
+/// abort, a tool call, a stop at the output limit); the rest is the
+/// messages as JSON.
+///
+/// What must hold: the job asks at most one whole request per part plus
+/// the compaction's two smaller retries; a retry asks the same part again
+/// at a later shrink step with a prompt shorter than the one that
+/// overflowed; a finished part hands on to the next part's whole request;
+/// every request carries the custom instructions; a failure or a summary
+/// ends the job, and a summary holds the last answer (after the branch
+/// preamble for a branch summary).
+pub fn compact_job(data: &[u8]) {
+    use prime_compaction_core::summary::compact::{
+        AnswerUsage, BranchOptions, Job, JobInput, ModelLimits, Part, Response, Stop, Transcript,
+    };
+    use prime_compaction_core::summary::message_transcript::MessageTranscript;
+    use prime_compaction_core::summary::prompts::BRANCH_SUMMARY_PREAMBLE;
+    use prime_compaction_core::summary::retry::{shrink_for, MAX_OVERFLOW_RETRIES};
+
+    const CUSTOM: &str = "Keep every file path.";
+    const SUMMARY: &str = "## Goal\nThe summary.";
+    if data.len() < 8 {
+        return;
+    }
+    let (control, json) = data.split_at(8);
+    let Some(mut messages) = messages_of_json(json) else {
+        return;
+    };
+    checked();
+    let flags = control[0];
+    let line = if flags & 1 == 0 {
+        &AgentLine::V0_78
+    } else {
+        &AgentLine::V1_6
+    };
+    let branch = flags & 4 != 0;
+    let split = !branch && flags & 2 != 0;
+    let reasoning = flags & 32 != 0;
+    let context_window = match control[1] % 3 {
+        0 => 0.0,
+        1 => 4_096.0,
+        _ => 200_000.0,
+    };
+    let prefix = if split {
+        let at = usize::from(control[1] / 3) % (messages.len() + 1);
+        Some(messages.split_off(at))
+    } else {
+        None
+    };
+    let history_is_empty = messages.is_empty();
+    let history_messages = messages.clone();
+    let prefix_messages = prefix.clone().unwrap_or_default();
+    let limits = ModelLimits {
+        max_tokens: 8_192.0,
+        context_window,
+    };
+    let custom = flags & 8 != 0;
+    let input = JobInput {
+        line,
+        wants_reasoning: reasoning,
+        history: MessageTranscript {
+            messages,
+            reasoning,
+        },
+        history_is_empty,
+        turn_prefix: prefix.map(|messages| MessageTranscript {
+            messages,
+            reasoning,
+        }),
+        previous_summary: (flags & 16 != 0).then(|| JsStr::from_str("Earlier work.")),
+        custom_instructions: custom.then(|| JsStr::from_str(CUSTOM)),
+        reserve_tokens: 16_384.0,
+        limits,
+        read_files: vec![JsStr::from_str("a.ts")],
+        modified_files: vec![],
+        branch: branch.then_some(BranchOptions {
+            replace_instructions: flags & 128 != 0,
+        }),
+    };
+    let answer = |code: u8| {
+        let (stop, error, texts, tool): (Stop, Option<&str>, &[&str], bool) = match code % 8 {
+            0 => (
+                Stop::Error,
+                Some("prompt is too long: 213462 tokens > 200000 maximum"),
+                &[],
+                false,
+            ),
+            1 | 7 => (Stop::Length, None, &[], false),
+            2 => (Stop::Finished, None, &[SUMMARY], false),
+            3 => (Stop::Finished, None, &[" ", "\n"], false),
+            4 => (Stop::Error, Some("internal server error"), &[], false),
+            5 => (Stop::Aborted, None, &[], false),
+            _ => (Stop::Finished, None, &[SUMMARY], true),
+        };
+        Response {
+            stop,
+            error_message: error.map(JsStr::from_str),
+            texts: texts.iter().map(|t| JsStr::from_str(t)).collect(),
+            has_tool_call: tool,
+            // Code 1: the input filled a known window and nothing came out.
+            usage: AnswerUsage {
+                input: Some(if code % 8 == 1 { context_window } else { 10.0 }),
+                cache_read: Some(0.0),
+                output: Some(0.0),
+            },
+        }
+    };
+    let mut job = Job::new(input);
+    let mut answers = control[2..].iter().copied();
+    let mut requests = 0;
+    let mut retries = 0;
+    let mut last: Option<(Part, u8, usize)> = None;
+    let mut retrying = false;
+    let mut last_retry = 0;
+    while let Some(request) = job.next_request() {
+        requests += 1;
+        let units = request.prompt.utf16_len();
+        assert!(
+            request.attempt <= MAX_OVERFLOW_RETRIES,
+            "shrink step past the last"
+        );
+        assert!(
+            request
+                .prompt
+                .to_string_lossy()
+                .starts_with("<conversation>\n"),
+            "a request opens with its conversation"
+        );
+        if custom {
+            assert!(
+                request.prompt.to_string_lossy().contains(CUSTOM),
+                "a request without the custom instructions"
+            );
+        }
+        if let Some((part, attempt, sent)) = last {
+            if retrying {
+                assert_eq!(request.part, part, "a retry asks for another part");
+                assert!(request.attempt > attempt, "a retry at no later shrink step");
+                assert!(units < sent, "a retry no shorter ({units} >= {sent} units)");
+                // The steps are the compaction's: a split turn's prefix goes
+                // on past the history's last retry (to the last step at least).
+                assert!(
+                    request.attempt >= (last_retry + 1).min(MAX_OVERFLOW_RETRIES),
+                    "a retry at step {} after one at step {last_retry}",
+                    request.attempt
+                );
+                last_retry = request.attempt;
+            } else {
+                assert_eq!(
+                    (part, request.part, request.attempt),
+                    (Part::History, Part::TurnPrefix, 0),
+                    "after a finished part, only the turn prefix's whole request"
+                );
+            }
+        }
+        let response = answer(answers.next().unwrap_or(2));
+        let overflow = response
+            .error_message
+            .as_ref()
+            .is_some_and(|m| m.utf16_len() > 40)
+            || (response.stop == Stop::Length
+                && context_window > 0.0
+                && response.usage.input == Some(context_window));
+        match job.on_response(&response) {
+            Ok(true) => {
+                assert!(
+                    response.stop == Stop::Finished && !response.has_tool_call,
+                    "a part finished by {response:?}"
+                );
+                retrying = false;
+            }
+            Ok(false) => {
+                assert!(overflow, "a retry after {response:?}");
+                retrying = true;
+                retries += 1;
+            }
+            Err(_) => {
+                if overflow && retries < MAX_OVERFLOW_RETRIES {
+                    // Rejected with retries left: no step was smaller, the
+                    // last one included (every part may go on to it).
+                    let transcript = MessageTranscript {
+                        messages: match request.part {
+                            Part::TurnPrefix => prefix_messages.clone(),
+                            _ => history_messages.clone(),
+                        },
+                        reasoning,
+                    };
+                    // The answer's room is 8,192 tokens in every request here.
+                    let units = |step| {
+                        transcript
+                            .render(&shrink_for(step, &limits, 8_192.0))
+                            .utf16_len()
+                    };
+                    assert!(
+                        units(MAX_OVERFLOW_RETRIES) >= units(request.attempt),
+                        "an overflow rejected with a smaller step left"
+                    );
+                }
+                assert!(job.next_request().is_none(), "a failed job asks again");
+                assert!(job.summary().is_none(), "a failed job has a summary");
+                break;
+            }
+        }
+        last = Some((request.part, request.attempt, units));
+    }
+    let parts = if split && !history_is_empty { 2 } else { 1 };
+    assert!(retries <= MAX_OVERFLOW_RETRIES, "{retries} smaller retries");
+    assert!(
+        requests <= parts + usize::from(MAX_OVERFLOW_RETRIES),
+        "{requests} requests for {parts} parts"
+    );
+    if let Some(summary) = job.summary() {
+        assert!(!retrying, "a summary after an overflow");
+        let summary = summary.to_string_lossy();
+        let expected = if branch {
+            format!("{BRANCH_SUMMARY_PREAMBLE}{SUMMARY}")
+        } else {
+            SUMMARY.to_string()
+        };
+        assert!(
+            summary.starts_with(&expected) || (split && summary.contains(SUMMARY)),
+            "the summary does not hold the answer: {summary:?}"
+        );
+        assert!(summary.ends_with("</read-files>"), "no file lists");
+        assert_eq!(job.answered().len(), requests - retries as usize);
+    }
+}

@@ -535,7 +535,7 @@ fn run_n(
 /// have none.
 fn checked_floor_percent(target: &str) -> usize {
     match target {
-        "project_serialize" | "recipe" | "projection_plan" => 20,
+        "project_serialize" | "recipe" | "projection_plan" | "compact_job" => 20,
         "flat_messages" | "prepare" => 10,
         "session_file_threaded" => 15,
         "session_file" => 25,
@@ -634,6 +634,31 @@ fn project_serialize() {
             g.json(&v)
         },
         bodies::project_serialize,
+    );
+}
+
+#[test]
+fn compact_job() {
+    run(
+        "compact_job",
+        0xc0b,
+        |g| {
+            // The job's flags and split point, then answers: mostly
+            // overflows and summaries, so retries meet split turns.
+            let mut out: Vec<u8> = (0..2).map(|_| g.rng.next() as u8).collect();
+            for _ in 0..6 {
+                let answer = match g.rng.below(20) {
+                    0..=9 => 0,
+                    10..=16 => 2,
+                    _ => g.rng.next() as u8,
+                };
+                out.push(answer);
+            }
+            let v = g.messages();
+            out.extend(g.json(&v));
+            out
+        },
+        bodies::compact_job,
     );
 }
 
