@@ -350,7 +350,7 @@ export declare function summarizationSystemPrompt(): string
 /**
  * How requests are made and answered in agent line `line`, for
  * lib/summarize.js: `{ transcriptContext, completeSummarization:
- * { cacheRetention } | null, completeSimpleFrom }`.
+ * { cacheRetention } | null, completeSimpleFrom, callParameters }`.
  */
 export declare function summaryRules(line: Arg): RawValue
 

@@ -143,6 +143,13 @@ describe.each(LINES)('agent line %s', (line) => {
       expect(problems).toEqual([])
     })
 
+    it("functions have the reference's name and length (declared parameters)", () => {
+      const shared = Object.keys(ref).filter((name) => typeof ref[name] === 'function' && name in ours)
+      expect(shared).toEqual(expect.arrayContaining(REQUIRED_EXPORTS.filter((name) => typeof ref[name] === 'function')))
+      const shape = (api) => shared.map((name) => `${name}: ${api[name].name}/${api[name].length}`)
+      expect(shape(ours)).toEqual(shape(ref))
+    })
+
     it('DEFAULT_COMPACTION_SETTINGS deep-equals the reference (same keys, same order, same values)', () => {
       expect(findDifference(ref.DEFAULT_COMPACTION_SETTINGS, ours.DEFAULT_COMPACTION_SETTINGS)).toBeNull()
     })

@@ -350,7 +350,9 @@ const AGENT_LINES = native.agentLines()
  */
 function createApi(lineName) {
   const line = native.agentLineIndex(lineName)
-  const prepareBranchEntriesOfLine = (entries, tokenBudget = 0) => prepareBranchEntries(entries, tokenBudget, line)
+  // Made as a property, so that its name is the agent's.
+  const prepareBranchEntriesOfLine = { prepareBranchEntries: (entries, tokenBudget = 0) => prepareBranchEntries(entries, tokenBudget, line) }
+    .prepareBranchEntries
   const { added: summarizingAdded, ...summarize } = summarizing(native, line, {
     argumentEntries,
     computeFileLists,
@@ -376,25 +378,25 @@ function createApi(lineName) {
     prepareCompactionFromFileSync: (path, options) => native.prepareCompactionFromFileSync(path, options, line),
     serializeForSummaryFromFile: (path, options) => native.serializeForSummaryFromFile(path, options, line),
     serializeForSummaryFromFileSync: (path, options) => native.serializeForSummaryFromFileSync(path, options, line),
-    estimateTokens: (message, options) => native.estimateTokens(message, line, options),
+    estimateTokens: (message, options = undefined) => native.estimateTokens(message, line, options),
     countTokens: native.countTokens,
-    findCutPoint: (entries, startIndex, endIndex, keepRecentTokens, options) =>
+    findCutPoint: (entries, startIndex, endIndex, keepRecentTokens, options = undefined) =>
       native.findCutPoint(entries, startIndex, endIndex, keepRecentTokens, line, options),
     findTurnStartIndex: (entries, entryIndex, startIndex) => native.findTurnStartIndex(entries, entryIndex, startIndex, line),
-    shouldCompact: native.shouldCompact,
-    calculateContextTokens: native.calculateContextTokens,
+    shouldCompact: (contextTokens, contextWindow, settings) => native.shouldCompact(contextTokens, contextWindow, settings),
+    calculateContextTokens: (usage) => native.calculateContextTokens(usage),
     getLastAssistantUsage: (entries) => getLastAssistantUsage(entries, line),
     estimateContextTokens: (messages) => native.estimateContextTokens(messages, line),
     createFileOps,
     extractFileOpsFromMessage: (message, fileOps) => extractFileOpsFromMessage(message, fileOps, line),
     computeFileLists,
-    formatFileOperations: native.formatFileOperations,
+    formatFileOperations: (readFiles, modifiedFiles) => native.formatFileOperations(readFiles, modifiedFiles),
     convertToLlm: (messages) => native.convertToLlm(messages, line),
-    serializeConversation: (messages, options) => transcript(native.serializeConversation, messages, options),
+    serializeConversation: (messages, options = undefined) => transcript(native.serializeConversation, messages, options),
     projectForSummary,
     serializeForSummary: (messages, options) => transcript(native.serializeForSummary, messages, options),
     splitUserRounds,
-    bashExecutionToText: native.bashExecutionToText,
+    bashExecutionToText: (msg) => native.bashExecutionToText(msg),
     createBranchSummaryMessage,
     createCompactionSummaryMessage,
     createCustomMessage,

@@ -321,6 +321,16 @@ function summarizing(native, line, { argumentEntries, computeFileLists, createFi
     }
   }
 
+  // Declared as the line's agent declares them: the parameters up to
+  // streamFn, then the line's own (their `length` counts them all).
+  for (const [fn, upToStreamFn] of [
+    [compact, 8],
+    [generateSummary, 10],
+    [generateSummaryWithUsage, 10],
+  ]) {
+    Object.defineProperty(fn, 'length', { value: upToStreamFn + rules.callParameters.length })
+  }
+
   return {
     generateBranchSummary,
     compact,

@@ -687,7 +687,7 @@ pub fn summarization_system_prompt() -> &'static str {
 
 /// How requests are made and answered in agent line `line`, for
 /// lib/summarize.js: `{ transcriptContext, completeSummarization:
-/// { cacheRetention } | null, completeSimpleFrom }`.
+/// { cacheRetention } | null, completeSimpleFrom, callParameters }`.
 #[napi(js_name = "summaryRules")]
 pub fn summary_rules(env: Env, line: Arg) -> napi::Result<RawValue> {
     run(&env, |cx| {
@@ -712,6 +712,8 @@ pub fn summary_rules(env: Env, line: Arg) -> napi::Result<RawValue> {
             c"completeSimpleFrom",
             cx.str(rules.complete_simple_from)?,
         )?;
+        let parameters = cx.array(rules.call_parameters.iter().map(|name| cx.str(name)))?;
+        cx.set(o, c"callParameters", parameters)?;
         Ok(RawValue(o))
     })
 }

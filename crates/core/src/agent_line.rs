@@ -64,6 +64,9 @@ pub struct SummaryRequests {
     /// The module of the host agent's pi-ai that exports `completeSimple`,
     /// used when no `streamFn` is given.
     pub complete_simple_from: &'static str,
+    /// The parameters `compact()` and `generateSummary()` declare after
+    /// `streamFn`, in order (the functions' `length` counts them).
+    pub call_parameters: &'static [&'static str],
 }
 
 /// What `completeSummarization` adds to a request's options: `cacheRetention`
@@ -202,6 +205,7 @@ impl AgentLine {
             branch_options: &["maxTokens", "signal", "apiKey", "headers"],
             complete_summarization: None,
             complete_simple_from: "@earendil-works/pi-ai",
+            call_parameters: &[],
         },
         summary_failures: SummaryFailures {
             branch_labelled: false,
@@ -255,6 +259,7 @@ impl AgentLine {
                 cache_retention: "none",
             }),
             complete_simple_from: "@earendil-works/pi-ai/compat",
+            call_parameters: &["env", "retry", "callbacks", "sessionId"],
         },
         summary_failures: SummaryFailures {
             branch_labelled: true,
