@@ -796,6 +796,31 @@ add('1.6: parent cycles and null content', (m) => {
   }
 }, line16)
 
+add('a tool call whose arguments are a 300k-character string is projected in linear time', (m) => {
+  // A string's arguments are its characters, key by key, each key a new short text.
+  const text = 'x'.repeat(300_000)
+  const messages = [userMsg('q'), { role: 'assistant', content: [{ type: 'toolCall', id: 'c', name: 'bash', arguments: text }], stopReason: 'toolUse', timestamp: 2 }]
+  const started = Date.now()
+  const projected = mustReturn('projectForSummary', () => m.projectForSummary(messages, {}))
+  assert(Object.keys(projected[1].content[0].arguments).length === text.length, 'every character a key')
+  mustReturn('serializeForSummary', () => m.serializeForSummary(messages, {}), (t) => assert(t.includes('299999="x"'), 'the last key'))
+  assert(Date.now() - started < 10_000, `linear, not quadratic: ${Date.now() - started} ms`)
+})
+
+add('four million null or missing blocks are skipped in linear time', (m) => {
+  // Each read of a property of null or undefined costs V8 a TypeError with its stack.
+  const started = Date.now()
+  for (const content of [new Array(4_000_000).fill(null), new Array(4_000_000)]) {
+    const fileOps = m.createFileOps()
+    mustReturn('extractFileOpsFromMessage', () => m.extractFileOpsFromMessage({ role: 'assistant', content, timestamp: 1 }, fileOps))
+    assert(fileOps.read.size === 0, 'no file')
+    const entries = session(9)
+    entries[4] = { ...entries[4], message: { ...entries[4].message, content } }
+    mustReturn('prepareCompaction', () => m.prepareCompaction(entries, SETTINGS), wellFormedPlan(entries))
+  }
+  assert(Date.now() - started < 10_000, `linear in the blocks: ${Date.now() - started} ms`)
+})
+
 add('1.6: 100k entries with edits, system messages and nested calls', (m) => {
   const entries = session(100_000)
   // Every 99th entry from 2 is a tool result (user, assistant, tool result repeat).

@@ -20,6 +20,8 @@
 
 use std::marker::PhantomData;
 
+use rustc_hash::FxHashMap;
+
 use crate::boundary_codes::plan as codes;
 use crate::error::Result;
 use crate::js::string::JsStr;
@@ -111,8 +113,10 @@ pub struct PlanWriter<T, V> {
     shorts: Labels,
     /// `[{"key":json,...},...` of the arguments written so far.
     args: Labels,
-    /// The values made here that recur (the placeholders), by their text.
-    recurring: Vec<(Box<str>, f64)>,
+    /// The values made here that recur (the placeholders), by their text:
+    /// a map, as a tool call's keys made here (a string's indices) are
+    /// short texts too, each new.
+    recurring: FxHashMap<Box<str>, f64>,
     text: PhantomData<fn(&T)>,
 }
 
@@ -126,7 +130,7 @@ impl<T: PlanText, V: PlanValues<T>> PlanWriter<T, V> {
             count: 0,
             shorts: Labels::new(),
             args: Labels::new(),
-            recurring: Vec::new(),
+            recurring: FxHashMap::default(),
             text: PhantomData,
         }
     }
@@ -190,12 +194,12 @@ impl<T: PlanText, V: PlanValues<T>> PlanWriter<T, V> {
         if s.len() >= RECURRING_MAX_BYTES {
             return self.value(PlanValue::Str(s)).map(drop);
         }
-        if let Some(&(_, code)) = self.recurring.iter().find(|(r, _)| r.as_ref() == s) {
+        if let Some(&code) = self.recurring.get(s) {
             self.codes.push(code);
             return Ok(());
         }
         let code = self.value(PlanValue::Str(s))?;
-        self.recurring.push((s.into(), code));
+        self.recurring.insert(s.into(), code);
         Ok(())
     }
 
