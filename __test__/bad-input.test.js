@@ -426,6 +426,44 @@ describe('arrays behind a Proxy', () => {
   })
 })
 
+describe.each(LINES)('%s: arrays inside messages behind a Proxy', (line) => {
+  let ref, ours
+  beforeAll(async () => {
+    ref = await loadReference(line)
+    ours = await loadOurs(line)
+  })
+
+  test('content arrays behind a Proxy plan and cut as the reference does', () => {
+    const entries = gen.buildLargeSession(300, 11).map((e) =>
+      e.type === 'message' && Array.isArray(e.message.content) ? { ...e, message: { ...e.message, content: new Proxy([...e.message.content], {}) } } : e,
+    )
+    expect(entries.filter((e) => e.type === 'message' && typeof e.message.content === 'object').length).toBeGreaterThan(100)
+    const settings = { enabled: true, reserveTokens: 16384, keepRecentTokens: 2000 }
+    const mine = ours.prepareCompaction(entries, settings)
+    const theirs = ref.prepareCompaction(entries, settings)
+    expect([mine.firstKeptEntryId, mine.tokensBefore, mine.isSplitTurn]).toEqual([theirs.firstKeptEntryId, theirs.tokensBefore, theirs.isSplitTurn])
+    expect(mine.messagesToSummarize.length).toBe(theirs.messagesToSummarize.length)
+    expect([...mine.fileOps.read]).toEqual([...theirs.fileOps.read])
+    expect(ours.findCutPoint(entries, 0, entries.length, 2000)).toEqual(ref.findCutPoint(entries, 0, entries.length, 2000))
+  })
+
+  test('a tool result\'s nested calls behind a Proxy are read as the reference reads them', () => {
+    const message = {
+      role: 'toolResult',
+      toolCallId: 'x',
+      toolName: 'code',
+      content: [],
+      nestedCalls: { calls: new Proxy([{ name: 'read', arguments: { path: 'a.ts' } }], {}) },
+      isError: false,
+      timestamp: 1,
+    }
+    const [mine, theirs] = [ours.createFileOps(), ref.createFileOps()]
+    ours.extractFileOpsFromMessage(message, mine)
+    ref.extractFileOpsFromMessage(message, theirs)
+    expect([...mine.read]).toEqual([...theirs.read])
+  })
+})
+
 describe('globals as they are at the call (checked in a child process)', () => {
   // Jest runs each file in a realm of its own, whose globals the addon does not see.
   test('JSON.stringify replaced for a call is the one used, as by the reference', () => {

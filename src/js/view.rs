@@ -37,6 +37,10 @@ pub struct Cx {
     /// `String.prototype.codePointAt`, when the call asked for it
     /// ([`Cx::use_string_methods`]).
     string_code_point_at: Cell<sys::napi_value>,
+    /// A property read met null or undefined in this call. Such a read
+    /// costs V8 a TypeError with its stack trace (microseconds), so from
+    /// then on a value of unknown type is asked its type first.
+    nullish_read: Cell<bool>,
 }
 
 /// Globals a call may use, as handles of its outermost scope ([`Cx::globals`]).
@@ -85,6 +89,7 @@ impl Cx {
             undefined,
             argument_entries: Cell::new(ptr::null_mut()),
             string_code_point_at: Cell::new(ptr::null_mut()),
+            nullish_read: Cell::new(false),
         })
     }
 
@@ -365,7 +370,12 @@ impl<'c> View for JsVal<'c> {
             kind: Cell::new(Some(Kind::Undefined)),
             type_of: Cell::new(Some(sys::ValueType::napi_undefined)),
         };
-        if matches!(self.type_of.get(), Some(t) if t != sys::ValueType::napi_object && t != sys::ValueType::napi_function)
+        let type_of = if self.cx.nullish_read.get() {
+            self.typeof_()
+        } else {
+            self.type_of.get()
+        };
+        if matches!(type_of, Some(t) if t != sys::ValueType::napi_object && t != sys::ValueType::napi_function)
         {
             return Ok(undefined());
         }
@@ -378,6 +388,7 @@ impl<'c> View for JsVal<'c> {
         if status == sys::Status::napi_object_expected {
             let mut thrown = ptr::null_mut();
             unsafe { sys::napi_get_and_clear_last_exception(self.cx.env, &mut thrown) };
+            self.cx.nullish_read.set(true);
             return Ok(undefined());
         }
         check(status)?;
@@ -464,7 +475,12 @@ impl<'c> View for JsVal<'c> {
     }
 
     fn array_len(&self) -> Option<usize> {
-        if self.kind.get().is_some_and(|k| k != Kind::Array) {
+        // An object may be a Proxy around an array (below).
+        if self
+            .kind
+            .get()
+            .is_some_and(|k| k != Kind::Array && k != Kind::Object)
+        {
             return None;
         }
         let mut len = 0u32;
