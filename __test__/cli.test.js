@@ -254,6 +254,13 @@ describe('bad input', () => {
       [['compact', EXAMPLE, '--base-url', 'ftp://x/v1', '--model', 'm'], '--base-url expects an http:// or https:// URL, got "ftp://x/v1"'],
       [['plan', EXAMPLE, '--print-request', '--model', ''], '--model needs a value'],
       [['plan', EXAMPLE, '--leaf', ''], '--leaf needs a value'],
+      [['compact', EXAMPLE, '--base-url', 'http://127.0.0.1:9/v1?x=1', '--model', 'm'], '--base-url takes no query or fragment, got "http://127.0.0.1:9/v1?x=1"'],
+      [['compact', EXAMPLE, '--base-url', 'http://127.0.0.1:9/v1#f', '--model', 'm'], '--base-url takes no query or fragment, got "http://127.0.0.1:9/v1#f"'],
+      // A value left out does not take the next option.
+      [['compact', EXAMPLE, '--base-url', 'http://127.0.0.1:9/v1', '--model', '--append'], '--model needs a value, got the option --append (write --model=--append if that is the value)'],
+      [['plan', EXAMPLE, '--leaf', '--quiet'], '--leaf needs a value, got the option --quiet (write --leaf=--quiet if that is the value)'],
+      [['plan', '-q'], 'unknown option -q (a file whose name starts with - goes after --)'],
+      [['plan', EXAMPLE, '-hq'], 'unknown option -hq (a file whose name starts with - goes after --)'],
     ]) {
       const r = await run(args)
       expect({ code: r.code, said: r.stderr.split('\n')[0] }).toEqual({ code: 2, said: `prime-compaction: ${said}` })
@@ -521,6 +528,37 @@ describe('compact against a local OpenAI-compatible server', () => {
     const closed = await run(['compact', EXAMPLE, '--base-url', server.baseUrl, '--model', 'm'])
     expect(closed.code).toBe(1)
     expect(closed.stderr).toContain(`Summarization failed: the request to ${server.baseUrl}/chat/completions failed: `)
+  })
+
+  ;(process.platform === 'linux' ? test : test.skip)('--append on a pipe is refused before any request', async () => {
+    server = await startServer([{ text: 'History.' }, { text: 'Prefix.' }])
+    const fifo = path.join(dir, 'append.fifo')
+    execFileSync('mkfifo', [fifo])
+    const r = await run(['compact', fifo, '--base-url', server.baseUrl, '--model', 'm', '--append'])
+    expect({ code: r.code, said: r.stderr.split('\n')[0], requests: server.requests.length }).toEqual({
+      code: 2,
+      said: `prime-compaction: --append needs a regular session file, and ${fifo} is not one (a pipe or a device)`,
+      requests: 0,
+    })
+  })
+
+  test('a summary that cannot be appended is still printed', async () => {
+    const file = copyExample('changed-meanwhile.jsonl')
+    const replies = [{ text: 'History.' }, { text: 'Prefix.' }]
+    // The agent writes to the session while the summary is made.
+    const changed = '{"type":"custom","id":"late0001","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z","customType":"x"}\n'
+    server = await startServer((body, index) => {
+      if (index === 0) fs.appendFileSync(file, changed)
+      return replies[index]
+    })
+    const before = fs.readFileSync(file)
+    const r = await run(['compact', file, '--base-url', server.baseUrl, '--model', 'm', '--append', '--quiet'])
+    expect({ code: r.code, stdout: r.stdout.split('\n')[0], said: r.stderr }).toEqual({
+      code: 1,
+      stdout: 'History.',
+      said: `prime-compaction: ${file} changed while the summary was being made; nothing was appended (run the command again)\n`,
+    })
+    expect(fs.readFileSync(file).equals(Buffer.concat([before, Buffer.from(changed)]))).toBe(true)
   })
 
   test('--append through a symbolic link writes the file it points to; the link stays', async () => {

@@ -100,7 +100,8 @@ function tokensOf(args, options) {
       // One token per letter of `-abc`: the argument counts once.
       if (token.index === shortAt) continue
       shortAt = token.index
-      out.push(args[token.index] === '-h' ? token : { kind: 'positional', value: args[token.index] })
+      if (args[token.index] !== '-h') throw new UsageError(`unknown option ${args[token.index]} (a file whose name starts with - goes after --)`)
+      out.push(token)
       continue
     }
     out.push(token)
@@ -133,6 +134,10 @@ function parseArgs(argv) {
     }
     const value = token.value
     if (value === undefined) throw new UsageError(`--${name} needs a value`)
+    // `--model --append` is a forgotten value, not a model named "--append".
+    if (!token.inlineValue && value.startsWith('-') && value.length > 1) {
+      throw new UsageError(`--${name} needs a value, got the option ${value} (write --${name}=${value} if that is the value)`)
+    }
     if (kind === 'count' || kind === 'size') {
       const n = Number(value)
       if (!/^\d+$/.test(value) || !Number.isSafeInteger(n)) throw new UsageError(`--${name} expects a whole number, got ${JSON.stringify(value)}`)
@@ -158,6 +163,10 @@ function parseArgs(argv) {
     } catch {}
     if (url === undefined || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
       throw new UsageError(`--base-url expects an http:// or https:// URL, got ${JSON.stringify(options['base-url'])}`)
+    }
+    // Requests go to {base-url}/chat/completions: a query or a fragment would end up before that path.
+    if (url.search || url.hash || options['base-url'].includes('?') || options['base-url'].includes('#')) {
+      throw new UsageError(`--base-url takes no query or fragment, got ${JSON.stringify(options['base-url'])}`)
     }
   }
   return { command, file: positional[0], options }
@@ -363,6 +372,14 @@ async function compactCommand(file, options) {
   for (const required of ['base-url', 'model']) {
     if (!options[required]) throw new UsageError(`compact needs --${required}`)
   }
+  // The entry is written back beside the file: a pipe or a device read once has no file to append to.
+  if (options.append) {
+    let stat
+    try {
+      stat = fs.statSync(file)
+    } catch {}
+    if (stat !== undefined && !stat.isFile()) throw new UsageError(`--append needs a regular session file, and ${file} is not one (a pipe or a device)`)
+  }
   let apiKey
   if (options['api-key-env']) {
     apiKey = process.env[options['api-key-env']]
@@ -409,17 +426,30 @@ async function compactCommand(file, options) {
   let entry
   if (options.append) {
     entry = compactionEntry(result, ids, leaf.id, systemMessage)
-    appendEntryAtomically(file, bytes, entry, (tmp, size) => {
-      if (size >= 8 << 20) say.note(`writing ${file} (${sizeOf(size)}) through ${tmp}`)
-    })
-    say.note(`appended compaction entry ${entry.id} to ${file}`)
+    let written
+    try {
+      written = appendEntryAtomically(file, bytes, entry, (tmp, size) => {
+        if (size >= 8 << 20) say.note(`writing ${file} (${sizeOf(size)}) through ${tmp}`)
+      })
+    } catch (err) {
+      // The summary was paid for: it is printed even though it could not be stored.
+      printResult({ result }, options)
+      throw err
+    }
+    say.note(`appended compaction entry ${entry.id} to ${written}${written === file ? '' : ` (${file})`}`)
   }
-  if (options.json) {
-    process.stdout.write(`${JSON.stringify(entry ? { result, entry } : { result }, null, 2)}\n`)
-  } else {
-    process.stdout.write(result.summary.endsWith('\n') ? result.summary : `${result.summary}\n`)
-  }
+  printResult(entry ? { result, entry } : { result }, options)
   return 0
+}
+
+/** compact's output: the summary, or with --json the result (and the entry appended). */
+function printResult(output, options) {
+  if (options.json) {
+    process.stdout.write(`${JSON.stringify(output, null, 2)}\n`)
+  } else {
+    const { summary } = output.result
+    process.stdout.write(summary.endsWith('\n') ? summary : `${summary}\n`)
+  }
 }
 
 async function main(argv) {

@@ -148,7 +148,8 @@ function fsyncDirectory(dir) {
  * beside the old one, synced, and renamed over it: a reader (or a crash) sees
  * the old session or the new one, never a mix. `original` is the content the
  * entry was made from; if the file no longer holds exactly that (the agent
- * wrote to it meanwhile), nothing is written.
+ * wrote to it meanwhile), nothing is written. Returns the file written (a
+ * symbolic link's target).
  */
 function appendEntryAtomically(link, original, entry, onWriting) {
   // A symbolic link stays one: the file it points to gets the new content.
@@ -162,7 +163,8 @@ function appendEntryAtomically(link, original, entry, onWriting) {
   if (!current.equals(original)) {
     throw new CliError(`${file} changed while the summary was being made; nothing was appended (run the command again)`)
   }
-  const mode = fs.statSync(file).mode & 0o7777
+  const stat = fs.statSync(file)
+  const mode = stat.mode & 0o7777
   const dir = path.dirname(file)
   const tmp = path.join(dir, `.${path.basename(file)}.${process.pid}.${crypto.randomBytes(4).toString('hex')}.tmp`)
   const line = Buffer.from(`${JSON.stringify(entry)}\n`)
@@ -175,6 +177,12 @@ function appendEntryAtomically(link, original, entry, onWriting) {
     throw new CliError(`cannot write ${tmp}: ${err.message}`)
   }
   try {
+    // The new file keeps the old one's owner where this process may give it (as root).
+    if (stat.uid !== process.getuid?.() || stat.gid !== process.getgid?.()) {
+      try {
+        fs.fchownSync(fd, stat.uid, stat.gid)
+      } catch {}
+    }
     writeAll(fd, original)
     if (needsNewline) writeAll(fd, Buffer.from('\n'))
     writeAll(fd, line)
@@ -192,6 +200,7 @@ function appendEntryAtomically(link, original, entry, onWriting) {
     throw new CliError(`cannot replace ${file}: ${err.message}`)
   }
   fsyncDirectory(dir)
+  return file
 }
 
 function writeAll(fd, buffer) {
