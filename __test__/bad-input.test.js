@@ -464,6 +464,19 @@ describe.each(LINES)('%s: arrays inside messages behind a Proxy', (line) => {
   })
 })
 
+describe.each(LINES)('%s: bashExecutionToText with what is not a message', (line) => {
+  test('throws a TypeError where the agent throws, and reads any other value as it does', async () => {
+    const [ref, ours] = [await loadReference(line), await loadOurs(line)]
+    for (const value of [null, undefined]) {
+      expect(() => ref.bashExecutionToText(value)).toThrow(TypeError)
+      expectTypeError(`bashExecutionToText(${value})`, () => ours.bashExecutionToText(value), [/message/, new RegExp(String(value))])
+    }
+    for (const value of [5, 'text', true, {}, [], { command: 'ls', output: 'a' }]) {
+      expect(ours.bashExecutionToText(value)).toBe(ref.bashExecutionToText(value))
+    }
+  })
+})
+
 describe('globals as they are at the call (checked in a child process)', () => {
   // Jest runs each file in a realm of its own, whose globals the addon does not see.
   test('JSON.stringify replaced for a call is the one used, as by the reference', () => {

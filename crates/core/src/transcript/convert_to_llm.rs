@@ -1,7 +1,7 @@
 //! `convertToLlm`: which agent messages reach the model, and as what.
 
 use crate::agent_line::AgentLine;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::js::string::{JsStr, Utf16Builder};
 use crate::js::view::{Key, Kind, View};
 use crate::session::model::{role_of, Role};
@@ -33,6 +33,13 @@ pub enum LlmMessage {
 
 /// `bashExecutionToText`: how a `!command` run reads to the model.
 pub fn bash_execution_text<V: View>(message: &V) -> Result<JsStr> {
+    // As in the agents, whose `msg.command` throws only for these.
+    if let kind @ (Kind::Null | Kind::Undefined) = message.kind() {
+        return Err(Error::type_error(
+            "",
+            format!("expected a bashExecution message, got {}", kind.describe()),
+        ));
+    }
     let mut out = Utf16Builder::new();
     out.push_str("Ran `");
     out.push_js(&message.get(Key::Command)?.to_js_string()?);
