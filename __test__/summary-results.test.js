@@ -48,6 +48,17 @@ describe.each(LINES)('agent line %s: summary results', (line) => {
     }
   })
 
+  test('a preparation without tokensBefore gives a result whose tokensBefore is undefined, as the agent\'s', async () => {
+    const withoutTokens = (m) => {
+      const { tokensBefore, ...rest } = plainPreparation(m)
+      return rest
+    }
+    const a = await compactOf(ref, [text('H')], withoutTokens)
+    const b = await compactOf(ours, [text('H')], withoutTokens)
+    expect(Object.keys(b)).toEqual(Object.keys(a))
+    expect([a.tokensBefore, b.tokensBefore]).toEqual([undefined, undefined])
+  })
+
   test('branch summary results', async () => {
     const a = await ref.generateBranchSummary(branchEntries(), { model: MODEL, apiKey: 'k', streamFn: scripted([text('## Goal\nB')]) })
     const b = await ours.generateBranchSummary(branchEntries(), { model: MODEL, apiKey: 'k', streamFn: scripted([text('## Goal\nB')]) })

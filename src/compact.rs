@@ -37,7 +37,8 @@ pub struct CompactionJob {
     line: &'static AgentLine,
     job: Job<MessageTranscript>,
     first_kept_entry_id: JsStr,
-    tokens_before: f64,
+    /// `None` where the preparation has none: the result has it undefined, as the agents' do.
+    tokens_before: Option<f64>,
     custom_instructions: Option<JsStr>,
     read_files: Vec<JsStr>,
     modified_files: Vec<JsStr>,
@@ -67,10 +68,15 @@ fn optional_string(v: &JsVal<'_>, name: &str) -> Result<Option<JsStr>> {
 }
 
 fn number_field(v: &JsVal<'_>, key: Key) -> Result<f64> {
+    Ok(optional_number_field(v, key)?.unwrap_or(f64::NAN))
+}
+
+/// A number field, `None` when undefined; any other type is a `TypeError`.
+fn optional_number_field(v: &JsVal<'_>, key: Key) -> Result<Option<f64>> {
     let field = v.get(key)?;
     match field.kind() {
-        Kind::Number => Ok(field.number().unwrap_or(f64::NAN)),
-        Kind::Undefined => Ok(f64::NAN),
+        Kind::Number => Ok(Some(field.number().unwrap_or(f64::NAN))),
+        Kind::Undefined => Ok(None),
         other => Err(Error::type_error(
             key.as_str(),
             format!("expected a number, got {}", other.describe()),
@@ -102,7 +108,8 @@ struct Parts {
     modified_files: Vec<JsStr>,
     branch: Option<BranchOptions>,
     first_kept_entry_id: JsStr,
-    tokens_before: f64,
+    /// `None` where the preparation has none: the result has it undefined, as the agents' do.
+    tokens_before: Option<f64>,
 }
 
 impl Parts {
@@ -126,7 +133,7 @@ impl Parts {
             modified_files: Vec::new(),
             branch: None,
             first_kept_entry_id: JsStr::empty(),
-            tokens_before: f64::NAN,
+            tokens_before: None,
         }
     }
 }
@@ -360,7 +367,7 @@ pub fn start_compaction(
             previous_summary: string_field(&prep, Key::PreviousSummary).within("preparation")?,
             turn_prefix,
             first_kept_entry_id,
-            tokens_before: number_field(&prep, Key::TokensBefore).within("preparation")?,
+            tokens_before: optional_number_field(&prep, Key::TokensBefore).within("preparation")?,
             read_files,
             modified_files,
             ..Parts::new(line, history, facts, reserve_tokens, custom_instructions)
@@ -622,7 +629,11 @@ impl CompactionJob {
                 c"firstKeptEntryId",
                 cx.js_str(&self.first_kept_entry_id)?,
             )?;
-            cx.set(o, c"tokensBefore", cx.number(self.tokens_before)?)?;
+            let tokens_before = match self.tokens_before {
+                Some(n) => cx.number(n)?,
+                None => cx.undefined(),
+            };
+            cx.set(o, c"tokensBefore", tokens_before)?;
             if let Some(usage) = self.usage_of(cx, &usages)? {
                 cx.set(o, c"usage", usage)?;
             }
