@@ -122,13 +122,26 @@ impl Error {
     }
 }
 
+/// Past this many UTF-16 units, [`quoted`] shows only the start of a string.
+const QUOTED_MAX_UNITS: usize = 256;
+/// How much of a longer string [`quoted`] shows.
+const QUOTED_START_UNITS: usize = 200;
+
 /// `"` + `s` + `"`, for naming a caller's string (an id, a key) in a
 /// message: `"` and `\` and control characters escaped as `JSON.stringify`
-/// escapes them, everything else, lone surrogates included, as it is.
+/// escapes them, everything else, lone surrogates included, as it is. A
+/// string longer than `QUOTED_MAX_UNITS` shows its start and its length, so
+/// a message never echoes a megabyte of input.
 pub fn quoted(s: &JsStr) -> JsStr {
+    let len = s.utf16_len();
+    let shown = if len > QUOTED_MAX_UNITS {
+        QUOTED_START_UNITS
+    } else {
+        len
+    };
     let mut out = Utf16Builder::new();
     out.push_str("\"");
-    for u in s.code_units() {
+    for u in s.code_units().take(shown) {
         match u {
             0x22 => out.push_str("\\\""),
             0x5C => out.push_str("\\\\"),
@@ -141,7 +154,11 @@ pub fn quoted(s: &JsStr) -> JsStr {
             u => out.push_unit(u),
         }
     }
-    out.push_str("\"");
+    if shown < len {
+        out.push_str(&format!("…\" (a string of {len} characters)"));
+    } else {
+        out.push_str("\"");
+    }
     out.finish()
 }
 

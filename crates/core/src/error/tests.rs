@@ -46,3 +46,17 @@ fn quoted_escapes_as_json_stringify_but_keeps_lone_surrogates() {
     );
     assert_eq!(quoted(&JsStr::from_str("plain")).to_string(), "\"plain\"");
 }
+
+#[test]
+fn quoted_shows_the_start_and_the_length_of_a_long_string() {
+    let at_most = "x".repeat(256);
+    assert_eq!(
+        quoted(&JsStr::from_str(&at_most)).to_string(),
+        format!("\"{at_most}\"")
+    );
+    let long = JsStr::from_string("y".repeat(1_000_000));
+    assert_eq!(
+        quoted(&long).to_string(),
+        format!("\"{}…\" (a string of 1000000 characters)", "y".repeat(200))
+    );
+}
