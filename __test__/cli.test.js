@@ -530,6 +530,20 @@ describe('compact against a local OpenAI-compatible server', () => {
     expect(closed.stderr).toContain(`Summarization failed: the request to ${server.baseUrl}/chat/completions failed: `)
   })
 
+  test('progress gives the time each step has taken', async () => {
+    const replies = [{ text: 'History.' }, { text: 'Prefix.' }]
+    server = await startServer((body, index) => new Promise((resolve) => setTimeout(() => resolve(replies[index]), 1600)))
+    const r = await run(['compact', EXAMPLE, '--base-url', server.baseUrl, '--model', 'm'])
+    expect(r.code).toBe(0)
+    const waits = r.stderr.split('\n').filter((l) => l.includes('waiting for m at'))
+    // About a second into each request (the command had run about 3 s by the second's line).
+    const steps = waits.map((l) => l.match(/\(request (\d)\)\.\.\. (\d+)s$/).slice(1).map(Number))
+    expect(steps.map(([request, seconds]) => [request, seconds <= 2])).toEqual([
+      [1, true],
+      [2, true],
+    ])
+  })
+
   ;(process.platform === 'linux' ? test : test.skip)('--append on a pipe is refused before any request', async () => {
     server = await startServer([{ text: 'History.' }, { text: 'Prefix.' }])
     const fifo = path.join(dir, 'append.fifo')

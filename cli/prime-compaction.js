@@ -175,18 +175,21 @@ function parseArgs(argv) {
 /** Progress on stderr for work that takes more than about a second. */
 function progress(quiet) {
   const started = Date.now()
+  // Each line gives the time its step has taken so far.
+  let stepStarted = started
   let timer
   let label
   let detail = ''
   let shown = false
   const show = () => {
     shown = true
-    process.stderr.write(`prime-compaction: ${label}${detail}... ${((Date.now() - started) / 1000).toFixed(0)}s\n`)
+    process.stderr.write(`prime-compaction: ${label}${detail}... ${((Date.now() - stepStarted) / 1000).toFixed(0)}s\n`)
   }
   return {
     /** Says `text` now when `now`, otherwise only if the step is still running after a second (then every 10 s). */
     step(text, now = false) {
       clearInterval(timer)
+      stepStarted = Date.now()
       label = text
       detail = ''
       if (quiet) return
