@@ -165,7 +165,7 @@ function parseArgs(argv) {
       throw new UsageError(`--base-url expects an http:// or https:// URL, got ${JSON.stringify(options['base-url'])}`)
     }
     // Requests go to {base-url}/chat/completions: a query or a fragment would end up before that path.
-    if (url.search || url.hash || options['base-url'].includes('?') || options['base-url'].includes('#')) {
+    if (/[?#]/.test(options['base-url'])) {
       throw new UsageError(`--base-url takes no query or fragment, got ${JSON.stringify(options['base-url'])}`)
     }
   }

@@ -296,7 +296,7 @@ function collectEntriesForBranchSummary(session, oldLeafId, targetId) {
   return { entries: entriesOfPath(path, result.count), commonAncestorId: result.commonAncestorId }
 }
 
-function prepareBranchEntries(entries, tokenBudget, line) {
+function prepareBranchEntriesOf(entries, tokenBudget, line) {
   const plan = native.prepareBranchEntries(entries, tokenBudget, line)
   return {
     messages: messagesOf(entries, plan.messages),
@@ -350,14 +350,12 @@ const AGENT_LINES = native.agentLines()
  */
 function createApi(lineName) {
   const line = native.agentLineIndex(lineName)
-  // Made as a property, so that its name is the agent's.
-  const prepareBranchEntriesOfLine = { prepareBranchEntries: (entries, tokenBudget = 0) => prepareBranchEntries(entries, tokenBudget, line) }
-    .prepareBranchEntries
+  const prepareBranchEntries = (entries, tokenBudget = 0) => prepareBranchEntriesOf(entries, tokenBudget, line)
   const { added: summarizingAdded, ...summarize } = summarizing(native, line, {
     argumentEntries,
     computeFileLists,
     createFileOps,
-    prepareBranchEntries: prepareBranchEntriesOfLine,
+    prepareBranchEntries,
   })
   const added = {
     ...summarizingAdded,
@@ -372,7 +370,7 @@ function createApi(lineName) {
     prepareCompaction: (pathEntries, settings) => prepareCompaction(pathEntries, settings, line),
     prepareCompactionAsync: (pathEntries, settings) => prepareCompactionAsync(pathEntries, settings, line),
     collectEntriesForBranchSummary,
-    prepareBranchEntries: prepareBranchEntriesOfLine,
+    prepareBranchEntries,
     ...summarize,
     prepareCompactionFromFile: (path, options) => native.prepareCompactionFromFile(path, options, line),
     prepareCompactionFromFileSync: (path, options) => native.prepareCompactionFromFileSync(path, options, line),
