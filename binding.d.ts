@@ -152,7 +152,7 @@ export declare function computeFileLists(read: Arg, written: Arg, edited: Arg): 
 
 /**
  * `convertToLlm(messages)` as the agent line does it: new objects only
- * where the reference makes them.
+ * where the reference makes them, holes passed over.
  */
 export declare function convertToLlm(messages: Arg, line: Arg): RawValue
 

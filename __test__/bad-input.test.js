@@ -464,6 +464,56 @@ describe.each(LINES)('%s: arrays inside messages behind a Proxy', (line) => {
   })
 })
 
+describe.each(LINES)('%s: holes in a list of agent messages', (line) => {
+  const S = require('./helpers/summary')
+  /** The same messages with a hole before each and one after the last. */
+  const holey = (list) => {
+    const out = []
+    list.forEach((m, i) => {
+      out[2 * i + 1] = m
+    })
+    out.length = 2 * list.length + 2
+    return out
+  }
+  let ref, ours
+  beforeAll(async () => {
+    ref = await loadReference(line)
+    ours = await loadOurs(line)
+  })
+
+  test('convertToLlm passes over them, as its map and filter do; serializeConversation throws as a for...of does', () => {
+    const messages = S.splitPreparation(ref).messagesToSummarize
+    expect(ours.convertToLlm(holey(messages))).toEqual(ref.convertToLlm(holey(messages)))
+    expect(ours.convertToLlm(holey(messages))).toEqual(ours.convertToLlm(messages))
+    expect(() => ref.serializeConversation(holey(messages))).toThrow(TypeError)
+    expectTypeError('serializeConversation with a hole', () => ours.serializeConversation(holey(messages)), [/messages\[0\]/])
+    // An explicit undefined is no hole: both throw.
+    expect(() => ref.convertToLlm([undefined])).toThrow(TypeError)
+    expectTypeError('convertToLlm([undefined])', () => ours.convertToLlm([undefined]), [/messages\[0\]/])
+  })
+
+  test('generateSummary and compact send what they send without the holes, where the reference accepts them too', async () => {
+    const prep = S.splitPreparation(ref)
+    const holed = { ...prep, messagesToSummarize: holey(prep.messagesToSummarize), turnPrefixMessages: holey(prep.turnPrefixMessages) }
+    const prompts = async (impl, p) => {
+      const streamFn = S.scripted([S.text('A'), S.text('B')])
+      const result = await impl.compact(p, S.MODEL, 'k', undefined, undefined, undefined, undefined, streamFn)
+      return [result.summary, streamFn.calls.map((c) => c.prompt)]
+    }
+    const [dense, holed2] = [await prompts(ours, prep), await prompts(ours, holed)]
+    expect(holed2).toEqual(dense)
+    expect(dense[1]).toHaveLength(2)
+    await expect(prompts(ref, holed)).resolves.toEqual(await prompts(ref, prep))
+    const summaryPrompt = async (impl, messages) => {
+      const streamFn = S.scripted([S.text('A')])
+      await impl.generateSummary(messages, S.MODEL, 2000, 'k', undefined, undefined, undefined, undefined, undefined, streamFn)
+      return streamFn.calls[0].prompt
+    }
+    expect(await summaryPrompt(ours, holey(prep.messagesToSummarize))).toBe(await summaryPrompt(ours, prep.messagesToSummarize))
+    expect(await summaryPrompt(ref, holey(prep.messagesToSummarize))).toBe(await summaryPrompt(ref, prep.messagesToSummarize))
+  })
+})
+
 describe.each(LINES)('%s: bashExecutionToText with what is not a message', (line) => {
   test('throws a TypeError where the agent throws, and reads any other value as it does', async () => {
     const [ref, ours] = [await loadReference(line), await loadOurs(line)]

@@ -11,6 +11,7 @@ use crate::js::out::{Arg, Raw, RawValue};
 use crate::js::view::{check, Cx, JsVal};
 use prime_compaction_core::agent_line::AgentLine;
 use prime_compaction_core::error::{Context, Result};
+use prime_compaction_core::js::elements::Elements;
 use prime_compaction_core::js::view::{Key, View};
 use prime_compaction_core::transcript::convert_to_llm::{
     bash_execution_text, convert_message_for, LlmMessage,
@@ -55,7 +56,7 @@ fn converted(cx: &Cx, line: &AgentLine, message: &JsVal<'_>) -> Result<Option<Ra
 }
 
 /// `convertToLlm(messages)` as the agent line does it: new objects only
-/// where the reference makes them.
+/// where the reference makes them, holes passed over.
 #[napi(js_name = "convertToLlm")]
 pub fn convert_to_llm(env: Env, messages: Arg, line: Arg) -> napi::Result<RawValue> {
     run(&env, |cx| {
@@ -65,9 +66,13 @@ pub fn convert_to_llm(env: Env, messages: Arg, line: Arg) -> napi::Result<RawVal
         let mut out = ptr::null_mut();
         check(unsafe { sys::napi_create_array(cx.env, &mut out) })?;
         let mut kept = 0u32;
-        for i in 0..len {
+        let mut elements = Elements::new(len);
+        while let Some(i) = elements.next_index(&list).within("messages")? {
             list.scoped(|| -> Result<()> {
                 let message = list.at(i)?;
+                if elements.is_hole(&list, i, &message)? {
+                    return Ok(());
+                }
                 if let Some(value) = converted(cx, line, &message)? {
                     check(unsafe { sys::napi_set_element(cx.env, out, kept, value) })?;
                     kept += 1;

@@ -403,9 +403,11 @@ add('huge and sparse arrays', (m) => {
   mustThrow('prepareCompaction', () => m.prepareCompaction(huge, SETTINGS), label)
   mustThrow('prepareBranchEntries', () => m.prepareBranchEntries(huge), label)
   mustThrow('findCutPoint', () => m.findCutPoint(huge, 0, 5, 10), label)
-  mustThrow('convertToLlm', () => m.convertToLlm(huge), label)
+  // convertToLlm's map and filter pass over holes: nothing to convert.
+  const empty = (v, l) => assert(Array.isArray(v) && v.length === 0, `${l}: expected [], got ${describe(v)}`)
+  mustReturn('convertToLlm', () => m.convertToLlm(huge), empty)
   mustThrow('serializeConversation', () => m.serializeConversation(huge), label)
-  mustThrow('projectForSummary', () => m.projectForSummary(huge), label)
+  mustReturn('projectForSummary', () => m.projectForSummary(huge), empty)
   mustThrow('splitUserRounds', () => m.splitUserRounds(huge), label)
   mustThrow('estimateContextTokens', () => m.estimateContextTokens(huge), label)
   mustThrow('getLastAssistantUsage', () => m.getLastAssistantUsage(huge), label)
@@ -419,6 +421,16 @@ add('huge and sparse arrays', (m) => {
   const holeyMsgs = messages(6)
   delete holeyMsgs[2]
   mustThrow('serializeConversation with a hole', () => m.serializeConversation(holeyMsgs), /messages\[2\]/)
+  mustReturn('convertToLlm with a hole', () => m.convertToLlm(holeyMsgs), (v, l) => assert(v.length === 5, `${l}: ${describe(v)}`))
+  // A few elements far apart in a 2^32-1-long array, one of them inherited.
+  const farApart = []
+  farApart.length = 2 ** 32 - 1
+  farApart[7] = holeyMsgs[0]
+  farApart[2 ** 32 - 2] = holeyMsgs[1]
+  Object.setPrototypeOf(farApart, Object.assign(Object.create(Array.prototype), { 70000: holeyMsgs[3] }))
+  mustReturn('convertToLlm, three elements in 2^32-1', () => m.convertToLlm(farApart), (v, l) =>
+    assert(v.length === 3 && v[0] === holeyMsgs[0] && v[1] === holeyMsgs[3] && v[2] === holeyMsgs[1], `${l}: ${describe(v)}`),
+  )
   const holeyContent = assistantMsg('x', 1)
   holeyContent.content = [holeyContent.content[1], , holeyContent.content[2]] // eslint-disable-line no-sparse-arrays
   errorOr('estimateTokens with a hole in content', () => m.estimateTokens(holeyContent), /content\[1\]/, isCount)

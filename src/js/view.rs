@@ -506,6 +506,59 @@ impl<'c> View for JsVal<'c> {
         self.cx.wrap(out)
     }
 
+    fn has_at(&self, index: usize) -> Result<bool> {
+        if !self.is_object_like() {
+            return Ok(false);
+        }
+        let index = u32::try_from(index).map_err(|_| Error::range("", "array index too large"))?;
+        let mut out = false;
+        check(unsafe { sys::napi_has_element(self.cx.env, self.raw, index, &mut out) })?;
+        Ok(out)
+    }
+
+    /// Own keys of the array and of each prototype, integers kept as
+    /// numbers. Not for a Proxy around an array, whose `has` trap decides.
+    fn present_indices(&self, from: usize, len: usize) -> Result<Option<Vec<usize>>> {
+        if self.kind() != Kind::Array {
+            return Ok(None);
+        }
+        self.scoped(|| {
+            let env = self.cx.env;
+            let mut indices = Vec::new();
+            let mut object = self.raw;
+            loop {
+                let mut keys = ptr::null_mut();
+                check(unsafe {
+                    sys::napi_get_all_property_names(
+                        env,
+                        object,
+                        sys::KeyCollectionMode::own_only,
+                        sys::KeyFilter::skip_symbols,
+                        sys::KeyConversion::keep_numbers,
+                        &mut keys,
+                    )
+                })?;
+                let keys = self.cx.wrap(keys)?;
+                for k in 0..keys.array_len().unwrap_or(0) {
+                    if let Some(n) = keys.at(k)?.number() {
+                        if n.fract() == 0.0 && n >= from as f64 && n < len as f64 {
+                            indices.push(n as usize);
+                        }
+                    }
+                }
+                let mut proto = ptr::null_mut();
+                check(unsafe { sys::napi_get_prototype(env, object, &mut proto) })?;
+                if self.cx.wrap(proto)?.kind() == Kind::Null {
+                    break;
+                }
+                object = proto;
+            }
+            indices.sort_unstable();
+            indices.dedup();
+            Ok(Some(indices))
+        })
+    }
+
     fn json_len(&self) -> Result<Option<usize>> {
         let out = self.cx.stringify(self.raw)?;
         Ok(self.cx.wrap(out)?.str_len())

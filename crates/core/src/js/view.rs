@@ -292,6 +292,14 @@ pub trait View: Sized + Clone {
     fn array_len(&self) -> Option<usize>;
     /// `arr[i]`.
     fn at(&self, index: usize) -> Result<Self>;
+    /// `i in arr`: an element there, own or inherited.
+    fn has_at(&self, index: usize) -> Result<bool>;
+    /// The indices from `from` below `len` that hold an element, own or
+    /// inherited, ascending, when the implementation can list them without
+    /// asking each index; `None` otherwise.
+    fn present_indices(&self, _from: usize, _len: usize) -> Result<Option<Vec<usize>>> {
+        Ok(None)
+    }
     /// `JSON.stringify(self).length`, or `None` where `JSON.stringify` returns `undefined`.
     fn json_len(&self) -> Result<Option<usize>>;
     /// JS `String(self)` (template-literal conversion).

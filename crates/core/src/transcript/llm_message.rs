@@ -10,6 +10,7 @@
 //! for each value, which is all the transcript prints.
 
 use crate::error::{Context, Error, Result};
+use crate::js::elements::Elements;
 use crate::js::json::{stringify, Value};
 use crate::js::string::JsStr;
 use crate::js::view::{Kind, View};
@@ -433,8 +434,9 @@ pub fn from_agent_message_with<V: View, T: TextOf<V>>(
     })
 }
 
-/// `convertToLlm(messages)` into the owned model. Errors name the index
-/// (`[3].content[1].text`); callers prefix the argument name.
+/// `convertToLlm(messages)` into the owned model: holes are passed over, as
+/// its `map` and `filter` do. Errors name the index (`[3].content[1].text`);
+/// callers prefix the argument name.
 pub fn from_agent_messages<V: View>(messages: &V) -> Result<Vec<Message>> {
     from_agent_messages_with(messages, ReadLimits::default())
 }
@@ -453,9 +455,13 @@ pub fn from_agent_messages_with<V: View, T: TextOf<V>>(
 ) -> Result<Vec<Message<T>>> {
     let len = messages.expect_array("")?;
     let mut out = Vec::with_capacity(crate::capacity::reserve_for(len));
-    for i in 0..len {
+    let mut elements = Elements::new(len);
+    while let Some(i) = elements.next_index(messages).within("")? {
         let mut read = || -> Result<()> {
             let message = messages.at(i)?;
+            if elements.is_hole(messages, i, &message)? {
+                return Ok(());
+            }
             if let Some(m) = from_agent_message_with(&message, limits)? {
                 out.push(m);
             }

@@ -128,6 +128,11 @@ impl<'a> View for Val<'a> {
         }
     }
 
+    /// JSON arrays have no holes.
+    fn has_at(&self, index: usize) -> Result<bool> {
+        Ok(matches!(self, Val::Of(Value::Array(items)) if index < items.len()))
+    }
+
     fn json_len(&self) -> Result<Option<usize>> {
         Ok(match self {
             Val::Undefined => None,
