@@ -72,6 +72,8 @@ describe.each(LINES)('agent line %s: summary results', (line) => {
     ['a turn-prefix error', [text('H'), failure('bad gateway')], splitPreparation],
     ['a turn-prefix error without a message', [text('H'), failure('')], splitPreparation],
     ['an error whose message is not a string', [{ ...failure(''), errorMessage: 503 }]],
+    ['an error whose message is truthy but writes as ""', [{ ...failure(''), errorMessage: [] }]],
+    ['a turn-prefix error whose message writes as ""', [text('H'), { ...failure(''), errorMessage: [] }], splitPreparation],
   ])('compact() rejects %s as the agent does', async (_, answers, prep = plainPreparation) => {
     const a = await outcome(compactOf(ref, [...answers], prep))
     const b = await outcome(compactOf(ours, [...answers], prep))
@@ -205,6 +207,9 @@ describe('agent line 1.6: usage and failures of 1.6', () => {
       failure(''),
       { ...failure(''), errorMessage: undefined },
       { ...failure(''), errorMessage: 503 },
+      // Truthy, yet written as "".
+      { ...failure(''), errorMessage: [] },
+      { ...failure(''), errorMessage: { toString: () => '' } },
       lengthStop,
       { ...text(''), stopReason: 'aborted' },
       text('fine'),

@@ -67,6 +67,7 @@ pub enum Stop {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Response {
     pub stop: Stop,
+    /// `String(errorMessage)` of an error answer; `None` when it is falsy.
     pub error_message: Option<JsStr>,
     /// The text blocks, in order.
     pub texts: Vec<JsStr>,
@@ -347,11 +348,14 @@ impl<T: Transcript> Job<T> {
         match response.stop {
             Stop::Aborted => return fail(self, Failure::Aborted),
             Stop::Error => {
-                let message = response.error_message.clone().unwrap_or_default();
-                if is_context_overflow(&message.to_string_lossy()) {
-                    return overflowed(self, &message);
+                let message = response.error_message.clone();
+                if let Some(overflow) = message
+                    .as_ref()
+                    .filter(|m| is_context_overflow(&m.to_string_lossy()))
+                {
+                    return overflowed(self, overflow);
                 }
-                return fail(self, Failure::Error(&message));
+                return fail(self, Failure::Error(message.as_ref()));
             }
             Stop::Length if fills_the_window(&response.usage, self.limits.context_window) => {
                 let message = JsStr::from_string(format!(

@@ -19,8 +19,9 @@ pub fn label(part: Part) -> &'static str {
 /// Why an answer is no summary.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Failure<'a> {
-    /// `stopReason: "error"` with this message (empty when there was none).
-    Error(&'a JsStr),
+    /// `stopReason: "error"` with this message, `String()`-converted;
+    /// `None` when it was falsy (a truthy one may still write as "").
+    Error(Option<&'a JsStr>),
     /// `stopReason: "length"`; the output budget the request asked for, if any.
     Length(Option<f64>),
     /// A tool call instead of a summary.
@@ -51,11 +52,9 @@ pub fn describe(rules: &SummaryFailures, part: Part, failure: Failure<'_>) -> Js
         Failure::ToolCall => {
             detail.push_str("the model answered with a tool call instead of a summary")
         }
-        Failure::Error(message) if message.is_empty() && part == Part::Branch => {
-            detail.push_str(rules.branch_no_message)
-        }
-        Failure::Error(message) if message.is_empty() => detail.push_str("Unknown error"),
-        Failure::Error(message) => detail.push_js(message),
+        Failure::Error(None) if part == Part::Branch => detail.push_str(rules.branch_no_message),
+        Failure::Error(None) => detail.push_str("Unknown error"),
+        Failure::Error(Some(message)) => detail.push_js(message),
         Failure::Length(_) if rules.length.is_some() => {
             detail.push_str(rules.length.unwrap_or_default())
         }
@@ -122,8 +121,8 @@ pub fn summarization_failure(
     out.push_str(" failed: ");
     match stop {
         Stop::Error => match error_message {
-            Some(message) if !message.is_empty() => out.push_js(message),
-            _ => out.push_str("Unknown error"),
+            Some(message) => out.push_js(message),
+            None => out.push_str("Unknown error"),
         },
         Stop::Length => out.push_str(rules.length?),
         Stop::Finished | Stop::Aborted => return None,
@@ -144,10 +143,13 @@ mod tests {
         );
         let (bad, none) = (JsStr::from_str("bad"), JsStr::empty());
         let cases: &[(Part, Failure<'_>, &str, &str)] = &[
-            (Part::History, Failure::Error(&bad), "Summarization failed: bad", "Summarization failed: bad"),
-            (Part::Branch, Failure::Error(&bad), "bad", "Branch summarization failed: bad"),
-            (Part::Branch, Failure::Error(&none), "Summarization failed", "Branch summarization failed: Unknown error"),
-            (Part::TurnPrefix, Failure::Error(&none), "Turn prefix summarization failed: Unknown error", "Turn prefix summarization failed: Unknown error"),
+            (Part::History, Failure::Error(Some(&bad)), "Summarization failed: bad", "Summarization failed: bad"),
+            (Part::Branch, Failure::Error(Some(&bad)), "bad", "Branch summarization failed: bad"),
+            (Part::Branch, Failure::Error(None), "Summarization failed", "Branch summarization failed: Unknown error"),
+            (Part::TurnPrefix, Failure::Error(None), "Turn prefix summarization failed: Unknown error", "Turn prefix summarization failed: Unknown error"),
+            // A truthy message that writes as "" (`[]`) is written as "".
+            (Part::History, Failure::Error(Some(&none)), "Summarization failed: ", "Summarization failed: "),
+            (Part::Branch, Failure::Error(Some(&none)), "", "Branch summarization failed: "),
             (
                 Part::History,
                 Failure::Length(Some(4096.0)),
@@ -181,7 +183,7 @@ mod tests {
         let message = JsStr::from_utf16(&[0x61, 0xD83D, 0x62, 0xDC00]);
         for line in [&AgentLine::V0_78, &AgentLine::V1_6] {
             let rules = &line.summary_failures;
-            let text = describe(rules, Part::History, Failure::Error(&message));
+            let text = describe(rules, Part::History, Failure::Error(Some(&message)));
             let mut want: Vec<u16> = "Summarization failed: ".encode_utf16().collect();
             want.extend([0x61, 0xD83D, 0x62, 0xDC00]);
             assert_eq!(text.to_utf16(), want);
@@ -197,7 +199,7 @@ mod tests {
             assert!(overflow
                 .to_utf16()
                 .ends_with(&[0x3A, 0x20, 0x61, 0xD83D, 0x62, 0xDC00]));
-            let branch = describe(rules, Part::Branch, Failure::Error(&message)).to_utf16();
+            let branch = describe(rules, Part::Branch, Failure::Error(Some(&message))).to_utf16();
             assert!(branch.ends_with(&[0x61, 0xD83D, 0x62, 0xDC00]));
         }
         // A high surrogate at the end of the label's text and a low one at the
@@ -228,6 +230,10 @@ mod tests {
         assert_eq!(
             f(Stop::Error, None).as_deref(),
             Some("Bug report summary failed: Unknown error")
+        );
+        assert_eq!(
+            f(Stop::Error, Some(&JsStr::empty())).as_deref(),
+            Some("Bug report summary failed: ")
         );
         assert_eq!(
             f(Stop::Length, Some(&msg)).as_deref(),

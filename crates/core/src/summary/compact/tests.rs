@@ -46,10 +46,11 @@ fn text(t: &str) -> Response {
     }
 }
 
+/// An error answer; "" stands for a falsy `errorMessage`.
 fn error(message: &str) -> Response {
     Response {
         stop: Stop::Error,
-        error_message: Some(message.into()),
+        error_message: (!message.is_empty()).then(|| message.into()),
         texts: vec![],
         has_tool_call: false,
         usage: AnswerUsage::default(),
