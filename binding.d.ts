@@ -332,11 +332,12 @@ export declare function shouldCompact(contextTokens: Arg, contextWindow: Arg, se
 export declare function startBranchSummary(messages: Arg, fileOps: Arg, model: Arg, reserveTokens: Arg, custom: Arg, replace: Arg, line: Arg, thinkingLevel: Arg, argumentEntries?: Arg | undefined | null): CompactionJob
 
 /**
- * Starts `compact(preparation, model, ..., customInstructions)`. `file_ops`
- * is `computeFileLists`' `{ readFiles, modifiedFiles }` of the
- * preparation's file operations (lib/summarize.js makes it).
+ * Starts `compact(preparation, model, ..., customInstructions)`.
+ * `file_lists_of` is lib/summarize.js's `computeFileLists`, called with the
+ * preparation's `fileOps` once they are an object, for their
+ * `{ readFiles, modifiedFiles }`.
  */
-export declare function startCompaction(preparation: Arg, fileOps: Arg, model: Arg, custom: Arg, line: Arg, thinkingLevel: Arg, argumentEntries?: Arg | undefined | null): CompactionJob
+export declare function startCompaction(preparation: Arg, fileListsOf: Arg, model: Arg, custom: Arg, line: Arg, thinkingLevel: Arg, argumentEntries?: Arg | undefined | null): CompactionJob
 
 /**
  * Starts `generateSummary(currentMessages, model, reserveTokens, ...)`: one

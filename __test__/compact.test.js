@@ -208,6 +208,26 @@ describe.each(LINES.map((line) => [line, require(`../agent-${line}`)]))('agent l
     })
   })
 
+  describe('compact(): file operations that are none', () => {
+    test('reject with a TypeError naming preparation.fileOps before any request, where the agents throw after their summaries', async () => {
+      for (const fileOps of [null, undefined, 5, 'read']) {
+        const streamFn = scripted([text('H'), text('P')])
+        await expect(ours.compact({ ...preparation(), fileOps }, MODEL, 'k', undefined, undefined, undefined, undefined, streamFn)).rejects.toMatchObject({
+          name: 'TypeError',
+          message: expect.stringMatching(/^preparation\.fileOps: expected file operations \{ read, written, edited \}, got /),
+        })
+        expect(streamFn.calls).toHaveLength(0)
+      }
+      // An object without the sets: computeFileLists' own error, its first read the agents' (edited).
+      const streamFn = scripted([text('H'), text('P')])
+      await expect(ours.compact({ ...preparation(), fileOps: {} }, MODEL, 'k', undefined, undefined, undefined, undefined, streamFn)).rejects.toMatchObject({
+        name: 'TypeError',
+        message: expect.stringMatching(/fileOps\.edited is not iterable/),
+      })
+      expect(streamFn.calls).toHaveLength(0)
+    })
+  })
+
   describe('compact(): failures and overflow recovery', () => {
     const plain = () => ({ ...preparation(), isSplitTurn: false, turnPrefixMessages: [] })
 

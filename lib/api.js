@@ -318,9 +318,10 @@ function extractFileOpsFromMessage(message, fileOps, line) {
 }
 
 function computeFileLists(fileOps) {
-  const read = [...fileOps.read]
-  const written = [...fileOps.written]
+  // Read in the agents' order: edited, written, read.
   const edited = [...fileOps.edited]
+  const written = [...fileOps.written]
+  const read = [...fileOps.read]
   const lists = native.computeFileLists(read, written, edited)
   // Indices into [...read, ...edited, ...written]: the values themselves come back.
   const all = read.concat(edited, written)
@@ -354,7 +355,6 @@ function createApi(lineName) {
   const { added: summarizingAdded, ...summarize } = summarizing(native, line, {
     argumentEntries,
     computeFileLists,
-    createFileOps,
     prepareBranchEntries,
   })
   const added = {

@@ -95,7 +95,7 @@ async function retrying(produce, retry, signal, callbacks) {
  * The exports of agent line `line` (the native line index) that summarize.
  * `helpers` are the planning exports they build on.
  */
-function summarizing(native, line, { argumentEntries, computeFileLists, createFileOps, prepareBranchEntries }) {
+function summarizing(native, line, { argumentEntries, computeFileLists, prepareBranchEntries }) {
   const rules = native.summaryRules(line)
   const SUMMARIZATION_SYSTEM_PROMPT = native.summarizationSystemPrompt()
 
@@ -177,10 +177,11 @@ function summarizing(native, line, { argumentEntries, computeFileLists, createFi
     return usages
   }
 
-  /** The native job for `preparation`, with its file lists computed as computeFileLists does. */
+  /** The native job for `preparation`, and the file lists computeFileLists made of its fileOps for it. */
   function startCompactionJob(preparation, model, customInstructions, thinkingLevel) {
-    const lists = computeFileLists((preparation && preparation.fileOps) || createFileOps())
-    const job = native.startCompaction(preparation, lists, model, customInstructions, line, thinkingLevel, argumentEntries)
+    let lists
+    const listsOf = (fileOps) => (lists = computeFileLists(fileOps))
+    const job = native.startCompaction(preparation, listsOf, model, customInstructions, line, thinkingLevel, argumentEntries)
     return { job, lists }
   }
 

@@ -155,7 +155,7 @@ impl Cx {
     }
 
     /// `f.call(this, arg)`.
-    fn call(
+    pub(crate) fn call(
         &self,
         this: sys::napi_value,
         f: sys::napi_value,
