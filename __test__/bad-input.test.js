@@ -587,4 +587,20 @@ describe('formatFileOperations on odd arrays', () => {
     expect({ name: error && error.name, message: error && error.message }).toEqual({ name: 'RangeError', message: 'Invalid string length' })
     expect(Date.now() - started).toBeLessThan(1000)
   })
+
+  test('a list met inside itself shows as "", as JS join shows it', async () => {
+    const ref = await loadReference()
+    const ours = await loadOurs()
+    const self = ['x']
+    self.push(self, 'y')
+    const deep = ['x']
+    deep.push(['y', deep])
+    const [c, d] = [['m'], ['n']]
+    c.push(d)
+    d.push(c)
+    for (const [read, modified] of [[self, []], [deep, deep], [[c], [d]], [['p', ['q', ['r']]], ['s']]]) {
+      expect(ours.formatFileOperations(read, modified)).toBe(ref.formatFileOperations(read, modified))
+    }
+    expect(ours.formatFileOperations(self, [])).toBe('\n\n<read-files>\nx\n\ny\n</read-files>')
+  })
 })

@@ -9,7 +9,7 @@ use crate::agent_line::line_arg;
 use crate::js::args::arg;
 use crate::js::errors::run;
 use crate::js::out::{Arg, RawValue};
-use crate::js::view::JsVal;
+use crate::js::view::{Cx, JsVal};
 use prime_compaction_core::error::{Context, Error, Result};
 use prime_compaction_core::js::string::{JsStr, MAX_STRING_UNITS};
 use prime_compaction_core::js::view::View;
@@ -83,6 +83,22 @@ pub fn joined_elements(v: &JsVal<'_>, name: &str) -> Result<Vec<JsStr>> {
         .collect()
 }
 
+/// The elements of a list given to `formatFileOperations`, as the agents'
+/// `join("\n")` shows them. A list holding an object is joined by its own
+/// `join` as one line, since it shows a list met inside itself as "".
+fn listed_files(cx: &Cx, v: &JsVal<'_>, name: &str) -> Result<Vec<JsStr>> {
+    let len = v.expect_array(name)?;
+    let mut out = Vec::with_capacity(len.min(1 << 16));
+    for i in 0..len {
+        let element = v.at(i)?;
+        if element.is_object_like() {
+            return Ok(vec![cx.join_lines(v.raw).within(name)?]);
+        }
+        out.push(join_element(&element).within_with(|| format!("{name}[{i}]"))?);
+    }
+    Ok(out)
+}
+
 /// `formatFileOperations(readFiles, modifiedFiles)`.
 #[napi(js_name = "formatFileOperations")]
 pub fn format_file_operations_native(
@@ -99,8 +115,8 @@ pub fn format_file_operations_native(
         if elements > MAX_STRING_UNITS {
             return Err(Error::string_too_long());
         }
-        let read = joined_elements(&read_arg, "readFiles")?;
-        let modified = joined_elements(&modified_arg, "modifiedFiles")?;
+        let read = listed_files(cx, &read_arg, "readFiles")?;
+        let modified = listed_files(cx, &modified_arg, "modifiedFiles")?;
         Ok(RawValue(
             cx.utf16(&format_file_operations(&read, &modified))?,
         ))

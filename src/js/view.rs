@@ -141,6 +141,13 @@ impl Cx {
         self.call(json, json_stringify, value)
     }
 
+    /// `list.join("\n")`: the list's own `join`, of its own realm.
+    pub fn join_lines(&self, list: sys::napi_value) -> Result<JsStr> {
+        let join = self.named_property(list, c"join")?;
+        let out = self.call(list, join, self.str("\n")?)?;
+        self.read_string(out)
+    }
+
     /// JS `Array.isArray(value)` (true for a Proxy around an array).
     fn is_array_js(&self, value: sys::napi_value) -> bool {
         let Ok(Globals { array_is_array, .. }) = self.globals() else {
