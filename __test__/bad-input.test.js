@@ -217,6 +217,19 @@ describe.each(LINES)('agent line %s', (line) => {
       }, { numRuns: runs(0.02) })
     })
 
+    it('prepareBranchEntries and generateBranchSummary name the message of a message entry whose role is no string', async () => {
+      const S = require('./helpers/summary')
+      for (const role of [undefined, 42]) {
+        const entries = [...S.branchEntries(), { type: 'message', id: 'b9', parentId: 'b1', timestamp: '2026-01-01T00:00:00.000Z', message: { role, content: 'x', timestamp: 3 } }]
+        expectTypeError(`prepareBranchEntries(role ${role})`, () => ours.prepareBranchEntries(entries), [/^entries\[2\]\.message\.role: expected a string/])
+        const streamFn = S.scripted([S.text('SUM')])
+        await expect(ours.generateBranchSummary(entries, { model: S.MODEL, apiKey: 'k', streamFn })).rejects.toMatchObject({
+          message: expect.stringMatching(/^entries\[2\]\.message\.role: expected a string/),
+        })
+        expect(streamFn.calls).toHaveLength(0)
+      }
+    })
+
     it('a message entry whose message is missing / null / not an object', () => {
       for (const bad of [undefined, null, 'text', 3]) {
         const entries = validSession(8)

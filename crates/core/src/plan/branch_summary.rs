@@ -451,21 +451,24 @@ fn branch_message<V: View>(
                     }
                 }
             };
-            let mut found = |kind, path| ops.add(kind, path);
-            if message.is_object_like() && message.get(Key::Role)?.str_is("assistant") {
-                if let Some(c) = content.clone().of(&message, Role::Assistant)? {
-                    extract_tool_call_file_ops(&c, &mut found).within("content")?;
+            // What goes wrong past here is the message's.
+            let measure = || -> Result<u64> {
+                let mut found = |kind, path| ops.add(kind, path);
+                if message.is_object_like() && message.get(Key::Role)?.str_is("assistant") {
+                    if let Some(c) = content.clone().of(&message, Role::Assistant)? {
+                        extract_tool_call_file_ops(&c, &mut found).within("content")?;
+                    }
                 }
-            }
-            let tokens = chars_to_tokens(measure_message_with(
-                &message,
-                content,
-                &Chars,
-                &line.tokens,
-            )?);
+                Ok(chars_to_tokens(measure_message_with(
+                    &message,
+                    content,
+                    &Chars,
+                    &line.tokens,
+                )?))
+            };
+            let tokens = measure().within("message")?;
             Ok(Some((plan(shape.0, shape.1), tokens)))
         }
-        .within("message"),
         EntryType::CustomMessage => {
             let (shape, content) = match edit()? {
                 Some((_, true)) => return Ok(None),
