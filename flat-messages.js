@@ -13,9 +13,11 @@
 // (crates/core/src/transcript/flat.rs decodes them). Nothing is decided here: a message this pass does
 // not recognise, down to a text that is not a string or an image with an
 // odd mimeType, is left to the native reader ([NATIVE, i]), which converts
-// it and reports errors as it always has. If reading throws (a getter, a
-// revoked Proxy) or meets a message that is not an object, the whole call
-// goes native, which throws the same way at the same point.
+// it and reports errors as it always has. A message that is not an object
+// sends the whole call native. If reading throws (a getter, a revoked
+// Proxy), the exception is passed on: the native reader would read the
+// same values in the same order and meet it again, and reading a getter
+// twice runs the caller's code twice.
 
 // Message codes. `string` is a text's index in the texts array; `id`,
 // `name`, `key`, `json` and `mimeType` are lengths of short strings, taken
@@ -118,8 +120,12 @@ function flatMessages(messages, timestamps = false) {
   if (!Array.isArray(messages) || messages.length > FLAT_MAX_MESSAGES) return undefined
   try {
     return flatten(messages, timestamps)
-  } catch {
-    return undefined
+  } catch (error) {
+    // The native reader reads every message, as far as the pass read and
+    // in the same order: the caller's exception is the one it would meet.
+    // Passed on, the throwing getter runs once, as in the agents.
+    if (error === NO_ROOM) return undefined
+    throw error
   }
 }
 
@@ -352,9 +358,17 @@ function flatten(messages, timestamps) {
 }
 
 /** The typed array `array`, or a copy of its first `used` elements with room for `k` more. */
+/** What withRoom throws when the flat form cannot grow: the native reader reads the messages instead. */
+const NO_ROOM = Symbol('no room for the flat form')
+
 function withRoom(array, used, k) {
   if (used + k <= array.length) return array
-  const bigger = new array.constructor(Math.max(array.length * 2, used + k))
+  let bigger
+  try {
+    bigger = new array.constructor(Math.max(array.length * 2, used + k))
+  } catch {
+    throw NO_ROOM
+  }
   bigger.set(array.subarray(0, used))
   return bigger
 }

@@ -535,7 +535,8 @@ test('malformed chunks are errors that name the problem, and add nothing', () =>
   facts.pushEntries(readEntryFacts(entries, 5, 10))
   const all = new Uint32Array(entries.map((_, i) => i))
   const messages = readMessageFacts(entries, all, 0, 10)
-  expect(() => facts.pushMessages({ ...messages, at: new Uint32Array(10).fill(10) })).toThrow(/malformed entry facts: a message of no entry/)
+  // A message past the entries pushed (the array grew while it was read) adds nothing.
+  facts.pushMessages({ ...messages, at: new Uint32Array(10).fill(10) })
   expect(() => facts.pushMessages({ ...messages, contents: new Uint8Array(10).fill(9) })).toThrow(/malformed entry facts: a content code/)
   expect(() => binding.planFinish(entries, 0, facts)).toThrow(/planFinish without planCut/)
   facts.pushMessages(messages)

@@ -305,6 +305,16 @@ impl EntryFacts {
     /// Adds a messages chunk, for entries already pushed. A malformed chunk
     /// is an error and adds nothing.
     pub fn push_messages(&mut self, chunk: &MessagesChunk) -> Result<()> {
+        // An entry past the facts: the array grew while it was read (a
+        // getter added entries), so the cut read the array itself
+        // ([`Entries::with_facts`] takes only facts of its length), and
+        // so will the plan. The chunk's strings are counted all the same.
+        if chunk.at.iter().any(|&entry| entry as usize >= self.len()) {
+            self.strings_pushed = self
+                .strings_pushed
+                .saturating_add(chunk.lengths.len() as u32);
+            return Ok(());
+        }
         let (ops_before, paths_before) = (self.file_ops.len(), self.paths.len());
         let read = self.read_messages(chunk);
         match read {
@@ -357,9 +367,6 @@ impl EntryFacts {
         let mut scratch = Vec::new();
         for k in 0..count {
             let entry = chunk.at[k] as usize;
-            if entry >= self.len() {
-                return Err(malformed("a message of no entry"));
-            }
             let content = chunk.contents[k];
             if content & !(code::CONTENT_MASK | code::CALLS_READ) != 0 {
                 return Err(malformed("a content code"));
@@ -828,8 +835,19 @@ mod tests {
             &'a [u32],
             &'a [u16],
         );
-        let messages: [Chunk; 10] = [
-            (&[1], &[code::CONTENT_PRESENT], &[0], &[], &[], &[]),
+        // A message past the entries pushed (the array grew while read)
+        // is no error, and adds nothing.
+        let past = MessagesChunk {
+            at: &[1],
+            contents: &[code::CONTENT_PRESENT],
+            calls: &[0],
+            refs: &[],
+            lengths: &[],
+            text: &[],
+        };
+        assert!(facts.push_messages(&past).is_ok());
+        assert!(facts.message(0).is_none());
+        let messages: [Chunk; 9] = [
             (&[0], &[code::CONTENT_PRESENT], &[1], &[], &[], &[]),
             (&[0], &[code::CALLS_READ], &[0], &[], &[], &[]),
             // A length past the text, and text left over.

@@ -1,0 +1,102 @@
+'use strict'
+// User code that calls the package again from inside a call: a getter on
+// the input that runs serializeConversation or prepareCompaction itself,
+// throwing some levels down, or never ending; a getter that adds entries
+// to the array being planned.
+
+const { loadReference } = require('./helpers/reference')
+const { loadOurs, LINES } = require('./helpers/ours')
+
+const SETTINGS = { enabled: true, reserveTokens: 16384, keepRecentTokens: 1 }
+
+/** `call(input)` on an input whose getter calls it again, `depth` levels deep at most (Infinity: no end). */
+function reentering(impl, name, depth) {
+  let runs = 0
+  let level = 0
+  const again = () => {
+    runs++
+    if (level >= depth) throw new Error('deep enough')
+    level++
+    try {
+      call()
+    } finally {
+      level--
+    }
+  }
+  const message = { role: 'user', timestamp: 1, get content() { again(); return 'hello' } }
+  const entries = [
+    { type: 'message', id: 'a', parentId: null, timestamp: 't', message: { role: 'user', content: 'x', timestamp: 1 } },
+    { type: 'message', id: 'b', parentId: 'a', timestamp: 't', get message() { again(); return { role: 'user', content: 'y', timestamp: 2 } } },
+  ]
+  const call = {
+    serializeConversation: () => impl.serializeConversation([message]),
+    serializeForSummary: () => impl.serializeForSummary([message]),
+    projectForSummary: () => impl.projectForSummary([message]),
+    prepareCompaction: () => impl.prepareCompaction(entries, SETTINGS),
+  }[name]
+  let error
+  const started = Date.now()
+  try {
+    call()
+  } catch (err) {
+    error = err
+  }
+  return { runs, error, ms: Date.now() - started }
+}
+
+describe.each(LINES)('agent line %s', (line) => {
+  let ref, ours
+  beforeAll(async () => {
+    ref = await loadReference(line)
+    ours = await loadOurs(line)
+  })
+
+  test.each(['serializeConversation', 'serializeForSummary', 'projectForSummary'])(
+    '%s: a getter that calls it again and throws six levels down runs once a level, and its exception passes',
+    (name) => {
+      const got = reentering(ours, name, 6)
+      expect([got.runs, got.error && got.error.message]).toEqual([7, 'deep enough'])
+      if (ref[name]) expect(reentering(ref, name, 6).runs).toBe(7)
+    },
+  )
+
+  test.each(['serializeConversation', 'prepareCompaction'])('%s: a getter that calls it again without end ends in a RangeError at once, as in the agent', (name) => {
+    const got = reentering(ours, name, Infinity)
+    expect(got.error).toBeDefined()
+    expect(got.error.name).toBe('RangeError')
+    expect(got.ms).toBeLessThan(2000)
+    expect(reentering(ref, name, Infinity).error.name).toBe('RangeError')
+  })
+
+  test('prepareCompaction: entries a getter adds while the call reads them are planned, as the agent plans them', () => {
+    const session = () => {
+      const entries = []
+      for (let i = 0; i < 40; i++) {
+        const message =
+          i % 2 === 0
+            ? { role: 'user', content: `question ${i}`, timestamp: i }
+            : { role: 'assistant', content: [{ type: 'text', text: 'answer '.repeat(50) }], stopReason: 'stop', usage: { input: 10, output: 10, cacheRead: 0, cacheWrite: 0, totalTokens: 20 * i }, timestamp: i }
+        entries.push({ type: 'message', id: `e${i}`, parentId: i ? `e${i - 1}` : null, timestamp: '2026-01-01T00:00:00.000Z', message })
+      }
+      let added = false
+      Object.defineProperty(entries[39], 'type', {
+        enumerable: true,
+        get() {
+          if (!added) {
+            added = true
+            for (let k = 0; k < 3; k++) {
+              const p = entries[entries.length - 1]
+              entries.push({ type: 'message', id: `late${k}`, parentId: p.id, timestamp: p.timestamp, message: { role: 'user', content: 'x'.repeat(9000), timestamp: 99 } })
+            }
+          }
+          return 'message'
+        },
+      })
+      return entries
+    }
+    const settings = { enabled: true, reserveTokens: 16384, keepRecentTokens: 2000 }
+    const [mine, theirs] = [ours.prepareCompaction(session(), settings), ref.prepareCompaction(session(), settings)]
+    expect(mine.firstKeptEntryId).toBe('late2')
+    expect([mine.firstKeptEntryId, mine.messagesToSummarize.length, mine.tokensBefore]).toEqual([theirs.firstKeptEntryId, theirs.messagesToSummarize.length, theirs.tokensBefore])
+  })
+})
