@@ -505,6 +505,29 @@ describe.each(LINES)('%s: holes in a list of agent messages', (line) => {
     expectTypeError('convertToLlm([undefined])', () => ours.convertToLlm([undefined]), [/messages\[0\]/])
   })
 
+  test('a Proxy around the list is asked whether an element is there before it is read, as map asks', () => {
+    const [a, b, c] = S.splitPreparation(ref).messagesToSummarize
+    const hides = { has: (t, k) => k !== '1' && Reflect.has(t, k) }
+    const fills = { get: (t, k) => (k === '1' ? b : Reflect.get(t, k)) }
+    const throws = { has: () => { throw new Error('has trap') } }
+    const cases = [
+      [[a, b, c], hides], // [1] is there, has() says not
+      [[a, , c], fills], // eslint-disable-line no-sparse-arrays -- get() gives [1], has() says not
+      [[a, b, c], throws],
+    ]
+    for (const [list, handler] of cases) {
+      const run = (impl) => {
+        try {
+          return impl.convertToLlm(new Proxy(list, handler)).map((m) => [a, b, c].indexOf(m))
+        } catch (err) {
+          return err.message
+        }
+      }
+      expect(run(ours)).toEqual(run(ref))
+    }
+    expect(ours.convertToLlm(new Proxy([a, , c], fills))).toEqual([a, c]) // eslint-disable-line no-sparse-arrays
+  })
+
   test('generateSummary and compact send what they send without the holes, where the reference accepts them too', async () => {
     const prep = S.splitPreparation(ref)
     const holed = { ...prep, messagesToSummarize: holey(prep.messagesToSummarize), turnPrefixMessages: holey(prep.turnPrefixMessages) }

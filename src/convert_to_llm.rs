@@ -66,13 +66,12 @@ pub fn convert_to_llm(env: Env, messages: Arg, line: Arg) -> napi::Result<RawVal
         let mut out = ptr::null_mut();
         check(unsafe { sys::napi_create_array(cx.env, &mut out) })?;
         let mut kept = 0u32;
-        let mut elements = Elements::new(len);
+        let mut elements = Elements::new(&list, len);
         while let Some(i) = elements.next_index(&list).within("messages")? {
             list.scoped(|| -> Result<()> {
-                let message = list.at(i)?;
-                if elements.is_hole(&list, i, &message)? {
+                let Some(message) = elements.read(&list, i)? else {
                     return Ok(());
-                }
+                };
                 if let Some(value) = converted(cx, line, &message)? {
                     check(unsafe { sys::napi_set_element(cx.env, out, kept, value) })?;
                     kept += 1;

@@ -3,26 +3,31 @@
 //! are passed over, so `convertToLlm` drops them.
 
 use crate::error::Result;
-use crate::js::view::View;
+use crate::js::view::{Kind, View};
 
 /// Holes in a row after which the rest of the array is listed (where the
 /// view can list it) instead of asked index by index: an array of length
 /// 2**32 - 1 with nothing in it is then no four-billion-step walk.
 const HOLE_RUN: usize = 1024;
 
-/// A walk over the indices of an array of `len` elements.
+/// A walk over the elements of an array of `len` elements.
 pub struct Elements {
     next: usize,
     len: usize,
+    /// A Proxy around an array: asked whether an element is there before
+    /// it is read, as `map` asks, since its traps may answer otherwise.
+    ask_first: bool,
     holes_in_a_row: usize,
     listed: Option<std::vec::IntoIter<usize>>,
 }
 
 impl Elements {
-    pub fn new(len: usize) -> Self {
+    /// The walk over `list`, of `len` elements.
+    pub fn new<V: View>(list: &V, len: usize) -> Self {
         Elements {
             next: 0,
             len,
+            ask_first: list.kind() != Kind::Array,
             holes_in_a_row: 0,
             listed: None,
         }
@@ -50,11 +55,26 @@ impl Elements {
         Ok(Some(index))
     }
 
-    /// Whether `value`, just read as `list[index]`, is a hole to pass
-    /// over: `undefined` with no element at `index`.
-    pub fn is_hole<V: View>(&mut self, list: &V, index: usize, value: &V) -> Result<bool> {
-        let hole = value.is_undefined() && !list.has_at(index)?;
-        self.holes_in_a_row = if hole { self.holes_in_a_row + 1 } else { 0 };
-        Ok(hole)
+    /// `list[index]`, or `None` for a hole. An array is read first and
+    /// asked only when it gives `undefined`: the same answer, one call
+    /// fewer.
+    pub fn read<V: View>(&mut self, list: &V, index: usize) -> Result<Option<V>> {
+        let value = if self.ask_first {
+            match list.has_at(index)? {
+                true => Some(list.at(index)?),
+                false => None,
+            }
+        } else {
+            let value = list.at(index)?;
+            match value.is_undefined() && !list.has_at(index)? {
+                true => None,
+                false => Some(value),
+            }
+        };
+        self.holes_in_a_row = match value {
+            None => self.holes_in_a_row + 1,
+            Some(_) => 0,
+        };
+        Ok(value)
     }
 }

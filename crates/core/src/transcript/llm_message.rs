@@ -455,13 +455,12 @@ pub fn from_agent_messages_with<V: View, T: TextOf<V>>(
 ) -> Result<Vec<Message<T>>> {
     let len = messages.expect_array("")?;
     let mut out = Vec::with_capacity(crate::capacity::reserve_for(len));
-    let mut elements = Elements::new(len);
+    let mut elements = Elements::new(messages, len);
     while let Some(i) = elements.next_index(messages).within("")? {
         let mut read = || -> Result<()> {
-            let message = messages.at(i)?;
-            if elements.is_hole(messages, i, &message)? {
+            let Some(message) = elements.read(messages, i)? else {
                 return Ok(());
-            }
+            };
             if let Some(m) = from_agent_message_with(&message, limits)? {
                 out.push(m);
             }
