@@ -639,4 +639,27 @@ describe('formatFileOperations on odd arrays', () => {
     }
     expect(ours.formatFileOperations(self, [])).toBe('\n\n<read-files>\nx\n\ny\n</read-files>')
   })
+
+  test("each list is joined by its own join, its elements read once", async () => {
+    const ref = await loadReference()
+    const ours = await loadOurs()
+    const own = Object.assign(['a'], { join: () => 'CUSTOM' })
+    class Paths extends Array {
+      join() {
+        return 'SUBCLASS'
+      }
+    }
+    const proxied = new Proxy(['a'], { get: (t, k) => (k === 'join' ? () => 'PROXY' : Reflect.get(t, k)) })
+    for (const list of [own, Paths.from(['a', 'b']), proxied]) {
+      expect(ours.formatFileOperations(list, ['m'])).toBe(ref.formatFileOperations(list, ['m']))
+    }
+    let reads = 0
+    const counted = ['a', 'b', ['nested']]
+    Object.defineProperty(counted, 0, { get: () => `read${++reads}` })
+    expect(ours.formatFileOperations(counted, [])).toBe('\n\n<read-files>\nread1\nb\nnested\n</read-files>')
+    expect(reads).toBe(1)
+    const notCallable = Object.assign(['a'], { join: 5 })
+    expect(() => ref.formatFileOperations(notCallable, [])).toThrow(TypeError)
+    expectTypeError('formatFileOperations with join 5', () => ours.formatFileOperations(notCallable, []), [/^readFiles\.join: expected a function, got a number$/])
+  })
 })

@@ -11,8 +11,8 @@ use crate::js::errors::run;
 use crate::js::out::{Arg, RawValue};
 use crate::js::view::{Cx, JsVal};
 use prime_compaction_core::error::{Context, Error, Result};
-use prime_compaction_core::js::string::{JsStr, MAX_STRING_UNITS};
-use prime_compaction_core::js::view::View;
+use prime_compaction_core::js::string::JsStr;
+use prime_compaction_core::js::view::{Kind, View};
 use prime_compaction_core::plan::file_ops::{
     compute_file_lists_values, extract_file_ops, format_file_operations, join_element,
 };
@@ -83,20 +83,23 @@ pub fn joined_elements(v: &JsVal<'_>, name: &str) -> Result<Vec<JsStr>> {
         .collect()
 }
 
-/// The elements of a list given to `formatFileOperations`, as the agents'
-/// `join("\n")` shows them. A list holding an object is joined by its own
-/// `join` as one line, since it shows a list met inside itself as "".
-fn listed_files(cx: &Cx, v: &JsVal<'_>, name: &str) -> Result<Vec<JsStr>> {
-    let len = v.expect_array(name)?;
-    let mut out = Vec::with_capacity(len.min(1 << 16));
-    for i in 0..len {
-        let element = v.at(i)?;
-        if element.is_object_like() {
-            return Ok(vec![cx.join_lines(v.raw).within(name)?]);
-        }
-        out.push(join_element(&element).within_with(|| format!("{name}[{i}]"))?);
+/// A list given to `formatFileOperations` as the agents show it:
+/// `list.length > 0` and then `list.join("\n")`, the list's own `join`
+/// (which shows a list met inside itself as "", and may be the caller's).
+/// Empty, or the one joined line.
+fn listed_files(cx: &Cx, list: &JsVal<'_>, name: &str) -> Result<Vec<JsStr>> {
+    if list.expect_array(name)? == 0 {
+        return Ok(Vec::new());
     }
-    Ok(out)
+    let join = cx.wrap(cx.named_property(list.raw, c"join")?)?;
+    if join.kind() != Kind::Function {
+        let got = join.kind().describe();
+        return Err(Error::type_error(
+            format!("{name}.join"),
+            format!("expected a function, got {got}"),
+        ));
+    }
+    Ok(vec![cx.join_lines(list.raw, join.raw)?])
 }
 
 /// `formatFileOperations(readFiles, modifiedFiles)`.
@@ -107,16 +110,8 @@ pub fn format_file_operations_native(
     modified_files: Arg,
 ) -> napi::Result<RawValue> {
     run(&env, |cx| {
-        let (read_arg, modified_arg) = (arg(cx, &read_files)?, arg(cx, &modified_files)?);
-        // JS's `join` gives up at once when the separators alone pass V8's
-        // longest string; reading every index of such a (sparse) array first
-        // would take minutes.
-        let elements = read_arg.array_len().unwrap_or(0) + modified_arg.array_len().unwrap_or(0);
-        if elements > MAX_STRING_UNITS {
-            return Err(Error::string_too_long());
-        }
-        let read = listed_files(cx, &read_arg, "readFiles")?;
-        let modified = listed_files(cx, &modified_arg, "modifiedFiles")?;
+        let read = listed_files(cx, &arg(cx, &read_files)?, "readFiles")?;
+        let modified = listed_files(cx, &arg(cx, &modified_files)?, "modifiedFiles")?;
         Ok(RawValue(
             cx.utf16(&format_file_operations(&read, &modified))?,
         ))

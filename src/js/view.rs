@@ -141,9 +141,8 @@ impl Cx {
         self.call(json, json_stringify, value)
     }
 
-    /// `list.join("\n")`: the list's own `join`, of its own realm.
-    pub fn join_lines(&self, list: sys::napi_value) -> Result<JsStr> {
-        let join = self.named_property(list, c"join")?;
+    /// `join.call(list, "\n")`.
+    pub fn join_lines(&self, list: sys::napi_value, join: sys::napi_value) -> Result<JsStr> {
         let out = self.call(list, join, self.str("\n")?)?;
         self.read_string(out)
     }
