@@ -663,3 +663,17 @@ describe('formatFileOperations on odd arrays', () => {
     expectTypeError('formatFileOperations with join 5', () => ours.formatFileOperations(notCallable, []), [/^readFiles\.join: expected a function, got a number$/])
   })
 })
+
+describe.each(LINES)('%s: computeFileLists on odd values', (line) => {
+  test('a lone value is not converted (sort has nothing to compare it with), and -0 comes out of the modified Set as 0', async () => {
+    const [ref, ours] = [await loadReference(line), await loadOurs(line)]
+    const ops = (read, written, edited = []) => ({ read: new Set(read), written: new Set(written), edited: new Set(edited) })
+    const boom = { toString: () => { throw new Error('no string') } }
+    const s = Symbol('s')
+    for (const fileOps of [ops([s], []), ops([], [s]), ops([s], [s]), ops([s, undefined], []), ops([boom], []), ops([-0, 'a'], []), ops([], [-0]), ops(['x'], ['y'], [-0])]) {
+      const [mine, theirs] = [ours.computeFileLists(fileOps), ref.computeFileLists(fileOps)]
+      expect(mine).toEqual(theirs)
+      for (const key of ['readFiles', 'modifiedFiles']) expect(mine[key].map((v) => Object.is(v, -0))).toEqual(theirs[key].map((v) => Object.is(v, -0)))
+    }
+  })
+})

@@ -327,7 +327,8 @@ function computeFileLists(fileOps) {
   const all = read.concat(edited, written)
   return {
     readFiles: Array.from(lists.readFiles, (i) => all[i]),
-    modifiedFiles: Array.from(lists.modifiedFiles, (i) => all[i]),
+    // The modified ones went through a Set, which keeps -0 as 0.
+    modifiedFiles: Array.from(lists.modifiedFiles, (i) => (all[i] === 0 ? 0 : all[i])),
   }
 }
 

@@ -414,11 +414,17 @@ pub fn compute_file_lists_values<V: View>(
 }
 
 fn js_sorted<V: View>(values: &[V], keys: &[SetKey], indices: Vec<usize>) -> Result<Vec<usize>> {
-    let mut keyed = Vec::with_capacity(indices.len());
-    let mut undefined = Vec::new();
-    for i in indices {
+    let (undefined, defined): (Vec<usize>, Vec<usize>) = indices
+        .into_iter()
+        .partition(|&i| matches!(keys[i], SetKey::Undefined));
+    // With nothing to compare it with, `sort` converts no value (a lone
+    // Symbol sorts as itself).
+    if defined.len() < 2 {
+        return Ok(defined.into_iter().chain(undefined).collect());
+    }
+    let mut keyed = Vec::with_capacity(defined.len());
+    for i in defined {
         match &keys[i] {
-            SetKey::Undefined => undefined.push(i),
             SetKey::Str(s) => keyed.push((s.clone(), i)),
             _ => keyed.push((values[i].to_js_string()?, i)),
         }
