@@ -74,6 +74,7 @@ describe.each(LINES)('agent line %s: summary results', (line) => {
     ['an error whose message is not a string', [{ ...failure(''), errorMessage: 503 }]],
     ['an error whose message is truthy but writes as ""', [{ ...failure(''), errorMessage: [] }]],
     ['a turn-prefix error whose message writes as ""', [text('H'), { ...failure(''), errorMessage: [] }], splitPreparation],
+    ['an error whose message is 0n, falsy', [{ ...failure(''), errorMessage: 0n }]],
   ])('compact() rejects %s as the agent does', async (_, answers, prep = plainPreparation) => {
     const a = await outcome(compactOf(ref, [...answers], prep))
     const b = await outcome(compactOf(ours, [...answers], prep))
@@ -207,8 +208,9 @@ describe('agent line 1.6: usage and failures of 1.6', () => {
       failure(''),
       { ...failure(''), errorMessage: undefined },
       { ...failure(''), errorMessage: 503 },
-      // Truthy, yet written as "".
+      // Truthy, yet written as "", and falsy though no string.
       { ...failure(''), errorMessage: [] },
+      { ...failure(''), errorMessage: 0n },
       { ...failure(''), errorMessage: { toString: () => '' } },
       lengthStop,
       { ...text(''), stopReason: 'aborted' },

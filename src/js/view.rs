@@ -512,6 +512,17 @@ impl<'c> View for JsVal<'c> {
         self.cx.wrap(out)
     }
 
+    fn is_zero_bigint(&self) -> bool {
+        if self.typeof_() != Some(sys::ValueType::napi_bigint) {
+            return false;
+        }
+        let (mut value, mut lossless) = (0i64, false);
+        let status = unsafe {
+            sys::napi_get_value_bigint_int64(self.cx.env, self.raw, &mut value, &mut lossless)
+        };
+        status == sys::Status::napi_ok && value == 0 && lossless
+    }
+
     fn has_at(&self, index: usize) -> Result<bool> {
         if !self.is_object_like() {
             return Ok(false);

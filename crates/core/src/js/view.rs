@@ -335,8 +335,14 @@ pub trait View: Sized + Clone {
             Kind::Bool => self.boolean().unwrap_or(false),
             Kind::Number => self.number().is_some_and(|n| n != 0.0 && !n.is_nan()),
             Kind::String => self.str_len().unwrap_or(0) > 0,
-            Kind::Object | Kind::Array | Kind::Function | Kind::Other => true,
+            Kind::Object | Kind::Array | Kind::Function => true,
+            Kind::Other => !self.is_zero_bigint(),
         }
+    }
+
+    /// Whether this is the BigInt `0n`, the one falsy symbol or BigInt.
+    fn is_zero_bigint(&self) -> bool {
+        false
     }
 
     /// `typeof v === "object" || typeof v === "function"` and not null: can
