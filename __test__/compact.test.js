@@ -495,6 +495,19 @@ describe.each(LINES.map((line) => [line, require(`../agent-${line}`)]))('agent l
     })
   })
 
+  describe('compact(): a signal-like object', () => {
+    test('without an EventTarget\'s methods is only asked `aborted`, as by the agent', async () => {
+      for (const signal of [{ aborted: false }, { aborted: false, addEventListener() {} }]) {
+        const streamFn = scripted([text('H'), text('P')])
+        const result = await ours.compact(preparation(), MODEL, 'k', undefined, undefined, signal, undefined, streamFn)
+        expect([typeof result.summary, streamFn.calls.length]).toEqual(['string', 2])
+      }
+      const streamFn = scripted([text('H'), text('P')])
+      await expect(ours.compact(preparation(), MODEL, 'k', undefined, undefined, { aborted: true }, undefined, streamFn)).resolves.toEqual({ aborted: true })
+      expect(streamFn.calls).toHaveLength(0)
+    })
+  })
+
   describe('generateSummary(): abort', () => {
     test('rejects with an AbortError: a string result could be taken for a summary', async () => {
       const controller = new AbortController()

@@ -257,6 +257,19 @@ describe('completeSummarization(): retryAssistantCall itself', () => {
     expect(Object.keys(b.response)).toEqual(['role', 'content', 'stopReason', 'usage', 'extra'])
   })
 
+  test('a signal-like object without an EventTarget\'s methods is only asked `aborted`: nothing throws where no caller can catch it', async () => {
+    for (const signal of [{ aborted: false }, { aborted: false, addEventListener() {} }, { aborted: false, addEventListener() {}, removeEventListener() { throw new Error('no') } }]) {
+      const got = await complete(ours, [failure('terminated'), text('OK')], policy(3, 5), signal)
+      expect([got.response.content[0].text, got.calls]).toEqual(['OK', 2])
+    }
+    // Aborted during the wait: seen when the wait ends.
+    const polled = { aborted: false }
+    const got = await complete(ours, [failure('terminated'), text('OK')], policy(3, 20), polled, () => {
+      polled.aborted = true
+    })
+    expect([got.response.stopReason, got.calls]).toEqual(['aborted', 1])
+  })
+
   test('resolves the AssistantMessage whatever it says, as bug-report.js expects', async () => {
     for (const answer of [failure('boom'), { ...text('x'), stopReason: 'length' }, { ...text(''), stopReason: 'aborted' }]) {
       const { response } = await complete(ours, [answer])

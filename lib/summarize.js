@@ -22,6 +22,29 @@ function abortError(signal) {
 
 const isOwnAbort = (err) => Boolean(err && err[OWN_ABORT])
 
+/**
+ * Calls `onAbort` once `signal` aborts, and gives back how to stop
+ * listening; null where the signal cannot be listened to. A signal-like
+ * object without an EventTarget's methods, or whose methods throw, is only
+ * asked `aborted`, as the agents ask it: it must not reject a call the
+ * agents would finish, nor throw where no caller can catch it.
+ */
+function listen(signal, onAbort) {
+  if (typeof signal.addEventListener !== 'function' || typeof signal.removeEventListener !== 'function') return null
+  try {
+    signal.addEventListener('abort', onAbort, { once: true })
+  } catch {
+    return null
+  }
+  return () => {
+    try {
+      signal.removeEventListener('abort', onAbort)
+    } catch {
+      // The caller's object: nothing of ours to undo.
+    }
+  }
+}
+
 /** Rejects as soon as `signal` aborts, whatever `promise` does. */
 function unlessAborted(promise, signal) {
   if (!signal) return promise
@@ -31,15 +54,14 @@ function unlessAborted(promise, signal) {
     return Promise.reject(abortError(signal))
   }
   return new Promise((resolve, reject) => {
-    const onAbort = () => reject(abortError(signal))
-    signal.addEventListener('abort', onAbort, { once: true })
+    const stop = listen(signal, () => reject(abortError(signal)))
     Promise.resolve(promise).then(
       (value) => {
-        signal.removeEventListener('abort', onAbort)
+        stop?.()
         resolve(value)
       },
       (err) => {
-        signal.removeEventListener('abort', onAbort)
+        stop?.()
         reject(err)
       },
     )
@@ -50,15 +72,17 @@ function unlessAborted(promise, signal) {
 function wait(ms, signal) {
   return new Promise((resolve) => {
     if (signal && signal.aborted) return resolve(false)
-    const onAbort = () => {
-      clearTimeout(timer)
-      resolve(false)
-    }
+    const stop = signal
+      ? listen(signal, () => {
+          clearTimeout(timer)
+          resolve(false)
+        })
+      : null
     const timer = setTimeout(() => {
-      if (signal) signal.removeEventListener('abort', onAbort)
-      resolve(true)
+      stop?.()
+      // A signal only asked: aborted while we waited.
+      resolve(!(signal && signal.aborted))
     }, ms)
-    if (signal) signal.addEventListener('abort', onAbort, { once: true })
   })
 }
 
