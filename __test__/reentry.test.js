@@ -4,6 +4,7 @@
 // throwing some levels down, or never ending; a getter that adds entries
 // to the array being planned.
 
+const gen = require('./helpers/generator')
 const { loadReference } = require('./helpers/reference')
 const { loadOurs, LINES } = require('./helpers/ours')
 
@@ -59,6 +60,27 @@ describe.each(LINES)('agent line %s', (line) => {
       if (ref[name]) expect(reentering(ref, name, 6).runs).toBe(7)
     },
   )
+
+  test('prepareCompaction: a getter that calls it again and throws six levels down runs twice a level, not 2^depth times', () => {
+    // The outer call's entries pass leaves the throwing entry to the native
+    // side, which reads it again; the calls made from the getter read natively.
+    const got = reentering(ours, 'prepareCompaction', 6)
+    expect([got.runs, got.error && got.error.message]).toEqual([14, 'deep enough'])
+    expect(reentering(ref, 'prepareCompaction', 6).runs).toBe(7)
+  })
+
+  test('prepareCompaction: a call made from a getter, and the call it is made in, plan as ordinary calls', () => {
+    const settings = { enabled: true, reserveTokens: 16384, keepRecentTokens: 2000 }
+    const plain = gen.buildLargeSession(300, 5)
+    const inner = []
+    const entries = plain.map((e, i) => (i === 40 ? Object.defineProperty({ ...e }, 'message', { enumerable: true, get: () => (inner.push(ours.prepareCompaction(plain, settings)), e.message) }) : e))
+    const outer = ours.prepareCompaction(entries, settings)
+    const ordinary = ours.prepareCompaction(plain, settings)
+    expect(inner.length).toBeGreaterThan(0)
+    for (const got of [outer, ...inner]) {
+      expect([got.firstKeptEntryId, got.tokensBefore, got.messagesToSummarize.length, [...got.fileOps.read]]).toEqual([ordinary.firstKeptEntryId, ordinary.tokensBefore, ordinary.messagesToSummarize.length, [...ordinary.fileOps.read]])
+    }
+  })
 
   test.each(['serializeConversation', 'prepareCompaction'])('%s: a getter that calls it again without end ends in a RangeError at once, as in the agent', (name) => {
     const got = reentering(ours, name, Infinity)

@@ -129,6 +129,8 @@ function fileOpsOfPlan(entries, detailsFrom, plan, strings) {
 // makes its own).
 let spareFacts = null
 let spareScratch = null
+/** prepareCompaction calls under way (more than one: called from a getter). */
+let planning = 0
 
 /**
  * prepareCompaction with the entries' facts read ahead in JS
@@ -138,7 +140,10 @@ let spareScratch = null
  * read (not an array, an impossible length), the native side reads all.
  */
 function prepareCompaction(pathEntries, settings, line) {
-  if (!Array.isArray(pathEntries) || pathEntries.length > MAX_FACTS) {
+  // A call made from a getter during another reads natively: the passes
+  // leave an entry whose getter throws to the native side, which reads it
+  // again, and two reads a level of a getter that calls again made 2^depth.
+  if (!Array.isArray(pathEntries) || pathEntries.length > MAX_FACTS || planning > 0) {
     return preparationOf(pathEntries, native.prepareCompaction(pathEntries, settings, line), settings)
   }
   const facts = spareFacts ?? new native.EntryFacts()
@@ -147,6 +152,7 @@ function prepareCompaction(pathEntries, settings, line) {
   spareScratch = null
   let plan
   const strings = []
+  planning++
   try {
     pushEntryFacts(facts, pathEntries, 0, pathEntries.length, undefined, scratch)
     let wanted
@@ -158,6 +164,7 @@ function prepareCompaction(pathEntries, settings, line) {
     pushMessageFacts(facts, pathEntries, wanted, 0, wanted.length, undefined, scratch, strings)
     plan = native.planFinish(pathEntries, line, facts, true)
   } finally {
+    planning--
     facts.release()
     spareFacts = facts
     spareScratch = scratch
@@ -233,6 +240,7 @@ async function prepareCompactionAsync(entries, settings, line) {
     await inSlices(wanted.length, (from, to) => pushMessageFacts(facts, pathEntries, wanted, from, to, undefined, undefined, strings))
     plan = native.planFinish(pathEntries, line, facts, true)
   } finally {
+    planning--
     facts.release()
   }
   await nextTurn()
