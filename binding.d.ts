@@ -145,8 +145,8 @@ export declare function compactionSystemMessage(pathEntries: Arg, timestamp: Arg
 
 /**
  * `computeFileLists` over the three Sets, passed as arrays in insertion
- * order. Returns indices into `[...read, ...edited, ...written]`, which
- * lib/api.js maps back onto the caller's values (they need not be strings).
+ * order: `{ readFiles, modifiedFiles }` of the caller's own values (they
+ * need not be strings).
  */
 export declare function computeFileLists(read: Arg, written: Arg, edited: Arg): RawValue
 

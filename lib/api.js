@@ -330,14 +330,7 @@ function computeFileLists(fileOps) {
   const edited = [...fileOps.edited]
   const written = [...fileOps.written]
   const read = [...fileOps.read]
-  const lists = native.computeFileLists(read, written, edited)
-  // Indices into [...read, ...edited, ...written]: the values themselves come back.
-  const all = read.concat(edited, written)
-  return {
-    readFiles: Array.from(lists.readFiles, (i) => all[i]),
-    // The modified ones went through a Set, which keeps -0 as 0.
-    modifiedFiles: Array.from(lists.modifiedFiles, (i) => (all[i] === 0 ? 0 : all[i])),
-  }
+  return native.computeFileLists(read, written, edited)
 }
 
 function splitUserRounds(messages) {

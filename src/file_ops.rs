@@ -15,6 +15,7 @@ use prime_compaction_core::js::string::JsStr;
 use prime_compaction_core::js::view::{Kind, View};
 use prime_compaction_core::plan::file_ops::{
     compute_file_lists_values, extract_file_ops, format_file_operations, join_element,
+    set_keeps_as_zero,
 };
 
 /// The file operations of one message as the agent line finds them, in
@@ -43,8 +44,8 @@ pub fn file_ops_of_message(env: Env, message: Arg, line: Arg) -> napi::Result<Ra
 }
 
 /// `computeFileLists` over the three Sets, passed as arrays in insertion
-/// order. Returns indices into `[...read, ...edited, ...written]`, which
-/// lib/api.js maps back onto the caller's values (they need not be strings).
+/// order: `{ readFiles, modifiedFiles }` of the caller's own values (they
+/// need not be strings).
 #[napi(js_name = "computeFileLists")]
 pub fn compute_file_lists_native(
     env: Env,
@@ -67,10 +68,19 @@ pub fn compute_file_lists_native(
         }
         let read_len = arg(cx, &read)?.array_len().unwrap_or(0);
         let (read_files, modified_files) = compute_file_lists_values(&values, read_len)?;
-        let as_u32 = |v: Vec<usize>| v.into_iter().map(|i| i as u32).collect::<Vec<u32>>();
         let o = cx.object()?;
-        cx.set(o, c"readFiles", cx.u32_array(&as_u32(read_files))?)?;
-        cx.set(o, c"modifiedFiles", cx.u32_array(&as_u32(modified_files))?)?;
+        cx.set(
+            o,
+            c"readFiles",
+            cx.array(read_files.iter().map(|&i| Ok(values[i].raw)))?,
+        )?;
+        let modified = modified_files
+            .iter()
+            .map(|&i| match set_keeps_as_zero(&values[i]) {
+                true => cx.number(0.0),
+                false => Ok(values[i].raw),
+            });
+        cx.set(o, c"modifiedFiles", cx.array(modified)?)?;
         Ok(RawValue(o))
     })
 }

@@ -413,6 +413,11 @@ pub fn compute_file_lists_values<V: View>(
     ))
 }
 
+/// Whether a `Set` keeps `v` as `0`: `-0` (the modified files come out of one).
+pub fn set_keeps_as_zero<V: View>(v: &V) -> bool {
+    v.number().is_some_and(|n| n == 0.0 && n.is_sign_negative())
+}
+
 fn js_sorted<V: View>(values: &[V], keys: &[SetKey], indices: Vec<usize>) -> Result<Vec<usize>> {
     let (undefined, defined): (Vec<usize>, Vec<usize>) = indices
         .into_iter()
