@@ -335,7 +335,8 @@ export declare function startBranchSummary(messages: Arg, fileOps: Arg, model: A
  * Starts `compact(preparation, model, ..., customInstructions)`.
  * `file_lists_of` is lib/summarize.js's `computeFileLists`, called with the
  * preparation's `fileOps` once they are an object, for their
- * `{ readFiles, modifiedFiles }`.
+ * `{ readFiles, modifiedFiles }`; undefined where only the requests are
+ * wanted, and `fileOps` are not read.
  */
 export declare function startCompaction(preparation: Arg, fileListsOf: Arg, model: Arg, custom: Arg, line: Arg, thinkingLevel: Arg, argumentEntries?: Arg | undefined | null): CompactionJob
 

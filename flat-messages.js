@@ -14,10 +14,14 @@
 // not recognise, down to a text that is not a string or an image with an
 // odd mimeType, is left to the native reader ([NATIVE, i]), which converts
 // it and reports errors as it always has. A message that is not an object
-// sends the whole call native. If reading throws (a getter, a revoked
-// Proxy), the exception is passed on: the native reader would read the
-// same values in the same order and meet it again, and reading a getter
-// twice runs the caller's code twice.
+// sends the whole call native, and so does a Proxy around the list. If
+// reading throws (a getter), the exception is passed on where no message
+// was left to the native reader before it: the native reader would read
+// the same values in the same order and meet it again, and reading a
+// getter twice runs the caller's code twice.
+
+// (A runtime without util.types.isProxy reads a Proxy's elements here.)
+const isProxy = require('node:util').types?.isProxy ?? (() => false)
 
 // Message codes. `string` is a text's index in the texts array; `id`,
 // `name`, `key`, `json` and `mimeType` are lengths of short strings, taken
@@ -117,14 +121,18 @@ const KEEP_MAX = 2 ** 21
  * result to releaseFlat when the native side is done with it.
  */
 function flatMessages(messages, timestamps = false) {
-  if (!Array.isArray(messages) || messages.length > FLAT_MAX_MESSAGES) return undefined
+  // A Proxy's traps decide which elements are there (has) and what they
+  // are: the native reader asks them as the agents do.
+  if (!Array.isArray(messages) || messages.length > FLAT_MAX_MESSAGES || isProxy(messages)) return undefined
+  const handedOver = { native: false }
   try {
-    return flatten(messages, timestamps)
+    return flatten(messages, timestamps, handedOver)
   } catch (error) {
-    // The native reader reads every message, as far as the pass read and
-    // in the same order: the caller's exception is the one it would meet.
-    // Passed on, the throwing getter runs once, as in the agents.
-    if (error === NO_ROOM) return undefined
+    // Before any message left to the native reader, it would read what the
+    // pass read, in the same order, and meet the caller's exception where
+    // the pass met it: passed on, the throwing getter runs once, as in the
+    // agents. After one, that message may fail first natively.
+    if (error === NO_ROOM || handedOver.native) return undefined
     throw error
   }
 }
@@ -142,7 +150,7 @@ function releaseFlat(flat) {
 // The pass is one function, its state in locals: written as closures over
 // shared counters (a helper per block kind), every counter and buffer
 // access went through the closures' context, which measured slower.
-function flatten(messages, timestamps) {
+function flatten(messages, timestamps, handedOver) {
   let codes = spareCodes ?? new Int32Array(4096)
   let units = spareUnits ?? new Uint16Array(16384)
   spareCodes = spareUnits = null
@@ -352,15 +360,16 @@ function flatten(messages, timestamps) {
       longArguments = heldLong
       codes[n++] = NATIVE
       codes[n++] = i
+      handedOver.native = true
     }
   }
   return { codes: codes.subarray(0, n), texts, shorts: units.subarray(0, u), longArguments, times, timed, codeBuffer: codes, unitBuffer: units }
 }
 
-/** The typed array `array`, or a copy of its first `used` elements with room for `k` more. */
 /** What withRoom throws when the flat form cannot grow: the native reader reads the messages instead. */
 const NO_ROOM = Symbol('no room for the flat form')
 
+/** The typed array `array`, or a copy of its first `used` elements with room for `k` more. */
 function withRoom(array, used, k) {
   if (used + k <= array.length) return array
   let bigger

@@ -526,6 +526,10 @@ describe.each(LINES)('%s: holes in a list of agent messages', (line) => {
       expect(run(ours)).toEqual(run(ref))
     }
     expect(ours.convertToLlm(new Proxy([a, , c], fills))).toEqual([a, c]) // eslint-disable-line no-sparse-arrays
+    // The transcripts of what convertToLlm keeps.
+    for (const name of ['serializeForSummary', 'projectForSummary']) {
+      expect(ours[name](new Proxy([a, b, c], hides))).toEqual(ours[name]([a, c]))
+    }
   })
 
   test('generateSummary and compact send what they send without the holes, where the reference accepts them too', async () => {

@@ -226,6 +226,11 @@ describe.each(LINES.map((line) => [line, require(`../agent-${line}`)]))('agent l
       })
       expect(streamFn.calls).toHaveLength(0)
     })
+
+    test('buildSummaryRequests does not read them: its requests show no file lists', () => {
+      const requests = ours.buildSummaryRequests({ ...preparation(), fileOps: undefined }, MODEL)
+      expect(requests).toEqual(ours.buildSummaryRequests(preparation(), MODEL))
+    })
   })
 
   describe('compact(): failures and overflow recovery', () => {

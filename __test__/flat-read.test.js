@@ -125,6 +125,11 @@ describe('the flat form', () => {
     expect(() => flatMessages([throwing])).toThrow('boom')
     expect(() => ours.serializeConversation([counted])).toThrow('boom')
     expect(runs).toBe(1)
+    // After a message left to the native reader, which may fail there
+    // first: the whole call goes native, as without the pass.
+    const before = [{ role: 'user', content: [null] }, throwing]
+    expect(flatMessages(before)).toBeUndefined()
+    expect(() => ours.serializeConversation(before)).toThrow(/^messages\[0\]\.content\[0\]/)
   })
 
   test('blankness told by the pass is what the native reader finds', () => {

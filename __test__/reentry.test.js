@@ -61,7 +61,9 @@ describe.each(LINES)('agent line %s', (line) => {
     },
   )
 
-  test('prepareCompaction: a getter that calls it again and throws six levels down runs twice a level, not 2^depth times', () => {
+  test('prepareCompaction: a getter that calls it again and throws six levels down runs twice a level, not 2^depth times', async () => {
+    // prepareCompactionAsync calls before must leave no count behind.
+    for (let i = 0; i < 3; i++) await ours.prepareCompactionAsync(gen.buildLargeSession(50, i), SETTINGS)
     // The outer call's entries pass leaves the throwing entry to the native
     // side, which reads it again; the calls made from the getter read natively.
     const got = reentering(ours, 'prepareCompaction', 6)
@@ -88,6 +90,23 @@ describe.each(LINES)('agent line %s', (line) => {
     expect(got.error.name).toBe('RangeError')
     expect(got.ms).toBeLessThan(2000)
     expect(reentering(ref, name, Infinity).error.name).toBe('RangeError')
+  })
+
+  test('an exception whose own properties throw when read comes through as it is', () => {
+    const odd = new Error('odd')
+    Object.defineProperty(odd, Symbol.toStringTag, { get: () => { throw new Error('read') } })
+    Object.defineProperty(odd, 'name', { get: () => { throw new Error('read') } })
+    const entries = [{ type: 'message', id: 'a', parentId: null, timestamp: 't', get message() { throw odd } }]
+    const message = { role: 'user', timestamp: 1, get content() { throw odd } }
+    for (const call of [() => ours.prepareCompaction(entries, SETTINGS), () => ours.serializeConversation([message])]) {
+      let thrown
+      try {
+        call()
+      } catch (err) {
+        thrown = err
+      }
+      expect(thrown).toBe(odd)
+    }
   })
 
   test('prepareCompaction: entries a getter adds while the call reads them are planned, as the agent plans them', () => {

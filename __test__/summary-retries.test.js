@@ -268,6 +268,15 @@ describe('completeSummarization(): retryAssistantCall itself', () => {
       polled.aborted = true
     })
     expect([got.response.stopReason, got.calls]).toEqual(['aborted', 1])
+    // Its `aborted` throwing when the wait ends: the caller's rejection, not the timer's.
+    let asked = 0
+    const throwing = {
+      get aborted() {
+        if (++asked > 1) throw new Error('asked once too often')
+        return false
+      },
+    }
+    await expect(complete(ours, [failure('terminated'), text('OK')], policy(3, 5), throwing)).rejects.toThrow('asked once too often')
   })
 
   test('resolves the AssistantMessage whatever it says, as bug-report.js expects', async () => {

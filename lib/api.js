@@ -142,7 +142,8 @@ let planning = 0
 function prepareCompaction(pathEntries, settings, line) {
   // A call made from a getter during another reads natively: the passes
   // leave an entry whose getter throws to the native side, which reads it
-  // again, and two reads a level of a getter that calls again made 2^depth.
+  // again, so each level of a getter that calls again would read twice
+  // over every level below it.
   if (!Array.isArray(pathEntries) || pathEntries.length > MAX_FACTS || planning > 0) {
     return preparationOf(pathEntries, native.prepareCompaction(pathEntries, settings, line), settings)
   }
@@ -240,7 +241,6 @@ async function prepareCompactionAsync(entries, settings, line) {
     await inSlices(wanted.length, (from, to) => pushMessageFacts(facts, pathEntries, wanted, from, to, undefined, undefined, strings))
     plan = native.planFinish(pathEntries, line, facts, true)
   } finally {
-    planning--
     facts.release()
   }
   await nextTurn()

@@ -70,7 +70,7 @@ function unlessAborted(promise, signal) {
 
 /** Waits `ms`; false at once if `signal` is or becomes aborted first. */
 function wait(ms, signal) {
-  return new Promise((resolve) => {
+  return new Promise((resolve, reject) => {
     if (signal && signal.aborted) return resolve(false)
     const stop = signal
       ? listen(signal, () => {
@@ -80,8 +80,13 @@ function wait(ms, signal) {
       : null
     const timer = setTimeout(() => {
       stop?.()
-      // A signal only asked: aborted while we waited.
-      resolve(!(signal && signal.aborted))
+      // A signal only asked: aborted while we waited. What its getter
+      // throws goes to the caller, not to the timer's.
+      try {
+        resolve(!(signal && signal.aborted))
+      } catch (err) {
+        reject(err)
+      }
     }, ms)
   })
 }
@@ -201,10 +206,14 @@ function summarizing(native, line, { argumentEntries, computeFileLists, prepareB
     return usages
   }
 
-  /** The native job for `preparation`, and the file lists computeFileLists made of its fileOps for it. */
-  function startCompactionJob(preparation, model, customInstructions, thinkingLevel) {
+  /**
+   * The native job for `preparation`, and the file lists computeFileLists
+   * made of its fileOps for it; without `files` (requests only, which show
+   * no file lists), fileOps are not read.
+   */
+  function startCompactionJob(preparation, model, customInstructions, thinkingLevel, files = true) {
     let lists
-    const listsOf = (fileOps) => (lists = computeFileLists(fileOps))
+    const listsOf = files ? (fileOps) => (lists = computeFileLists(fileOps)) : undefined
     const job = native.startCompaction(preparation, listsOf, model, customInstructions, line, thinkingLevel, argumentEntries)
     return { job, lists }
   }
@@ -262,7 +271,7 @@ function summarizing(native, line, { argumentEntries, computeFileLists, prepareB
    * history's answer, so a placeholder answer stands in for it.
    */
   function buildSummaryRequests(preparation, model, customInstructions) {
-    const { job } = startCompactionJob(preparation, model, customInstructions, undefined)
+    const { job } = startCompactionJob(preparation, model, customInstructions, undefined, false)
     const requests = []
     try {
       for (let request = job.next(); request !== null; request = job.next()) {

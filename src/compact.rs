@@ -313,7 +313,8 @@ fn model_facts(model: &JsVal<'_>, thinking_level: &JsVal<'_>) -> Result<ModelFac
 /// Starts `compact(preparation, model, ..., customInstructions)`.
 /// `file_lists_of` is lib/summarize.js's `computeFileLists`, called with the
 /// preparation's `fileOps` once they are an object, for their
-/// `{ readFiles, modifiedFiles }`.
+/// `{ readFiles, modifiedFiles }`; undefined where only the requests are
+/// wanted, and `fileOps` are not read.
 #[napi(js_name = "startCompaction")]
 #[allow(clippy::too_many_arguments)] // one per value lib/summarize.js passes on, flat as napi takes them
 pub fn start_compaction(
@@ -360,20 +361,25 @@ pub fn start_compaction(
         } else {
             f64::NAN
         };
-        // Before any request: the agents find bad file operations only
-        // once their summaries have been paid for.
-        let file_ops = property(&prep, c"fileOps")?;
-        if !file_ops.is_object_like() {
-            return Err(Error::type_error(
-                "preparation.fileOps",
-                format!(
-                    "expected file operations {{ read, written, edited }}, got {}",
-                    file_ops.kind().describe()
-                ),
-            ));
-        }
-        let lists = cx.wrap(cx.call(cx.undefined(), file_lists_of.0, file_ops.raw)?)?;
-        let (read_files, modified_files) = file_lists(&lists)?;
+        let (read_files, modified_files) = match cx.wrap(file_lists_of.0)? {
+            // Requests only (buildSummaryRequests): they show no file lists.
+            f if f.is_undefined() => (Vec::new(), Vec::new()),
+            f => {
+                // Before any request: the agents find bad file operations
+                // only once their summaries have been paid for.
+                let file_ops = property(&prep, c"fileOps")?;
+                if !file_ops.is_object_like() {
+                    return Err(Error::type_error(
+                        "preparation.fileOps",
+                        format!(
+                            "expected file operations {{ read, written, edited }}, got {}",
+                            file_ops.kind().describe()
+                        ),
+                    ));
+                }
+                file_lists(&cx.wrap(cx.call(cx.undefined(), f.raw, file_ops.raw)?)?)?
+            }
+        };
         let facts = model_facts(&cx.wrap(model.0)?, &cx.wrap(thinking_level.0)?)?;
         let custom_instructions = optional_string(&cx.wrap(custom.0)?, "customInstructions")?;
         Ok(CompactionJob::new(Parts {

@@ -838,9 +838,9 @@ mod tests {
         // A message past the entries pushed (the array grew while read)
         // is no error, and adds nothing.
         let past = MessagesChunk {
-            at: &[1],
-            contents: &[code::CONTENT_PRESENT],
-            calls: &[0],
+            at: &[0, 1],
+            contents: &[code::CONTENT_PRESENT, code::CONTENT_PRESENT],
+            calls: &[0, 0],
             refs: &[],
             lengths: &[],
             text: &[],
