@@ -33,6 +33,8 @@ function reentering(impl, name, depth) {
     serializeConversation: () => impl.serializeConversation([message]),
     serializeForSummary: () => impl.serializeForSummary([message]),
     projectForSummary: () => impl.projectForSummary([message]),
+    // A message the pass leaves to the native reader comes first.
+    'serializeConversation after a custom message': () => impl.serializeConversation([{ role: 'custom', customType: 'x', content: 'c', display: true }, message]),
     prepareCompaction: () => impl.prepareCompaction(entries, SETTINGS),
   }[name]
   let error
@@ -60,6 +62,12 @@ describe.each(LINES)('agent line %s', (line) => {
       if (ref[name]) expect(reentering(ref, name, 6).runs).toBe(7)
     },
   )
+
+  test('serializeConversation after a message left to the native reader: a getter that calls it again and throws six levels down runs twice a level, not 2^depth times', () => {
+    // The outer call goes native after its pass met the exception; the calls made from the getter read natively.
+    const got = reentering(ours, 'serializeConversation after a custom message', 6)
+    expect([got.runs, got.error && got.error.message]).toEqual([14, 'deep enough'])
+  })
 
   test('prepareCompaction: a getter that calls it again and throws six levels down runs twice a level, not 2^depth times', async () => {
     // prepareCompactionAsync calls before must leave no count behind.

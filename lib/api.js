@@ -34,12 +34,24 @@ function argumentEntries(args) {
 }
 
 /** A transcript builder's result: messages read flat where they can be. */
+/**
+ * Calls under way whose passes read ahead in JS (prepareCompaction, the
+ * transcripts, the projection). One made from a caller's getter during
+ * another reads natively: a pass leaves a value whose getter throws to the
+ * native side, which reads it again, so a getter that calls the package
+ * again would be read twice at every level, over every level below it.
+ */
+let readingAhead = 0
+
 function transcript(build, messages, options) {
-  const flat = flatMessages(messages)
+  let flat
   let recipe
+  readingAhead++
   try {
+    flat = readingAhead === 1 ? flatMessages(messages) : undefined
     recipe = build(messages, options, argumentEntries, flat)
   } finally {
+    readingAhead--
     releaseFlat(flat)
   }
   return assembleTranscript(recipe)
@@ -129,8 +141,6 @@ function fileOpsOfPlan(entries, detailsFrom, plan, strings) {
 // makes its own).
 let spareFacts = null
 let spareScratch = null
-/** prepareCompaction calls under way (more than one: called from a getter). */
-let planning = 0
 
 /**
  * prepareCompaction with the entries' facts read ahead in JS
@@ -140,11 +150,7 @@ let planning = 0
  * read (not an array, an impossible length), the native side reads all.
  */
 function prepareCompaction(pathEntries, settings, line) {
-  // A call made from a getter during another reads natively: the passes
-  // leave an entry whose getter throws to the native side, which reads it
-  // again, so each level of a getter that calls again would read twice
-  // over every level below it.
-  if (!Array.isArray(pathEntries) || pathEntries.length > MAX_FACTS || planning > 0) {
+  if (!Array.isArray(pathEntries) || pathEntries.length > MAX_FACTS || readingAhead > 0) {
     return preparationOf(pathEntries, native.prepareCompaction(pathEntries, settings, line), settings)
   }
   const facts = spareFacts ?? new native.EntryFacts()
@@ -153,7 +159,7 @@ function prepareCompaction(pathEntries, settings, line) {
   spareScratch = null
   let plan
   const strings = []
-  planning++
+  readingAhead++
   try {
     pushEntryFacts(facts, pathEntries, 0, pathEntries.length, undefined, scratch)
     let wanted
@@ -165,7 +171,7 @@ function prepareCompaction(pathEntries, settings, line) {
     pushMessageFacts(facts, pathEntries, wanted, 0, wanted.length, undefined, scratch, strings)
     plan = native.planFinish(pathEntries, line, facts, true)
   } finally {
-    planning--
+    readingAhead--
     facts.release()
     spareFacts = facts
     spareScratch = scratch
@@ -280,11 +286,14 @@ async function inSlices(n, read) {
  * is cheap.
  */
 function projectForSummary(messages, options) {
-  const flat = flatMessages(messages, true)
+  let flat
   let plan
+  readingAhead++
   try {
+    flat = readingAhead === 1 ? flatMessages(messages, true) : undefined
     plan = native.projectionPlan(messages, options, argumentEntries, flat)
   } finally {
+    readingAhead--
     releaseFlat(flat)
   }
   return projectionOfPlan(plan, flat)

@@ -12,12 +12,10 @@
 // of a type the planner must judge (an id that is not a string, a null
 // content block, a message that is not an object), or a read that throws,
 // leaves the fact unread, and the native side reads and judges that entry
-// itself, as without facts. V8's stack overflow is passed on at once
-// (lib/stack-overflow.js).
+// itself, as without facts.
 
 const { checkCodes } = require('./codes.js')
 const { grown, FRESH } = require('./typed-array.js')
-const { isStackOverflow } = require('./stack-overflow.js')
 
 // An entry's kind, by its type or its message's role: a switch over the
 // names (typeKind, roleKind) is a few compares, where a lookup in a table
@@ -228,8 +226,7 @@ function readEntryFacts(entries, first, end, maxUnits = MAX_TEXT_UNITS, scratch 
       } else if (parent === undefined || parent === null) idCodes |= ID_ABSENT << PARENT_SHIFT
       ids[k] = idCodes
       if (typeof id === 'string') previousId = id
-    } catch (error) {
-      if (isStackOverflow(error)) throw error
+    } catch {
       // The native side reads this entry, and throws there.
       n = mark
       text = textMark
@@ -282,8 +279,7 @@ function readMessageFacts(entries, at, from, to, maxUnits = MAX_TEXT_UNITS, scra
         if ((typeof nested !== 'object' && typeof nested !== 'function') || nested === null) code |= CALLS_READ
       } else code |= CALLS_READ
       contents[k] = code
-    } catch (error) {
-      if (isStackOverflow(error)) throw error
+    } catch {
       // The native side reads this message, and throws there.
       into.refCount = mark
       contents[k] = 0
@@ -392,8 +388,7 @@ function readMeasureFacts(entries, at, units = Infinity, scratch = FRESH) {
         b = blockMark
         n = lengthMark
       }
-    } catch (error) {
-      if (isStackOverflow(error)) throw error
+    } catch {
       // The native side reads this message, and throws there (its form
       // is set only once it is read whole).
       b = blockMark

@@ -74,12 +74,13 @@ pub fn compute_file_lists_native(
             c"readFiles",
             cx.array(read_files.iter().map(|&i| Ok(values[i].raw)))?,
         )?;
-        let modified = modified_files
-            .iter()
-            .map(|&i| match set_keeps_as_zero(&values[i]) {
-                true => cx.number(0.0),
-                false => Ok(values[i].raw),
-            });
+        let modified = modified_files.iter().map(|&i| {
+            if set_keeps_as_zero(&values[i]) {
+                cx.number(0.0)
+            } else {
+                Ok(values[i].raw)
+            }
+        });
         cx.set(o, c"modifiedFiles", cx.array(modified)?)?;
         Ok(RawValue(o))
     })

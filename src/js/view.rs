@@ -343,6 +343,11 @@ impl JsVal<'_> {
     }
 }
 
+/// An array index as N-API takes it.
+fn element_index(index: usize) -> Result<u32> {
+    u32::try_from(index).map_err(|_| Error::range("", "array index too large"))
+}
+
 impl<'c> View for JsVal<'c> {
     fn kind(&self) -> Kind {
         if let Some(kind) = self.kind.get() {
@@ -506,7 +511,7 @@ impl<'c> View for JsVal<'c> {
     }
 
     fn at(&self, index: usize) -> Result<Self> {
-        let index = u32::try_from(index).map_err(|_| Error::range("", "array index too large"))?;
+        let index = element_index(index)?;
         let mut out = ptr::null_mut();
         check(unsafe { sys::napi_get_element(self.cx.env, self.raw, index, &mut out) })?;
         self.cx.wrap(out)
@@ -527,7 +532,7 @@ impl<'c> View for JsVal<'c> {
         if !self.is_object_like() {
             return Ok(false);
         }
-        let index = u32::try_from(index).map_err(|_| Error::range("", "array index too large"))?;
+        let index = element_index(index)?;
         let mut out = false;
         check(unsafe { sys::napi_has_element(self.cx.env, self.raw, index, &mut out) })?;
         Ok(out)

@@ -60,20 +60,15 @@ impl Elements {
     /// fewer.
     pub fn read<V: View>(&mut self, list: &V, index: usize) -> Result<Option<V>> {
         let value = if self.ask_first {
-            match list.has_at(index)? {
-                true => Some(list.at(index)?),
-                false => None,
-            }
+            list.has_at(index)?.then(|| list.at(index)).transpose()?
         } else {
             let value = list.at(index)?;
-            match value.is_undefined() && !list.has_at(index)? {
-                true => None,
-                false => Some(value),
-            }
+            (!value.is_undefined() || list.has_at(index)?).then_some(value)
         };
-        self.holes_in_a_row = match value {
-            None => self.holes_in_a_row + 1,
-            Some(_) => 0,
+        self.holes_in_a_row = if value.is_some() {
+            0
+        } else {
+            self.holes_in_a_row + 1
         };
         Ok(value)
     }

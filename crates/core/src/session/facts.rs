@@ -309,34 +309,30 @@ impl EntryFacts {
         // getter added entries), so the cut read the array itself
         // ([`Entries::with_facts`] takes only facts of its length), and
         // so will the plan. The chunk's strings are counted all the same.
-        if chunk.at.iter().any(|&entry| entry as usize >= self.len()) {
-            self.strings_pushed = self
-                .strings_pushed
-                .saturating_add(chunk.lengths.len() as u32);
-            return Ok(());
-        }
-        let (ops_before, paths_before) = (self.file_ops.len(), self.paths.len());
-        let read = self.read_messages(chunk);
-        match read {
-            Ok(read) => {
-                if self.messages.len() < self.len() {
-                    self.messages.resize(self.len(), None);
+        let grown = chunk.at.iter().any(|&entry| entry as usize >= self.len());
+        if !grown {
+            let (ops_before, paths_before) = (self.file_ops.len(), self.paths.len());
+            match self.read_messages(chunk) {
+                Ok(read) => {
+                    if self.messages.len() < self.len() {
+                        self.messages.resize(self.len(), None);
+                    }
+                    for (i, facts) in read {
+                        self.messages[i] = facts;
+                    }
                 }
-                for (i, facts) in read {
-                    self.messages[i] = facts;
+                Err(err) => {
+                    self.file_ops.truncate(ops_before);
+                    self.paths.truncate(paths_before);
+                    self.path_sources.truncate(paths_before);
+                    return Err(err);
                 }
-                self.strings_pushed = self
-                    .strings_pushed
-                    .saturating_add(chunk.lengths.len() as u32);
-                Ok(())
-            }
-            Err(err) => {
-                self.file_ops.truncate(ops_before);
-                self.paths.truncate(paths_before);
-                self.path_sources.truncate(paths_before);
-                Err(err)
             }
         }
+        self.strings_pushed = self
+            .strings_pushed
+            .saturating_add(chunk.lengths.len() as u32);
+        Ok(())
     }
 
     fn read_messages(

@@ -456,7 +456,7 @@ pub fn from_agent_messages_with<V: View, T: TextOf<V>>(
     let len = messages.expect_array("")?;
     let mut out = Vec::with_capacity(crate::capacity::reserve_for(len));
     let mut elements = Elements::new(messages, len);
-    while let Some(i) = elements.next_index(messages).within("")? {
+    while let Some(i) = elements.next_index(messages)? {
         let mut read = || -> Result<()> {
             let Some(message) = elements.read(messages, i)? else {
                 return Ok(());
