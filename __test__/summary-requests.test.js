@@ -74,8 +74,20 @@ describe.each(LINES)('agent line %s: summary requests', (line) => {
     const b = await runCompact(ours, [prep, MODEL, 'k'])
     expect(b.calls.map((c) => c.options.maxTokens)).toEqual(a.calls.map((c) => c.options.maxTokens))
     expect(b.calls.map((c) => 'maxTokens' in c.options)).toEqual(line === '0.78' ? [true, true] : [false, false])
-    if (line === '0.78') expect(b.calls.map((c) => c.options.maxTokens)).toEqual([800, 500])
-    else {
+    if (line === '0.78') {
+      expect(b.calls.map((c) => c.options.maxTokens)).toEqual([800, 500])
+      // Math.min keeps a NaN budget (Rust's f64::min would take the model's maxTokens) and -0.
+      for (const reserveTokens of [NaN, -0, Infinity, -10]) {
+        const odd = { ...splitPreparation(ref), settings: { enabled: true, reserveTokens, keepRecentTokens: 150 } }
+        const a2 = await runCompact(ref, [odd, MODEL, 'k'])
+        const b2 = await runCompact(ours, [odd, MODEL, 'k'])
+        const budgets = (r) => r.calls.map((c) => (Object.is(c.options.maxTokens, -0) ? '-0' : String(c.options.maxTokens)))
+        expect(budgets(b2)).toEqual(budgets(a2))
+        expect(budgets(b2)).toHaveLength(2)
+      }
+      const nan = await runCompact(ours, [{ ...splitPreparation(ref), settings: { enabled: true, reserveTokens: NaN, keepRecentTokens: 150 } }, MODEL, 'k'])
+      expect(nan.calls.map((c) => c.options.maxTokens)).toEqual([NaN, NaN])
+    } else {
       // 1.6 does not read the settings at all.
       for (const settings of [undefined, { reserveTokens: 'lots' }]) {
         const unread = { ...splitPreparation(ref), settings }

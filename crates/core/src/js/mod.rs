@@ -6,6 +6,7 @@
 
 pub mod elements;
 pub mod json;
+pub mod math;
 pub mod string;
 pub mod to_number;
 pub mod view;

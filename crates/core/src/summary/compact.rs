@@ -7,6 +7,7 @@
 use crate::agent_line::AgentLine;
 use crate::error::{Error, Result};
 use crate::js::json::number_to_js_string;
+use crate::js::math;
 use crate::js::string::{JsStr, Utf16Builder};
 use crate::plan::file_ops::format_file_operations;
 use crate::summary::failure::{describe, Failure};
@@ -208,7 +209,7 @@ impl<T: Transcript> Job<T> {
         let share = if part == Part::TurnPrefix { 0.5 } else { 0.8 };
         let budget = (share * self.reserve_tokens).floor();
         if self.limits.max_tokens > 0.0 {
-            budget.min(self.limits.max_tokens)
+            math::min(budget, self.limits.max_tokens)
         } else {
             budget
         }

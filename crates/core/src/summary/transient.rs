@@ -15,6 +15,7 @@ use std::sync::OnceLock;
 
 use fancy_regex::Regex;
 
+use crate::js::math;
 use crate::js::string::JsStr;
 use crate::js::to_number::{to_number, Primitive};
 use crate::summary::compact::Stop;
@@ -213,7 +214,7 @@ impl RetryPolicy {
         } else {
             MAX_SAFE_INTEGER
         };
-        js_min(safe, self.max_delay_ms)
+        math::min(safe, self.max_delay_ms)
     }
 }
 
@@ -229,21 +230,6 @@ fn power_of_two(e: f64) -> f64 {
         f64::INFINITY
     } else {
         f64::from_bits(((e as u64) + 1023) << 52)
-    }
-}
-
-/// `Math.min(a, b)`: NaN wins, and -0 is below +0.
-fn js_min(a: f64, b: f64) -> f64 {
-    if a.is_nan() || b.is_nan() {
-        f64::NAN
-    } else if a < b {
-        a
-    } else if b < a {
-        b
-    } else if a.is_sign_negative() {
-        a
-    } else {
-        b
     }
 }
 
