@@ -15,3 +15,22 @@ describe.each(Object.keys(PKG_DIRS))('agent line %s', (line) => {
     expect(ours.DEFAULT_COMPACTION_SETTINGS).toEqual(compaction.DEFAULT_COMPACTION_SETTINGS)
   })
 })
+
+test("each line's DEFAULT_COMPACTION_SETTINGS is its own object, as each agent's module has its own", async () => {
+  const lines = Object.keys(PKG_DIRS)
+  const refs = await Promise.all(lines.map((line) => import(pathToFileURL(path.join(PKG_DIRS[line], 'dist', 'core', 'compaction', 'index.js')).href)))
+  const ours = lines.map((line) => require(`../agent-${line}`))
+  expect(new Set(refs.map((r) => r.DEFAULT_COMPACTION_SETTINGS)).size).toBe(lines.length)
+  expect(new Set(ours.map((o) => o.DEFAULT_COMPACTION_SETTINGS)).size).toBe(lines.length)
+  // The package's main entry is its newest line, the very module.
+  expect(require('..').DEFAULT_COMPACTION_SETTINGS).toBe(require('../agent-1.6').DEFAULT_COMPACTION_SETTINGS)
+  const [first, ...others] = ours
+  const before = others.map((o) => ({ ...o.DEFAULT_COMPACTION_SETTINGS }))
+  const saved = first.DEFAULT_COMPACTION_SETTINGS.keepRecentTokens
+  try {
+    first.DEFAULT_COMPACTION_SETTINGS.keepRecentTokens = 150
+    expect(others.map((o) => ({ ...o.DEFAULT_COMPACTION_SETTINGS }))).toEqual(before)
+  } finally {
+    first.DEFAULT_COMPACTION_SETTINGS.keepRecentTokens = saved
+  }
+})

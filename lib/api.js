@@ -20,8 +20,6 @@ const {
   branchSuffix: BRANCH_SUMMARY_SUFFIX,
 } = native.summaryWrappers()
 
-const DEFAULT_COMPACTION_SETTINGS = native.defaultCompactionSettings()
-
 /**
  * Passed to the transcript builders: the reference prints each tool-call
  * argument as `${k}=${JSON.stringify(v)}` over `Object.entries`, and one call
@@ -373,7 +371,8 @@ function createApi(lineName) {
     estimateProjectedContextTokens: (projection, branchEntries) => native.estimateProjectedContextTokens(projection, branchEntries, line),
   }
   const api = {
-    DEFAULT_COMPACTION_SETTINGS,
+    // Each line's own object, as each agent's module has its own.
+    DEFAULT_COMPACTION_SETTINGS: native.defaultCompactionSettings(),
     BRANCH_SUMMARY_PREFIX,
     BRANCH_SUMMARY_SUFFIX,
     COMPACTION_SUMMARY_PREFIX,
