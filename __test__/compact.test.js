@@ -227,6 +227,24 @@ describe.each(LINES.map((line) => [line, require(`../agent-${line}`)]))('agent l
       expect(streamFn.calls).toHaveLength(0)
     })
 
+    test('settings that are none: a TypeError naming preparation.settings before any request on 0.78 (the agent throws reading reserveTokens); unread on 1.6', async () => {
+      for (const settings of [undefined, null, 5]) {
+        const streamFn = scripted([text('H'), text('P')])
+        const run = ours.compact({ ...preparation(), settings }, MODEL, 'k', undefined, undefined, undefined, undefined, streamFn)
+        if (is078) {
+          await expect(run).rejects.toMatchObject({ name: 'TypeError', message: expect.stringMatching(/^preparation\.settings: expected compaction settings, got /) })
+          expect(streamFn.calls).toHaveLength(0)
+        } else {
+          await expect(run).resolves.toMatchObject({ summary: expect.any(String) })
+          expect(streamFn.calls).toHaveLength(2)
+        }
+      }
+      // Settings without reserveTokens: the agent's budget, NaN.
+      const streamFn = scripted([text('H'), text('P')])
+      await ours.compact({ ...preparation(), settings: {} }, MODEL, 'k', undefined, undefined, undefined, undefined, streamFn)
+      expect(streamFn.calls.map((c) => 'maxTokens' in c.options && Number.isNaN(c.options.maxTokens))).toEqual(is078 ? [true, true] : [false, false])
+    })
+
     test('buildSummaryRequests does not read them: its requests show no file lists', () => {
       const requests = ours.buildSummaryRequests({ ...preparation(), fileOps: undefined }, MODEL)
       expect(requests).toEqual(ours.buildSummaryRequests(preparation(), MODEL))

@@ -357,6 +357,15 @@ pub fn start_compaction(
         // Lines that send no maxTokens do not read the settings (1.6's compact() does not).
         let reserve_tokens = if line.summary_requests.max_tokens {
             let settings = prep.get(Key::Settings)?;
+            if !settings.is_object_like() {
+                return Err(Error::type_error(
+                    "preparation.settings",
+                    format!(
+                        "expected compaction settings, got {}",
+                        settings.kind().describe()
+                    ),
+                ));
+            }
             number_field(&settings, Key::ReserveTokens).within("preparation.settings")?
         } else {
             f64::NAN
