@@ -229,6 +229,18 @@ describe('agent line 0.78: requests as ours made them before the 1.6 line', () =
     expect(Object.keys(streamFn.calls[0].context)).toEqual(['systemPrompt', 'messages'])
   })
 
+  test("branch summaries' option keys come in the agent's order, reasoning after them", async () => {
+    const ref = await loadReference('0.78')
+    const keys = async (impl, extra = {}) => {
+      const streamFn = scripted([text('B')])
+      await impl.generateBranchSummary(branchEntries(), { model: MODEL, apiKey: 'k', headers: HEADERS, signal: new AbortController().signal, streamFn, ...extra })
+      return Object.keys(streamFn.calls[0].options)
+    }
+    expect(await keys(ours)).toEqual(await keys(ref))
+    expect(await keys(ours)).toEqual(['apiKey', 'headers', 'signal', 'maxTokens'])
+    expect(await keys(ours, { thinkingLevel: 'low' })).toEqual(['apiKey', 'headers', 'signal', 'maxTokens', 'reasoning'])
+  })
+
   test('a retry policy passed anyway retries nothing: every error fails on the first call', async () => {
     const ref = await loadReference('0.78')
     for (const impl of [ref, ours]) {

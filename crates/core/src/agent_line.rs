@@ -202,7 +202,7 @@ impl AgentLine {
             max_tokens: true,
             transcript_context: false,
             compaction_options: &["maxTokens", "signal", "apiKey", "headers"],
-            branch_options: &["maxTokens", "signal", "apiKey", "headers"],
+            branch_options: &["apiKey", "headers", "signal", "maxTokens"],
             complete_summarization: None,
             complete_simple_from: "@earendil-works/pi-ai",
             call_parameters: &[],
