@@ -107,7 +107,7 @@ module.exports = {
       id: 'branch-output-budget',
       area: 'summary request',
       what:
-        'A branch summary asks for min(floor(0.8 × reserveTokens), model.maxTokens) output tokens (options { maxTokens, signal, apiKey, headers }); 0.78.1 asks for a fixed 2,048 with options { apiKey, headers, signal, maxTokens }.',
+        'A branch summary asks for min(floor(0.8 × reserveTokens), model.maxTokens) output tokens; 0.78.1 asks for a fixed 2,048 (the same option keys, in the same order).',
       why: "Long branches are not cut short, and 2,048 can exceed a small model's maxTokens.",
     },
     {

@@ -341,7 +341,7 @@ const DEMOS = {
       await impl.generateBranchSummary(branchEntries(), { model: MODEL, apiKey: 'k', headers: undefined, signal: undefined, streamFn })
       options[name] = streamFn.calls[0].options
     }
-    expect(Object.keys(options.ours)).toEqual(['maxTokens', 'signal', 'apiKey', 'headers'])
+    expect(Object.keys(options.ours)).toEqual(Object.keys(options.ref))
     expect(options.ours.maxTokens).toBe(Math.min(Math.floor(0.8 * 16384), MODEL.maxTokens))
     expect(options.ref.maxTokens).toBe(2048)
   },
