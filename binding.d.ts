@@ -111,8 +111,8 @@ export declare function agentLineIndex(name: Arg): number
 /** The names of the supported agent lines, oldest first; the last is the newest. */
 export declare function agentLines(): Array<string>
 
-/** `bashExecutionToText(message)`. */
-export declare function bashExecutionToText(message: Arg): RawValue
+/** `bashExecutionToText(msg)`. */
+export declare function bashExecutionToText(msg: Arg): RawValue
 
 /**
  * `{ flat: { NATIVE: 0, ... }, recipe, plan, entryPath, entryKinds }`:

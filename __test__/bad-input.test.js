@@ -559,7 +559,7 @@ describe.each(LINES)('%s: bashExecutionToText with what is not a message', (line
     const [ref, ours] = [await loadReference(line), await loadOurs(line)]
     for (const value of [null, undefined]) {
       expect(() => ref.bashExecutionToText(value)).toThrow(TypeError)
-      expectTypeError(`bashExecutionToText(${value})`, () => ours.bashExecutionToText(value), [/message/, new RegExp(String(value))])
+      expectTypeError(`bashExecutionToText(${value})`, () => ours.bashExecutionToText(value), [/^msg: /, new RegExp(String(value))])
     }
     for (const value of [5, 'text', true, {}, [], { command: 'ls', output: 'a' }]) {
       expect(ours.bashExecutionToText(value)).toBe(ref.bashExecutionToText(value))
@@ -679,5 +679,36 @@ describe.each(LINES)('%s: computeFileLists on odd values', (line) => {
       expect(mine).toEqual(theirs)
       for (const key of ['readFiles', 'modifiedFiles']) expect(mine[key].map((v) => Object.is(v, -0))).toEqual(theirs[key].map((v) => Object.is(v, -0)))
     }
+  })
+})
+
+describe.each(LINES)('%s: errors name what the caller passed', (line) => {
+  test("extractFileOpsFromMessage: a Set that is not one fails as the agent's own code does", async () => {
+    const [ref, ours] = [await loadReference(line), await loadOurs(line)]
+    const message = { role: 'assistant', content: [{ type: 'toolCall', id: 'c', name: 'read', arguments: { path: 'a.ts' } }, { type: 'toolCall', id: 'd', name: 'write', arguments: { path: 'b.ts' } }, { type: 'toolCall', id: 'e', name: 'edit', arguments: { path: 'c.ts' } }], timestamp: 1 }
+    for (const key of ['read', 'written', 'edited']) {
+      const run = (m) => {
+        try {
+          m.extractFileOpsFromMessage(message, { ...m.createFileOps(), [key]: 42 })
+        } catch (err) {
+          return `${err.name}: ${err.message}`
+        }
+      }
+      expect(run(ours)).toBe(`TypeError: fileOps.${key}.add is not a function`)
+      expect(run(ours)).toBe(run(ref))
+    }
+  })
+})
+
+describe('1.6: estimateProjectedContextTokens names a projection that is not one', () => {
+  test('the projection, or one of its entries', async () => {
+    const ours = await loadOurs('1.6')
+    for (const projection of [null, 42, 'p']) {
+      expectTypeError('estimateProjectedContextTokens', () => ours.estimateProjectedContextTokens(projection, []), [/^projection: expected a session projection \{ messages, entries \}, got /])
+    }
+    const user = { role: 'user', content: 'hi', timestamp: 1 }
+    const assistant = { role: 'assistant', content: [{ type: 'text', text: 'yo' }], usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, totalTokens: 2 }, stopReason: 'stop', timestamp: 1 }
+    const projection = { messages: [user, assistant], entries: [null, { sourceEntry: { id: 'b' }, messages: [assistant] }] }
+    expectTypeError('estimateProjectedContextTokens', () => ours.estimateProjectedContextTokens(projection, []), [/^projection\.entries\[0\]: expected a projected entry \{ sourceEntry, messages \}, got null$/])
   })
 })

@@ -325,11 +325,16 @@ function getLastAssistantUsage(entries, line) {
   return index < 0 ? undefined : entries[index].message.usage
 }
 
-const FILE_OP_SETS = ['read', 'written', 'edited']
+const FILE_OP = require('./codes.js').checkCodes('fileOps', { READ: 0, WRITTEN: 1, EDITED: 2 })
 
 function extractFileOpsFromMessage(message, fileOps, line) {
   const { kinds, paths } = native.fileOpsOfMessage(message, line)
-  for (let i = 0; i < kinds.length; i++) fileOps[FILE_OP_SETS[kinds[i]]].add(paths[i])
+  // Each Set named as the agents' code names it, so a caller's error reads the same.
+  for (let i = 0; i < kinds.length; i++) {
+    if (kinds[i] === FILE_OP.READ) fileOps.read.add(paths[i])
+    else if (kinds[i] === FILE_OP.WRITTEN) fileOps.written.add(paths[i])
+    else fileOps.edited.add(paths[i])
+  }
 }
 
 function computeFileLists(fileOps) {

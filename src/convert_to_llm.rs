@@ -84,11 +84,11 @@ pub fn convert_to_llm(env: Env, messages: Arg, line: Arg) -> napi::Result<RawVal
     })
 }
 
-/// `bashExecutionToText(message)`.
+/// `bashExecutionToText(msg)`.
 #[napi(js_name = "bashExecutionToText")]
-pub fn bash_execution_to_text(env: Env, message: Arg) -> napi::Result<RawValue> {
+pub fn bash_execution_to_text(env: Env, msg: Arg) -> napi::Result<RawValue> {
     run(&env, |cx| {
-        let text = bash_execution_text(&cx.wrap(message.0)?).within("message")?;
+        let text = bash_execution_text(&cx.wrap(msg.0)?).within("msg")?;
         Ok(RawValue(cx.js_str(&text)?))
     })
 }

@@ -5,7 +5,9 @@
 //! the projection plan ([`crate::projection::plan`] writes it,
 //! `projectionOfPlan` reads it), the entry facts (`lib/entry-facts.js`
 //! writes them, [`crate::session::facts`] reads them) and the two paths read ahead
-//! (`lib/entry-path.js` writes it, `src/branch_summary.rs` reads it). The
+//! (`lib/entry-path.js` writes it, `src/branch_summary.rs` reads it), and
+//! a message's file operations (`src/file_ops.rs` writes their kinds,
+//! `lib/api.js` adds each path to its Set). The
 //! binding exports [`TABLE`] as `boundaryCodes()` (`src/js/codes.rs`); the
 //! JS files keep their own copies as literals (the hot loops there read
 //! them as constants) and check them against it when they load
@@ -121,5 +123,11 @@ codes! {
         NOT_STRING = -1,
         // Steps of the target's path read before the old branch.
         TARGET_STEPS = crate::plan::branch_summary::TARGET_STEPS as i32,
+    }
+    file_ops as c"fileOps": u8 {
+        // The Set of `FileOperations` a path goes into.
+        READ = crate::plan::file_ops::FileOpKind::Read as u8,
+        WRITTEN = crate::plan::file_ops::FileOpKind::Written as u8,
+        EDITED = crate::plan::file_ops::FileOpKind::Edited as u8,
     }
 }
