@@ -245,6 +245,23 @@ describe.each(LINES.map((line) => [line, require(`../agent-${line}`)]))('agent l
       expect(streamFn.calls.map((c) => 'maxTokens' in c.options && Number.isNaN(c.options.maxTokens))).toEqual(is078 ? [true, true] : [false, false])
     })
 
+    test('a split turn whose turnPrefixMessages is not an array: a TypeError naming it before any request, where the agents throw reading its length or mapping it', async () => {
+      for (const turnPrefixMessages of [undefined, null, 'text', { length: 2 }]) {
+        const streamFn = scripted([text('H'), text('P')])
+        await expect(ours.compact({ ...preparation(), isSplitTurn: true, turnPrefixMessages }, MODEL, 'k', undefined, undefined, undefined, undefined, streamFn)).rejects.toMatchObject({
+          name: 'TypeError',
+          message: expect.stringMatching(/^preparation\.turnPrefixMessages: expected an array, got /),
+        })
+        expect(streamFn.calls).toHaveLength(0)
+      }
+      // Not a split turn, or an empty prefix: one request, as in the agents.
+      for (const prep of [{ ...preparation(), isSplitTurn: false, turnPrefixMessages: undefined }, { ...preparation(), isSplitTurn: true, turnPrefixMessages: [] }]) {
+        const streamFn = scripted([text('H')])
+        await ours.compact(prep, MODEL, 'k', undefined, undefined, undefined, undefined, streamFn)
+        expect(streamFn.calls).toHaveLength(1)
+      }
+    })
+
     test('buildSummaryRequests does not read them: its requests show no file lists', () => {
       const requests = ours.buildSummaryRequests({ ...preparation(), fileOps: undefined }, MODEL)
       expect(requests).toEqual(ours.buildSummaryRequests(preparation(), MODEL))

@@ -347,8 +347,9 @@ pub fn start_compaction(
         let prefix_value = prep.get(Key::TurnPrefixMessages)?;
         let history =
             transcript_messages(&history_value).within("preparation.messagesToSummarize")?;
-        let prefix_len = prefix_value.array_len().unwrap_or(0);
-        let split = prep.get(Key::IsSplitTurn)?.truthy() && prefix_len > 0;
+        // A split turn reads its prefix's length, which the agents take for an array's.
+        let split = prep.get(Key::IsSplitTurn)?.truthy()
+            && prefix_value.expect_array("preparation.turnPrefixMessages")? > 0;
         let turn_prefix = if split {
             Some(transcript_messages(&prefix_value).within("preparation.turnPrefixMessages")?)
         } else {
