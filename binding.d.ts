@@ -327,9 +327,10 @@ export declare function shouldCompact(contextTokens: Arg, contextWindow: Arg, se
 
 /**
  * Starts the model call of `generateBranchSummary`, after lib/summarize.js
- * ran `prepareBranchEntries`: `file_ops` as for `startCompaction`.
+ * ran `prepareBranchEntries`: `file_ops` as for `startCompaction`; `plan`
+ * how the messages were built from the entries, for errors to name them.
  */
-export declare function startBranchSummary(messages: Arg, fileOps: Arg, model: Arg, reserveTokens: Arg, custom: Arg, replace: Arg, line: Arg, thinkingLevel: Arg, argumentEntries?: Arg | undefined | null): CompactionJob
+export declare function startBranchSummary(messages: Arg, plan: Arg, fileOps: Arg, model: Arg, reserveTokens: Arg, custom: Arg, replace: Arg, line: Arg, thinkingLevel: Arg, argumentEntries?: Arg | undefined | null): CompactionJob
 
 /**
  * Starts `compact(preparation, model, ..., customInstructions)`.

@@ -700,6 +700,61 @@ describe.each(LINES)('%s: errors name what the caller passed', (line) => {
   })
 })
 
+describe.each(LINES)('%s: generateBranchSummary names a bad value where it sits among the entries', (line) => {
+  const { scripted, text, MODEL } = require('./helpers/summary')
+  const T = '2026-01-01T00:00:00.000Z'
+  const entry = (i, fields) => ({ id: `e${i}`, parentId: i ? `e${i - 1}` : null, timestamp: T, ...fields })
+  const user = entry(0, { type: 'message', message: { role: 'user', content: 'hi', timestamp: 1 } })
+  const assistant = (content) => ({ role: 'assistant', content, stopReason: 'stop', usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, totalTokens: 2 }, timestamp: 2 })
+  const cases = [
+    // The toolResult at 1 is left out of the messages: the index is the caller's.
+    ['entries[2].message.content[0].arguments: expected an object, got null', [user, entry(1, { type: 'message', message: { role: 'toolResult', toolCallId: 'c0', toolName: 'read', content: [], isError: false, timestamp: 2 } }), entry(2, { type: 'message', message: assistant([{ type: 'toolCall', id: 'c', name: 'read', arguments: null }]) })]],
+    ['entries[1].content[0].text: expected a string, got a number', [user, entry(1, { type: 'custom_message', customType: 'x', content: [{ type: 'text', text: 5 }], display: true })]],
+    ['entries[1].summary: expected a string, got a number', [user, entry(1, { type: 'branch_summary', fromId: 'e0', summary: 5 })]],
+  ]
+  if (line === '1.6') {
+    cases.push(
+      ['entries[2].replacement.content[0].text: expected a string, got a number', [user, entry(1, { type: 'message', message: assistant([{ type: 'text', text: 'a' }]) }), entry(2, { type: 'context_edit', targetId: 'e1', replacement: { content: [{ type: 'text', text: 7 }] } })]],
+      ['entries[2].replacement.content[0].text: expected a string, got a number', [user, entry(1, { type: 'custom_message', customType: 'x', content: 'a', display: true }), entry(2, { type: 'context_edit', targetId: 'e1', replacement: { content: [{ type: 'text', text: 9 }] } })]],
+      ['entries[2].replacement: expected an object with content, got a number', [user, entry(1, { type: 'message', message: assistant([{ type: 'text', text: 'a' }]) }), entry(2, { type: 'context_edit', targetId: 'e1', replacement: 42 })]],
+    )
+  }
+  test.each(cases)('%s', async (message, entries) => {
+    const ours = await loadOurs(line)
+    const streamFn = scripted([text('S')])
+    await expect(ours.generateBranchSummary(entries, { model: MODEL, apiKey: 'k', streamFn })).rejects.toMatchObject({ name: 'TypeError', message })
+    expect(streamFn.calls).toHaveLength(0)
+  })
+
+  test('a model that is not one is named as the option it is', async () => {
+    const ours = await loadOurs(line)
+    await expect(ours.generateBranchSummary([user], { model: 42, apiKey: 'k', streamFn: scripted([text('S')]) })).rejects.toMatchObject({ name: 'TypeError', message: 'options.model: expected an object, got a number' })
+  })
+})
+
+describe('1.6: prepareCompaction names a bad value of a context edit at the edit', () => {
+  test('its replacement, or a field of its content', async () => {
+    const ours = await loadOurs('1.6')
+    const T = '2026-01-01T00:00:00.000Z'
+    const entry = (i, fields) => ({ id: `e${i}`, parentId: i ? `e${i - 1}` : null, timestamp: T, ...fields })
+    const path = (replacement) => [
+      entry(0, { type: 'message', message: { role: 'user', content: 'x'.repeat(400), timestamp: 1 } }),
+      entry(1, { type: 'message', message: { role: 'assistant', content: [{ type: 'text', text: 'a' }], api: 'x', stopReason: 'stop', timestamp: 2 } }),
+      entry(2, { type: 'context_edit', targetId: 'e1', replacement }),
+      entry(3, { type: 'message', message: { role: 'user', content: 'y'.repeat(4000), timestamp: 3 } }),
+    ]
+    const settings = { enabled: true, reserveTokens: 1000, keepRecentTokens: 10 }
+    for (const [replacement, message] of [
+      [42, 'pathEntries[2].replacement: expected an object with content, got a number'],
+      [{ content: null }, 'pathEntries[2].replacement.content: expected an array, got null'],
+      [{ content: [{ type: 'text', text: 5 }] }, 'pathEntries[2].replacement.content[0].text: expected a string, got a number'],
+    ]) {
+      expect(() => ours.prepareCompaction(path(replacement), settings)).toThrow(message)
+      await expect(ours.prepareCompactionAsync(path(replacement), settings)).rejects.toThrow(message)
+    }
+  })
+})
+
 describe('1.6: estimateProjectedContextTokens names a projection that is not one', () => {
   test('the projection, or one of its entries', async () => {
     const ours = await loadOurs('1.6')

@@ -312,11 +312,18 @@ function collectEntriesForBranchSummary(session, oldLeafId, targetId) {
 }
 
 function prepareBranchEntriesOf(entries, tokenBudget, line) {
+  const { messages, fileOps, totalTokens } = branchPreparation(entries, tokenBudget, line)
+  return { messages, fileOps, totalTokens }
+}
+
+/** prepareBranchEntries' result, with `plan`: how its messages were built from the entries. */
+function branchPreparation(entries, tokenBudget, line) {
   const plan = native.prepareBranchEntries(entries, tokenBudget, line)
   return {
     messages: messagesOf(entries, plan.messages),
     fileOps: fileOpsOfPlan(entries, plan.detailsFrom, plan),
     totalTokens: plan.totalTokens,
+    plan: plan.messages,
   }
 }
 
@@ -369,7 +376,7 @@ function createApi(lineName) {
   const { added: summarizingAdded, ...summarize } = summarizing(native, line, {
     argumentEntries,
     computeFileLists,
-    prepareBranchEntries,
+    branchPreparation: (entries, tokenBudget) => branchPreparation(entries, tokenBudget, line),
   })
   const added = {
     ...summarizingAdded,

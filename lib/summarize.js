@@ -124,7 +124,7 @@ async function retrying(produce, retry, signal, callbacks) {
  * The exports of agent line `line` (the native line index) that summarize.
  * `helpers` are the planning exports they build on.
  */
-function summarizing(native, line, { argumentEntries, computeFileLists, prepareBranchEntries }) {
+function summarizing(native, line, { argumentEntries, computeFileLists, branchPreparation }) {
   const rules = native.summaryRules(line)
   const SUMMARIZATION_SYSTEM_PROMPT = native.summarizationSystemPrompt()
 
@@ -328,12 +328,12 @@ function summarizing(native, line, { argumentEntries, computeFileLists, prepareB
     } = options
     const callers = streamFn ? undefined : callerFiles(generateBranchSummary)
     const contextWindow = model.contextWindow || 128000
-    const { messages, fileOps } = prepareBranchEntries(entries, contextWindow - reserveTokens)
+    const { messages, fileOps, plan } = branchPreparation(entries, contextWindow - reserveTokens)
     // As the agent's: nothing to summarize needs no request, aborted or not.
     if (messages.length === 0) return { summary: 'No content to summarize' }
     if (signal && signal.aborted) return { aborted: true }
     const lists = computeFileLists(fileOps)
-    const job = native.startBranchSummary(messages, lists, model, reserveTokens, customInstructions, replaceInstructions, line, thinkingLevel, argumentEntries)
+    const job = native.startBranchSummary(messages, plan, lists, model, reserveTokens, customInstructions, replaceInstructions, line, thinkingLevel, argumentEntries)
     const call = { model, apiKey, headers, env, signal, reasoning: thinkingLevel, streamFn, retry, callbacks, callers }
     try {
       let usages

@@ -5,6 +5,8 @@
 //! each answer back. Each start function takes the agent line, whose rules
 //! shape the requests, the failures and the results.
 
+use std::ffi::CStr;
+
 use napi::Env;
 use napi_derive::napi;
 
@@ -20,6 +22,7 @@ use prime_compaction_core::js::string::JsStr;
 use prime_compaction_core::js::to_number::to_number;
 use prime_compaction_core::js::view::{Key, Kind, View};
 use prime_compaction_core::projection::is_claude_family;
+use prime_compaction_core::session::projection::MessageShape;
 use prime_compaction_core::summary::compact::{
     AnswerUsage, BranchOptions, Job, JobInput, ModelLimits, Part, Response, Stop,
 };
@@ -683,13 +686,52 @@ impl CompactionJob {
     }
 }
 
+/// An error about `messages[k]` of a branch summary, named where the value
+/// sits among the caller's `entries`: `plan` is the `{ entries, shapes,
+/// edits }` of the messages `prepareBranchEntries` built from them.
+fn named_in_entries(err: Error, plan: &JsVal<'_>) -> Result<Error> {
+    let k = err.path.first().and_then(|seg| {
+        seg.as_str()?
+            .strip_prefix('[')?
+            .strip_suffix(']')?
+            .parse()
+            .ok()
+    });
+    // The plan's typed arrays, read only here, on the way out.
+    let code = |name: &CStr, k: usize| -> Result<Option<f64>> {
+        let array = property(plan, name)?;
+        Ok(if array.is_object_like() {
+            array.at(k)?.number()
+        } else {
+            None
+        })
+    };
+    let Some(k) = k else {
+        return Ok(err.within("messages"));
+    };
+    let (Some(entry), Some(shape), Some(edit)) = (
+        code(c"entries", k)?,
+        code(c"shapes", k)?.and_then(|s| MessageShape::from_code(s as u8)),
+        code(c"edits", k)?,
+    ) else {
+        return Ok(err.within("messages"));
+    };
+    let label = |i: f64| JsStr::from_string(format!("entries[{i}]"));
+    Ok(Error {
+        path: shape.source_path(label(entry), label(edit), &err.path[1..]),
+        ..err
+    })
+}
+
 /// Starts the model call of `generateBranchSummary`, after lib/summarize.js
-/// ran `prepareBranchEntries`: `file_ops` as for `startCompaction`.
+/// ran `prepareBranchEntries`: `file_ops` as for `startCompaction`; `plan`
+/// how the messages were built from the entries, for errors to name them.
 #[napi(js_name = "startBranchSummary")]
 #[allow(clippy::too_many_arguments)] // one per value lib/summarize.js passes on, flat as napi takes them
 pub fn start_branch_summary(
     env: Env,
     messages: Arg,
+    plan: Arg,
     file_ops: Arg,
     model: Arg,
     reserve_tokens: Arg,
@@ -702,8 +744,13 @@ pub fn start_branch_summary(
     run(&env, |cx| {
         let line = line_arg(cx, &line)?;
         cx.use_argument_entries(&argument_entries)?;
-        let history = transcript_messages(&cx.wrap(messages.0)?).within("messages")?;
-        let facts = model_facts(&cx.wrap(model.0)?, &cx.wrap(thinking_level.0)?)?;
+        let plan = cx.wrap(plan.0)?;
+        let history = match transcript_messages(&cx.wrap(messages.0)?) {
+            Ok(history) => history,
+            Err(err) => return Err(named_in_entries(err, &plan)?),
+        };
+        let facts =
+            model_facts(&cx.wrap(model.0)?, &cx.wrap(thinking_level.0)?).within("options")?;
         let reserve_tokens = number_arg(&cx.wrap(reserve_tokens.0)?, "options.reserveTokens")?;
         let (read_files, modified_files) = file_lists(&cx.wrap(file_ops.0)?)?;
         let custom_instructions =

@@ -31,6 +31,9 @@ pub struct Error {
     /// Where the bad value sits, outermost first, e.g. `["pathEntries[3]", "message", "role"]`.
     pub path: Vec<JsStr>,
     pub message: JsStr,
+    /// `path` names the place from the top already (see [`Error::rooted_at`]):
+    /// outer [`Error::within`]s leave it as it is.
+    pub rooted: bool,
 }
 
 pub type Result<T> = std::result::Result<T, Error>;
@@ -46,6 +49,7 @@ impl Error {
                 vec![field]
             },
             message: message.into(),
+            rooted: false,
         }
     }
 
@@ -67,6 +71,7 @@ impl Error {
             kind: ErrorKind::Invalid,
             path: Vec::new(),
             message: message.into(),
+            rooted: false,
         }
     }
 
@@ -75,6 +80,7 @@ impl Error {
             kind: ErrorKind::JsException,
             path: Vec::new(),
             message: "a JavaScript exception was thrown".into(),
+            rooted: false,
         }
     }
 
@@ -84,12 +90,28 @@ impl Error {
             kind: ErrorKind::FactsWanted,
             path: Vec::new(),
             message: "prime-compaction internal error (a bug, please report it): facts wanted but not asked for".into(),
+            rooted: false,
         }
     }
 
-    /// Prefixes the error's location with an outer segment (an argument name, `entries[4]`, a field).
+    /// Prefixes the error's location with an outer segment (an argument name,
+    /// `entries[4]`, a field), unless it is [`rooted`](Error::rooted_at).
     pub fn within(mut self, segment: impl Into<JsStr>) -> Self {
-        self.path.insert(0, segment.into());
+        if !self.rooted {
+            self.path.insert(0, segment.into());
+        }
+        self
+    }
+
+    /// Names a value that sits elsewhere than the scope it is read in (a
+    /// context edit's replacement, read as the content of the message it
+    /// edits): `outer` then the path so far, left as it is by the scopes
+    /// the error passes on its way out.
+    pub fn rooted_at(mut self, outer: impl IntoIterator<Item = JsStr>) -> Self {
+        let mut path: Vec<JsStr> = outer.into_iter().collect();
+        path.append(&mut self.path);
+        self.path = path;
+        self.rooted = true;
         self
     }
 

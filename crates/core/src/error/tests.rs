@@ -14,6 +14,20 @@ fn location_joins_fields_and_indices() {
 }
 
 #[test]
+fn a_rooted_location_is_left_as_it_is_by_outer_scopes() {
+    let e = Error::type_error("text", "expected a string")
+        .within("[0]")
+        .within("content")
+        .rooted_at(["pathEntries[6]".into(), "replacement".into()])
+        .within("message")
+        .within("pathEntries[5]");
+    assert_eq!(
+        e.to_string(),
+        "pathEntries[6].replacement.content[0].text: expected a string"
+    );
+}
+
+#[test]
 fn messages_and_locations_keep_lone_surrogates() {
     let id = JsStr::from_utf16(&[0x69, 0xD800, 0x22]);
     let e = Error::invalid(join(&[&"entry ", &quoted(&id), &" is gone"])).within(quoted(&id));

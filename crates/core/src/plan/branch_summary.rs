@@ -14,7 +14,7 @@ use crate::plan::file_ops::{extract_tool_call_file_ops, FileOps};
 use crate::session::entries::Entries;
 use crate::session::model::{role_of, str_len_of, EntryType, Role, ENTRY_TYPES, ENTRY_TYPE_NAMES};
 use crate::session::projection::{
-    edited_label, is_editable, nullish, replacement_content, IdKey, MessageShape, PlanMessage,
+    in_replacement, is_editable, nullish, replacement_content, IdKey, MessageShape, PlanMessage,
 };
 use crate::tokens::estimate::{
     chars_to_tokens, content_chars, measure_message_with, Chars, Content,
@@ -427,8 +427,7 @@ fn branch_message<V: View>(
                 Some((e, false)) => {
                     let role = role_of(&message).within("message")?;
                     if is_editable(role) {
-                        let content = replacement_content(&entries.array().at(e)?)
-                            .within_with(|| edited_label(entries, e))?;
+                        let content = replacement_content(entries, e)?;
                         let text = content.kind() == Kind::String
                             && matches!(role, Role::Assistant | Role::ToolResult);
                         let shape = if text {
@@ -466,20 +465,30 @@ fn branch_message<V: View>(
                     &line.tokens,
                 )?))
             };
-            let tokens = measure().within("message")?;
+            let replaced = matches!(shape.0, MessageShape::Replaced | MessageShape::ReplacedText);
+            let tokens = measure()
+                .map_err(|e| match replaced {
+                    true => in_replacement(entries, shape.1, e),
+                    false => e,
+                })
+                .within("message")?;
             Ok(Some((plan(shape.0, shape.1), tokens)))
         }
         EntryType::CustomMessage => {
             let (shape, content) = match edit()? {
                 Some((_, true)) => return Ok(None),
                 Some((e, false)) => {
-                    let content = replacement_content(&entries.array().at(e)?)
-                        .within_with(|| edited_label(entries, e))?;
+                    let content = replacement_content(entries, e)?;
                     ((MessageShape::CustomReplaced, e), content)
                 }
                 None => ((MessageShape::Custom, 0), entry.get(Key::Content)?),
             };
-            let chars = content_chars(&content).within("content")?;
+            let chars = content_chars(&content)
+                .within("content")
+                .map_err(|e| match shape.0 {
+                    MessageShape::CustomReplaced => in_replacement(entries, shape.1, e),
+                    _ => e,
+                })?;
             Ok(Some((plan(shape.0, shape.1), chars_to_tokens(chars))))
         }
         EntryType::BranchSummary => Ok(Some((

@@ -42,33 +42,6 @@ impl Branch {
         self.entries.at(i)
     }
 
-    /// `text` with each `branch[i]` in it written as `line N`.
-    fn entries_as_lines(&self, text: &str) -> String {
-        let open = format!("{BRANCH}[");
-        let mut out = String::with_capacity(text.len());
-        let mut rest = text;
-        while let Some(at) = rest.find(&open) {
-            out.push_str(&rest[..at]);
-            let after = &rest[at + open.len()..];
-            let digits = after.find(']').map(|end| &after[..end]);
-            match digits
-                .and_then(|d| d.parse::<usize>().ok())
-                .and_then(|i| self.lines.get(i))
-            {
-                Some(line) => {
-                    out.push_str(&format!("line {line}"));
-                    rest = &after[digits.map_or(0, str::len) + 1..];
-                }
-                None => {
-                    out.push_str(&open);
-                    rest = after;
-                }
-            }
-        }
-        out.push_str(rest);
-        out
-    }
-
     /// Rewrites a core error about `branch[i]` to name the file and line.
     pub fn locate(&self, err: Error) -> Error {
         let index = err
@@ -88,24 +61,15 @@ impl Branch {
                 ..err
             };
         };
-        // Another entry a segment names (the context edit whose content a
-        // message carries) is named by its line too.
         let inner = Error {
-            path: err.path[1..]
-                .iter()
-                .map(|seg| match seg.as_str() {
-                    Some(text) if text.contains(BRANCH) => {
-                        JsStr::from_string(self.entries_as_lines(text))
-                    }
-                    _ => seg.clone(),
-                })
-                .collect(),
+            path: err.path[1..].to_vec(),
             ..err.clone()
         };
         Error {
             kind: err.kind,
             path: Vec::new(),
             message: join(&[&format!("{}: line {line}: ", self.path), &inner.text()]),
+            rooted: false,
         }
     }
 }

@@ -101,6 +101,47 @@ impl MessageShape {
     ];
 }
 
+impl MessageShape {
+    /// The shape `lib/api.js` knows by this number.
+    pub fn from_code(code: u8) -> Option<MessageShape> {
+        MessageShape::ALL
+            .iter()
+            .map(|&(_, shape)| shape)
+            .find(|&shape| shape as u8 == code)
+    }
+
+    /// Where `path` (a field of a message of this shape, outermost first)
+    /// sits among the caller's entries: `entry` names the message's entry,
+    /// `edit` the context edit whose replacement content it carries.
+    /// Messages built from an entry's own fields (custom and summary
+    /// messages) take each field from the entry's field of that name.
+    pub fn source_path(self, entry: JsStr, edit: JsStr, path: &[JsStr]) -> Vec<JsStr> {
+        let in_content = path.first().is_some_and(|f| f.as_str() == Some("content"));
+        let (mut out, rest) = match self {
+            MessageShape::Replaced | MessageShape::CustomReplaced if in_content => {
+                (vec![edit, "replacement".into()], path)
+            }
+            // The content is `[{ type: "text", text: replacement.content }]`.
+            MessageShape::ReplacedText if in_content => {
+                (vec![edit, "replacement".into()], &path[..1])
+            }
+            MessageShape::Own
+            | MessageShape::EmptyContent
+            | MessageShape::EmptyText
+            | MessageShape::Replaced
+            | MessageShape::ReplacedText => (vec![entry, "message".into()], path),
+            MessageShape::SystemMessage => (vec![entry, "systemMessage".into()], path),
+            MessageShape::Custom
+            | MessageShape::CustomEmpty
+            | MessageShape::CustomReplaced
+            | MessageShape::BranchSummary
+            | MessageShape::CompactionSummary => (vec![entry], path),
+        };
+        out.extend(rest.iter().cloned());
+        out
+    }
+}
+
 /// A message as a plan hands it back: the entry, how it is built, and the
 /// context edit whose replacement it carries (0 when none).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -357,25 +398,45 @@ pub fn nullish<V: View>(v: &V) -> bool {
     matches!(v.kind(), Kind::Undefined | Kind::Null)
 }
 
-/// How errors name a message that carries the content of the edit at
-/// entry index `edit`.
-pub fn edited_label<V: View>(entries: &Entries<V>, edit: usize) -> String {
-    format!("message (with the content of {})", entries.label(edit))
+/// Where errors name the context edit at entry index `edit`: the edit
+/// entry's own `replacement`, whatever entry's scope they surface in.
+fn replacement_root<V: View>(entries: &Entries<V>, edit: usize) -> [JsStr; 2] {
+    [
+        JsStr::from_string(entries.label(edit)),
+        "replacement".into(),
+    ]
 }
 
-/// The `replacement.content` of a context edit entry.
-pub fn replacement_content<V: View>(edit: &V) -> Result<V> {
-    let replacement = edit.get(Key::Replacement)?;
-    if nullish(&replacement) {
+/// The `replacement.content` of the context edit at entry index `edit`.
+pub fn replacement_content<V: View>(entries: &Entries<V>, edit: usize) -> Result<V> {
+    let replacement = entries.array().at(edit)?.get(Key::Replacement)?;
+    if !replacement.is_object_like() {
         return Err(Error::type_error(
-            "replacement",
+            "",
             format!(
                 "expected an object with content, got {}",
                 replacement.kind().describe()
             ),
-        ));
+        )
+        .rooted_at(replacement_root(entries, edit)));
     }
     replacement.get(Key::Content)
+}
+
+/// An error from reading a message that carries the content of the context
+/// edit at `edit`: one about its `content` is named at the edit's
+/// replacement, where that content sits.
+pub fn in_replacement<V: View>(entries: &Entries<V>, edit: usize, err: Error) -> Error {
+    let about_content = !err.rooted
+        && err
+            .path
+            .first()
+            .is_some_and(|seg| seg.as_str() == Some("content"));
+    if about_content {
+        err.rooted_at(replacement_root(entries, edit))
+    } else {
+        err
+    }
 }
 
 /// Runs `f` on message `m`'s value, inside its entry's scope. Errors name the
@@ -426,14 +487,15 @@ pub fn message_of<V: View, R>(
         }
         MessageKind::Replaced { edit } | MessageKind::CustomReplaced { edit } => {
             // The message is the entry's; its content is the edit's.
-            let with_edit = || edited_label(entries, edit);
-            let content = replacement_content(&entries.array().at(edit)?).within_with(with_edit)?;
+            let content = replacement_content(entries, edit)?;
             match m.kind {
                 MessageKind::Replaced { .. } => {
                     let message = entry.get(Key::Message)?;
-                    f(Msg::Message(message, Content::Replaced(content))).within_with(with_edit)
+                    f(Msg::Message(message, Content::Replaced(content)))
+                        .map_err(|e| in_replacement(entries, edit, e))
+                        .within("message")
                 }
-                _ => f(Msg::Custom(Some(content))).within_with(with_edit),
+                _ => f(Msg::Custom(Some(content))).map_err(|e| in_replacement(entries, edit, e)),
             }
         }
     }
@@ -502,11 +564,7 @@ pub fn shape_of<V: View>(
         }
         MessageKind::Replaced { edit } => {
             // Read whatever the role: the copy is made of what is there.
-            let in_edit = || edited_label(entries, edit);
-            let string = replacement_content(&entries.array().at(edit)?)
-                .within_with(in_edit)?
-                .kind()
-                == Kind::String;
+            let string = replacement_content(entries, edit)?.kind() == Kind::String;
             let wraps = string
                 && matches!(
                     entries.kind(m.entry)?.role,
@@ -522,8 +580,7 @@ pub fn shape_of<V: View>(
             )
         }
         MessageKind::CustomReplaced { edit } => {
-            let in_edit = || edited_label(entries, edit);
-            replacement_content(&entries.array().at(edit)?).within_with(in_edit)?;
+            replacement_content(entries, edit)?;
             plan(MessageShape::CustomReplaced, edit)
         }
         MessageKind::BranchSummary => plan(MessageShape::BranchSummary, 0),

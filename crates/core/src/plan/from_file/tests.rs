@@ -327,9 +327,9 @@ fn bytes_plan_as_the_file_does_and_name_an_unknown_leaf() {
 }
 
 #[test]
-fn an_error_names_every_entry_it_mentions_by_line() {
-    // A context edit with no replacement, applied to the assistant message:
-    // the message's line, and the edit's.
+fn an_error_about_a_context_edit_names_the_edit_by_its_line() {
+    // A context edit with no replacement, applied to the assistant message
+    // on line 3: the edit's own line, 4.
     let mut lines = two_turns();
     lines.insert(
         2,
@@ -341,7 +341,9 @@ fn an_error_names_every_entry_it_mentions_by_line() {
         .unwrap_err()
         .to_string();
     assert!(
-        err.contains("edit.jsonl: line 3: message (with the content of line 4).replacement: "),
+        err.contains(
+            "edit.jsonl: line 4: replacement: expected an object with content, got undefined"
+        ),
         "{err}"
     );
 }

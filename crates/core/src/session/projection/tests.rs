@@ -347,3 +347,61 @@ fn a_parent_cycle_is_an_error_naming_the_id() {
         assert!(err.to_string().contains("cycle"), "{err}");
     }
 }
+
+#[test]
+fn a_bad_value_in_a_context_edit_is_named_at_the_edit() {
+    // The assistant message at 1 carries the content of the edit at 2.
+    let edited = |replacement: &str| {
+        session(&[
+            (None, u(10)),
+            (
+                None,
+                r#""type":"message","message":{"role":"assistant","content":[{"type":"text","text":"a"}]}"#
+                    .into(),
+            ),
+            (
+                None,
+                format!(r#""type":"context_edit","targetId":"e1","replacement":{replacement}"#),
+            ),
+            (None, u(400)),
+        ])
+    };
+    for (replacement, expected) in [
+        (
+            r#"{"content":[{"type":"text","text":5}]}"#,
+            "pathEntries[2].replacement.content[0].text: expected a string, got a number",
+        ),
+        (
+            "42",
+            "pathEntries[2].replacement: expected an object with content, got a number",
+        ),
+    ] {
+        let s = edited(replacement);
+        let view = Val::new(&s);
+        let entries = Entries::new(&view, "pathEntries", V16).unwrap();
+        let err = prepare_compaction(&entries, 1.0).unwrap_err().to_string();
+        assert_eq!(err, expected);
+    }
+}
+
+#[test]
+fn a_built_message_names_where_each_field_comes_from() {
+    let (entry, edit): (JsStr, JsStr) = ("entries[3]".into(), "entries[5]".into());
+    let path = |p: &[&str]| p.iter().map(|&s| JsStr::from(s)).collect::<Vec<_>>();
+    let at = |shape: MessageShape, p: &[&str]| {
+        let named = shape.source_path(entry.clone(), edit.clone(), &path(p));
+        named.iter().map(|s| s.to_string()).collect::<Vec<_>>().join("/")
+    };
+    assert_eq!(at(MessageShape::Own, &["content", "[0]", "text"]), "entries[3]/message/content/[0]/text");
+    assert_eq!(at(MessageShape::Replaced, &["content", "[0]", "text"]), "entries[5]/replacement/content/[0]/text");
+    assert_eq!(at(MessageShape::Replaced, &["role"]), "entries[3]/message/role");
+    assert_eq!(at(MessageShape::ReplacedText, &["content", "[0]", "text"]), "entries[5]/replacement/content");
+    assert_eq!(at(MessageShape::Custom, &["content", "[1]"]), "entries[3]/content/[1]");
+    assert_eq!(at(MessageShape::CustomReplaced, &["content", "[1]"]), "entries[5]/replacement/content/[1]");
+    assert_eq!(at(MessageShape::BranchSummary, &["summary"]), "entries[3]/summary");
+    assert_eq!(at(MessageShape::SystemMessage, &["content"]), "entries[3]/systemMessage/content");
+    for (_, shape) in MessageShape::ALL {
+        assert_eq!(MessageShape::from_code(shape as u8), Some(shape));
+    }
+    assert_eq!(MessageShape::from_code(200), None);
+}
