@@ -390,16 +390,44 @@ fn a_built_message_names_where_each_field_comes_from() {
     let path = |p: &[&str]| p.iter().map(|&s| JsStr::from(s)).collect::<Vec<_>>();
     let at = |shape: MessageShape, p: &[&str]| {
         let named = shape.source_path(entry.clone(), edit.clone(), &path(p));
-        named.iter().map(|s| s.to_string()).collect::<Vec<_>>().join("/")
+        named
+            .iter()
+            .map(|s| s.to_string())
+            .collect::<Vec<_>>()
+            .join("/")
     };
-    assert_eq!(at(MessageShape::Own, &["content", "[0]", "text"]), "entries[3]/message/content/[0]/text");
-    assert_eq!(at(MessageShape::Replaced, &["content", "[0]", "text"]), "entries[5]/replacement/content/[0]/text");
-    assert_eq!(at(MessageShape::Replaced, &["role"]), "entries[3]/message/role");
-    assert_eq!(at(MessageShape::ReplacedText, &["content", "[0]", "text"]), "entries[5]/replacement/content");
-    assert_eq!(at(MessageShape::Custom, &["content", "[1]"]), "entries[3]/content/[1]");
-    assert_eq!(at(MessageShape::CustomReplaced, &["content", "[1]"]), "entries[5]/replacement/content/[1]");
-    assert_eq!(at(MessageShape::BranchSummary, &["summary"]), "entries[3]/summary");
-    assert_eq!(at(MessageShape::SystemMessage, &["content"]), "entries[3]/systemMessage/content");
+    assert_eq!(
+        at(MessageShape::Own, &["content", "[0]", "text"]),
+        "entries[3]/message/content/[0]/text"
+    );
+    assert_eq!(
+        at(MessageShape::Replaced, &["content", "[0]", "text"]),
+        "entries[5]/replacement/content/[0]/text"
+    );
+    assert_eq!(
+        at(MessageShape::Replaced, &["role"]),
+        "entries[3]/message/role"
+    );
+    assert_eq!(
+        at(MessageShape::ReplacedText, &["content", "[0]", "text"]),
+        "entries[5]/replacement/content"
+    );
+    assert_eq!(
+        at(MessageShape::Custom, &["content", "[1]"]),
+        "entries[3]/content/[1]"
+    );
+    assert_eq!(
+        at(MessageShape::CustomReplaced, &["content", "[1]"]),
+        "entries[5]/replacement/content/[1]"
+    );
+    assert_eq!(
+        at(MessageShape::BranchSummary, &["summary"]),
+        "entries[3]/summary"
+    );
+    assert_eq!(
+        at(MessageShape::SystemMessage, &["content"]),
+        "entries[3]/systemMessage/content"
+    );
     for (_, shape) in MessageShape::ALL {
         assert_eq!(MessageShape::from_code(shape as u8), Some(shape));
     }
