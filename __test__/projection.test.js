@@ -94,6 +94,20 @@ describe('projection rules', () => {
     expect(ours.projectForSummary(messages, { roundBound: 1000 })).toEqual(ours.projectForSummary(messages))
   })
 
+  test("roundBound on the leading group (the rest of a split turn) makes an assistant's text: nothing of it reads as the user's", () => {
+    const messages = [asst(call('c', 'read', { path: 'p'.repeat(200) })), result('c', 'r'.repeat(400)), asst({ type: 'text', text: 'done' })]
+    const projected = ours.projectForSummary(messages, { roundBound: 100 })
+    expect(projected).toHaveLength(1)
+    expect(projected[0].role).toBe('assistant')
+    const text = transcript(messages, { roundBound: 100 })
+    expect(text).toMatch(/^\[Assistant\]: \[Assistant tool calls\]: read#c\(path="p+\n\n\[\.\.\. \d+ characters of this round omitted \.\.\.\]\n\n/)
+    expect(text).not.toContain('[User]')
+    expect(text.endsWith('r'.repeat(10) + '\n\n[Assistant]: done')).toBe(true)
+    // A group that opens with the assistant's text keeps that one label.
+    const spoken = transcript([asst({ type: 'text', text: 'z'.repeat(300) })], { roundBound: 40 })
+    expect(spoken).toMatch(/^\[Assistant\]: z{20}\n\n\[\.\.\. 260 characters/)
+  })
+
   test('dropOldestRounds drops whole user rounds, oldest first, keeping the newest; leading messages go with the oldest', () => {
     const messages = [asst({ type: 'text', text: 'lead' }), user('one'), user('two'), user('three')]
     expect(transcript(messages, { dropOldestRounds: 1 })).toBe('[User]: two\n\n[User]: three')
@@ -291,7 +305,9 @@ describe('generated sessions', () => {
         const marker = `\n\n[... ${total} characters of this round omitted ...]\n\n`.length
         for (const round of ours.splitUserRounds(projected)) {
           const text = ours.serializeConversation(round)
-          expect(text.length).toBeLessThanOrEqual(roundBound + marker + '[User]: '.length)
+          // A round's excerpt is a user message; the leading group's, an assistant's text.
+          expect(text.length).toBeLessThanOrEqual(roundBound + marker + '[Assistant]: '.length)
+          if (round[0].role !== 'user') expect(text).not.toMatch(/^\[User\]/)
           expect(text.isWellFormed()).toBe(true)
         }
       }),

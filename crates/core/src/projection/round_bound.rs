@@ -2,7 +2,7 @@
 //! its head and tail around a marker saying how much was cut out.
 
 use crate::js::string::{is_high_surrogate, is_low_surrogate, JsStr, Utf16Builder};
-use crate::transcript::llm_message::{Message, UserContent, UserMessage};
+use crate::transcript::llm_message::{AssistantMessage, Block, Message, UserContent, UserMessage};
 use crate::transcript::serialize::{push_message, Parts, SerializeOptions};
 use crate::transcript::text::Text;
 
@@ -10,6 +10,8 @@ use super::rounds::split_user_rounds;
 
 /// The label a user message's transcript part starts with.
 const USER_LABEL: &str = "[User]: ";
+/// The label an assistant text's transcript part starts with.
+const ASSISTANT_LABEL: &str = "[Assistant]: ";
 
 /// The marker that stands for the cut-out middle of a round.
 pub fn omission_marker(omitted: usize) -> String {
@@ -41,9 +43,12 @@ pub fn head_and_tail(text: &JsStr, bound: usize) -> Option<JsStr> {
     Some(out.finish())
 }
 
-/// Replaces each round whose transcript exceeds `bound` by one user message
+/// Replaces each round whose transcript exceeds `bound` by one message
 /// holding its head and tail: read back, it gives the round's transcript with
-/// the middle cut out, and it still opens exactly one round.
+/// the middle cut out, and it still opens exactly one round. A round is
+/// replaced by a user message; the leading group (the rest of a turn an
+/// earlier compaction split: the assistant's messages and its tools'
+/// results) by an assistant's text, so that none of it reads as the user's.
 pub(super) fn bound_rounds<T: Text>(messages: Vec<Message<T>>, bound: usize) -> Vec<Message<T>> {
     let rounds = split_user_rounds(&messages);
     let mut out = Vec::with_capacity(messages.len());
@@ -56,21 +61,24 @@ pub(super) fn bound_rounds<T: Text>(messages: Vec<Message<T>>, bound: usize) -> 
             push_message(&mut parts, m, SerializeOptions { reasoning: true });
         }
         let text = text.finish();
-        let labelled = round_messages.first().is_some_and(Message::is_user)
-            && text
-                .code_units()
-                .take(USER_LABEL.len())
-                .eq(USER_LABEL.encode_utf16());
+        let user = round_messages.first().is_some_and(Message::is_user);
+        let label = if user { USER_LABEL } else { ASSISTANT_LABEL };
+        let labelled = text.code_units().take(label.len()).eq(label.encode_utf16());
         let body = if labelled {
-            text.slice_utf16(USER_LABEL.len() as i64, None)
+            text.slice_utf16(label.len() as i64, None)
         } else {
             text
         };
+        let timestamp = round_messages.first().and_then(Message::timestamp);
         match head_and_tail(&body, bound) {
             None => out.extend(round_messages),
-            Some(excerpt) => out.push(Message::User(UserMessage {
+            Some(excerpt) if user => out.push(Message::User(UserMessage {
                 content: UserContent::Text(T::owned(excerpt)),
-                timestamp: round_messages.first().and_then(Message::timestamp),
+                timestamp,
+            })),
+            Some(excerpt) => out.push(Message::Assistant(AssistantMessage {
+                content: vec![Block::Text(T::owned(excerpt))],
+                timestamp,
             })),
         }
     }

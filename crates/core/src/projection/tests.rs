@@ -343,21 +343,38 @@ fn head_and_tail_never_split_pairs() {
 }
 
 #[test]
-fn leading_round_without_user_is_bounded_too() {
-    let input = msgs(&format!(
+fn leading_round_without_user_is_bounded_as_the_assistants() {
+    // The rest of a turn an earlier compaction split: nothing in it is the
+    // user's, so its excerpt is an assistant's text, its label not doubled.
+    let bounded = |json: &str| {
+        let out = project(
+            &msgs(json),
+            &ProjectOptions {
+                round_bound: Some(40),
+                ..ProjectOptions::default()
+            },
+        );
+        assert!(matches!(out.as_slice(), [Message::Assistant(_)]), "{out:?}");
+        transcript(&out)
+    };
+    let text = bounded(&format!(
         r#"[{{"role":"assistant","content":[{{"type":"text","text":"{}"}}]}}]"#,
         "z".repeat(300)
     ));
-    let out = project(
-        &input,
-        &ProjectOptions {
-            round_bound: Some(40),
-            ..ProjectOptions::default()
-        },
+    assert!(text.starts_with("[Assistant]: zzz"), "{text}");
+    assert!(text.len() <= "[Assistant]: ".len() + 40 + omission_marker(1000).len());
+    let text = bounded(&format!(
+        r#"[{{"role":"assistant","content":[{{"type":"toolCall","id":"c","name":"read","arguments":{{"path":"{}"}}}}]}},
+            {{"role":"toolResult","toolCallId":"c","toolName":"read","content":[{{"type":"text","text":"{}"}}],"isError":false}}]"#,
+        "p".repeat(100),
+        "r".repeat(300)
+    ));
+    assert!(
+        text.starts_with("[Assistant]: [Assistant tool call"),
+        "{text}"
     );
-    let text = transcript(&out);
-    assert!(text.starts_with("[User]: [Assistant]: zzz"));
-    assert!(text.len() <= 8 + 40 + omission_marker(1000).len());
+    assert!(!text.contains("[User]"), "{text}");
+    assert!(text.ends_with("rrrr"), "{text}");
 }
 
 #[test]
