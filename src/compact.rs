@@ -381,15 +381,10 @@ pub fn start_compaction(
                 // Before any request: the agents find bad file operations
                 // only once their summaries have been paid for.
                 let file_ops = property(&prep, c"fileOps")?;
-                if !file_ops.is_object_like() {
-                    return Err(Error::type_error(
-                        "preparation.fileOps",
-                        format!(
-                            "expected file operations {{ read, written, edited }}, got {}",
-                            file_ops.kind().describe()
-                        ),
-                    ));
-                }
+                file_ops.expect_object(
+                    "preparation.fileOps",
+                    "file operations { read, written, edited }",
+                )?;
                 file_lists(&cx.wrap(cx.call(cx.undefined(), f.raw, file_ops.raw)?)?)?
             }
         };

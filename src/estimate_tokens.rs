@@ -10,7 +10,7 @@ use crate::js::args::{arg, counter_option};
 use crate::js::errors::run;
 use crate::js::out::{Arg, Raw, RawValue};
 use crate::js::view::Cx;
-use prime_compaction_core::error::{Context, Error, Result};
+use prime_compaction_core::error::{Context, Result};
 use prime_compaction_core::js::view::{Key, View};
 use prime_compaction_core::session::entries::Entries;
 use prime_compaction_core::session::model::EntryType;
@@ -104,15 +104,7 @@ pub fn estimate_projected_context_tokens(
     run(&env, |cx| {
         let line = line_arg(cx, &line)?;
         let projection = arg(cx, &projection)?;
-        if !projection.is_object_like() {
-            return Err(Error::type_error(
-                "projection",
-                format!(
-                    "expected a session projection {{ messages, entries }}, got {}",
-                    projection.kind().describe()
-                ),
-            ));
-        }
+        projection.expect_object("projection", "a session projection { messages, entries }")?;
         let branch = arg(cx, &branch_entries)?;
         let messages = projection.get(Key::Messages)?;
         let list = MessageArray::named(&messages, "projection.messages")?;

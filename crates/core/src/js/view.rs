@@ -320,6 +320,19 @@ pub trait View: Sized + Clone {
     /// `self === other` (used for SameValueZero on objects and BigInts).
     fn strict_equals(&self, other: &Self) -> Result<bool>;
 
+    /// A `TypeError` at `field` unless this is an object (or a function),
+    /// saying it expected `what` and what came instead.
+    fn expect_object(&self, field: &str, what: &str) -> Result<()> {
+        if self.is_object_like() {
+            return Ok(());
+        }
+        let got = self.kind().describe();
+        Err(crate::error::Error::type_error(
+            field,
+            format!("expected {what}, got {got}"),
+        ))
+    }
+
     /// The array length, or a `TypeError` at `field` saying what came instead.
     fn expect_array(&self, field: &str) -> Result<usize> {
         self.array_len().ok_or_else(|| {

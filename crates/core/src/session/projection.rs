@@ -410,16 +410,9 @@ fn replacement_root<V: View>(entries: &Entries<V>, edit: usize) -> [JsStr; 2] {
 /// The `replacement.content` of the context edit at entry index `edit`.
 pub fn replacement_content<V: View>(entries: &Entries<V>, edit: usize) -> Result<V> {
     let replacement = entries.array().at(edit)?.get(Key::Replacement)?;
-    if !replacement.is_object_like() {
-        return Err(Error::type_error(
-            "",
-            format!(
-                "expected an object with content, got {}",
-                replacement.kind().describe()
-            ),
-        )
-        .rooted_at(replacement_root(entries, edit)));
-    }
+    replacement
+        .expect_object("", "an object with content")
+        .map_err(|e| e.rooted_at(replacement_root(entries, edit)))?;
     replacement.get(Key::Content)
 }
 

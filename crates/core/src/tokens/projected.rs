@@ -261,15 +261,7 @@ pub fn usage_is_current_in<V: View>(
         let found = projected
             .scoped(|| -> Result<Option<Option<crate::js::string::JsStr>>> {
                 let entry = projected.at(k)?;
-                if !entry.is_object_like() {
-                    let got = entry.kind().describe();
-                    return Err(Error::type_error(
-                        "",
-                        format!(
-                            "expected a projected entry {{ sourceEntry, messages }}, got {got}"
-                        ),
-                    ));
-                }
+                entry.expect_object("", "a projected entry { sourceEntry, messages }")?;
                 let len = entry.get(Key::Messages)?.expect_array("messages")?;
                 if usage_index >= start + len {
                     start += len;
