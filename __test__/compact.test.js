@@ -228,7 +228,7 @@ describe.each(LINES.map((line) => [line, require(`../agent-${line}`)]))('agent l
     })
 
     test('settings that are none: a TypeError naming preparation.settings before any request on 0.78 (the agent throws reading reserveTokens); unread on 1.6', async () => {
-      for (const settings of [undefined, null, 5]) {
+      for (const settings of [undefined, null]) {
         const streamFn = scripted([text('H'), text('P')])
         const run = ours.compact({ ...preparation(), settings }, MODEL, 'k', undefined, undefined, undefined, undefined, streamFn)
         if (is078) {
@@ -239,14 +239,16 @@ describe.each(LINES.map((line) => [line, require(`../agent-${line}`)]))('agent l
           expect(streamFn.calls).toHaveLength(2)
         }
       }
-      // Settings without reserveTokens: the agent's budget, NaN.
-      const streamFn = scripted([text('H'), text('P')])
-      await ours.compact({ ...preparation(), settings: {} }, MODEL, 'k', undefined, undefined, undefined, undefined, streamFn)
-      expect(streamFn.calls.map((c) => 'maxTokens' in c.options && Number.isNaN(c.options.maxTokens))).toEqual(is078 ? [true, true] : [false, false])
+      // Settings without reserveTokens (a primitive has none): the agent's budget, NaN.
+      for (const settings of [{}, 5, 'lots']) {
+        const streamFn = scripted([text('H'), text('P')])
+        await ours.compact({ ...preparation(), settings }, MODEL, 'k', undefined, undefined, undefined, undefined, streamFn)
+        expect(streamFn.calls.map((c) => 'maxTokens' in c.options && Number.isNaN(c.options.maxTokens))).toEqual(is078 ? [true, true] : [false, false])
+      }
     })
 
     test('a split turn whose turnPrefixMessages is not an array: a TypeError naming it before any request, where the agents throw reading its length or mapping it', async () => {
-      for (const turnPrefixMessages of [undefined, null, 'text', { length: 2 }]) {
+      for (const turnPrefixMessages of [undefined, null, 'text', { length: 2 }, { length: '1' }]) {
         const streamFn = scripted([text('H'), text('P')])
         await expect(ours.compact({ ...preparation(), isSplitTurn: true, turnPrefixMessages }, MODEL, 'k', undefined, undefined, undefined, undefined, streamFn)).rejects.toMatchObject({
           name: 'TypeError',
@@ -254,8 +256,9 @@ describe.each(LINES.map((line) => [line, require(`../agent-${line}`)]))('agent l
         })
         expect(streamFn.calls).toHaveLength(0)
       }
-      // Not a split turn, or an empty prefix: one request, as in the agents.
-      for (const prep of [{ ...preparation(), isSplitTurn: false, turnPrefixMessages: undefined }, { ...preparation(), isSplitTurn: true, turnPrefixMessages: [] }]) {
+      // Not a split turn, or a prefix whose length is not above 0: one request, as in the agents.
+      const unsplit = [undefined, ...[[], '', {}, { length: 0 }, 5].map((p) => ({ isSplitTurn: true, turnPrefixMessages: p }))]
+      for (const prep of unsplit.map((p) => ({ ...preparation(), ...(p || { isSplitTurn: false, turnPrefixMessages: undefined }) }))) {
         const streamFn = scripted([text('H')])
         await ours.compact(prep, MODEL, 'k', undefined, undefined, undefined, undefined, streamFn)
         expect(streamFn.calls).toHaveLength(1)

@@ -229,6 +229,12 @@ describe('agent line 0.78: requests as ours made them before the 1.6 line', () =
     expect(Object.keys(streamFn.calls[0].context)).toEqual(['systemPrompt', 'messages'])
   })
 
+  test("a branch summary's own budget with a NaN reserveTokens leaves the model's maxTokens (compaction keeps the agent's NaN)", async () => {
+    const streamFn = scripted([text('B')])
+    await ours.generateBranchSummary(branchEntries(), { model: MODEL, apiKey: 'k', reserveTokens: NaN, streamFn })
+    expect(streamFn.calls[0].options.maxTokens).toBe(MODEL.maxTokens)
+  })
+
   test("branch summaries' option keys come in the agent's order, reasoning after them", async () => {
     const ref = await loadReference('0.78')
     const keys = async (impl, extra = {}) => {

@@ -313,6 +313,30 @@ fn model_facts(model: &JsVal<'_>, thinking_level: &JsVal<'_>) -> Result<ModelFac
     })
 }
 
+/// Whether a split turn's `turnPrefixMessages` gets a summary of its own:
+/// when its `length` is above 0, as the agents ask. Where they throw
+/// (reading the length of null or undefined, mapping what is not an array)
+/// it is a `TypeError` naming it.
+fn prefix_is_summarized(prefix: &JsVal<'_>) -> Result<bool> {
+    if let Some(len) = prefix.array_len() {
+        return Ok(len > 0);
+    }
+    let length = match prefix.kind() {
+        Kind::Undefined | Kind::Null => f64::INFINITY,
+        Kind::String => prefix.string().map_or(0, |s| s.utf16_len()) as f64,
+        // An object's `length` as `> 0` compares it (one that is an object
+        // itself is taken for none).
+        _ => to_number(&primitive(&property(prefix, c"length")?)),
+    };
+    if length > 0.0 {
+        return Err(Error::type_error(
+            "preparation.turnPrefixMessages",
+            format!("expected an array, got {}", prefix.kind().describe()),
+        ));
+    }
+    Ok(false)
+}
+
 /// Starts `compact(preparation, model, ..., customInstructions)`.
 /// `file_lists_of` is lib/summarize.js's `computeFileLists`, called with the
 /// preparation's `fileOps` once they are an object, for their
@@ -350,9 +374,7 @@ pub fn start_compaction(
         let prefix_value = prep.get(Key::TurnPrefixMessages)?;
         let history =
             transcript_messages(&history_value).within("preparation.messagesToSummarize")?;
-        // A split turn reads its prefix's length, which the agents take for an array's.
-        let split = prep.get(Key::IsSplitTurn)?.truthy()
-            && prefix_value.expect_array("preparation.turnPrefixMessages")? > 0;
+        let split = prep.get(Key::IsSplitTurn)?.truthy() && prefix_is_summarized(&prefix_value)?;
         let turn_prefix = if split {
             Some(transcript_messages(&prefix_value).within("preparation.turnPrefixMessages")?)
         } else {
@@ -360,15 +382,11 @@ pub fn start_compaction(
         };
         // Lines that send no maxTokens do not read the settings (1.6's compact() does not).
         let reserve_tokens = if line.summary_requests.max_tokens {
+            // Where the agent throws reading settings.reserveTokens; a
+            // primitive has none, and gives its NaN budget.
             let settings = prep.get(Key::Settings)?;
-            if !settings.is_object_like() {
-                return Err(Error::type_error(
-                    "preparation.settings",
-                    format!(
-                        "expected compaction settings, got {}",
-                        settings.kind().describe()
-                    ),
-                ));
+            if matches!(settings.kind(), Kind::Undefined | Kind::Null) {
+                settings.expect_object("preparation.settings", "compaction settings")?;
             }
             number_field(&settings, Key::ReserveTokens).within("preparation.settings")?
         } else {

@@ -345,7 +345,8 @@ fn head_and_tail_never_split_pairs() {
 #[test]
 fn leading_round_without_user_is_bounded_as_the_assistants() {
     // The rest of a turn an earlier compaction split: nothing in it is the
-    // user's, so its excerpt is an assistant's text, its label not doubled.
+    // user's, so its excerpt is an assistant's text (whose label is the
+    // group's own when it opens with text).
     let bounded = |json: &str| {
         let out = project(
             &msgs(json),

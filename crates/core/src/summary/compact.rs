@@ -208,10 +208,16 @@ impl<T: Transcript> Job<T> {
     fn max_tokens(&self, part: Part) -> f64 {
         let share = if part == Part::TurnPrefix { 0.5 } else { 0.8 };
         let budget = (share * self.reserve_tokens).floor();
-        if self.limits.max_tokens > 0.0 {
-            math::min(budget, self.limits.max_tokens)
-        } else {
+        let cap = self.limits.max_tokens;
+        if cap.is_nan() || cap <= 0.0 {
             budget
+        } else if part == Part::Branch {
+            // This package's own budget (the agents ask for a fixed 2,048):
+            // a NaN one leaves the model's limit.
+            budget.min(cap)
+        } else {
+            // The agents' `Math.min`, which keeps a NaN budget.
+            math::min(budget, cap)
         }
     }
 

@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use crate::agent_line::AgentLine;
-use crate::error::{Context, Result};
+use crate::error::{Error, Result};
 use crate::js::json::view::Val;
 use crate::js::json::{Object, Value};
 use crate::js::string::JsStr;
@@ -107,19 +107,17 @@ fn plan_message(branch: &Branch, m: &PlanMessage) -> Option<Value> {
 fn llm_messages(branch: &Branch, messages: &[PlanMessage]) -> Result<Vec<Message>> {
     let mut out = Vec::with_capacity(messages.len());
     for m in messages {
-        let i = m.entry as usize;
         let Some(message) = plan_message(branch, m) else {
             continue;
         };
-        let mut converted = from_agent_message(&Val::new(&message));
-        if m.shape == MessageShape::Own {
-            converted = converted.within("message");
-        }
-        out.extend(
-            converted
-                .within_with(|| format!("branch[{i}]"))
-                .map_err(|e| branch.locate(e))?,
-        );
+        // Errors name where the value sits: the entry's message, its own
+        // field, or the context edit whose content the message carries.
+        let label = |k: u32| JsStr::from_string(format!("branch[{k}]"));
+        let converted = from_agent_message(&Val::new(&message)).map_err(|e| Error {
+            path: m.shape.source_path(label(m.entry), label(m.edit), &e.path),
+            ..e
+        });
+        out.extend(converted.map_err(|e| branch.locate(e))?);
     }
     Ok(out)
 }

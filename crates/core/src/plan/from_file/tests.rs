@@ -347,3 +347,33 @@ fn an_error_about_a_context_edit_names_the_edit_by_its_line() {
         "{err}"
     );
 }
+
+#[test]
+fn a_transcript_error_in_a_context_edit_names_the_edit_by_its_line() {
+    // The assistant message on line 3 carries the content of the edit on
+    // line 4, whose tool call has null arguments: the planner takes them
+    // (a bash call's are never read), the transcript does not.
+    let mut lines = two_turns();
+    lines.insert(
+        2,
+        r#"{"type":"context_edit","id":"e","parentId":"a1","targetId":"a1","replacement":{"content":[{"type":"toolCall","id":"c","name":"bash","arguments":null}]}}"#
+            .to_string(),
+    );
+    lines[3] = lines[3].replace(r#""parentId":"a1""#, r#""parentId":"e""#);
+    let path = write_file("edit-transcript.jsonl", &session(&lines));
+    let err = crate::transcript::from_file::serialize_for_summary_from_file(
+        &path,
+        None,
+        50.0,
+        true,
+        &AgentLine::V1_6,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains(
+            "edit-transcript.jsonl: line 4: replacement.content[0].arguments: expected an object, got null"
+        ),
+        "{err}"
+    );
+}
