@@ -298,6 +298,8 @@ describe('errors', () => {
     expect(() => ours.prepareCompactionFromFile(p, { leafId: 3 })).toThrow(/options\.leafId: expected a string/)
     expect(() => ours.prepareCompactionFromFileSync(p, { settings: { enabled: true } })).toThrow(/options\.settings\.reserveTokens/)
     expect(() => ours.serializeForSummaryFromFileSync(p, { settings: null })).toThrow(/options\.settings/)
+    expect(() => ours.serializeForSummaryFromFileSync(p, { model: 'claude-sonnet' })).toThrow(/^options\.model: expected a model object, got a string$/)
+    expect(() => ours.serializeForSummaryFromFile(p, { model: 5 })).toThrow(/^options\.model: expected a model object, got a number$/)
     let thrown
     try {
       ours.prepareCompactionFromFile(p, { leafId: 3 })

@@ -165,6 +165,14 @@ describe('projection rules', () => {
     expect(() => ours.projectForSummary([], { roundBound: 'x' })).toThrow('options.roundBound: expected a number')
     expect(() => ours.serializeForSummary([], { toolResultBodies: -1 })).toThrow('options.toolResultBodies')
     expect(() => ours.serializeForSummary([{ role: 'user', content: 5 }])).toThrow('messages[0].content')
+    // A model that is no model object; none (undefined, null) keeps reasoning.
+    for (const model of [5, 'claude-sonnet', true]) {
+      expect(() => ours.projectForSummary([], { model })).toThrow(/^options\.model: expected a model object, got /)
+      expect(() => ours.serializeForSummary([], { model })).toThrow(/^options\.model: expected a model object, got /)
+    }
+    const thinking = [{ role: 'assistant', content: [{ type: 'thinking', thinking: 'hm' }], timestamp: 1 }]
+    for (const model of [undefined, null]) expect(ours.serializeForSummary(thinking, { model })).toBe('[Assistant reasoning]: hm')
+    expect(ours.serializeForSummary(thinking, { model: { id: 'claude-sonnet-4' } })).toBe('')
   })
 })
 

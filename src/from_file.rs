@@ -12,6 +12,7 @@ use napi::{sys, Env, Task};
 use napi_derive::napi;
 
 use crate::agent_line::line_arg;
+use crate::js::args::claude_summarizer;
 use crate::js::errors::{error_value, run};
 use crate::js::out::{Arg, Raw, RawValue};
 use crate::js::view::{check, Cx, JsVal};
@@ -19,12 +20,11 @@ use prime_compaction_core::agent_line::AgentLine;
 use prime_compaction_core::error::{Context, Error, Result};
 use prime_compaction_core::js::json::{stringify_to_string, Value};
 use prime_compaction_core::js::string::JsStr;
-use prime_compaction_core::js::view::{Key, Kind, View};
+use prime_compaction_core::js::view::{Kind, View};
 use prime_compaction_core::plan::from_file::{
     branch_lines, prepare_compaction_from_bytes, prepare_compaction_from_file, FilePlan,
 };
 use prime_compaction_core::plan::settings::{read_settings, Budget, DEFAULT_SETTINGS};
-use prime_compaction_core::projection::is_claude_family;
 use prime_compaction_core::transcript::from_file::{
     serialize_for_summary_from_file, FileTranscript,
 };
@@ -71,14 +71,8 @@ pub fn read_request(cx: &Cx, path: &Arg, options: &Arg, line: &Arg) -> Result<Fi
                 settings = read_settings(&given).within("options.settings")?;
             }
             let model = options_field(cx, &options, c"model")?;
-            if model.is_object_like() {
-                let s = |key| -> Result<Option<JsStr>> { Ok(model.get(key)?.string()) };
-                let claude = is_claude_family(
-                    s(Key::Api)?.as_ref(),
-                    s(Key::Provider)?.as_ref(),
-                    s(Key::Id)?.as_ref(),
-                );
-                reasoning = !claude;
+            if claude_summarizer(&model, "options.model")? {
+                reasoning = false;
             }
             if options_field(cx, &options, c"reasoning")?.boolean() == Some(false) {
                 reasoning = false;

@@ -7,22 +7,18 @@ use std::ptr;
 use napi::{sys, Env};
 use napi_derive::napi;
 
-use crate::js::args::{count_option, option, reasoning_option};
+use crate::js::args::{claude_summarizer, count_option, option, reasoning_option};
 use crate::js::errors::run;
 use crate::js::flat::{has_long_arguments, Flat};
 use crate::js::out::{Arg, Raw, RawValue};
 use crate::js::text::{labels_string, use_transcript_helpers, JsText, RecipeSink, StringSink};
 use crate::js::view::{check, Cx, JsVal};
 use prime_compaction_core::error::{Context, Result};
-use prime_compaction_core::js::string::JsStr;
-use prime_compaction_core::js::view::{Key, View};
 use prime_compaction_core::projection::plan::{
     PlanParts, PlanSource, PlanText, PlanValue, PlanValues, PlanWriter,
 };
 use prime_compaction_core::projection::tool_results::DEFAULT_TOOL_RESULT_BODIES;
-use prime_compaction_core::projection::{
-    is_claude_family, project_each, serialize_projection, ProjectOptions,
-};
+use prime_compaction_core::projection::{project_each, serialize_projection, ProjectOptions};
 use prime_compaction_core::transcript::llm_message::{
     from_agent_messages_with, Message, ReadLimits,
 };
@@ -114,17 +110,7 @@ fn read_for_projection<'c>(
 }
 
 fn read_project_options(options: &JsVal<'_>) -> Result<ProjectOptions> {
-    let model = option(options, c"model")?;
-    let claude = if model.is_object_like() {
-        let s = |key| -> Result<Option<JsStr>> { Ok(model.get(key)?.string()) };
-        is_claude_family(
-            s(Key::Api)?.as_ref(),
-            s(Key::Provider)?.as_ref(),
-            s(Key::Id)?.as_ref(),
-        )
-    } else {
-        false
-    };
+    let claude = claude_summarizer(&option(options, c"model")?, "model")?;
     Ok(ProjectOptions {
         tool_result_bodies: count_option(options, c"toolResultBodies")?
             .unwrap_or(DEFAULT_TOOL_RESULT_BODIES),

@@ -7,9 +7,11 @@ use std::ptr;
 use napi::sys;
 
 use prime_compaction_core::error::{Context, Error, Result};
+use prime_compaction_core::js::string::JsStr;
 use prime_compaction_core::js::to_number::Primitive;
-use prime_compaction_core::js::view::{Kind, View};
+use prime_compaction_core::js::view::{Key, Kind, View};
 use prime_compaction_core::plan::settings::read_counter;
+use prime_compaction_core::projection::is_claude_family;
 use prime_compaction_core::tokens::estimate::Counter;
 
 use crate::js::out::Arg;
@@ -94,6 +96,22 @@ pub fn count_option(options: &JsVal<'_>, name: &CStr) -> Result<Option<usize>> {
             format!("expected a number, got {}", other.describe()),
         )),
     }
+}
+
+/// Whether `model` (an `options.model`) is a Claude-family summarizer,
+/// whose transcripts keep no reasoning: false without one (undefined or
+/// null); a `TypeError` at `field` for a value that is no model object.
+pub fn claude_summarizer(model: &JsVal<'_>, field: &str) -> Result<bool> {
+    if matches!(model.kind(), Kind::Undefined | Kind::Null) {
+        return Ok(false);
+    }
+    model.expect_object(field, "a model object")?;
+    let s = |key| -> Result<Option<JsStr>> { Ok(model.get(key)?.string()) };
+    Ok(is_claude_family(
+        s(Key::Api)?.as_ref(),
+        s(Key::Provider)?.as_ref(),
+        s(Key::Id)?.as_ref(),
+    ))
 }
 
 /// `options.reasoning !== false`.
