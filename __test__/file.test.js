@@ -300,6 +300,8 @@ describe('errors', () => {
     expect(() => ours.serializeForSummaryFromFileSync(p, { settings: null })).toThrow(/options\.settings/)
     expect(() => ours.serializeForSummaryFromFileSync(p, { model: 'claude-sonnet' })).toThrow(/^options\.model: expected a model object, got a string$/)
     expect(() => ours.serializeForSummaryFromFile(p, { model: 5 })).toThrow(/^options\.model: expected a model object, got a number$/)
+    // The planners take no model: theirs is not read.
+    expect(ours.prepareCompactionFromFileSync(p, { model: 'claude-sonnet' })).toEqual(ours.prepareCompactionFromFileSync(p))
     let thrown
     try {
       ours.prepareCompactionFromFile(p, { leafId: 3 })

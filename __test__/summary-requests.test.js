@@ -233,6 +233,12 @@ describe('agent line 0.78: requests as ours made them before the 1.6 line', () =
     const streamFn = scripted([text('B')])
     await ours.generateBranchSummary(branchEntries(), { model: MODEL, apiKey: 'k', reserveTokens: NaN, streamFn })
     expect(streamFn.calls[0].options.maxTokens).toBe(MODEL.maxTokens)
+    // Without a model limit either: the agent's fixed 2,048, never NaN.
+    for (const maxTokens of [0, undefined, NaN]) {
+      const unlimited = scripted([text('B')])
+      await ours.generateBranchSummary(branchEntries(), { model: { ...MODEL, maxTokens }, apiKey: 'k', reserveTokens: NaN, streamFn: unlimited })
+      expect(unlimited.calls[0].options.maxTokens).toBe(2048)
+    }
   })
 
   test("branch summaries' option keys come in the agent's order, reasoning after them", async () => {

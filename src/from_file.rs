@@ -51,8 +51,16 @@ fn string_of(v: &JsVal<'_>, name: &str) -> Result<JsStr> {
     })
 }
 
-/// Reads `(path, options?, line)` with `options = { leafId?, settings?, model?, reasoning? }`.
-pub fn read_request(cx: &Cx, path: &Arg, options: &Arg, line: &Arg) -> Result<FileRequest> {
+/// Reads `(path, options?, line)` with `options = { leafId?, settings?, model?, reasoning? }`;
+/// `model` and `reasoning` only for a call that writes a transcript (the
+/// planners' options have neither).
+pub fn read_request(
+    cx: &Cx,
+    path: &Arg,
+    options: &Arg,
+    line: &Arg,
+    transcript: bool,
+) -> Result<FileRequest> {
     let line = line_arg(cx, line)?;
     let path = string_of(&cx.wrap(path.0)?, "path")?;
     let options = cx.wrap(options.0)?;
@@ -70,12 +78,13 @@ pub fn read_request(cx: &Cx, path: &Arg, options: &Arg, line: &Arg) -> Result<Fi
             if !given.is_undefined() {
                 settings = read_settings(&given).within("options.settings")?;
             }
-            let model = options_field(cx, &options, c"model")?;
-            if claude_summarizer(&model, "options.model")? {
-                reasoning = false;
-            }
-            if options_field(cx, &options, c"reasoning")?.boolean() == Some(false) {
-                reasoning = false;
+            if transcript {
+                let model = options_field(cx, &options, c"model")?;
+                if claude_summarizer(&model, "options.model")?
+                    || options_field(cx, &options, c"reasoning")?.boolean() == Some(false)
+                {
+                    reasoning = false;
+                }
             }
         }
         other => {
@@ -243,7 +252,7 @@ pub fn prepare_compaction_from_file_async(
     line: Arg,
 ) -> napi::Result<AsyncTask<PrepareFromFile>> {
     run(&env, |cx| {
-        let request = read_request(cx, &path, &options, &line)?;
+        let request = read_request(cx, &path, &options, &line, false)?;
         Ok(AsyncTask::new(PrepareFromFile { request }))
     })
 }
@@ -258,7 +267,7 @@ pub fn prepare_compaction_from_file_sync(
     line: Arg,
 ) -> napi::Result<RawValue> {
     run(&env, |cx| {
-        let r = read_request(cx, &path, &options, &line)?;
+        let r = read_request(cx, &path, &options, &line, false)?;
         let plan = prepare_compaction_from_file(&r.path, r.leaf.as_ref(), r.budget, r.line)?;
         Ok(RawValue(plan_to_js(cx, plan.as_ref())?))
     })
@@ -280,7 +289,7 @@ pub fn plan_session_bytes(
     line: Arg,
 ) -> napi::Result<RawValue> {
     run(&env, |cx| {
-        let r = read_request(cx, &name, &options, &line)?;
+        let r = read_request(cx, &name, &options, &line, false)?;
         let name = r.path.display().to_string();
         let plan = prepare_compaction_from_bytes(&bytes, &name, r.leaf.as_ref(), r.budget, r.line)?;
         Ok(RawValue(plan_to_js(cx, plan.as_ref())?))
@@ -339,7 +348,7 @@ pub fn serialize_for_summary_from_file_async(
     line: Arg,
 ) -> napi::Result<AsyncTask<SerializeFromFile>> {
     run(&env, |cx| {
-        let request = read_request(cx, &path, &options, &line)?;
+        let request = read_request(cx, &path, &options, &line, true)?;
         Ok(AsyncTask::new(SerializeFromFile { request }))
     })
 }
@@ -353,7 +362,7 @@ pub fn serialize_for_summary_from_file_sync(
     line: Arg,
 ) -> napi::Result<RawValue> {
     run(&env, |cx| {
-        let request = read_request(cx, &path, &options, &line)?;
+        let request = read_request(cx, &path, &options, &line, true)?;
         let transcript = transcript_of(&request)?;
         Ok(RawValue(transcript_to_js(cx, transcript.as_ref())?))
     })

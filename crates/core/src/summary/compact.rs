@@ -152,6 +152,9 @@ pub struct JobInput<T: Transcript> {
     pub branch: Option<BranchOptions>,
 }
 
+/// The output budget the agents ask for in every branch summary.
+const AGENT_BRANCH_MAX_TOKENS: f64 = 2048.0;
+
 impl<T: Transcript> Job<T> {
     pub fn new(input: JobInput<T>) -> Self {
         // What stands for the history of a split turn with nothing before it.
@@ -209,15 +212,21 @@ impl<T: Transcript> Job<T> {
         let share = if part == Part::TurnPrefix { 0.5 } else { 0.8 };
         let budget = (share * self.reserve_tokens).floor();
         let cap = self.limits.max_tokens;
-        if cap.is_nan() || cap <= 0.0 {
-            budget
-        } else if part == Part::Branch {
-            // This package's own budget (the agents ask for a fixed 2,048):
-            // a NaN one leaves the model's limit.
-            budget.min(cap)
-        } else {
+        let capped = !cap.is_nan() && cap > 0.0;
+        if part == Part::Branch {
+            // This package's own budget, where the agents ask for a fixed
+            // 2,048: a NaN one leaves the model's limit, or else theirs.
+            let budget = if capped { budget.min(cap) } else { budget };
+            if budget.is_nan() {
+                AGENT_BRANCH_MAX_TOKENS
+            } else {
+                budget
+            }
+        } else if capped {
             // The agents' `Math.min`, which keeps a NaN budget.
             math::min(budget, cap)
+        } else {
+            budget
         }
     }
 
