@@ -31,7 +31,6 @@ function argumentEntries(args) {
   return out
 }
 
-/** A transcript builder's result: messages read flat where they can be. */
 /**
  * Calls under way whose passes read ahead in JS (prepareCompaction, the
  * transcripts, the projection). One made from a caller's getter during
@@ -41,18 +40,27 @@ function argumentEntries(args) {
  */
 let readingAhead = 0
 
-function transcript(build, messages, options) {
+/**
+ * `read(flat)` with the messages read flat where they can be (not from
+ * inside another call that reads ahead); `{ flat, result }`, the flat
+ * form released (its texts stay readable).
+ */
+function withFlat(messages, timestamps, read) {
   let flat
-  let recipe
   readingAhead++
   try {
-    flat = readingAhead === 1 ? flatMessages(messages) : undefined
-    recipe = build(messages, options, argumentEntries, flat)
+    flat = readingAhead === 1 ? flatMessages(messages, timestamps) : undefined
+    return { flat, result: read(flat) }
   } finally {
     readingAhead--
     releaseFlat(flat)
   }
-  return assembleTranscript(recipe)
+}
+
+/** A transcript builder's result. */
+function transcript(build, messages, options) {
+  const { result } = withFlat(messages, false, (flat) => build(messages, options, argumentEntries, flat))
+  return assembleTranscript(result)
 }
 
 function createCustomMessage(customType, content, display, details, timestamp) {
@@ -284,17 +292,8 @@ async function inSlices(n, read) {
  * is cheap.
  */
 function projectForSummary(messages, options) {
-  let flat
-  let plan
-  readingAhead++
-  try {
-    flat = readingAhead === 1 ? flatMessages(messages, true) : undefined
-    plan = native.projectionPlan(messages, options, argumentEntries, flat)
-  } finally {
-    readingAhead--
-    releaseFlat(flat)
-  }
-  return projectionOfPlan(plan, flat)
+  const { flat, result } = withFlat(messages, true, (flat) => native.projectionPlan(messages, options, argumentEntries, flat))
+  return projectionOfPlan(result, flat)
 }
 
 function collectEntriesForBranchSummary(session, oldLeafId, targetId) {
