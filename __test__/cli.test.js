@@ -591,6 +591,12 @@ describe('compact against a local OpenAI-compatible server', () => {
   })
 })
 
+// A regular file is read by readFileSync, which refuses one over 2 GiB; a device is read up to as much.
+;(fs.existsSync('/dev/zero') ? test : test.skip)('an endless input (/dev/zero) is an error once 2 GiB of it are read, not a process out of memory', async () => {
+  const r = await run(['plan', '/dev/zero', '--quiet'])
+  expect({ code: r.code, stderr: r.stderr, stdout: r.stdout }).toEqual({ code: 1, stderr: 'prime-compaction: cannot read session file /dev/zero: more than 2 GiB\n', stdout: '' })
+})
+
 ;(process.platform === 'linux' ? test : test.skip)('output that cannot be written (/dev/full) is an error, not a crash; a closed pipe ends the command quietly', async () => {
   const full = await new Promise((resolve) => {
     const out = fs.openSync('/dev/full', 'w')

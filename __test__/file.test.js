@@ -291,6 +291,26 @@ describe('errors', () => {
     await expectBoth(path.join(dir, 'nope.jsonl'), undefined, Error, /nope\.jsonl: cannot open/)
   })
 
+  // In a child process: reading up to the limit takes about 1.6 GB for a moment.
+  ;(fs.existsSync('/dev/zero') ? test : test.skip)('an endless line (/dev/zero) ends the read with an error at the longest line a session holds, in every file function', () => {
+    const script = `
+      const m = require(${JSON.stringify(path.join(__dirname, '..', 'agent-1.6.js'))})
+      const out = []
+      const note = (e) => out.push(e.constructor.name + ': ' + e.message)
+      for (const f of ['prepareCompactionFromFileSync', 'serializeForSummaryFromFileSync']) {
+        try { m[f]('/dev/zero'); out.push(f + ' returned') } catch (e) { note(e) }
+      }
+      ;(async () => {
+        for (const f of ['prepareCompactionFromFile', 'serializeForSummaryFromFile']) {
+          try { await m[f]('/dev/zero'); out.push(f + ' resolved') } catch (e) { note(e) }
+        }
+        console.log(JSON.stringify(out))
+      })()`
+    const { execFileSync } = require('node:child_process')
+    const out = JSON.parse(execFileSync(process.execPath, ['-e', script], { timeout: 100_000, encoding: 'utf8' }))
+    expect(out).toEqual(Array(4).fill('Error: /dev/zero: cannot read: the line at byte 0 is longer than 1610612664 bytes, more than any session line holds'))
+  })
+
   test('bad arguments are TypeErrors, thrown before any work', async () => {
     const p = file('ok.jsonl', `${header}\n${entry}`)
     expect(() => ours.prepareCompactionFromFile(42)).toThrow(/path: expected a string/)

@@ -14,13 +14,36 @@ const LINE = agentLineIndex(agentLines().at(-1))
 
 class CliError extends Error {}
 
+// The most readFileSync reads of a regular file (2 GiB): a pipe or a device
+// is read up to as much, so an endless one (/dev/zero) is an error too.
+const MAX_FILE_BYTES = 2 ** 31 - 1
+
 /** The file's bytes, or a CliError saying why they can't be read. */
 function readSessionBytes(file) {
+  let fd
   try {
-    return fs.readFileSync(file)
+    fd = fs.openSync(file, 'r')
+    return fs.fstatSync(fd).isFile() ? fs.readFileSync(fd) : readToEnd(fd, file)
   } catch (err) {
+    if (err instanceof CliError) throw err
     const why = { ENOENT: 'no such file', EISDIR: 'is a directory', EACCES: 'permission denied' }[err.code]
     throw new CliError(`cannot read session file ${file}: ${why || err.message}`)
+  } finally {
+    if (fd !== undefined) fs.closeSync(fd)
+  }
+}
+
+/** What a pipe or a device gives until its end, at most MAX_FILE_BYTES. */
+function readToEnd(fd, file) {
+  const parts = []
+  let total = 0
+  for (;;) {
+    const part = Buffer.allocUnsafe(1 << 20)
+    const n = fs.readSync(fd, part, 0, part.length, null)
+    if (n === 0) return Buffer.concat(parts, total)
+    total += n
+    if (total > MAX_FILE_BYTES) throw new CliError(`cannot read session file ${file}: more than 2 GiB`)
+    parts.push(part.subarray(0, n))
   }
 }
 

@@ -40,6 +40,11 @@ pub const SESSION_VERSION: f64 = 3.0;
 /// small enough that the chunks in flight stay a small fraction of the file.
 const CHUNK_BYTES: usize = 4 << 20;
 
+/// The longest line a session file can hold, in bytes: the agent writes each
+/// entry as one `JSON.stringify` string, at most 2**29 - 24 UTF-16 units
+/// (V8's longest string), and a unit takes at most 3 bytes of UTF-8.
+const MAX_LINE_BYTES: usize = 3 * ((1 << 29) - 24);
+
 /// Chunks queued per parser thread beyond the one it is working on.
 const QUEUE_DEPTH: usize = 1;
 
@@ -207,23 +212,42 @@ fn fill(reader: &mut impl Read, buf: &mut Vec<u8>, len: usize) -> std::io::Resul
 
 /// Splits the stream into chunks that end just after a newline (the last
 /// one ends at EOF) and hands each to `send`, until `send` returns false.
-/// `buffer(n)` gives an empty buffer with room for `n` bytes.
+/// `buffer(n)` gives an empty buffer with room for `n` bytes. A line longer
+/// than `max_line` bytes is an error, found once that many bytes of it are
+/// read: an endless one (a device, a pipe) would take all memory.
 fn for_each_chunk(
     reader: &mut impl Read,
     chunk_bytes: usize,
+    max_line: usize,
     mut buffer: impl FnMut(usize) -> Vec<u8>,
     mut send: impl FnMut(Vec<u8>) -> bool,
 ) -> std::io::Result<()> {
     let mut pending: Vec<u8> = buffer(chunk_bytes);
     let mut first = true;
+    // Where `pending` starts in the stream.
+    let mut offset = 0u64;
     loop {
+        // `pending` holds no newline: only what this fill adds is searched.
+        let searched = pending.len();
         let more = fill(reader, &mut pending, chunk_bytes)?;
         if first {
             first = false;
             // `content.trim()` drops a byte-order mark before the header.
             if pending.starts_with(b"\xEF\xBB\xBF") {
                 pending.drain(..3);
+                offset = 3;
             }
+        }
+        let cut = memrchr_newline(&pending[searched..]).map(|i| i + searched);
+        let line_start = cut.map_or(0, |c| c + 1);
+        if pending.len() - line_start > max_line {
+            return Err(std::io::Error::new(
+                IoErrorKind::InvalidData,
+                format!(
+                    "the line at byte {} is longer than {max_line} bytes, more than any session line holds",
+                    offset + line_start as u64
+                ),
+            ));
         }
         if !more {
             if !pending.is_empty() {
@@ -232,10 +256,11 @@ fn for_each_chunk(
             return Ok(());
         }
         // A line longer than a chunk: keep reading until it ends.
-        let Some(cut) = memrchr_newline(&pending) else {
+        let Some(cut) = cut else {
             continue;
         };
         let tail = pending.split_off(cut + 1);
+        offset += (cut + 1) as u64;
         let mut next = buffer(tail.len() + chunk_bytes);
         next.extend_from_slice(&tail);
         if !send(std::mem::replace(&mut pending, next)) {
@@ -308,7 +333,7 @@ fn parse_with_chunk_size(
             Err(_) => Vec::with_capacity(n),
         };
         let mut sent = 0usize;
-        let result = for_each_chunk(reader, chunk_bytes, buffer, |chunk| {
+        let result = for_each_chunk(reader, chunk_bytes, MAX_LINE_BYTES, buffer, |chunk| {
             if first_error.load(Ordering::Relaxed) != usize::MAX {
                 return false;
             }
@@ -342,12 +367,18 @@ pub fn parse_session_sequential(
 ) -> Result<SessionFile> {
     let first_error = AtomicUsize::new(usize::MAX);
     let mut chunks: Vec<ChunkOut> = Vec::new();
-    let read_result = for_each_chunk(reader, chunk_bytes.max(1), Vec::with_capacity, |chunk| {
-        let out = parse_chunk(chunks.len(), &chunk, &first_error, json::parse);
-        let failed = out.error.is_some();
-        chunks.push(out);
-        !failed
-    });
+    let read_result = for_each_chunk(
+        reader,
+        chunk_bytes.max(1),
+        MAX_LINE_BYTES,
+        Vec::with_capacity,
+        |chunk| {
+            let out = parse_chunk(chunks.len(), &chunk, &first_error, json::parse);
+            let failed = out.error.is_some();
+            chunks.push(out);
+            !failed
+        },
+    );
     read_result.map_err(|e| file_error(path, format!("cannot read: {e}")))?;
     assemble(chunks, path)
 }

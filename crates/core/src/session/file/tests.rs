@@ -232,3 +232,63 @@ fn missing_files_are_errors_naming_the_path() {
         .to_string();
     assert!(e.starts_with("/nonexistent/x.jsonl: cannot open"), "{e}");
 }
+
+/// An endless stream of `byte`, counting what is read from it.
+struct Endless {
+    byte: u8,
+    read: usize,
+}
+
+impl Read for Endless {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        buf.fill(self.byte);
+        self.read += buf.len();
+        Ok(buf.len())
+    }
+}
+
+#[test]
+fn a_line_longer_than_any_session_line_ends_the_read() {
+    let mut endless = Endless { byte: 0, read: 0 };
+    let mut sent = 0;
+    let err = for_each_chunk(&mut endless, 64, 1000, Vec::with_capacity, |_| {
+        sent += 1;
+        true
+    })
+    .expect_err("an endless line is an error");
+    assert_eq!(
+        err.to_string(),
+        "the line at byte 0 is longer than 1000 bytes, more than any session line holds"
+    );
+    assert_eq!(sent, 0);
+    assert!(endless.read <= 1000 + 64, "read {} bytes", endless.read);
+
+    // After complete lines, the long one is named by where it starts.
+    let text = format!("{HEADER}\n{}\n{}", entry("a"), "x".repeat(5000));
+    let start = HEADER.len() + entry("a").len() + 2;
+    let mut sent = Vec::new();
+    let err = for_each_chunk(&mut text.as_bytes(), 64, 1000, Vec::with_capacity, |c| {
+        sent.push(c);
+        true
+    })
+    .expect_err("a long line is an error");
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "the line at byte {start} is longer than 1000 bytes, more than any session line holds"
+        )
+    );
+    assert_eq!(sent.concat(), text.as_bytes()[..start]);
+
+    // A line of exactly the limit is read; the file functions' limit is the
+    // agent's: 3 bytes for each of a JS string's 2**29 - 24 units.
+    let line = "y".repeat(1000);
+    let mut sent = Vec::new();
+    for_each_chunk(&mut line.as_bytes(), 64, 1000, Vec::with_capacity, |c| {
+        sent.push(c);
+        true
+    })
+    .expect("a line of the limit is read");
+    assert_eq!(sent.concat(), line.as_bytes());
+    assert_eq!(MAX_LINE_BYTES, 3 * 536_870_888);
+}
