@@ -360,6 +360,28 @@ describe('compact against a local OpenAI-compatible server', () => {
     expect(server.requests[0].headers.authorization).toBe('Bearer sk-local')
   })
 
+  test('--tokenizer plans on exact counts, as the setting does, in plan and compact; an unknown encoding is a usage error', async () => {
+    const settings = { ...api.DEFAULT_COMPACTION_SETTINGS, keepRecentTokens: 5000 }
+    const exact = api.prepareCompactionFromFileSync(EXAMPLE, { settings: { ...settings, tokenizer: 'o200k_base' } })
+    // On this session the two counts cut in different places, so the flag is seen to count.
+    expect(exact.firstKeptEntryId).not.toBe(api.prepareCompactionFromFileSync(EXAMPLE, { settings }).firstKeptEntryId)
+    const json = await run(['plan', EXAMPLE, '--json', '--keep-recent', '5000', '--tokenizer', 'o200k_base'])
+    expect({ code: json.code, plan: JSON.parse(json.stdout) }).toEqual({ code: 0, plan: JSON.parse(JSON.stringify(exact)) })
+    const plain = await run(['plan', EXAMPLE, '--keep-recent', '5000', '--tokenizer=o200k_base'])
+    expect(plain.stdout).toContain('(keep the last 5,000 counted with o200k_base, reserve 16,384)')
+    expect(plain.stdout).toContain(`cut:            keep from entry ${exact.firstKeptEntryId}\n`)
+
+    server = await startServer([{ text: 'History summary.' }, { text: 'Prefix summary.' }])
+    const r = await run(['compact', EXAMPLE, '--base-url', server.baseUrl, '--model', 'm', '--keep-recent', '5000', '--tokenizer', 'o200k_base', '--json'])
+    expect(r.code).toBe(0)
+    expect(JSON.parse(r.stdout).result.firstKeptEntryId).toBe(exact.firstKeptEntryId)
+
+    for (const command of [['plan', EXAMPLE], ['compact', EXAMPLE, '--base-url', server.baseUrl, '--model', 'm']]) {
+      const bad = await run([...command, '--tokenizer', 'p50k_base'])
+      expect({ code: bad.code, said: bad.stderr.split('\n')[0] }).toEqual({ code: 2, said: 'prime-compaction: --tokenizer expects o200k_base or cl100k_base, got "p50k_base"' })
+    }
+  })
+
   test('streamed (SSE) answers are put together', async () => {
     server = await startServer([
       { sse: ['Hist', 'ory ', 'sum', 'mary.'], usage: { prompt_tokens: 700, completion_tokens: 70 } },

@@ -24,18 +24,21 @@ const { version } = require('../package.json')
 
 const USAGE = `Usage:
   prime-compaction plan <session.jsonl> [--leaf ID] [--keep-recent N] [--reserve N]
-                        [--json] [--print-request [--model ID] [--instructions TEXT]
-                        [--context-window N] [--max-tokens N]]
+                        [--tokenizer ENC] [--json] [--print-request [--model ID]
+                        [--instructions TEXT] [--context-window N] [--max-tokens N]]
   prime-compaction compact <session.jsonl> --base-url URL --model ID
                         [--api-key-env VAR] [--instructions TEXT] [--append] [--stream]
                         [--timeout MS] [--context-window N] [--max-tokens N]
-                        [--leaf ID] [--keep-recent N] [--reserve N] [--json]
+                        [--leaf ID] [--keep-recent N] [--reserve N] [--tokenizer ENC]
+                        [--json]
   prime-compaction --version
 
 Common options:
   --leaf ID            plan the branch that ends at entry ID (default: the last entry)
   --keep-recent N      tokens of recent context to keep (default ${api.DEFAULT_COMPACTION_SETTINGS.keepRecentTokens})
   --reserve N          tokens reserved for the answer (default ${api.DEFAULT_COMPACTION_SETTINGS.reserveTokens})
+  --tokenizer ENC      count tokens exactly with o200k_base or cl100k_base
+                       (default: the agent's estimate, characters / 4)
   --quiet              no progress messages on stderr
   -h, --help           this text
 
@@ -60,7 +63,7 @@ compact:
 `
 
 const FLAGS = {
-  common: { leaf: 'string', 'keep-recent': 'count', reserve: 'count', json: 'bool', quiet: 'bool', help: 'bool' },
+  common: { leaf: 'string', 'keep-recent': 'count', reserve: 'count', tokenizer: 'encoding', json: 'bool', quiet: 'bool', help: 'bool' },
   plan: { 'print-request': 'bool', model: 'string', instructions: 'string', 'context-window': 'size', 'max-tokens': 'size' },
   compact: {
     'base-url': 'string', model: 'string', 'api-key-env': 'string', instructions: 'string', append: 'bool',
@@ -138,7 +141,15 @@ function parseArgs(argv) {
     if (!token.inlineValue && value.startsWith('-') && value.length > 1) {
       throw new UsageError(`--${name} needs a value, got the option ${value} (write --${name}=${value} if that is the value)`)
     }
-    if (kind === 'count' || kind === 'size') {
+    if (kind === 'encoding') {
+      // The encodings countTokens knows.
+      try {
+        api.countTokens('', value)
+      } catch {
+        throw new UsageError(`--${name} expects o200k_base or cl100k_base, got ${JSON.stringify(value)}`)
+      }
+      options[name] = value
+    } else if (kind === 'count' || kind === 'size') {
       const n = Number(value)
       if (!/^\d+$/.test(value) || !Number.isSafeInteger(n)) throw new UsageError(`--${name} expects a whole number, got ${JSON.stringify(value)}`)
       // A window, an output limit or a timeout of 0 leaves nothing to work with.
@@ -220,6 +231,7 @@ function settingsOf(options) {
   const settings = { ...api.DEFAULT_COMPACTION_SETTINGS }
   if (options['keep-recent'] !== undefined) settings.keepRecentTokens = options['keep-recent']
   if (options.reserve !== undefined) settings.reserveTokens = options.reserve
+  if (options.tokenizer !== undefined) settings.tokenizer = options.tokenizer
   return settings
 }
 
@@ -287,7 +299,7 @@ function report(file, plan, options) {
   })
   const lines = [
     `session:        ${file}${options.leaf ? ` (branch ending at ${options.leaf})` : ''}`,
-    `tokens before:  ${plan.tokensBefore.toLocaleString('en-US')} (keep the last ${settings.keepRecentTokens.toLocaleString('en-US')}, reserve ${settings.reserveTokens.toLocaleString('en-US')})`,
+    `tokens before:  ${plan.tokensBefore.toLocaleString('en-US')} (keep the last ${settings.keepRecentTokens.toLocaleString('en-US')}${settings.tokenizer ? ` counted with ${settings.tokenizer}` : ''}, reserve ${settings.reserveTokens.toLocaleString('en-US')})`,
     `cut:            keep from entry ${plan.firstKeptEntryId}`,
     `summarized:     ${plan.messagesToSummarizeIds.length} entries${plan.previousSummary !== undefined ? ', updating the previous compaction summary' : ''}`,
     plan.isSplitTurn && plan.turnPrefixIds.length > 0
