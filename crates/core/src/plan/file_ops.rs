@@ -322,7 +322,7 @@ fn push(out: &mut Vec<u16>, s: &str) {
 
 /// A value as a `Set` tells values apart (SameValueZero); objects, symbols
 /// and BigInts are compared with `===` instead.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 enum SetKey {
     Str(JsStr),
     Num(u64),
@@ -359,23 +359,45 @@ fn set_key<V: View>(v: &V) -> SetKey {
 /// An insertion-ordered set of JS values, as indices into a value list.
 struct ValueSet<'a, V: View> {
     values: &'a [V],
-    keys: Vec<(SetKey, usize)>,
+    /// The members told apart by their key, each by its index.
+    keyed: std::collections::HashMap<SetKey, usize, BuildHasherDefault<FxHasher>>,
+    /// The members compared with `===` (objects, symbols, BigInts).
+    others: Vec<usize>,
+    /// Every member, in the order it was added.
+    order: Vec<usize>,
 }
 
 impl<'a, V: View> ValueSet<'a, V> {
+    fn new(values: &'a [V]) -> Self {
+        ValueSet {
+            values,
+            keyed: Default::default(),
+            others: Vec::new(),
+            order: Vec::new(),
+        }
+    }
+
+    /// The member equal to value `index` (whose key is `key`), if any.
     fn position(&self, key: &SetKey, index: usize) -> Result<Option<usize>> {
-        for (k, i) in &self.keys {
-            let same = match (k, key) {
-                (SetKey::Other, SetKey::Other) => {
-                    self.values[*i].strict_equals(&self.values[index])?
-                }
-                _ => k == key,
-            };
-            if same {
-                return Ok(Some(*i));
+        if *key != SetKey::Other {
+            return Ok(self.keyed.get(key).copied());
+        }
+        for &i in &self.others {
+            if self.values[i].strict_equals(&self.values[index])? {
+                return Ok(Some(i));
             }
         }
         Ok(None)
+    }
+
+    /// Adds value `index`, known not to be a member.
+    fn push(&mut self, key: &SetKey, index: usize) {
+        if *key == SetKey::Other {
+            self.others.push(index);
+        } else {
+            self.keyed.insert(key.clone(), index);
+        }
+        self.order.push(index);
     }
 }
 
@@ -391,13 +413,10 @@ pub fn compute_file_lists_values<V: View>(
     read_len: usize,
 ) -> Result<(Vec<usize>, Vec<usize>)> {
     let keys: Vec<SetKey> = values.iter().map(set_key).collect();
-    let mut modified = ValueSet {
-        values,
-        keys: Vec::new(),
-    };
+    let mut modified = ValueSet::new(values);
     for (i, key) in keys.iter().enumerate().skip(read_len) {
         if modified.position(key, i)?.is_none() {
-            modified.keys.push((key.clone(), i));
+            modified.push(key, i);
         }
     }
     let mut read_only = Vec::new();
@@ -406,7 +425,7 @@ pub fn compute_file_lists_values<V: View>(
             read_only.push(i);
         }
     }
-    let modified: Vec<usize> = modified.keys.into_iter().map(|(_, i)| i).collect();
+    let modified = modified.order;
     Ok((
         js_sorted(values, &keys, read_only)?,
         js_sorted(values, &keys, modified)?,
