@@ -127,7 +127,7 @@ function setOdd(target, key, odd, plain) {
   if (odd === 'frozen') Object.freeze(target)
 }
 
-const FIELDS = ['type', 'message', 'role', 'id', 'parentId', 'content', 'block', 'blockType', 'text', 'thinking', 'name', 'arguments', 'path', 'nestedCalls']
+const FIELDS = ['type', 'message', 'role', 'id', 'parentId', 'content', 'block', 'blockType', 'text', 'thinking', 'name', 'arguments', 'path', 'nestedCalls', 'calls', 'record', 'recordName', 'recordArguments', 'recordPath']
 
 /** Entry `e` with `field` set to `odd`, in the way `odd` names. */
 function withOdd(e, field, odd) {
@@ -142,6 +142,28 @@ function withOdd(e, field, odd) {
     const plain = field === 'role' ? 'assistant' : field === 'content' ? [{ type: 'text', text: 'hi' }] : { calls: [] }
     setOdd(message, field, odd, plain)
     if (odd === 'proxy') copy.message = new Proxy(message, {})
+    return copy
+  }
+  if (field.startsWith('record') || field === 'calls') {
+    // A tool result whose nestedCalls hold a few calls, one of them odd.
+    copy.message = { role: 'toolResult', toolCallId: 'call-x', toolName: 'code', content: [{ type: 'text', text: 'ok' }], isError: false, timestamp: 0 }
+    const calls = [
+      { name: 'read', arguments: { path: 'n1.txt' } },
+      { name: 'edit', arguments: { path: 'n2.txt' } },
+      { name: 'write', arguments: { path: 'n1.txt' } },
+    ]
+    const nested = { calls }
+    if (field === 'calls') setOdd(nested, 'calls', odd, calls)
+    else if (field === 'record') setOdd(calls, 1, odd, { name: 'write', arguments: { path: 'n3.txt' } })
+    else {
+      const record = (calls[1] = { ...calls[1], arguments: { ...calls[1].arguments } })
+      if (field === 'recordName') setOdd(record, 'name', odd, 'read')
+      else if (field === 'recordArguments') setOdd(record, 'arguments', odd, { path: 'n4.txt' })
+      else setOdd(record.arguments, 'path', odd, 'n5.txt')
+      if (odd === 'proxy') calls[1] = new Proxy(record, {})
+    }
+    if (odd === 'proxy' && field === 'calls') nested.calls = new Proxy(calls, {})
+    copy.message.nestedCalls = nested
     return copy
   }
   if (field === 'blockType' || field === 'text' || field === 'thinking') {
@@ -357,7 +379,7 @@ test('the chunks as the core reads them: ids, then contents, calls and their str
   const entries = [
     { type: 'message', id: 'a', parentId: null, message: { role: 'assistant', content: [{ type: 'text', text: 't' }, { type: 'toolCall', name: 'read', arguments: { path: 'x\ud800' } }, { type: 'toolCall', name: 'bash', arguments: { command: 'ls' } }] } },
     { type: 'message', id: 'b', parentId: 'a', message: { role: 'toolResult', content: null } },
-    { type: 'message', id: 5, parentId: 'b', message: { role: 'toolResult', content: [], nestedCalls: { calls: [] } } },
+    { type: 'message', id: 5, parentId: 'b', message: { role: 'toolResult', content: [], nestedCalls: { calls: [{ name: 'edit', arguments: { path: 'y' } }, { name: 'bash', arguments: {} }] } } },
     { type: 'message', id: 'c', parentId: 'a', message: { role: 'user', content: 'u' } },
   ]
   const chunk = readEntryFacts(entries, 0, 4)
@@ -375,11 +397,18 @@ test('the chunks as the core reads them: ids, then contents, calls and their str
   facts.release()
   const messages = readMessageFacts(entries, new Uint32Array([2, 0, 1]), 0, 3)
   expect(Array.from(messages.at)).toEqual([2, 0, 1])
-  expect(Array.from(messages.contents)).toEqual([CONTENT_PRESENT, CONTENT_PRESENT | CALLS_READ, CONTENT_NULLISH | CALLS_READ])
-  expect(Array.from(messages.calls)).toEqual([0, 1, 0])
-  expect(Array.from(messages.refs)).toEqual([0, 1])
-  expect(messages.text).toBe('readx\ud800')
-  expect(Array.from(messages.lengths)).toEqual([4, 2])
+  expect(Array.from(messages.contents)).toEqual([CONTENT_PRESENT | CALLS_READ, CONTENT_PRESENT | CALLS_READ, CONTENT_NULLISH | CALLS_READ])
+  expect(Array.from(messages.calls)).toEqual([1, 1, 0])
+  expect(Array.from(messages.refs)).toEqual([0, 1, 2, 3])
+  expect(messages.text).toBe('edityreadx\ud800')
+  expect(Array.from(messages.lengths)).toEqual([4, 1, 4, 2])
+  // Nested calls that are none (a string, null) are read as none; calls
+  // that are not an array, or hold a null record, are left to the native side.
+  const nested = [{ calls: 'abc' }, { calls: null }, { calls: { length: 1, 0: { name: 'read', arguments: { path: 'z' } } } }, { calls: [{ name: 'read', arguments: { path: 'z' } }, null] }, 7]
+  const results = nested.map((nestedCalls, i) => ({ type: 'message', id: `r${i}`, parentId: null, message: { role: 'toolResult', content: [], nestedCalls } }))
+  const read = readMessageFacts(results, new Uint32Array([0, 1, 2, 3, 4]), 0, 5)
+  expect(Array.from(read.contents)).toEqual([CONTENT_PRESENT | CALLS_READ, CONTENT_PRESENT | CALLS_READ, CONTENT_PRESENT, CONTENT_PRESENT, CONTENT_PRESENT | CALLS_READ])
+  expect([Array.from(read.calls), Array.from(read.refs)]).toEqual([[0, 0, 0, 0, 0], []])
 })
 
 test('chunks read with arrays kept from an earlier call are those read with new ones', () => {

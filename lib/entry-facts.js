@@ -107,21 +107,23 @@ const MAX_ENTRIES = 2 ** 23
 const MAX_TEXT_UNITS = 2 ** 27
 
 /**
- * The tool calls in an assistant's `content` array whose `name` and
- * `arguments.path` are strings, each as two references into the chunk's
- * strings (`into`, see readMessageFacts); how many, or -1 (no references
- * added) where a block or its arguments are null or undefined.
+ * The tool calls in an assistant's `content` array (`blocks`: its
+ * `toolCall` blocks) or in a tool result's `nestedCalls.calls` (every
+ * record) whose `name` and `arguments.path` are strings, each as two
+ * references into the chunk's strings (`into`, see readMessageFacts); how
+ * many, or -1 (no references added) where a block or record or its
+ * arguments are null or undefined.
  */
-function readCalls(content, into) {
+function readCalls(list, into, blocks) {
   const mark = into.refCount
   let n = 0
-  for (let i = 0; i < content.length; i++) {
-    const block = content[i]
+  for (let i = 0; i < list.length; i++) {
+    const block = list[i]
     if (block === null || block === undefined) {
       into.refCount = mark
       return -1
     }
-    if (block.type !== 'toolCall') continue
+    if (blocks && block.type !== 'toolCall') continue
     const name = block.name
     if (typeof name !== 'string') continue
     const args = block.arguments
@@ -269,14 +271,21 @@ function readMessageFacts(entries, at, from, to, maxUnits = MAX_TEXT_UNITS, scra
       const content = message.content
       let code = content === undefined || content === null ? CONTENT_NULLISH : CONTENT_PRESENT
       if (role === 'assistant') {
-        const n = Array.isArray(content) ? readCalls(content, into) : 0
+        const n = Array.isArray(content) ? readCalls(content, into, true) : 0
         if (n >= 0) {
           code |= CALLS_READ
           calls[k] = n
         }
       } else if (role === 'toolResult') {
         const nested = message.nestedCalls
-        if ((typeof nested !== 'object' && typeof nested !== 'function') || nested === null) code |= CALLS_READ
+        // `nestedCalls?.calls`: no calls in a primitive, a string or none;
+        // calls that are not an array are left to the native side's error.
+        const list = (typeof nested !== 'object' && typeof nested !== 'function') || nested === null ? undefined : nested.calls
+        const n = list === undefined || list === null || typeof list === 'string' ? 0 : Array.isArray(list) ? readCalls(list, into, false) : -1
+        if (n >= 0) {
+          code |= CALLS_READ
+          calls[k] = n
+        }
       } else code |= CALLS_READ
       contents[k] = code
     } catch {

@@ -24,8 +24,9 @@
 //! A messages chunk ([`MessagesChunk`]), for the entries `at[k]`:
 //! - `contents[k]`: `CONTENT_PRESENT` or `CONTENT_NULLISH` (else not read),
 //!   plus `CALLS_READ` when `calls[k]` is its calls' number: an assistant's
-//!   `toolCall` blocks that have a string `name` and a string
-//!   `arguments.path`, none for a tool result without `nestedCalls` or a
+//!   `toolCall` blocks, or the records of a tool result's
+//!   `nestedCalls.calls`, that have a string `name` and a string
+//!   `arguments.path`; none for a tool result without such calls or a
 //!   message of another role (kept as the file operations they are,
 //!   [`file_tool_op`], [`insert_call_path`]);
 //! - `refs`: for each listed call, in order, the index of its name and of
