@@ -122,7 +122,8 @@ describe('the read-ahead entry path', () => {
     const log = []
     const session = loggingSession(specs, log)
     const form = readEntryPath(session, 'e49', 't')
-    expect(Object.keys(form)).toEqual(['getEntry', 'entries', 'others', 'codes', 'ids', 'targetSteps', 'codeBuffer'])
+    expect(Object.keys(form)).toEqual(['getEntry', 'entries', 'others', 'codes', 'ids', 'targetSteps', 'oldSteps', 'codeBuffer'])
+    expect(form.oldSteps).toBe(undefined)
     // The target's 22 steps (t, e20 … e0), then the old branch from e49 down to e20, where it meets them.
     expect([form.targetSteps, form.entries.length]).toEqual([22, 22 + 30])
     expect(Array.from(form.codes.subarray(0, 4))).toEqual([-3, 3, -3, 3]) // own id === the id looked up; parent "e20"
@@ -233,6 +234,58 @@ describe('the read-ahead entry path', () => {
       expectSame(odd, 'e99', 's79')
       expectSame(odd, 'e45', 's79')
       expectSame(odd, 'e99', 's40')
+    }
+  })
+
+  test('a target far below the old leaf, or forked near the root: its path is read on past its first steps until it meets the old branch', () => {
+    // e0 … e199; the old leaf e10 lies 189 steps above the target e199.
+    const specs = chain(200)
+    const log = []
+    const session = loggingSession(specs, log)
+    const form = readEntryPath(session, 'e10', 'e199')
+    // The target's 64 steps (e199 … e136), the old branch (e10 … e0), then the target's path on from e135 to e10.
+    expect([form.targetSteps, form.oldSteps, form.entries.length]).toEqual([64, 11, 64 + 11 + 126])
+    expect(form.entries.at(-1).id).toBe('e10')
+    // The native walk takes every step from the form: it calls into the session no more.
+    const calls = log.length
+    expect(binding.collectEntriesForBranchSummary(session, 'e10', 'e199', form)).toEqual({ entries: [], commonAncestorId: 'e10' })
+    expect(log.length).toBe(calls)
+    const r = expectSame(specs, 'e10', 'e199')
+    expect([r.entries, r.commonAncestorId]).toEqual([[], 'e10'])
+    // Two branches off one root, each 150 long: the old branch is collected whole.
+    const forked = { r: { id: 'r', parentId: null } }
+    for (const side of ['a', 'b']) for (let j = 0; j < 150; j++) forked[`${side}${j}`] = { id: `${side}${j}`, parentId: j === 0 ? 'r' : `${side}${j - 1}` }
+    const both = expectSame(forked, 'a149', 'b149')
+    expect([both.entries.length, both.commonAncestorId]).toEqual([150, 'r'])
+    expect(readEntryPath(loggingSession(forked, []), 'a149', 'b149').oldSteps).toBe(151)
+    // No entry shared at all: the target's path is read to its own root.
+    const apart = { ...chain(100, 'x'), ...chain(100, 'y') }
+    expect(expectSame(apart, 'x99', 'y99').commonAncestorId).toBe(null)
+    // What the native walk meets on the way is met at the same call: a throw, a getter, a cycle, a
+    // dangling parent, an id that is no string, an entry looked up under another id.
+    for (let throwAt = 60; throwAt < 100; throwAt += 3) expectSame(specs, 'e10', 'e199', { throwAt })
+    for (const at of ['e120', 'e60', 'e11', 'e10']) {
+      expectSame({ ...specs, [at]: { ...specs[at], getters: true } }, 'e10', 'e199')
+      expectSame({ ...specs, [at]: { ...specs[at], getters: true, throwing: 'parentId' } }, 'e10', 'e199')
+      expectSame({ ...specs, [at]: { ...specs[at], getters: true, throwing: 'id' } }, 'e10', 'e199')
+      expectSame({ ...specs, [at]: { ...specs[at], wrap: 'proxy' } }, 'e10', 'e199')
+      expectSame({ ...specs, [at]: { id: 7, parentId: specs[at].parentId } }, 'e10', 'e199')
+      expectSame({ ...specs, [at]: { id: `${at}-other`, parentId: specs[at].parentId } }, 'e10', 'e199')
+      expectSame({ ...specs, [at]: { id: at, parentId: 'gone' } }, 'e10', 'e199')
+      expectSame({ ...specs, [at]: { id: at, parentId: 'e150' } }, 'e10', 'e199')
+      expectSame({ ...specs, [at]: { id: at, parentId: {} } }, 'e10', 'e199')
+    }
+    // Past the pass's limit of units (the target's first steps and the old branch hold 278), the native walk reads on.
+    for (const limit of [300, 500, 1000]) {
+      const log = []
+      const nativeLog = []
+      const session = loggingSession(specs, log)
+      const form = readEntryPath(session, 'e10', 'e199', limit)
+      expect(form.entries.length < 201).toBe(limit < 1000)
+      const r = binding.collectEntriesForBranchSummary(session, 'e10', 'e199', form)
+      const native = binding.collectEntriesForBranchSummary(loggingSession(specs, nativeLog), 'e10', 'e199')
+      expect([r.commonAncestorId, r.entries ?? entriesOfPath(form, r.count)]).toEqual([native.commonAncestorId, native.entries])
+      expect(log).toEqual(nativeLog)
     }
   })
 

@@ -72,7 +72,7 @@ function readEntryPath(session, oldLeafId, targetId, maxIdUnits = MAX_ID_UNITS) 
   if (session === null || (typeof session !== 'object' && typeof session !== 'function')) return undefined
   const getEntry = session.getEntry
   if (typeof getEntry !== 'function') return { getEntry }
-  const form = { getEntry, entries: [], others: [], codes: null, ids: '', targetSteps: 0, codeBuffer: null }
+  const form = { getEntry, entries: [], others: [], codes: null, ids: '', targetSteps: 0, oldSteps: undefined, codeBuffer: null }
   let codes = spareCodes ?? new Int32Array(4096)
   spareCodes = null
   let n = 0
@@ -94,6 +94,11 @@ function readEntryPath(session, oldLeafId, targetId, maxIdUnits = MAX_ID_UNITS) 
     return (nearBits[bit >> 5] & (1 << (bit & 31))) !== 0 && nearTarget.has(id)
   }
   let whole = true
+  // The target's walk (its Brent state too), for reading on past its first steps.
+  let targetNext = null
+  let targetSaved = null
+  let targetPower = 1
+  let targetSteps = 0
   if (targetId) {
     let id = targetId
     let saved = null
@@ -159,7 +164,13 @@ function readEntryPath(session, oldLeafId, targetId, maxIdUnits = MAX_ID_UNITS) 
         break
       }
       id = parent
-      if (k === TARGET_STEPS - 1) whole = true
+      if (k === TARGET_STEPS - 1) {
+        whole = true
+        targetNext = id
+        targetSaved = saved
+        targetPower = power
+        targetSteps = steps
+      }
     }
     form.targetSteps = n / 2
   }
@@ -172,7 +183,10 @@ function readEntryPath(session, oldLeafId, targetId, maxIdUnits = MAX_ID_UNITS) 
   let saved = null
   let power = 1
   let steps = 0
-  for (let k = form.targetSteps; k < MAX_STEPS && id !== null && id !== saved && ids.length < maxIdUnits; k++) {
+  // Whether the old branch ended at its root: a parentId null, undefined or empty.
+  let rooted = false
+  let k = form.targetSteps
+  for (; k < MAX_STEPS && id !== null && id !== saved && ids.length < maxIdUnits; k++) {
     if (++steps === power) {
       saved = id
       power *= 2
@@ -207,18 +221,106 @@ function readEntryPath(session, oldLeafId, targetId, maxIdUnits = MAX_ID_UNITS) 
       others.push(parent)
       codes[n + 1] = NOT_STRING
       n += 2
+      rooted = parent === null || parent === undefined
       break
     }
     codes[n + 1] = parent.length
     n += 2
     ids += parent
-    if (parent === '' || stop) break
+    if (parent === '' || stop) {
+      rooted = parent === ''
+      break
+    }
     id = parent
+  }
+  // The old branch met none of the target's first steps: the native walk
+  // follows the target's path on until an entry whose id is on the old
+  // branch (when the target lies far below the old leaf, or the two fork
+  // near the root). Read ahead too, with that stop.
+  if (rooted && shared === null && targetNext !== null) {
+    form.oldSteps = n / 2 - form.targetSteps
+    const walk = { id: targetNext, saved: targetSaved, power: targetPower, steps: targetSteps }
+    n = readTargetOn(session, oldLeafId, form, codes, n, ids, walk, maxIdUnits)
+    codes = form.codeBuffer
+    ids = form.ids
   }
   form.codes = codes.subarray(0, n)
   form.ids = ids
   form.codeBuffer = codes
   return form
+}
+
+/**
+ * The target's path past its first steps, until the first entry whose id is
+ * one of the old branch's (read from the form's codes and ids): each step's
+ * entry and codes added to the form as the old branch's are, `form.ids` and
+ * `form.codeBuffer` its ids and codes so far. Returns the codes' count.
+ */
+function readTargetOn(session, oldLeafId, form, codes, n, ids, walk, maxIdUnits) {
+  const { getEntry, entries, others } = form
+  const onOld = oldBranchIds(oldLeafId, form.targetSteps, codes, n, ids)
+  let { id, saved, power, steps } = walk
+  for (let k = 0; k < MAX_STEPS && id !== saved && ids.length < maxIdUnits; k++) {
+    if (++steps === power) {
+      saved = id
+      power *= 2
+      steps = 0
+    }
+    const entry = Reflect.apply(getEntry, session, [id])
+    const own = entry === null || entry === undefined ? undefined : entry.id
+    entries.push(entry)
+    if (n + 2 > codes.length) codes = grown(codes, n + 2)
+    if (typeof own !== 'string') {
+      others.push(own)
+      codes[n] = NOT_STRING
+      codes[n + 1] = NOT_READ
+      n += 2
+      break
+    }
+    if (own === id) {
+      codes[n] = SAME
+    } else {
+      codes[n] = own.length
+      ids += own
+    }
+    const parent = entry.parentId
+    if (typeof parent !== 'string') {
+      others.push(parent)
+      codes[n + 1] = NOT_STRING
+      n += 2
+      break
+    }
+    codes[n + 1] = parent.length
+    n += 2
+    ids += parent
+    if (parent === '' || onOld.has(own)) break
+    id = parent
+  }
+  form.codeBuffer = codes
+  form.ids = ids
+  return n
+}
+
+/** The ids of the old branch's entries, from the form's codes and ids so far. */
+function oldBranchIds(oldLeafId, targetSteps, codes, n, ids) {
+  const out = new Set()
+  // Where the old branch's ids begin: after the target's steps' own ids and parents.
+  let u = 0
+  for (let c = 0; c < targetSteps * 2; c++) if (codes[c] >= 0) u += codes[c]
+  let looked = oldLeafId
+  for (let c = targetSteps * 2; c < n; c += 2) {
+    let own = looked
+    if (codes[c] >= 0) {
+      own = ids.slice(u, u + codes[c])
+      u += codes[c]
+    }
+    if (codes[c] === NOT_STRING || codes[c] === THREW) break
+    out.add(own)
+    if (codes[c + 1] < 0) break
+    looked = ids.slice(u, u + codes[c + 1])
+    u += codes[c + 1]
+  }
+  return out
 }
 
 /** One of 4,096 bits for an id, from three of its characters (0 for ''). */

@@ -100,9 +100,11 @@ enum EntryRef {
 use prime_compaction_core::plan::branch_summary::entry_path::{PathCodes, StepId, StepParent};
 
 /// The two paths as lib/entry-path.js read them: `{ getEntry, entries,
-/// others, codes, ids, targetSteps }` (documented there), the target's
-/// steps first. Its steps are handed to the walk while it asks for them in
-/// order; once it asks for anything else, every later read is made here.
+/// others, codes, ids, targetSteps, oldSteps }` (documented there), the
+/// target's steps first, then the old branch's, then (with `oldSteps`) the
+/// target's path read on. Its steps are handed to the walk while it asks
+/// for them in order; once it asks for anything else, every later read is
+/// made here.
 struct ReadAhead<'c> {
     entries: Raw,
     others: Raw,
@@ -111,6 +113,11 @@ struct ReadAhead<'c> {
     /// Steps of the target's path, which the old branch's follow.
     target_steps: u32,
     old_leaf: JsId<'c>,
+    /// Where the old branch's steps end when the target's path is read on
+    /// after them, and the id that goes on from (the parent of the target's
+    /// last first step).
+    old_end: Option<u32>,
+    target_next: Option<JsId<'c>>,
     /// The next step, and its element of `others`.
     step: u32,
     other: u32,
@@ -189,6 +196,18 @@ impl<'c> ReadAhead<'c> {
             .number()
             .filter(|n| n.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(n))
             .ok_or_else(malformed)? as u32;
+        let old_steps = cx.wrap(form_field(cx, form, c"oldSteps")?)?;
+        let old_end = match old_steps.kind() {
+            Kind::Undefined => None,
+            _ => Some(
+                old_steps
+                    .number()
+                    .filter(|n| n.fract() == 0.0 && (1.0..=f64::from(u32::MAX)).contains(n))
+                    .and_then(|n| target_steps.checked_add(n as u32))
+                    .filter(|_| target_steps > 0)
+                    .ok_or_else(malformed)?,
+            ),
+        };
         let expect = match (target_steps, target) {
             (0, _) => *old_leaf,
             (_, Some(target)) => *target,
@@ -205,6 +224,8 @@ impl<'c> ReadAhead<'c> {
             units,
             target_steps,
             old_leaf: *old_leaf,
+            old_end,
+            target_next: None,
             step: 0,
             other: 0,
             expect: Some(expect),
@@ -212,10 +233,14 @@ impl<'c> ReadAhead<'c> {
     }
 
     /// The id the step after this one is looked up by: the old leaf's once
-    /// the target's steps are done, else the parent found (if any).
+    /// the target's steps are done, the target's next once the old
+    /// branch's are (when the target's path was read on), else the parent
+    /// found (if any).
     fn expect_after(&mut self, parent: Option<&JsId<'c>>) {
         self.expect = if self.step == self.target_steps {
             Some(self.old_leaf)
+        } else if Some(self.step) == self.old_end {
+            self.target_next
         } else {
             parent.copied()
         };
@@ -280,6 +305,9 @@ impl<'c> ReadAhead<'c> {
             }
             StepParent::NotRead => return Err(malformed()),
         };
+        if self.step == self.target_steps {
+            self.target_next = parent;
+        }
         self.expect_after(parent.as_ref());
         Ok(Some(Found {
             entry: EntryRef::Step(u64::from(k)),
