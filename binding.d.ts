@@ -151,10 +151,15 @@ export declare function compactionSystemMessage(pathEntries: Arg, timestamp: Arg
 export declare function computeFileLists(read: Arg, written: Arg, edited: Arg): RawValue
 
 /**
- * `convertToLlm(messages)` as the agent line does it: new objects only
- * where the reference makes them, holes passed over.
+ * `convertToLlm(messages, line, roles?, values?)` as the agent line does
+ * it: new objects only where the reference makes them, holes passed over.
+ * The result is its plan, `{ order, made }`: element j is
+ * `values[order[j]]` where `order[j]` is not negative (a message passed
+ * through), else `made[-1 - order[j]]`. `roles` and `values` are what
+ * lib/message-roles.js read ahead: message i as read, and its role's code
+ * (`EntryKind::from_code`), or 0 where the message is read here.
  */
-export declare function convertToLlm(messages: Arg, line: Arg): RawValue
+export declare function convertToLlm(messages: Arg, line: Arg, roles?: Arg | undefined | null, values?: Arg | undefined | null): RawValue
 
 /**
  * The exact number of tokens in `text` with `encoding` (`"o200k_base"`, the

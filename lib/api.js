@@ -11,6 +11,7 @@ const { summarizing } = require('./summarize.js')
 const { readEntryPath, releaseEntryPath, entriesOfPath } = require('./entry-path.js')
 const { pushEntryFacts, pushMessageFacts, readMeasureFacts, MAX_ENTRIES: MAX_FACTS } = require('./entry-facts.js')
 const { Scratch } = require('./typed-array.js')
+const { readMessageRoles } = require('./message-roles.js')
 
 // The agent's context reads summaries between these exact strings.
 const {
@@ -326,6 +327,26 @@ function branchPreparation(entries, tokenBudget, line) {
   }
 }
 
+/** The messages convertToLlm's plan names: the caller's (as read) and the ones it made. */
+function convertToLlm(messages, line) {
+  let read
+  let plan
+  readingAhead++
+  try {
+    read = readingAhead === 1 ? readMessageRoles(messages) : undefined
+    plan = native.convertToLlm(messages, line, read?.roles, read?.values)
+  } finally {
+    readingAhead--
+  }
+  const { order, made } = plan
+  const out = []
+  for (let j = 0; j < order.length; j++) {
+    const k = order[j]
+    out.push(k >= 0 ? read.values[k] : made[-1 - k])
+  }
+  return out
+}
+
 function getLastAssistantUsage(entries, line) {
   const index = native.lastAssistantUsageIndex(entries, line)
   return index < 0 ? undefined : entries[index].message.usage
@@ -410,7 +431,7 @@ function createApi(lineName) {
     extractFileOpsFromMessage: (message, fileOps) => extractFileOpsFromMessage(message, fileOps, line),
     computeFileLists,
     formatFileOperations: (readFiles, modifiedFiles) => native.formatFileOperations(readFiles, modifiedFiles),
-    convertToLlm: (messages) => native.convertToLlm(messages, line),
+    convertToLlm: (messages) => convertToLlm(messages, line),
     serializeConversation: (messages, options = undefined) => transcript(native.serializeConversation, messages, options),
     projectForSummary,
     serializeForSummary: (messages, options) => transcript(native.serializeForSummary, messages, options),

@@ -1,20 +1,20 @@
 //! `convertToLlm` and `bashExecutionToText`.
 
-use std::ptr;
-
 use napi::{sys, Env};
 use napi_derive::napi;
 
 use crate::agent_line::line_arg;
 use crate::js::errors::run;
+use crate::js::flat::typed_array_slice;
 use crate::js::out::{Arg, Raw, RawValue};
 use crate::js::view::{check, Cx, JsVal};
 use prime_compaction_core::agent_line::AgentLine;
-use prime_compaction_core::error::{Context, Result};
+use prime_compaction_core::error::{Context, Error, Result};
 use prime_compaction_core::js::elements::Elements;
 use prime_compaction_core::js::view::{Key, View};
+use prime_compaction_core::session::model::{EntryKind, EntryType, Role};
 use prime_compaction_core::transcript::convert_to_llm::{
-    bash_execution_text, convert_message_for, LlmMessage,
+    bash_execution_text, convert_as, convert_message_for, LlmMessage,
 };
 
 /// `{ role: "user", content, timestamp }`, in the reference's key order.
@@ -34,8 +34,13 @@ fn text_blocks(cx: &Cx, text: Raw) -> Result<Raw> {
 }
 
 fn converted(cx: &Cx, line: &AgentLine, message: &JsVal<'_>) -> Result<Option<Raw>> {
+    message_made(cx, message, convert_message_for(line, message)?)
+}
+
+/// The message `convertToLlm` sends for `message`, decided as `decided`.
+fn message_made(cx: &Cx, message: &JsVal<'_>, decided: LlmMessage) -> Result<Option<Raw>> {
     let timestamp = || -> Result<Raw> { Ok(message.get(Key::Timestamp)?.raw) };
-    Ok(match convert_message_for(line, message)? {
+    Ok(match decided {
         LlmMessage::Same(_) => Some(message.raw),
         LlmMessage::Dropped => None,
         LlmMessage::UserText(text) => Some(user_message(
@@ -55,33 +60,120 @@ fn converted(cx: &Cx, line: &AgentLine, message: &JsVal<'_>) -> Result<Option<Ra
     })
 }
 
-/// `convertToLlm(messages)` as the agent line does it: new objects only
-/// where the reference makes them, holes passed over.
+/// `convertToLlm(messages, line, roles?, values?)` as the agent line does
+/// it: new objects only where the reference makes them, holes passed over.
+/// The result is its plan, `{ order, made }`: element j is
+/// `values[order[j]]` where `order[j]` is not negative (a message passed
+/// through), else `made[-1 - order[j]]`. `roles` and `values` are what
+/// lib/message-roles.js read ahead: message i as read, and its role's code
+/// (`EntryKind::from_code`), or 0 where the message is read here.
 #[napi(js_name = "convertToLlm")]
-pub fn convert_to_llm(env: Env, messages: Arg, line: Arg) -> napi::Result<RawValue> {
+pub fn convert_to_llm(
+    env: Env,
+    messages: Arg,
+    line: Arg,
+    roles: Option<Arg>,
+    values: Option<Arg>,
+) -> napi::Result<RawValue> {
     run(&env, |cx| {
         let line = line_arg(cx, &line)?;
         let list = cx.wrap(messages.0)?;
         let len = list.expect_array("messages")?;
-        let mut out = ptr::null_mut();
-        check(unsafe { sys::napi_create_array(cx.env, &mut out) })?;
-        let mut kept = 0u32;
+        let ahead = match (&roles, &values) {
+            (Some(roles), Some(values)) => {
+                let codes = typed_array_slice::<u8>(cx, roles.0, sys::TypedarrayType::uint8_array)
+                    .ok()
+                    .filter(|c| c.len() == len && len < i32::MAX as usize)
+                    .ok_or_else(malformed)?;
+                Some((codes, cx.wrap(values.0)?))
+            }
+            _ => None,
+        };
+        let mut plan = Plan {
+            order: Vec::new(),
+            made: cx.array(std::iter::empty())?,
+            count: 0,
+        };
         let mut elements = Elements::new(&list, len);
-        while let Some(i) = elements.next_index(&list).within("messages")? {
-            list.scoped(|| -> Result<()> {
-                let Some(message) = elements.read(&list, i)? else {
-                    return Ok(());
-                };
-                if let Some(value) = converted(cx, line, &message)? {
-                    check(unsafe { sys::napi_set_element(cx.env, out, kept, value) })?;
-                    kept += 1;
+        match &ahead {
+            Some((codes, values)) => {
+                for (i, &code) in codes.iter().enumerate() {
+                    let role = EntryKind::from_code(code)
+                        .filter(|kind| kind.ty == EntryType::Message)
+                        .and_then(|kind| kind.role);
+                    match role {
+                        // Passed through: not read here at all.
+                        Some(Role::User | Role::Assistant | Role::ToolResult) => {
+                            plan.order.push(i as i32);
+                            continue;
+                        }
+                        Some(Role::System) if line.convert_keeps_system => {
+                            plan.order.push(i as i32);
+                            continue;
+                        }
+                        _ => {}
+                    }
+                    list.scoped(|| -> Result<()> {
+                        match role {
+                            Some(role) => {
+                                let message = values.at(i)?;
+                                let decided =
+                                    convert_as(&message, role, line.convert_keeps_system)?;
+                                plan.add(cx, message_made(cx, &message, decided)?)
+                            }
+                            None => match elements.read(&list, i)? {
+                                Some(message) => plan.add(cx, converted(cx, line, &message)?),
+                                None => Ok(()),
+                            },
+                        }
+                    })
+                    .within_with(|| format!("messages[{i}]"))?;
                 }
-                Ok(())
-            })
-            .within_with(|| format!("messages[{i}]"))?;
+            }
+            None => {
+                while let Some(i) = elements.next_index(&list).within("messages")? {
+                    list.scoped(|| -> Result<()> {
+                        if let Some(message) = elements.read(&list, i)? {
+                            plan.add(cx, converted(cx, line, &message)?)?;
+                        }
+                        Ok(())
+                    })
+                    .within_with(|| format!("messages[{i}]"))?;
+                }
+            }
         }
-        Ok(RawValue(out))
+        let o = cx.object()?;
+        cx.set(o, c"order", cx.i32_array(&plan.order)?)?;
+        cx.set(o, c"made", plan.made)?;
+        Ok(RawValue(o))
     })
+}
+
+/// `convertToLlm`'s result as it is made: `order`, and `made` with its
+/// `count` elements.
+struct Plan {
+    order: Vec<i32>,
+    made: Raw,
+    count: u32,
+}
+
+impl Plan {
+    /// Adds `value` (if any) as the next element, one this call made.
+    fn add(&mut self, cx: &Cx, value: Option<Raw>) -> Result<()> {
+        if let Some(value) = value {
+            check(unsafe { sys::napi_set_element(cx.env, self.made, self.count, value) })?;
+            self.count += 1;
+            self.order.push(-(self.count as i32));
+        }
+        Ok(())
+    }
+}
+
+/// The read-ahead roles disagree with this reader: a bug, never the caller's input.
+fn malformed() -> Error {
+    Error::invalid(
+        "prime-compaction internal error (a bug, please report it): bad read-ahead message roles",
+    )
 }
 
 /// `bashExecutionToText(msg)`.

@@ -78,8 +78,16 @@ fn wrap_summary<V: View>(message: &V, prefix: &str, suffix: &str) -> Result<JsSt
 
 /// Decides one message of `convertToLlm`.
 pub fn convert_message<V: View>(message: &V) -> Result<LlmMessage> {
-    Ok(match role_of(message)? {
+    convert_as(message, role_of(message)?, false)
+}
+
+/// Decides one message of `convertToLlm` whose `role` was read as `role`
+/// (the message's other fields are read here); `keeps_system` passes a
+/// system message through, as a line may.
+pub fn convert_as<V: View>(message: &V, role: Role, keeps_system: bool) -> Result<LlmMessage> {
+    Ok(match role {
         role @ (Role::User | Role::Assistant | Role::ToolResult) => LlmMessage::Same(role),
+        Role::System if keeps_system => LlmMessage::Same(Role::System),
         Role::BashExecution => {
             if message.get(Key::ExcludeFromContext)?.truthy() {
                 LlmMessage::Dropped
@@ -112,8 +120,5 @@ pub fn convert_message<V: View>(message: &V) -> Result<LlmMessage> {
 /// except that a line may pass system messages through. Transcripts never
 /// show them, so the message model reads [`convert_message`] itself.
 pub fn convert_message_for<V: View>(line: &AgentLine, message: &V) -> Result<LlmMessage> {
-    if line.convert_keeps_system && role_of(message)? == Role::System {
-        return Ok(LlmMessage::Same(Role::System));
-    }
-    convert_message(message)
+    convert_as(message, role_of(message)?, line.convert_keeps_system)
 }

@@ -1,0 +1,119 @@
+'use strict'
+// convertToLlm reads its messages' roles ahead in JS (lib/message-roles.js)
+// and the native side reads only the messages it turns into others. The
+// public function must give what the binding gives reading every message
+// itself: the same messages (the caller's own objects where they pass
+// through), the same errors, on both lines, for generated lists and for odd
+// ones (holes, primitives, Proxies, getters, throwing getters, frozen
+// messages, roles that are not strings).
+
+const path = require('node:path')
+const util = require('node:util')
+const fc = require('fast-check')
+const gen = require('./helpers/generator')
+const { platformSuffix, binaryName } = require('../platform.js')
+const { readMessageRoles } = require('../lib/message-roles.js')
+const { AGENT_LINES } = require('../lib/api.js')
+
+const binding = require(path.join(__dirname, '..', `${binaryName}.${platformSuffix()}.node`))
+
+const RUNS = Number(process.env.MESSAGE_ROLES_RUNS) || 300
+
+jest.setTimeout(60_000)
+
+/** The binding reading every message itself, its plan assembled. */
+function nativeConvert(messages, line) {
+  const { order, made } = binding.convertToLlm(messages, line)
+  expect(Array.from(order).every((k) => k < 0)).toBe(true)
+  return Array.from(order, (k) => made[-1 - k])
+}
+
+/** The result of `fn`, or the error it throws, as comparable data. */
+function outcome(fn) {
+  try {
+    return { value: fn() }
+  } catch (e) {
+    return { error: e?.constructor?.name, message: e?.message }
+  }
+}
+
+const exactly = (v) => util.inspect(v, { depth: Infinity, showHidden: true, breakLength: Infinity })
+
+/** Same messages (the same objects where the reference passes them on) and the same errors. */
+function expectSame(ours, line, make) {
+  const viaPass = outcome(() => ours.convertToLlm(make()))
+  const alone = outcome(() => nativeConvert(make(), binding.agentLineIndex(line)))
+  expect(exactly(viaPass)).toBe(exactly(alone))
+  const messages = make()
+  const r = outcome(() => ours.convertToLlm(messages))
+  if (r.value) {
+    // A message passed through is the caller's object itself, as in the agents.
+    for (const m of r.value) if (messages.includes(m)) expect(['user', 'assistant', 'toolResult', 'system']).toContain(m.role)
+  }
+  return viaPass
+}
+
+const user = { role: 'user', content: 'hi', timestamp: 1 }
+const assistant = { role: 'assistant', content: [{ type: 'text', text: 'ok' }], timestamp: 2 }
+const bash = { role: 'bashExecution', command: 'ls', output: 'a\nb', exitCode: 1, cancelled: false, truncated: false, timestamp: 3 }
+const custom = { role: 'custom', customType: 'note', content: 'a note', display: true, timestamp: 4 }
+const summary = { role: 'compactionSummary', summary: 'before', tokensBefore: 10, timestamp: 5 }
+const system = { role: 'system', sections: { a: 'b' }, timestamp: 6 }
+
+describe.each(AGENT_LINES.map((name) => [name]))('the %s line', (line) => {
+  const ours = require(`../agent-${line}.js`)
+
+  test('the pass reads each role once, and leaves what it cannot take to the native side', () => {
+    const read = readMessageRoles([user, bash, null, 7, { role: 5 }, system])
+    expect(Array.from(read.roles)).toEqual([16, 19, 0, 0, 0, 23])
+    expect(read.values[1]).toBe(bash)
+    expect(readMessageRoles(new Proxy([user], {}))).toBe(undefined)
+    expect(readMessageRoles('user')).toBe(undefined)
+    const r = ours.convertToLlm([user, bash, assistant, summary, custom])
+    expect(r[0]).toBe(user)
+    expect(r[2]).toBe(assistant)
+    expect(r[1]).toEqual({ role: 'user', content: [{ type: 'text', text: ours.bashExecutionToText(bash) }], timestamp: 3 })
+    expect(r.length).toBe(5)
+  })
+
+  test('odd lists: the same messages and the same errors as the native reader alone', () => {
+    const throwing = () => Object.defineProperty({ content: 'x' }, 'role', { enumerable: true, get: () => { throw new Error('role getter failed') } })
+    const getter = (role) => Object.defineProperty({ content: 'x', timestamp: 1 }, 'role', { enumerable: true, get: () => role })
+    const sparse = () => {
+      const list = [user, bash]
+      list[5] = assistant
+      return list
+    }
+    const cases = [
+      () => [],
+      () => [user, assistant, bash, custom, summary, system],
+      () => [{ ...bash, excludeFromContext: true }, { ...custom, content: [{ type: 'text', text: 'blocks' }] }, { role: 'branchSummary', summary: 's', fromId: 'x', timestamp: 7 }],
+      sparse,
+      () => [user, null],
+      () => [bash, undefined, user],
+      () => [7, user],
+      () => [user, { role: 5 }],
+      () => [user, { role: 'narrator' }],
+      () => [throwing(), bash],
+      () => [bash, throwing()],
+      () => [{ ...bash, get command() { throw new Error('command getter failed') } }, throwing()],
+      () => [getter('user'), getter('bashExecution'), getter('custom'), getter(undefined)],
+      () => [Object.freeze({ ...bash }), Object.freeze({ ...user })],
+      () => [new Proxy({ ...bash }, {}), new Proxy({ ...user }, {})],
+      () => new Proxy([user, bash], {}),
+      () => [{ ...bash, command: Symbol('c') }],
+      () => [{ ...summary, summary: 10n }],
+      () => Object.assign([user, bash], { 1: custom }),
+    ]
+    for (const make of cases) expectSame(ours, line, make)
+  })
+
+  test('generated messages: the same messages either way', () => {
+    fc.assert(
+      fc.property(fc.array(fc.oneof({ weight: 8, arbitrary: gen.agentMessageArb }, { weight: 1, arbitrary: gen.systemMessageArb }), { maxLength: 30 }), (messages) => {
+        expectSame(ours, line, () => messages)
+      }),
+      { numRuns: RUNS },
+    )
+  })
+})
