@@ -111,7 +111,7 @@ export declare function agentLineIndex(name: Arg): number
 /** The names of the supported agent lines, oldest first; the last is the newest. */
 export declare function agentLines(): Array<string>
 
-/** `bashExecutionToText(msg)`. */
+/** `bashExecutionToText(msg)`, as the text's pieces (lib/api.js joins them). */
 export declare function bashExecutionToText(msg: Arg): RawValue
 
 /**

@@ -12,8 +12,9 @@ const util = require('node:util')
 const fc = require('fast-check')
 const gen = require('./helpers/generator')
 const { platformSuffix, binaryName } = require('../platform.js')
-const { readMessageRoles } = require('../lib/message-roles.js')
+const { readMessageRoles, messagesOfPlan } = require('../lib/message-roles.js')
 const { AGENT_LINES } = require('../lib/api.js')
+const { loadReference } = require('./helpers/reference')
 
 const binding = require(path.join(__dirname, '..', `${binaryName}.${platformSuffix()}.node`))
 
@@ -23,9 +24,9 @@ jest.setTimeout(60_000)
 
 /** The binding reading every message itself, its plan assembled. */
 function nativeConvert(messages, line) {
-  const { order, made } = binding.convertToLlm(messages, line)
-  expect(Array.from(order).every((k) => k < 0)).toBe(true)
-  return Array.from(order, (k) => made[-1 - k])
+  const plan = binding.convertToLlm(messages, line)
+  expect(Array.from(plan.order).every((k) => k < 0)).toBe(true)
+  return messagesOfPlan(plan, undefined)
 }
 
 /** The result of `fn`, or the error it throws, as comparable data. */
@@ -106,6 +107,31 @@ describe.each(AGENT_LINES.map((name) => [name]))('the %s line', (line) => {
       () => Object.assign([user, bash], { 1: custom }),
     ]
     for (const make of cases) expectSame(ours, line, make)
+  })
+
+  test("a bash run's fields are read as often, and in the order, the agent's bashExecutionToText reads them, in both functions", async () => {
+    const ref = await loadReference(line)
+    const fields = ['command', 'output', 'exitCode', 'cancelled', 'truncated', 'fullOutputPath', 'excludeFromContext', 'timestamp']
+    const runs = [
+      { command: 'ls', output: 'o', exitCode: 2, cancelled: false, truncated: true, fullOutputPath: '/f' },
+      { command: 'ls', output: '', exitCode: 0, cancelled: true, truncated: false },
+      { command: 'ls', output: 'o', exitCode: null, cancelled: false, truncated: true },
+      { command: 'ls', output: 'x', exitCode: undefined, cancelled: 0, truncated: 1, fullOutputPath: '' },
+      { command: 1, output: { toString: () => 'an object' }, exitCode: -0, cancelled: false },
+      { command: 'a', exitCode: '0' },
+    ]
+    for (const run of runs) {
+      const logged = (log) => {
+        const m = { role: 'bashExecution' }
+        for (const f of fields) Object.defineProperty(m, f, { enumerable: true, get: () => (log.push(f), run[f]) })
+        return m
+      }
+      for (const call of [(api, m) => api.bashExecutionToText(m), (api, m) => api.convertToLlm([m])]) {
+        const [theirs, mine] = [[], []]
+        expect(call(ours, logged(mine))).toEqual(call(ref, logged(theirs)))
+        expect(mine).toEqual(theirs)
+      }
+    }
   })
 
   test('generated messages: the same messages either way', () => {

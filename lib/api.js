@@ -11,7 +11,7 @@ const { summarizing } = require('./summarize.js')
 const { readEntryPath, releaseEntryPath, entriesOfPath } = require('./entry-path.js')
 const { pushEntryFacts, pushMessageFacts, readMeasureFacts, MAX_ENTRIES: MAX_FACTS } = require('./entry-facts.js')
 const { Scratch } = require('./typed-array.js')
-const { readMessageRoles } = require('./message-roles.js')
+const { readMessageRoles, messagesOfPlan, joined } = require('./message-roles.js')
 
 // The agent's context reads summaries between these exact strings.
 const {
@@ -338,13 +338,7 @@ function convertToLlm(messages, line) {
   } finally {
     readingAhead--
   }
-  const { order, made } = plan
-  const out = []
-  for (let j = 0; j < order.length; j++) {
-    const k = order[j]
-    out.push(k >= 0 ? read.values[k] : made[-1 - k])
-  }
-  return out
+  return messagesOfPlan(plan, read?.values)
 }
 
 function getLastAssistantUsage(entries, line) {
@@ -436,7 +430,7 @@ function createApi(lineName) {
     projectForSummary,
     serializeForSummary: (messages, options) => transcript(native.serializeForSummary, messages, options),
     splitUserRounds,
-    bashExecutionToText: (msg) => native.bashExecutionToText(msg),
+    bashExecutionToText: (msg) => joined(native.bashExecutionToText(msg), 0),
     createBranchSummaryMessage,
     createCompactionSummaryMessage,
     createCustomMessage,

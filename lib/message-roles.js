@@ -1,6 +1,7 @@
 'use strict'
 // convertToLlm's messages, read ahead in JS: each message as the array
-// gives it, and its `role` as the code of lib/entry-facts.js's roleKind.
+// gives it, and its `role` as the code of lib/entry-facts.js's roleKind;
+// and its result, made from the binding's plan.
 // The native side (src/convert_to_llm.rs) then reads only the messages it
 // turns into others; the ones it passes through (most) it never reads. A
 // message the pass does not take (not an object, a hole, a role that is
@@ -40,4 +41,30 @@ function readMessageRoles(messages) {
   return { roles, values }
 }
 
-module.exports = { readMessageRoles }
+/**
+ * The messages of the binding's `{ order, made }` (src/convert_to_llm.rs):
+ * `values[k]` for an index k, else a message it made, or `[timestamp,
+ * ...pieces]` for the user message of one text it names.
+ */
+function messagesOfPlan({ order, made }, values) {
+  const out = []
+  for (let j = 0; j < order.length; j++) {
+    const k = order[j]
+    if (k >= 0) {
+      out.push(values[k])
+      continue
+    }
+    const m = made[-1 - k]
+    out.push(Array.isArray(m) ? { role: 'user', content: [{ type: 'text', text: joined(m, 1) }], timestamp: m[0] } : m)
+  }
+  return out
+}
+
+/** The strings `parts[from..]` joined: each linked in with `+`, not copied. */
+function joined(parts, from) {
+  let text = ''
+  for (let i = from; i < parts.length; i++) text += parts[i]
+  return text
+}
+
+module.exports = { readMessageRoles, messagesOfPlan, joined }

@@ -14,7 +14,7 @@ use prime_compaction_core::js::elements::Elements;
 use prime_compaction_core::js::view::{Key, View};
 use prime_compaction_core::session::model::{EntryKind, EntryType, Role};
 use prime_compaction_core::transcript::convert_to_llm::{
-    bash_execution_text, convert_as, convert_message_for, LlmMessage,
+    bash_execution_pieces, convert_as, convert_message_for, LlmMessage, Piece, Pieces,
 };
 
 /// `{ role: "user", content, timestamp }`, in the reference's key order.
@@ -24,6 +24,23 @@ fn user_message(cx: &Cx, content: Raw, timestamp: Raw) -> Result<Raw> {
     cx.set(o, c"content", content)?;
     cx.set(o, c"timestamp", timestamp)?;
     Ok(o)
+}
+
+/// A text as its pieces, each a JS string, for lib/api.js to join with `+`:
+/// the caller's strings are linked into the result, not copied, as by the
+/// agent's template literal. `first` goes before them (a text message's
+/// timestamp).
+fn pieces_array(cx: &Cx, first: Option<Raw>, pieces: &Pieces<JsVal<'_>>) -> Result<Raw> {
+    let mut parts = Vec::with_capacity(pieces.0.len() + 1);
+    parts.extend(first.map(Ok));
+    for piece in &pieces.0 {
+        parts.push(match piece {
+            Piece::Lit(text) => cx.str(text),
+            Piece::Str(s) => cx.js_str(s),
+            Piece::Value(v) => Ok(v.raw),
+        });
+    }
+    cx.array(parts.into_iter())
 }
 
 fn text_blocks(cx: &Cx, text: Raw) -> Result<Raw> {
@@ -37,17 +54,19 @@ fn converted(cx: &Cx, line: &AgentLine, message: &JsVal<'_>) -> Result<Option<Ra
     message_made(cx, message, convert_message_for(line, message)?)
 }
 
-/// The message `convertToLlm` sends for `message`, decided as `decided`.
-fn message_made(cx: &Cx, message: &JsVal<'_>, decided: LlmMessage) -> Result<Option<Raw>> {
+/// The message `convertToLlm` sends for `message`, decided as `decided`:
+/// the message, or for a user message of one text, `[timestamp,
+/// ...pieces]` (lib/api.js makes that message).
+fn message_made<'c>(
+    cx: &'c Cx,
+    message: &JsVal<'c>,
+    decided: LlmMessage<JsVal<'c>>,
+) -> Result<Option<Raw>> {
     let timestamp = || -> Result<Raw> { Ok(message.get(Key::Timestamp)?.raw) };
     Ok(match decided {
         LlmMessage::Same(_) => Some(message.raw),
         LlmMessage::Dropped => None,
-        LlmMessage::UserText(text) => Some(user_message(
-            cx,
-            text_blocks(cx, cx.js_str(&text)?)?,
-            timestamp()?,
-        )?),
+        LlmMessage::UserText(pieces) => Some(pieces_array(cx, Some(timestamp()?), &pieces)?),
         LlmMessage::CustomText => {
             let content = message.get(Key::Content)?.raw;
             Some(user_message(cx, text_blocks(cx, content)?, timestamp()?)?)
@@ -176,12 +195,12 @@ fn malformed() -> Error {
     )
 }
 
-/// `bashExecutionToText(msg)`.
+/// `bashExecutionToText(msg)`, as the text's pieces (lib/api.js joins them).
 #[napi(js_name = "bashExecutionToText")]
 pub fn bash_execution_to_text(env: Env, msg: Arg) -> napi::Result<RawValue> {
     run(&env, |cx| {
-        let text = bash_execution_text(&cx.wrap(msg.0)?).within("msg")?;
-        Ok(RawValue(cx.js_str(&text)?))
+        let pieces = bash_execution_pieces(&cx.wrap(msg.0)?).within("msg")?;
+        Ok(RawValue(pieces_array(cx, None, &pieces)?))
     })
 }
 

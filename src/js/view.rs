@@ -649,6 +649,12 @@ impl<'c> View for JsVal<'c> {
         self.cx.read_string(out)
     }
 
+    fn string_value(&self) -> Result<Option<Self>> {
+        let mut out = ptr::null_mut();
+        check(unsafe { sys::napi_coerce_to_string(self.cx.env, self.raw, &mut out) })?;
+        Ok(Some(self.cx.wrap(out)?))
+    }
+
     fn scoped<R>(&self, f: impl FnOnce() -> R) -> R {
         let cx = self.cx;
         if cx.depth.get() == 0 {

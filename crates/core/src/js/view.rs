@@ -304,6 +304,12 @@ pub trait View: Sized + Clone {
     fn json_len(&self) -> Result<Option<usize>>;
     /// JS `String(self)` (template-literal conversion).
     fn to_js_string(&self) -> Result<JsStr>;
+    /// `String(self)` as a value of this view, converted now without
+    /// copying the text out, where the view can hold one; `None` otherwise
+    /// (then [`View::to_js_string`] copies it).
+    fn string_value(&self) -> Result<Option<Self>> {
+        Ok(None)
+    }
     /// `JSON.stringify(self)`, or `None` where it returns `undefined`.
     fn json_stringify(&self) -> Result<Option<JsStr>>;
     /// `Object.entries(self)`: own enumerable string-keyed properties in JS

@@ -15,16 +15,58 @@ pub const BRANCH_SUMMARY_PREFIX: &str =
     "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n";
 pub const BRANCH_SUMMARY_SUFFIX: &str = "</summary>";
 
+/// A piece of a text the agent writes with a template literal: literal
+/// text, or a value of the message shown as `String(value)`, converted where
+/// the template converts it ([`View::string_value`], else copied out).
+#[derive(Debug, Clone)]
+pub enum Piece<V> {
+    Lit(&'static str),
+    Str(JsStr),
+    Value(V),
+}
+
+/// A text as [`Piece`]s, in order.
+#[derive(Debug, Clone)]
+pub struct Pieces<V>(pub Vec<Piece<V>>);
+
+impl<V: View> Pieces<V> {
+    fn lit(&mut self, text: &'static str) {
+        self.0.push(Piece::Lit(text));
+    }
+
+    /// `${value}`: converted now, as the template converts it.
+    fn value(&mut self, value: &V) -> Result<()> {
+        self.0.push(match value.string_value()? {
+            Some(s) => Piece::Value(s),
+            None => Piece::Str(value.to_js_string()?),
+        });
+        Ok(())
+    }
+
+    /// The text itself.
+    pub fn text(&self) -> Result<JsStr> {
+        let mut out = Utf16Builder::new();
+        for piece in &self.0 {
+            match piece {
+                Piece::Lit(text) => out.push_str(text),
+                Piece::Str(s) => out.push_js(s),
+                Piece::Value(v) => out.push_js(&v.to_js_string()?),
+            }
+        }
+        Ok(out.finish())
+    }
+}
+
 /// What becomes of one message.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum LlmMessage {
+#[derive(Debug, Clone)]
+pub enum LlmMessage<V> {
     /// user, assistant and toolResult messages pass through as the same
     /// object; the role read says which.
     Same(Role),
     /// Not sent (unknown roles, bash runs excluded from context).
     Dropped,
     /// A user message with this single text block.
-    UserText(JsStr),
+    UserText(Pieces<V>),
     /// A custom message whose string content becomes one text block.
     CustomText,
     /// A custom message whose content array is reused as is.
@@ -33,6 +75,11 @@ pub enum LlmMessage {
 
 /// `bashExecutionToText`: how a `!command` run reads to the model.
 pub fn bash_execution_text<V: View>(message: &V) -> Result<JsStr> {
+    bash_execution_pieces(message)?.text()
+}
+
+/// [`bash_execution_text`] as its pieces.
+pub fn bash_execution_pieces<V: View>(message: &V) -> Result<Pieces<V>> {
     // As in the agents, whose `msg.command` throws only for these.
     if let kind @ (Kind::Null | Kind::Undefined) = message.kind() {
         return Err(Error::type_error(
@@ -40,51 +87,57 @@ pub fn bash_execution_text<V: View>(message: &V) -> Result<JsStr> {
             format!("expected a bashExecution message, got {}", kind.describe()),
         ));
     }
-    let mut out = Utf16Builder::new();
-    out.push_str("Ran `");
-    out.push_js(&message.get(Key::Command)?.to_js_string()?);
-    out.push_str("`\n");
-    let output = message.get(Key::Output)?;
-    if output.truthy() {
-        out.push_str("```\n");
-        out.push_js(&output.to_js_string()?);
-        out.push_str("\n```");
+    // Each field read as often, and in the order, the agents' template and
+    // conditions read it (a getter runs as many times).
+    let mut out = Pieces(Vec::with_capacity(8));
+    out.lit("Ran `");
+    out.value(&message.get(Key::Command)?)?;
+    out.lit("`\n");
+    if message.get(Key::Output)?.truthy() {
+        out.lit("```\n");
+        out.value(&message.get(Key::Output)?)?;
+        out.lit("\n```");
     } else {
-        out.push_str("(no output)");
+        out.lit("(no output)");
     }
-    let exit = message.get(Key::ExitCode)?;
     if message.get(Key::Cancelled)?.truthy() {
-        out.push_str("\n\n(command cancelled)");
-    } else if !matches!(exit.kind(), Kind::Null | Kind::Undefined) && exit.number() != Some(0.0) {
-        out.push_str("\n\nCommand exited with code ");
-        out.push_js(&exit.to_js_string()?);
+        out.lit("\n\n(command cancelled)");
+    } else if message.get(Key::ExitCode)?.kind() != Kind::Null
+        && message.get(Key::ExitCode)?.kind() != Kind::Undefined
+        && message.get(Key::ExitCode)?.number() != Some(0.0)
+    {
+        out.lit("\n\nCommand exited with code ");
+        out.value(&message.get(Key::ExitCode)?)?;
     }
-    let full = message.get(Key::FullOutputPath)?;
-    if message.get(Key::Truncated)?.truthy() && full.truthy() {
-        out.push_str("\n\n[Output truncated. Full output: ");
-        out.push_js(&full.to_js_string()?);
-        out.push_str("]");
+    if message.get(Key::Truncated)?.truthy() && message.get(Key::FullOutputPath)?.truthy() {
+        out.lit("\n\n[Output truncated. Full output: ");
+        out.value(&message.get(Key::FullOutputPath)?)?;
+        out.lit("]");
     }
-    Ok(out.finish())
+    Ok(out)
 }
 
-fn wrap_summary<V: View>(message: &V, prefix: &str, suffix: &str) -> Result<JsStr> {
-    let mut out = Utf16Builder::new();
-    out.push_str(prefix);
-    out.push_js(&message.get(Key::Summary)?.to_js_string()?);
-    out.push_str(suffix);
-    Ok(out.finish())
+fn wrap_summary<V: View>(
+    message: &V,
+    prefix: &'static str,
+    suffix: &'static str,
+) -> Result<Pieces<V>> {
+    let mut out = Pieces(Vec::with_capacity(3));
+    out.lit(prefix);
+    out.value(&message.get(Key::Summary)?)?;
+    out.lit(suffix);
+    Ok(out)
 }
 
 /// Decides one message of `convertToLlm`.
-pub fn convert_message<V: View>(message: &V) -> Result<LlmMessage> {
+pub fn convert_message<V: View>(message: &V) -> Result<LlmMessage<V>> {
     convert_as(message, role_of(message)?, false)
 }
 
 /// Decides one message of `convertToLlm` whose `role` was read as `role`
 /// (the message's other fields are read here); `keeps_system` passes a
 /// system message through, as a line may.
-pub fn convert_as<V: View>(message: &V, role: Role, keeps_system: bool) -> Result<LlmMessage> {
+pub fn convert_as<V: View>(message: &V, role: Role, keeps_system: bool) -> Result<LlmMessage<V>> {
     Ok(match role {
         role @ (Role::User | Role::Assistant | Role::ToolResult) => LlmMessage::Same(role),
         Role::System if keeps_system => LlmMessage::Same(Role::System),
@@ -92,7 +145,7 @@ pub fn convert_as<V: View>(message: &V, role: Role, keeps_system: bool) -> Resul
             if message.get(Key::ExcludeFromContext)?.truthy() {
                 LlmMessage::Dropped
             } else {
-                LlmMessage::UserText(bash_execution_text(message)?)
+                LlmMessage::UserText(bash_execution_pieces(message)?)
             }
         }
         Role::Custom => {
@@ -119,6 +172,6 @@ pub fn convert_as<V: View>(message: &V, role: Role, keeps_system: bool) -> Resul
 /// Decides one message of `convertToLlm` as `line` does: [`convert_message`],
 /// except that a line may pass system messages through. Transcripts never
 /// show them, so the message model reads [`convert_message`] itself.
-pub fn convert_message_for<V: View>(line: &AgentLine, message: &V) -> Result<LlmMessage> {
+pub fn convert_message_for<V: View>(line: &AgentLine, message: &V) -> Result<LlmMessage<V>> {
     convert_as(message, role_of(message)?, line.convert_keeps_system)
 }

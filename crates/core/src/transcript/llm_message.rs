@@ -393,7 +393,7 @@ pub fn from_agent_message_with<V: View, T: TextOf<V>>(
     let text_block = |text: JsStr| UserContent::Blocks(vec![Block::Text(T::owned(text))]);
     Ok(match convert_message(message)? {
         LlmMessage::Dropped => None,
-        LlmMessage::UserText(text) => user(text_block(text)),
+        LlmMessage::UserText(pieces) => user(text_block(pieces.text()?)),
         LlmMessage::CustomText => {
             let content = message.get(Key::Content)?;
             user(UserContent::Blocks(vec![Block::Text(
