@@ -1,7 +1,9 @@
 // Side-by-side timing of the summarizer transcript: ours
 // (projectForSummary + serializeConversation, and serializeConversation
 // alone) against the reference's serializeConversation(convertToLlm(messages)),
-// on real-shaped messages first (benches/sessions.mjs), then generated ones.
+// on real-shaped messages first (benches/sessions.mjs), then generated ones;
+// and of convertToLlm alone, ours against the reference's (the agent calls
+// it before every model request).
 // Usage: node benches/serialize.mjs [--line 0.78|1.6] [--phases] [--real-only | --generated-only] [sizes...]
 //   (default: the 0.78 line, sizes 1000 10000 100000)
 // --line picks the agent line: ours from its entry point, the reference from
@@ -184,7 +186,9 @@ async function measureSet(make) {
     const [ref, ser, fused, proj, noNative] = timeAlternating(fns)
     if (fused.out !== proj.out) throw new Error(`serializeForSummary differs from serializeConversation(projectForSummary()) (n=${n})`)
     if (phases && noNative.out !== ser.out) throw new Error(`the recipe made beforehand gives another transcript (n=${n})`)
-    rows.push({ n, ref, ser, fused, proj, noNative })
+    const [refConvert, convert] = timeAlternating([() => convertToLlm(messages), () => ours.convertToLlm(messages)])
+    if (JSON.stringify(convert.out) !== JSON.stringify(refConvert.out)) throw new Error(`convertToLlm differs (n=${n})`)
+    rows.push({ n, ref, ser, fused, proj, noNative, refConvert, convert })
   }
   return rows
 }
@@ -209,6 +213,12 @@ for (const { title, make } of sets) {
   console.log('| messages | serializeConversation | serializeForSummary | two calls |')
   console.log('|---:|---:|---:|---:|')
   for (const { n, ser, fused, proj } of rows) console.log(`| ${n} | ${p(ser)} | ${p(fused)} | ${p(proj)} (${ser.paired.rounds}) |`)
+  console.log('\nconvertToLlm alone, ours against the reference\'s:\n')
+  console.log('| messages | reference | ours | time ours/reference | per-round ratio (rounds) |')
+  console.log('|---:|---:|---:|---:|---:|')
+  for (const { n, refConvert, convert } of rows) {
+    console.log(`| ${n} | ${refConvert.ms.toFixed(3)} ms | ${convert.ms.toFixed(3)} ms | ${ratio(convert, refConvert)} | ${p(convert)} (${convert.paired.rounds}) |`)
+  }
   if (phases) {
     console.log('\n| messages | serializeConversation without its native part | time ours/reference |')
     console.log('|---:|---:|---:|')
