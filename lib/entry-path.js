@@ -21,18 +21,24 @@
 // rather than thrown: the native walk throws it only if the old branch
 // never meets the target's steps. The old branch stops where the native
 // walk stops it: at the first step looked up by the id of the entry it
-// shares with the target's steps. A call on the old branch that throws
-// throws here, at the same call the native walk would have made. The pass
-// ends after MAX_STEPS steps, and once the ids read reach MAX_ID_UNITS (a
-// quarter of V8's longest string: the next step's two ids still fit unless
-// one alone is longer than that); the native walk reads on from there.
+// shares with the target's steps. When it ends at its root without
+// meeting them, the target's path is read on past its first steps, as the
+// native walk then follows it, until an entry whose id is on the old
+// branch. A call on the old branch or past the target's first steps that
+// throws throws here, at the same call the native walk would have made.
+// The pass ends after MAX_STEPS steps, and once the ids read reach
+// MAX_ID_UNITS (a quarter of V8's longest string: the next step's two ids
+// still fit unless one alone is longer than that); the native walk reads
+// on from there.
 //
-// The form is `{ getEntry, entries, others, codes, ids, targetSteps }`:
-// `getEntry` as read from the session (the native side reads it no more),
-// `entries[k]` what step k's getEntry call gave (the target's
-// `targetSteps` steps first), two codes per step, and `ids`, the ids read as
-// one string (joined, which is far cheaper here than copying their units
-// one by one; the native side reads it in one call). The first code is
+// The form is `{ getEntry, entries, others, codes, ids, targetSteps,
+// oldSteps }`: `getEntry` as read from the session (the native side reads
+// it no more), `entries[k]` what step k's getEntry call gave (the target's
+// `targetSteps` steps first, then the old branch's; with `oldSteps`, the
+// old branch's are that many and the target's path read on follows), two
+// codes per step, and `ids`, the ids read as one string (joined, which is
+// far cheaper here than copying their units one by one; the native side
+// reads it in one call). The first code is
 // about the entry's id: SAME when it is the id looked up (`===`),
 // NOT_STRING when it is not a string (then it is the next element of
 // `others`), THREW (what was thrown is the next element of `others`), or
@@ -185,8 +191,7 @@ function readEntryPath(session, oldLeafId, targetId, maxIdUnits = MAX_ID_UNITS) 
   let steps = 0
   // Whether the old branch ended at its root: a parentId null, undefined or empty.
   let rooted = false
-  let k = form.targetSteps
-  for (; k < MAX_STEPS && id !== null && id !== saved && ids.length < maxIdUnits; k++) {
+  for (let k = form.targetSteps; k < MAX_STEPS && id !== null && id !== saved && ids.length < maxIdUnits; k++) {
     if (++steps === power) {
       saved = id
       power *= 2
