@@ -12,9 +12,10 @@ use prime_compaction_core::agent_line::AgentLine;
 use prime_compaction_core::error::{Context, Error, Result};
 use prime_compaction_core::js::elements::Elements;
 use prime_compaction_core::js::view::{Key, View};
-use prime_compaction_core::session::model::{EntryKind, EntryType, Role};
+use prime_compaction_core::session::model::{EntryKind, EntryType};
 use prime_compaction_core::transcript::convert_to_llm::{
-    bash_execution_pieces, convert_as, convert_message_for, LlmMessage, Piece, Pieces,
+    bash_execution_pieces, convert_as, convert_message_for, passes_through, LlmMessage, Piece,
+    Pieces,
 };
 
 /// `{ role: "user", content, timestamp }`, in the reference's key order.
@@ -120,17 +121,10 @@ pub fn convert_to_llm(
                     let role = EntryKind::from_code(code)
                         .filter(|kind| kind.ty == EntryType::Message)
                         .and_then(|kind| kind.role);
-                    match role {
-                        // Passed through: not read here at all.
-                        Some(Role::User | Role::Assistant | Role::ToolResult) => {
-                            plan.order.push(i as i32);
-                            continue;
-                        }
-                        Some(Role::System) if line.convert_keeps_system => {
-                            plan.order.push(i as i32);
-                            continue;
-                        }
-                        _ => {}
+                    // Passed through: not read here at all.
+                    if role.is_some_and(|r| passes_through(r, line.convert_keeps_system)) {
+                        plan.order.push(i as i32);
+                        continue;
                     }
                     list.scoped(|| -> Result<()> {
                         match role {

@@ -129,6 +129,13 @@ fn wrap_summary<V: View>(
     Ok(out)
 }
 
+/// Whether `convertToLlm` passes a message of `role` on as it is, unread
+/// but for its role.
+pub fn passes_through(role: Role, keeps_system: bool) -> bool {
+    matches!(role, Role::User | Role::Assistant | Role::ToolResult)
+        || (keeps_system && role == Role::System)
+}
+
 /// Decides one message of `convertToLlm`.
 pub fn convert_message<V: View>(message: &V) -> Result<LlmMessage<V>> {
     convert_as(message, role_of(message)?, false)
@@ -138,9 +145,11 @@ pub fn convert_message<V: View>(message: &V) -> Result<LlmMessage<V>> {
 /// (the message's other fields are read here); `keeps_system` passes a
 /// system message through, as a line may.
 pub fn convert_as<V: View>(message: &V, role: Role, keeps_system: bool) -> Result<LlmMessage<V>> {
+    if passes_through(role, keeps_system) {
+        return Ok(LlmMessage::Same(role));
+    }
     Ok(match role {
-        role @ (Role::User | Role::Assistant | Role::ToolResult) => LlmMessage::Same(role),
-        Role::System if keeps_system => LlmMessage::Same(Role::System),
+        Role::User | Role::Assistant | Role::ToolResult => LlmMessage::Same(role),
         Role::BashExecution => {
             if message.get(Key::ExcludeFromContext)?.truthy() {
                 LlmMessage::Dropped
