@@ -260,6 +260,8 @@ function readEntryPath(session, oldLeafId, targetId, maxIdUnits = MAX_ID_UNITS) 
  * one of the old branch's (read from the form's codes and ids): each step's
  * entry and codes added to the form as the old branch's are, `form.ids` and
  * `form.codeBuffer` its ids and codes so far. Returns the codes' count.
+ * (A loop of its own: the old branch's loop, which a step here repeats but
+ * for its stop, is the one the common case runs, and sharing it slowed it.)
  */
 function readTargetOn(session, oldLeafId, form, codes, n, ids, walk, maxIdUnits) {
   const { getEntry, entries, others } = form
