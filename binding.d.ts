@@ -176,11 +176,14 @@ export declare function defaultCompactionSettings(): RawValue
 export declare function estimateContextTokens(messages: Arg, line: Arg): RawValue
 
 /**
- * `estimateProjectedContextTokens(projection, branchEntries)`: the context
- * size of the agent's `SessionProjection`, trusting its last usage only
- * when no `context_edit` or `compaction` among `branchEntries` came after it.
+ * `estimateProjectedContextTokens(projection, branchEntries, line,
+ * facts?)`: the context size of the agent's `SessionProjection`, trusting
+ * its last usage only when no `context_edit` or `compaction` among
+ * `branchEntries` came after it. `facts` is what lib/projected-facts.js
+ * read ahead: `{ entries, counts, kinds, idLengths, ids }`, `entries` being
+ * `projection.entries` as it read it.
  */
-export declare function estimateProjectedContextTokens(projection: Arg, branchEntries: Arg, line: Arg): RawValue
+export declare function estimateProjectedContextTokens(projection: Arg, branchEntries: Arg, line: Arg, facts?: Arg | undefined | null): RawValue
 
 /** `estimateTokens(message)` as the agent line counts it. */
 export declare function estimateTokens(message: Arg, line: Arg, options?: Arg | undefined | null): number

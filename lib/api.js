@@ -12,6 +12,7 @@ const { readEntryPath, releaseEntryPath, entriesOfPath } = require('./entry-path
 const { pushEntryFacts, pushMessageFacts, readMeasureFacts, MAX_ENTRIES: MAX_FACTS } = require('./entry-facts.js')
 const { Scratch } = require('./typed-array.js')
 const { readMessageRoles, messagesOfPlan, joined } = require('./message-roles.js')
+const { readProjectedFacts } = require('./projected-facts.js')
 
 // The agent's context reads summaries between these exact strings.
 const {
@@ -327,6 +328,17 @@ function branchPreparation(entries, tokenBudget, line) {
   }
 }
 
+/** estimateProjectedContextTokens with the projection's and branch's facts read ahead (lib/projected-facts.js). */
+function estimateProjectedContextTokens(projection, branchEntries, line) {
+  readingAhead++
+  try {
+    const facts = readingAhead === 1 ? readProjectedFacts(projection, branchEntries) : undefined
+    return native.estimateProjectedContextTokens(projection, branchEntries, line, facts)
+  } finally {
+    readingAhead--
+  }
+}
+
 /** The messages convertToLlm's plan names: the caller's (as read) and the ones it made. */
 function convertToLlm(messages, line) {
   let read
@@ -394,7 +406,7 @@ function createApi(lineName) {
   })
   const added = {
     ...summarizingAdded,
-    estimateProjectedContextTokens: (projection, branchEntries) => native.estimateProjectedContextTokens(projection, branchEntries, line),
+    estimateProjectedContextTokens: (projection, branchEntries) => estimateProjectedContextTokens(projection, branchEntries, line),
   }
   const api = {
     // Each line's own object, as each agent's module has its own.

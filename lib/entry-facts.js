@@ -432,4 +432,4 @@ function pushMessageFacts(facts, entries, at, from, to, maxUnits, scratch, strin
   }
 }
 
-module.exports = { readEntryFacts, readMessageFacts, readMeasureFacts, pushEntryFacts, pushMessageFacts, MAX_ENTRIES, roleKind, NOT_READ }
+module.exports = { readEntryFacts, readMessageFacts, readMeasureFacts, pushEntryFacts, pushMessageFacts, MAX_ENTRIES, typeKind, roleKind, NOT_READ }

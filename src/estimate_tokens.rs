@@ -2,15 +2,16 @@
 //! `estimateProjectedContextTokens`, `calculateContextTokens`, and the index
 //! behind `getLastAssistantUsage`.
 
-use napi::Env;
+use napi::{sys, Env};
 use napi_derive::napi;
 
 use crate::agent_line::line_arg;
 use crate::js::args::{arg, counter_option};
 use crate::js::errors::run;
+use crate::js::flat::{form_field, typed_array_slice};
 use crate::js::out::{Arg, Raw, RawValue};
 use crate::js::view::Cx;
-use prime_compaction_core::error::{Context, Result};
+use prime_compaction_core::error::{Context, Error, Result};
 use prime_compaction_core::js::view::{Key, View};
 use prime_compaction_core::session::entries::Entries;
 use prime_compaction_core::session::model::EntryType;
@@ -18,7 +19,7 @@ use prime_compaction_core::tokens::estimate::{
     context_tokens, estimate_context_tokens, valid_usage, ContextEstimate, Counter,
 };
 use prime_compaction_core::tokens::projected::{
-    projected_context_tokens, usage_is_current_in, MessageArray,
+    projected_context_tokens, usage_is_current_in, MessageArray, ProjectedFacts,
 };
 
 /// `estimateTokens(message)` as the agent line counts it.
@@ -91,15 +92,19 @@ pub fn estimate_context_tokens_native(
     })
 }
 
-/// `estimateProjectedContextTokens(projection, branchEntries)`: the context
-/// size of the agent's `SessionProjection`, trusting its last usage only
-/// when no `context_edit` or `compaction` among `branchEntries` came after it.
+/// `estimateProjectedContextTokens(projection, branchEntries, line,
+/// facts?)`: the context size of the agent's `SessionProjection`, trusting
+/// its last usage only when no `context_edit` or `compaction` among
+/// `branchEntries` came after it. `facts` is what lib/projected-facts.js
+/// read ahead: `{ entries, counts, kinds, idLengths, ids }`, `entries` being
+/// `projection.entries` as it read it.
 #[napi(js_name = "estimateProjectedContextTokens")]
 pub fn estimate_projected_context_tokens(
     env: Env,
     projection: Arg,
     branch_entries: Arg,
     line: Arg,
+    facts: Option<Arg>,
 ) -> napi::Result<RawValue> {
     run(&env, |cx| {
         let line = line_arg(cx, &line)?;
@@ -108,11 +113,62 @@ pub fn estimate_projected_context_tokens(
         let branch = arg(cx, &branch_entries)?;
         let messages = projection.get(Key::Messages)?;
         let list = MessageArray::named(&messages, "projection.messages")?;
-        let est = projected_context_tokens(&list, Counter::Estimate, &line.tokens, |index| {
-            usage_is_current_in(&projection, &branch, index)
-        })?;
+        let est =
+            projected_context_tokens(
+                &list,
+                Counter::Estimate,
+                &line.tokens,
+                |index| match &facts {
+                    Some(form) => {
+                        let units: Vec<u16>;
+                        let (entries, facts) = {
+                            let field = |name| form_field(cx, form.0, name);
+                            let ids = field(c"ids")?;
+                            units = cx.read_utf16(ids).map_err(|_| malformed())?;
+                            let counts = typed_array_slice::<u32>(
+                                cx,
+                                field(c"counts")?,
+                                sys::TypedarrayType::uint32_array,
+                            )
+                            .map_err(|_| malformed())?;
+                            let kinds = typed_array_slice::<u8>(
+                                cx,
+                                field(c"kinds")?,
+                                sys::TypedarrayType::uint8_array,
+                            )
+                            .map_err(|_| malformed())?;
+                            let id_lengths = typed_array_slice::<i32>(
+                                cx,
+                                field(c"idLengths")?,
+                                sys::TypedarrayType::int32_array,
+                            )
+                            .map_err(|_| malformed())?;
+                            (
+                                cx.wrap(field(c"entries")?)?,
+                                ProjectedFacts {
+                                    counts,
+                                    kinds,
+                                    id_lengths,
+                                    ids: &units,
+                                },
+                            )
+                        };
+                        usage_is_current_in(&entries, &branch, index, Some(&facts))
+                    }
+                    None => {
+                        usage_is_current_in(&projection.get(Key::Entries)?, &branch, index, None)
+                    }
+                },
+            )?;
         Ok(RawValue(estimate_object(cx, &est)?))
     })
+}
+
+/// The read-ahead facts disagree with this reader: a bug, never the caller's input.
+fn malformed() -> Error {
+    Error::invalid(
+        "prime-compaction internal error (a bug, please report it): bad read-ahead projection facts",
+    )
 }
 
 /// `calculateContextTokens(usage)`.

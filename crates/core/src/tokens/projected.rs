@@ -9,7 +9,7 @@ use crate::agent_line::TokenRules;
 use crate::error::{Context, Error, Result};
 use crate::js::view::{Key, Kind, View};
 use crate::session::entries::Entries;
-use crate::session::model::{role_of, EntryType, Role};
+use crate::session::model::{role_of, EntryKind, EntryType, Role};
 use crate::session::projection::{role_hint, with_message, Msg, ProjectedMessage};
 use crate::tokens::estimate::{
     chars_to_tokens, context_tokens, estimate_context, field, measure_content,
@@ -243,29 +243,73 @@ fn entry_type_is<V: View>(entry: &V, types: &[&str]) -> Result<bool> {
     Ok(entry.get(Key::Type)?.str_one_of(types).is_some())
 }
 
+/// What lib/projected-facts.js read ahead for
+/// [`usage_is_current_in`]: for each projected entry, its `messages.length`
+/// (or [`NOT_READ_COUNT`]); for each branch entry, its kind code
+/// ([`crate::session::model::EntryKind::from_code`], 0: not read) and its
+/// `id`'s length in `ids` (-1: not read). What was not read is read here.
+pub struct ProjectedFacts<'f> {
+    pub counts: &'f [u32],
+    pub kinds: &'f [u8],
+    pub id_lengths: &'f [i32],
+    pub ids: &'f [u16],
+}
+
+/// A projected entry's message count the pass did not read.
+pub const NOT_READ_COUNT: u32 = u32::MAX;
+
+impl ProjectedFacts<'_> {
+    /// Branch entry `i`'s id, when the pass read it as a string, and
+    /// whether the facts cover entry `i` at all.
+    fn id(&self, i: usize, starts: &[usize]) -> Option<&[u16]> {
+        let len = usize::try_from(*self.id_lengths.get(i)?).ok()?;
+        self.ids.get(starts[i]..starts[i] + len)
+    }
+
+    fn malformed() -> Error {
+        Error::invalid(
+            "prime-compaction internal error (a bug, please report it): bad read-ahead projection facts",
+        )
+    }
+}
+
 /// `usageEntryIndex > latestInvalidatingEntryIndex` for the agent's own
 /// `SessionProjection` object and branch entries: finds the projected entry
 /// that holds message `usage_index` (by `entries[k].messages.length`), the
 /// first branch entry with its source's id, and the last `context_edit` or
-/// `compaction` among the branch entries.
+/// `compaction` among the branch entries. `projected` is
+/// `projection.entries`; `facts`, what was read of them and of the branch
+/// ahead (anything not read there is read here).
 pub fn usage_is_current_in<V: View>(
-    projection: &V,
+    projected: &V,
     branch: &V,
     usage_index: usize,
+    facts: Option<&ProjectedFacts>,
 ) -> Result<bool> {
-    let projected = projection.get(Key::Entries)?;
     let count = projected.expect_array("projection.entries")?;
+    if facts.is_some_and(|f| f.counts.len() != count) {
+        return Err(ProjectedFacts::malformed());
+    }
     let mut start = 0usize;
     let mut usage_id = None;
     for k in 0..count {
+        let read = facts.map(|f| f.counts[k]).filter(|&c| c != NOT_READ_COUNT);
+        if let Some(len) = read {
+            if usage_index >= start + len as usize {
+                start += len as usize;
+                continue;
+            }
+        }
         let found = projected
             .scoped(|| -> Result<Option<Option<crate::js::string::JsStr>>> {
                 let entry = projected.at(k)?;
-                entry.expect_object("", "a projected entry { sourceEntry, messages }")?;
-                let len = entry.get(Key::Messages)?.expect_array("messages")?;
-                if usage_index >= start + len {
-                    start += len;
-                    return Ok(None);
+                if read.is_none() {
+                    entry.expect_object("", "a projected entry { sourceEntry, messages }")?;
+                    let len = entry.get(Key::Messages)?.expect_array("messages")?;
+                    if usage_index >= start + len {
+                        start += len;
+                        return Ok(None);
+                    }
                 }
                 let source = entry.get(Key::SourceEntry)?;
                 if matches!(source.kind(), Kind::Undefined | Kind::Null) {
@@ -294,26 +338,53 @@ pub fn usage_is_current_in<V: View>(
         }
     }
     let len = branch.expect_array("branchEntries")?;
+    // Where each branch id starts in the facts' `ids`.
+    let starts: Vec<usize> = match facts {
+        Some(f) => {
+            if f.kinds.len() != len || f.id_lengths.len() != len {
+                return Err(ProjectedFacts::malformed());
+            }
+            let mut at = 0usize;
+            let starts = f
+                .id_lengths
+                .iter()
+                .map(|&l| {
+                    let start = at;
+                    at += usize::try_from(l).unwrap_or(0);
+                    start
+                })
+                .collect();
+            if at != f.ids.len() {
+                return Err(ProjectedFacts::malformed());
+            }
+            starts
+        }
+        None => Vec::new(),
+    };
     let usage_entry = match usage_id.filter(|id| !id.is_empty()) {
         None => None,
         Some(id) => {
+            let units: Vec<u16> = id.code_units().collect();
             let mut at = None;
             for i in 0..len {
-                let same = branch
-                    .scoped(|| {
-                        let entry = branch.at(i)?;
-                        if matches!(entry.kind(), Kind::Undefined | Kind::Null) {
-                            return Err(Error::type_error(
-                                "",
-                                format!(
-                                    "expected a session entry, got {}",
-                                    entry.kind().describe()
-                                ),
-                            ));
-                        }
-                        Ok(entry.get(Key::Id)?.string().is_some_and(|s| s == id))
-                    })
-                    .within_with(|| format!("branchEntries[{i}]"))?;
+                let same = match facts.and_then(|f| f.id(i, &starts)) {
+                    Some(read) => read == units.as_slice(),
+                    None => branch
+                        .scoped(|| {
+                            let entry = branch.at(i)?;
+                            if matches!(entry.kind(), Kind::Undefined | Kind::Null) {
+                                return Err(Error::type_error(
+                                    "",
+                                    format!(
+                                        "expected a session entry, got {}",
+                                        entry.kind().describe()
+                                    ),
+                                ));
+                            }
+                            Ok(entry.get(Key::Id)?.string().is_some_and(|s| s == id))
+                        })
+                        .within_with(|| format!("branchEntries[{i}]"))?,
+                };
                 if same {
                     at = Some(i);
                     break;
@@ -324,9 +395,13 @@ pub fn usage_is_current_in<V: View>(
     };
     let mut invalidating = None;
     for i in (0..len).rev() {
-        let hit = branch
-            .scoped(|| entry_type_is(&branch.at(i)?, &["context_edit", "compaction"]))
-            .within_with(|| format!("branchEntries[{i}]"))?;
+        let kind = facts.and_then(|f| EntryKind::from_code(f.kinds[i]));
+        let hit = match kind {
+            Some(kind) => matches!(kind.ty, EntryType::ContextEdit | EntryType::Compaction),
+            None => branch
+                .scoped(|| entry_type_is(&branch.at(i)?, &["context_edit", "compaction"]))
+                .within_with(|| format!("branchEntries[{i}]"))?,
+        };
         if hit {
             invalidating = Some(i);
             break;

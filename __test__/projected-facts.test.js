@@ -1,0 +1,148 @@
+'use strict'
+// 1.6's estimateProjectedContextTokens reads the projection's entries and
+// the branch ahead in JS (lib/projected-facts.js) and the native side
+// decides from that. The public function must give what the binding gives
+// reading everything itself: the same estimate and the same errors, for the
+// reference's projections of generated sessions and for odd values in every
+// field the pass reads (holes, primitives, getters, throwing getters,
+// Proxies, frozen objects, ids and types that are not strings).
+
+const path = require('node:path')
+const util = require('node:util')
+const fc = require('fast-check')
+const gen = require('./helpers/generator')
+const { platformSuffix, binaryName } = require('../platform.js')
+const { readProjectedFacts } = require('../lib/projected-facts.js')
+const { loadReference } = require('./helpers/reference')
+
+const binding = require(path.join(__dirname, '..', `${binaryName}.${platformSuffix()}.node`))
+const ours = require('../agent-1.6.js')
+const LINE = binding.agentLineIndex('1.6')
+const RUNS = Number(process.env.PROJECTED_FACTS_RUNS) || 200
+
+jest.setTimeout(60_000)
+
+let ref
+beforeAll(async () => {
+  ref = await loadReference('1.6')
+})
+
+function outcome(fn) {
+  try {
+    return { value: fn() }
+  } catch (e) {
+    return { error: e?.constructor?.name, message: e?.message }
+  }
+}
+
+/** The public function and the binding alone, on inputs made afresh by `make`: the same outcome. */
+function expectSame(make) {
+  const viaFacts = outcome(() => ours.estimateProjectedContextTokens(...make()))
+  const alone = outcome(() => binding.estimateProjectedContextTokens(...make(), LINE))
+  expect(util.inspect(viaFacts)).toBe(util.inspect(alone))
+  return viaFacts
+}
+
+const usage = { input: 100, output: 20, cacheRead: 0, cacheWrite: 0, totalTokens: 120 }
+const entryOf = (i, message, extra = {}) => ({ type: 'message', id: `e${i}`, parentId: i ? `e${i - 1}` : null, timestamp: '2026-01-01T00:00:00.000Z', message, ...extra })
+
+/** A branch of user and assistant messages (the last assistant with usage), with `at` replaced by `odd` where given. */
+function session(n = 8) {
+  const branch = []
+  for (let i = 0; i < n; i++) {
+    const message = i % 2 === 0 ? { role: 'user', content: `question ${i}`, timestamp: i } : { role: 'assistant', content: [{ type: 'text', text: `answer ${i}` }], usage, stopReason: 'stop', timestamp: i }
+    branch.push(entryOf(i, message))
+  }
+  return branch
+}
+
+function projectionOf(branch) {
+  return { messages: branch.map((e) => e.message), entries: branch.map((e) => ({ sourceEntry: e, messages: [e.message] })) }
+}
+
+const ODD = {
+  null: () => null,
+  undefined: () => undefined,
+  number: () => 7,
+  string: () => 'compaction',
+  object: () => ({}),
+  symbol: () => Symbol('s'),
+  getter: (plain) => ({ get: () => plain }),
+  throwing: () => ({
+    get: () => {
+      throw new Error('getter failed')
+    },
+  }),
+}
+
+function setOdd(target, key, kind, plain) {
+  const make = ODD[kind]
+  const v = make(plain)
+  if (kind === 'getter' || kind === 'throwing') Object.defineProperty(target, key, { enumerable: true, configurable: true, ...v })
+  else target[key] = v
+}
+
+test('the pass: counts, kinds and ids, and what it leaves to the native side', () => {
+  const branch = session(4)
+  branch[1] = { ...branch[1], type: 'compaction' }
+  branch[2] = { ...branch[2], id: 5 }
+  branch[3] = null
+  const projection = projectionOf(session(3))
+  projection.entries[1] = { sourceEntry: branch[0], messages: 'none' }
+  const facts = readProjectedFacts(projection, branch)
+  expect(Array.from(facts.counts)).toEqual([1, 2 ** 32 - 1, 1])
+  expect(Array.from(facts.kinds)).toEqual([6, 2, 6, 0])
+  expect(Array.from(facts.idLengths)).toEqual([2, 2, -1, -1])
+  expect(facts.ids).toBe('e0e1')
+  expect(readProjectedFacts(projection, new Proxy(branch, {}))).toBe(undefined)
+  expect(readProjectedFacts({ entries: new Proxy([], {}) }, branch)).toBe(undefined)
+  expect(readProjectedFacts(null, branch)).toBe(undefined)
+})
+
+test('odd values in every field the pass reads: the same estimate or the same error', () => {
+  const fields = ['branch entry', 'branch type', 'branch id', 'projected entry', 'projected messages', 'projection entries']
+  let errors = 0
+  let estimates = 0
+  for (const field of fields) {
+    for (const kind of Object.keys(ODD)) {
+      for (const at of [0, 3, 6, 7]) {
+        const make = () => {
+          const branch = session(8)
+          const projection = projectionOf(branch)
+          if (field === 'branch entry') setOdd(branch, at, kind, branch[at])
+          else if (field === 'branch type') setOdd((branch[at] = { ...branch[at] }), 'type', kind, 'message')
+          else if (field === 'branch id') setOdd((branch[at] = { ...branch[at] }), 'id', kind, `e${at}`)
+          else if (field === 'projected entry') setOdd(projection.entries, at, kind, projection.entries[at])
+          else if (field === 'projected messages') setOdd((projection.entries[at] = { ...projection.entries[at] }), 'messages', kind, [branch[at].message])
+          else setOdd(projection, 'entries', kind, projection.entries)
+          return [projection, branch]
+        }
+        const r = expectSame(make)
+        if (r.error) errors++
+        else estimates++
+      }
+    }
+  }
+  // Both outcomes were compared.
+  expect(errors).toBeGreaterThan(0)
+  expect(estimates).toBeGreaterThan(0)
+  // A compaction after the usage, a context edit, frozen and Proxy entries.
+  const branch = session(8)
+  expectSame(() => [projectionOf(session(8)), [...session(8), { type: 'compaction', id: 'c', parentId: 'e7', summary: 's', firstKeptEntryId: 'e5', tokensBefore: 1 }]])
+  expectSame(() => [projectionOf(branch), [...branch.slice(0, 6), { type: 'context_edit', id: 'x', targetId: 'e1' }, ...branch.slice(6)]])
+  expectSame(() => [projectionOf(branch), branch.map((e) => Object.freeze({ ...e }))])
+  expectSame(() => [projectionOf(branch), branch.map((e) => new Proxy(e, {}))])
+})
+
+test("the reference's projections of generated 1.6 sessions: the same estimate either way, and the reference's", () => {
+  fc.assert(
+    fc.property(gen.pathEntriesArb({ line: '1.6' }), fc.nat(), fc.boolean(), (entries, k, whole) => {
+      const projection = ref.buildSessionProjection(entries)
+      const branch = whole ? entries : entries.slice(k % (entries.length + 1))
+      const r = expectSame(() => [projection, branch])
+      const theirs = outcome(() => ref.estimateProjectedContextTokens(projection, branch))
+      if (!theirs.error && !r.error) expect(r.value).toEqual(theirs.value)
+    }),
+    { numRuns: RUNS },
+  )
+})
