@@ -11,7 +11,7 @@ use crate::js::errors::run;
 use crate::js::flat::{form_field, typed_array_slice};
 use crate::js::out::{Arg, Raw, RawValue};
 use crate::js::view::Cx;
-use prime_compaction_core::error::{Context, Error, Result};
+use prime_compaction_core::error::{Context, Result};
 use prime_compaction_core::js::view::{Key, View};
 use prime_compaction_core::session::entries::Entries;
 use prime_compaction_core::session::model::EntryType;
@@ -124,25 +124,27 @@ pub fn estimate_projected_context_tokens(
                         let (entries, facts) = {
                             let field = |name| form_field(cx, form.0, name);
                             let ids = field(c"ids")?;
-                            units = cx.read_utf16(ids).map_err(|_| malformed())?;
+                            units = cx
+                                .read_utf16(ids)
+                                .map_err(|_| ProjectedFacts::malformed())?;
                             let counts = typed_array_slice::<u32>(
                                 cx,
                                 field(c"counts")?,
                                 sys::TypedarrayType::uint32_array,
                             )
-                            .map_err(|_| malformed())?;
+                            .map_err(|_| ProjectedFacts::malformed())?;
                             let kinds = typed_array_slice::<u8>(
                                 cx,
                                 field(c"kinds")?,
                                 sys::TypedarrayType::uint8_array,
                             )
-                            .map_err(|_| malformed())?;
+                            .map_err(|_| ProjectedFacts::malformed())?;
                             let id_lengths = typed_array_slice::<i32>(
                                 cx,
                                 field(c"idLengths")?,
                                 sys::TypedarrayType::int32_array,
                             )
-                            .map_err(|_| malformed())?;
+                            .map_err(|_| ProjectedFacts::malformed())?;
                             (
                                 cx.wrap(field(c"entries")?)?,
                                 ProjectedFacts {
@@ -162,13 +164,6 @@ pub fn estimate_projected_context_tokens(
             )?;
         Ok(RawValue(estimate_object(cx, &est)?))
     })
-}
-
-/// The read-ahead facts disagree with this reader: a bug, never the caller's input.
-fn malformed() -> Error {
-    Error::invalid(
-        "prime-compaction internal error (a bug, please report it): bad read-ahead projection facts",
-    )
 }
 
 /// `calculateContextTokens(usage)`.

@@ -259,14 +259,19 @@ pub struct ProjectedFacts<'f> {
 pub const NOT_READ_COUNT: u32 = u32::MAX;
 
 impl ProjectedFacts<'_> {
-    /// Branch entry `i`'s id, when the pass read it as a string, and
-    /// whether the facts cover entry `i` at all.
-    fn id(&self, i: usize, starts: &[usize]) -> Option<&[u16]> {
-        let len = usize::try_from(*self.id_lengths.get(i)?).ok()?;
-        self.ids.get(starts[i]..starts[i] + len)
+    /// Branch entry `i`'s id, when the pass read it as a string; the ids
+    /// are taken in order, `unit` where the next one starts in `ids`.
+    fn id_at(&self, i: usize, unit: &mut usize) -> Result<Option<&[u16]>> {
+        let Ok(len) = usize::try_from(self.id_lengths[i]) else {
+            return Ok(None);
+        };
+        let id = (self.ids.get(*unit..*unit + len)).ok_or_else(Self::malformed)?;
+        *unit += len;
+        Ok(Some(id))
     }
 
-    fn malformed() -> Error {
+    /// The facts disagree with this reader: a bug, never the caller's input.
+    pub fn malformed() -> Error {
         Error::invalid(
             "prime-compaction internal error (a bug, please report it): bad read-ahead projection facts",
         )
@@ -338,36 +343,22 @@ pub fn usage_is_current_in<V: View>(
         }
     }
     let len = branch.expect_array("branchEntries")?;
-    // Where each branch id starts in the facts' `ids`.
-    let starts: Vec<usize> = match facts {
-        Some(f) => {
-            if f.kinds.len() != len || f.id_lengths.len() != len {
-                return Err(ProjectedFacts::malformed());
-            }
-            let mut at = 0usize;
-            let starts = f
-                .id_lengths
-                .iter()
-                .map(|&l| {
-                    let start = at;
-                    at += usize::try_from(l).unwrap_or(0);
-                    start
-                })
-                .collect();
-            if at != f.ids.len() {
-                return Err(ProjectedFacts::malformed());
-            }
-            starts
-        }
-        None => Vec::new(),
-    };
+    if facts.is_some_and(|f| f.kinds.len() != len || f.id_lengths.len() != len) {
+        return Err(ProjectedFacts::malformed());
+    }
     let usage_entry = match usage_id.filter(|id| !id.is_empty()) {
         None => None,
         Some(id) => {
             let units: Vec<u16> = id.code_units().collect();
+            // Where the next id the facts hold starts in their `ids`.
+            let mut unit = 0usize;
             let mut at = None;
             for i in 0..len {
-                let same = match facts.and_then(|f| f.id(i, &starts)) {
+                let read = match facts {
+                    Some(f) => f.id_at(i, &mut unit)?,
+                    None => None,
+                };
+                let same = match read {
                     Some(read) => read == units.as_slice(),
                     None => branch
                         .scoped(|| {
