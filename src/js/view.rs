@@ -58,12 +58,40 @@ fn make_key(env: sys::napi_env, key: Key) -> sys::napi_value {
     let name = key.as_str();
     let mut out = ptr::null_mut();
     let status = unsafe {
-        sys::napi_create_string_latin1(env, name.as_ptr().cast(), name.len() as isize, &mut out)
+        if property_keys(env) {
+            sys::node_api_create_property_key_latin1(
+                env,
+                name.as_ptr().cast(),
+                name.len() as isize,
+                &mut out,
+            )
+        } else {
+            sys::napi_create_string_latin1(env, name.as_ptr().cast(), name.len() as isize, &mut out)
+        }
     };
     if status == sys::Status::napi_ok {
         out
     } else {
         ptr::null_mut()
+    }
+}
+
+/// Whether the host has `node_api_create_property_key_latin1` (Node-API 10:
+/// Node 22.14 and later), which makes a key V8 has already internalized, so a
+/// property read need not hash and look it up again. Asked once a process.
+fn property_keys(env: sys::napi_env) -> bool {
+    use std::sync::atomic::{AtomicU8, Ordering};
+    static KNOWN: AtomicU8 = AtomicU8::new(0);
+    match KNOWN.load(Ordering::Relaxed) {
+        1 => true,
+        2 => false,
+        _ => {
+            let mut version = 0u32;
+            let ok = unsafe { sys::napi_get_version(env, &mut version) } == sys::Status::napi_ok;
+            let has = ok && version >= 10;
+            KNOWN.store(if has { 1 } else { 2 }, Ordering::Relaxed);
+            has
+        }
     }
 }
 
