@@ -154,6 +154,13 @@ impl<'a> Strings<'a> {
     }
 }
 
+/// `out.push(None)`, which built the `None` on the stack and copied it in
+/// wider pieces than it was written in, stalling on store forwarding.
+#[inline]
+fn push_none(out: &mut Vec<Id>) {
+    out.resize_with(out.len() + 1, || None);
+}
+
 /// Pushes the id of code `code` onto `out` (`None` where absent or not
 /// read); whether it was read. Written straight into `out`, and a short
 /// ASCII id in its very slot: an id made elsewhere and moved in was copied
@@ -161,9 +168,9 @@ impl<'a> Strings<'a> {
 /// forwarding (half of `pushEntries`).
 fn push_id(out: &mut Vec<Id>, code: u8, strings: &mut Strings) -> Result<bool> {
     match code {
-        code::ID_NOT_READ => out.push(None),
+        code::ID_NOT_READ => push_none(out),
         code::ID_ABSENT => {
-            out.push(None);
+            push_none(out);
             return Ok(true);
         }
         code::ID_STRING => {
