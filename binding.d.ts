@@ -197,9 +197,10 @@ export declare function fileOpsOfMessage(message: Arg, line: Arg): RawValue
 
 /**
  * `findCutPoint(entries, startIndex, endIndex, keepRecentTokens)` as the
- * agent line does it.
+ * agent line does it; with the entries' kinds read ahead in `facts`, when
+ * given (lib/entry-facts.js's readEntryKinds).
  */
-export declare function findCutPoint(entries: Arg, start: Arg, end: Arg, keep: Arg, line: Arg, options?: Arg | undefined | null): RawValue
+export declare function findCutPoint(entries: Arg, start: Arg, end: Arg, keep: Arg, line: Arg, options?: Arg | undefined | null, facts?: EntryFacts | undefined | null): RawValue
 
 /** `findTurnStartIndex(entries, entryIndex, startIndex)` as the agent line does it. */
 export declare function findTurnStartIndex(entries: Arg, entryIndex: Arg, startIndex: Arg, line: Arg): number
@@ -266,9 +267,10 @@ export declare function planSessionBytes(bytes: Uint8Array, name: string, option
 /**
  * The plan for `prepareBranchEntries` as the agent line does it: the
  * messages (entries and shapes), file operations and the token total;
- * `lib/api.js` maps them to messages.
+ * `lib/api.js` maps them to messages. With the entries' kinds read ahead
+ * in `facts`, when given (lib/entry-facts.js's readEntryKinds).
  */
-export declare function prepareBranchEntries(entries: Arg, tokenBudget: Arg, line: Arg): RawValue
+export declare function prepareBranchEntries(entries: Arg, tokenBudget: Arg, line: Arg, facts?: EntryFacts | undefined | null): RawValue
 
 /**
  * The plan for `prepareCompaction` as the agent line does it, every entry

@@ -13,7 +13,8 @@ const path = require('node:path')
 const fc = require('fast-check')
 const gen = require('./helpers/generator.js')
 const { platformSuffix, binaryName } = require('../platform.js')
-const { readEntryFacts, readMessageFacts, readMeasureFacts, pushEntryFacts, pushMessageFacts } = require('../lib/entry-facts.js')
+const { readEntryFacts, readEntryKinds, readMessageFacts, readMeasureFacts, pushEntryFacts, pushMessageFacts } = require('../lib/entry-facts.js')
+const { loadReference } = require('./helpers/reference')
 const { AGENT_LINES } = require('../lib/api.js')
 const { BOUNDARY } = require('../lib/codes.js')
 
@@ -351,6 +352,142 @@ describe.each(AGENT_LINES.map((name) => [name, binding.agentLineIndex(name)]))('
     }
     expect(outcome(plan)).toEqual(outcome(() => binding.prepareCompaction(entries, SETTINGS, line)))
   })
+})
+
+// findCutPoint and prepareBranchEntries read only the entries' kinds ahead
+// (readEntryKinds), findCutPoint only those of its range: the result, the
+// error and its message must be those of the binding reading every entry
+// itself.
+describe.each(AGENT_LINES.map((name) => [name, binding.agentLineIndex(name)]))('the %s line, with only the kinds read ahead', (name, line) => {
+  function kinds(entries, from, to) {
+    const facts = new binding.EntryFacts()
+    facts.pushEntries(readEntryKinds(entries, from, to))
+    return facts
+  }
+
+  /** findCutPoint's and prepareBranchEntries' outcomes, each the same both ways. */
+  function sameBothWays(entries, start, end, keep, budget) {
+    const cutAlone = outcome(() => binding.findCutPoint(entries, start, end, keep, line))
+    const from = Math.max(0, start)
+    const to = Math.min(end, entries.length)
+    expect(outcome(() => binding.findCutPoint(entries, start, end, keep, line, undefined, kinds(entries, from, to)))).toEqual(cutAlone)
+    const branchAlone = outcome(() => binding.prepareBranchEntries(entries, budget, line))
+    expect(outcome(() => binding.prepareBranchEntries(entries, budget, line, kinds(entries, 0, entries.length)))).toEqual(branchAlone)
+    return [cutAlone, branchAlone]
+  }
+
+  test('generated sessions, any range, any budget', () => {
+    fc.assert(
+      fc.property(gen.pathEntriesArb({ line: name }), fc.nat(), fc.nat(), fc.nat({ max: 5000 }), fc.nat({ max: 20000 }), (entries, a, b, keep, budget) => {
+        const n = entries.length + 1
+        const [start, end] = [a % n, b % n].sort((x, y) => x - y)
+        sameBothWays(entries, start, end, keep, budget)
+      }),
+      { numRuns: RUNS, seed: 20261205 },
+    )
+  })
+
+  test('an odd field anywhere: the same result or the same error', () => {
+    let errors = 0
+    let results = 0
+    fc.assert(
+      fc.property(gen.pathEntriesArb({ line: name, maxEntries: 20 }), fc.nat(), fc.constantFrom(...FIELDS), oddArb, fc.nat({ max: 400 }), (entries, at, field, odd, budget) => {
+        if (entries.length === 0) return
+        const i = at % entries.length
+        const bad = entries.slice()
+        bad[i] = withOdd(entries[i], field, odd)
+        for (const o of sameBothWays(bad, 0, bad.length, 200, budget)) {
+          if (o.error) errors++
+          else results++
+        }
+      }),
+      { numRuns: RUNS * 3, seed: 20261206 },
+    )
+    // Both outcomes were compared, not only one.
+    expect(errors).toBeGreaterThan(0)
+    expect(results).toBeGreaterThan(0)
+  })
+
+  test('holes, non-object entries, a Proxy around the array, a frozen array', () => {
+    const entries = gen.buildLargeSession(40, 7)
+    const sparse = entries.slice()
+    delete sparse[5]
+    for (const input of [sparse, [...entries.slice(0, 3), 42, ...entries.slice(3)], [...entries, null], new Proxy(entries, {}), Object.freeze(entries.slice())]) {
+      sameBothWays(input, 0, input.length, 300, 300)
+      sameBothWays(input, 10, 30, 300, 0)
+    }
+  })
+
+  test('findCutPoint reads no entry outside its range, as the reference reads none', async () => {
+    const ref = await loadReference(name)
+    const ours = require(`../agent-${name}.js`)
+    const entries = gen.buildLargeSession(60, 13)
+    const [start, end] = [12, 48]
+    const read = new Set()
+    const guarded = new Proxy(entries, {
+      get(target, key, receiver) {
+        if (typeof key === 'string' && /^\d+$/.test(key)) {
+          const i = Number(key)
+          if (i < start || i >= end) throw new Error(`entry ${i} read`)
+          read.add(i)
+        }
+        return Reflect.get(target, key, receiver)
+      },
+    })
+    const expected = ref.findCutPoint(guarded, start, end, 400)
+    expect(ours.findCutPoint(guarded, start, end, 400)).toEqual(expected)
+    expect(read.size).toBeGreaterThan(0)
+    // Ranges past the ends, and numbers that are not indices: what the binding gives reading every entry itself.
+    for (const [a, b] of [[-5, 30], [20, 1000], [2.5, 40], [NaN, 40], [10, Infinity], [30, 20]]) {
+      expect(outcome(() => ours.findCutPoint(entries, a, b, 400))).toEqual(outcome(() => binding.findCutPoint(entries, a, b, 400, line)))
+    }
+  })
+
+  test('a call from a getter in the middle of another gets facts of its own', () => {
+    const ours = require(`../agent-${name}.js`)
+    const entries = gen.buildLargeSession(40, 11)
+    const inner = gen.buildLargeSession(30, 12)
+    const innerCut = ours.findCutPoint(inner, 0, inner.length, 300)
+    const innerBranch = ours.prepareBranchEntries(inner, 300)
+    const seen = []
+    const outer = entries.map((e) => {
+      if (e.type !== 'message') return e
+      const copy = { ...e }
+      Object.defineProperty(copy, 'message', {
+        enumerable: true,
+        get() {
+          seen.push([ours.findCutPoint(inner, 0, inner.length, 300), ours.prepareBranchEntries(inner, 300)])
+          return e.message
+        },
+      })
+      return copy
+    })
+    expect(ours.findCutPoint(outer, 0, outer.length, 300)).toEqual(ours.findCutPoint(entries, 0, entries.length, 300))
+    expect(ours.prepareBranchEntries(outer, 300)).toEqual(ours.prepareBranchEntries(entries, 300))
+    expect(seen.length).toBeGreaterThan(0)
+    for (const [cut, branch] of seen) {
+      expect(cut).toEqual(innerCut)
+      expect(branch).toEqual(innerBranch)
+    }
+  })
+})
+
+test('a kinds chunk: the kinds of its range, every other entry and every id not read', () => {
+  const { NOT_READ, OTHER_TYPE, types, roles } = BOUNDARY.entryKinds
+  const entries = [
+    { type: 'message', message: { role: 'user' } },
+    { type: 'compaction' },
+    { type: 'message', message: { role: 'assistant' } },
+    { type: 'label' },
+    { type: 'message', message: { role: 7 } },
+    { type: 'message', message: { role: 'toolResult' } },
+  ]
+  const chunk = readEntryKinds(entries, 1, 5)
+  expect(chunk.first).toBe(0)
+  expect([...chunk.kinds]).toEqual([NOT_READ, types.compaction, roles.assistant, OTHER_TYPE, NOT_READ, NOT_READ])
+  expect([...chunk.ids]).toEqual([0, 0, 0, 0, 0, 0])
+  expect(chunk.lengths.length).toBe(0)
+  expect(chunk.text).toBe('')
 })
 
 test('the kind codes are the core’s: every type and role name, and the others', () => {

@@ -9,7 +9,7 @@ const native = require('../binding.js')
 const { flatMessages, releaseFlat, assembleTranscript, projectionOfPlan } = require('../flat-messages.js')
 const { summarizing } = require('./summarize.js')
 const { readEntryPath, releaseEntryPath, entriesOfPath } = require('./entry-path.js')
-const { pushEntryFacts, pushMessageFacts, readMeasureFacts, MAX_ENTRIES: MAX_FACTS } = require('./entry-facts.js')
+const { pushEntryFacts, pushMessageFacts, readMeasureFacts, readEntryKinds, MAX_ENTRIES: MAX_FACTS } = require('./entry-facts.js')
 const { Scratch } = require('./typed-array.js')
 const { readMessageRoles, messagesOfPlan, joined } = require('./message-roles.js')
 const { readProjectedFacts } = require('./projected-facts.js')
@@ -188,6 +188,32 @@ function prepareCompaction(pathEntries, settings, line) {
 }
 
 /**
+ * `call(facts)` with the kinds of `entries[from..to)` read ahead into
+ * `facts` (readEntryKinds), or `call(undefined)` where they cannot be (not
+ * an array, an impossible length or range, or inside another call that
+ * reads ahead).
+ */
+function withEntryKinds(entries, from, to, call) {
+  if (!Array.isArray(entries) || entries.length > MAX_FACTS || readingAhead > 0 || !(Number.isSafeInteger(from) && Number.isSafeInteger(to))) {
+    return call(undefined)
+  }
+  const facts = spareFacts ?? new native.EntryFacts()
+  const scratch = spareScratch ?? new Scratch()
+  spareFacts = null
+  spareScratch = null
+  readingAhead++
+  try {
+    facts.pushEntries(readEntryKinds(entries, Math.max(0, from), Math.min(to, entries.length), scratch))
+    return call(facts)
+  } finally {
+    readingAhead--
+    facts.release()
+    spareFacts = facts
+    spareScratch = scratch
+  }
+}
+
+/**
  * The preparation for a native plan (entry indices), on the caller's own
  * objects; `messages` are the summarized ones where already made, and
  * `strings` the ones the plan's file paths may name (fileOpsOfPlan).
@@ -319,7 +345,7 @@ function prepareBranchEntriesOf(entries, tokenBudget, line) {
 
 /** prepareBranchEntries' result, with `plan`: how its messages were built from the entries. */
 function branchPreparation(entries, tokenBudget, line) {
-  const plan = native.prepareBranchEntries(entries, tokenBudget, line)
+  const plan = withEntryKinds(entries, 0, entries?.length, (facts) => native.prepareBranchEntries(entries, tokenBudget, line, facts))
   return {
     messages: messagesOf(entries, plan.messages),
     fileOps: fileOpsOfPlan(entries, plan.detailsFrom, plan),
@@ -427,7 +453,7 @@ function createApi(lineName) {
     estimateTokens: (message, options = undefined) => native.estimateTokens(message, line, options),
     countTokens: native.countTokens,
     findCutPoint: (entries, startIndex, endIndex, keepRecentTokens, options = undefined) =>
-      native.findCutPoint(entries, startIndex, endIndex, keepRecentTokens, line, options),
+      withEntryKinds(entries, startIndex, endIndex, (facts) => native.findCutPoint(entries, startIndex, endIndex, keepRecentTokens, line, options, facts)),
     findTurnStartIndex: (entries, entryIndex, startIndex) => native.findTurnStartIndex(entries, entryIndex, startIndex, line),
     shouldCompact: (contextTokens, contextWindow, settings) => native.shouldCompact(contextTokens, contextWindow, settings),
     calculateContextTokens: (usage) => native.calculateContextTokens(usage),

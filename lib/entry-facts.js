@@ -170,6 +170,40 @@ function stringIndex(into, s) {
   return i
 }
 
+/** An entry object's kind code, by its `type` and its message's `role` (NOT_READ where either is not a string, or the message not an object). */
+function kindOf(entry) {
+  const type = entry.type
+  if (typeof type !== 'string') return NOT_READ
+  if (type !== MESSAGE_TYPE) return typeKind(type)
+  const message = entry.message
+  if (typeof message !== 'object' || message === null) return NOT_READ
+  const role = message.role
+  return typeof role === 'string' ? roleKind(role) : NOT_READ
+}
+
+/**
+ * An entries chunk for all of `entries` (EntryFacts.pushEntries) with the
+ * kinds of `entries[from..to)` only, and no ids: for the calls that read
+ * nothing else ahead (findCutPoint, prepareBranchEntries), and read no
+ * entry outside their range.
+ */
+function readEntryKinds(entries, from, to, scratch = FRESH) {
+  const count = entries.length
+  const kinds = scratch.zeroed('kinds', Uint8Array, count)
+  for (let i = from; i < to; i++) {
+    try {
+      const entry = entries[i]
+      if (typeof entry === 'object' && entry !== null) kinds[i] = kindOf(entry)
+    } catch {
+      // The native side reads this entry, and throws there.
+      kinds[i] = NOT_READ
+    }
+  }
+  return { first: 0, kinds: kinds.subarray(0, count), ids: scratch.zeroed('ids', Uint8Array, count).subarray(0, count), lengths: NO_LENGTHS, text: '' }
+}
+
+const NO_LENGTHS = new Uint32Array(0)
+
 /**
  * The facts of `entries[first..end)`, or of the first of them while their
  * text stays under `maxUnits` (MAX_TEXT_UNITS but in tests): an entries
@@ -197,19 +231,7 @@ function readEntryFacts(entries, first, end, maxUnits = MAX_TEXT_UNITS, scratch 
     try {
       const entry = entries[first + k]
       if (typeof entry !== 'object' || entry === null) continue
-      const type = entry.type
-      let kind = NOT_READ
-      if (typeof type === 'string') {
-        if (type !== MESSAGE_TYPE) kind = typeKind(type)
-        else {
-          const message = entry.message
-          if (typeof message === 'object' && message !== null) {
-            const role = message.role
-            if (typeof role === 'string') kind = roleKind(role)
-          }
-        }
-      }
-      kinds[k] = kind
+      kinds[k] = kindOf(entry)
       const id = entry.id
       let idCodes = 0
       if (typeof id === 'string') {
@@ -432,4 +454,4 @@ function pushMessageFacts(facts, entries, at, from, to, maxUnits, scratch, strin
   }
 }
 
-module.exports = { readEntryFacts, readMessageFacts, readMeasureFacts, pushEntryFacts, pushMessageFacts, MAX_ENTRIES, typeKind, roleKind, NOT_READ }
+module.exports = { readEntryFacts, readEntryKinds, readMessageFacts, readMeasureFacts, pushEntryFacts, pushMessageFacts, MAX_ENTRIES, typeKind, roleKind, NOT_READ }

@@ -10,6 +10,7 @@ use napi::{sys, Env};
 use napi_derive::napi;
 
 use crate::agent_line::line_arg;
+use crate::entry_facts::EntryFacts;
 use crate::js::errors::run;
 use crate::js::flat::{form_field, typed_array_slice};
 use crate::js::out::{Arg, Raw, RawValue};
@@ -547,19 +548,25 @@ fn to_number(cx: &Cx, v: &JsVal<'_>) -> Result<f64> {
 
 /// The plan for `prepareBranchEntries` as the agent line does it: the
 /// messages (entries and shapes), file operations and the token total;
-/// `lib/api.js` maps them to messages.
+/// `lib/api.js` maps them to messages. With the entries' kinds read ahead
+/// in `facts`, when given (lib/entry-facts.js's readEntryKinds).
 #[napi(js_name = "prepareBranchEntries")]
 pub fn prepare_branch_entries_native(
     env: Env,
     entries: Arg,
     token_budget: Arg,
     line: Arg,
+    facts: Option<&EntryFacts>,
 ) -> napi::Result<RawValue> {
     run(&env, |cx| {
         let line = line_arg(cx, &line)?;
         let budget = to_number(cx, &cx.wrap(token_budget.0)?).within("tokenBudget")?;
         let array = cx.wrap(entries.0)?;
-        let list = Entries::new(&array, "entries", line)?;
+        let state = facts.map(EntryFacts::lock).transpose()?;
+        let mut list = Entries::new(&array, "entries", line)?;
+        if let Some(state) = &state {
+            list = list.with_facts(&state.facts);
+        }
         let plan = prepare_branch_entries(&list, budget)?;
         let o = cx.object()?;
         cx.set(o, c"messages", messages_object(cx, &plan.messages)?)?;

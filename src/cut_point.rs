@@ -4,6 +4,7 @@ use napi::Env;
 use napi_derive::napi;
 
 use crate::agent_line::line_arg;
+use crate::entry_facts::EntryFacts;
 use crate::js::args::{arg, counter_option, number_arg};
 use crate::js::errors::run;
 use crate::js::out::{Arg, RawValue};
@@ -11,8 +12,10 @@ use prime_compaction_core::plan::cut_point::{find_cut_point_at, find_turn_start_
 use prime_compaction_core::session::entries::Entries;
 
 /// `findCutPoint(entries, startIndex, endIndex, keepRecentTokens)` as the
-/// agent line does it.
+/// agent line does it; with the entries' kinds read ahead in `facts`, when
+/// given (lib/entry-facts.js's readEntryKinds).
 #[napi(js_name = "findCutPoint")]
+#[allow(clippy::too_many_arguments)]
 pub fn find_cut_point_native(
     env: Env,
     entries: Arg,
@@ -21,12 +24,17 @@ pub fn find_cut_point_native(
     keep: Arg,
     line: Arg,
     options: Option<Arg>,
+    facts: Option<&EntryFacts>,
 ) -> napi::Result<RawValue> {
     run(&env, |cx| {
         let line = line_arg(cx, &line)?;
         let counter = counter_option(cx, &options)?;
         let array = arg(cx, &entries)?;
-        let list = Entries::new(&array, "entries", line)?.with_counter(counter);
+        let state = facts.map(EntryFacts::lock).transpose()?;
+        let mut list = Entries::new(&array, "entries", line)?.with_counter(counter);
+        if let Some(state) = &state {
+            list = list.with_facts(&state.facts);
+        }
         let start = number_arg(cx, &start, "startIndex")?;
         let end = number_arg(cx, &end, "endIndex")?;
         let keep = number_arg(cx, &keep, "keepRecentTokens")?;

@@ -523,7 +523,16 @@ pub fn prepare_branch_entries<V: View>(
     let mut details_from = Vec::new();
     let mut types = Vec::with_capacity(crate::capacity::reserve_for(n));
     let mut edits: FxHashMap<IdKey, BranchEdit> = FxHashMap::default();
+    let facts = entries.facts();
     for i in 0..n {
+        // A kind read ahead names the type; only a branch summary or a
+        // context edit is read for more.
+        if let Some(kind) = facts.and_then(|f| f.kind(i)) {
+            if !matches!(kind.ty, EntryType::BranchSummary | EntryType::ContextEdit) {
+                types.push(kind.ty);
+                continue;
+            }
+        }
         types.push(entries.with_entry(i, |e| {
             let ty = entry_type(e)?;
             if ty == EntryType::BranchSummary
