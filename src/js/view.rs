@@ -25,6 +25,9 @@ pub struct Cx {
     keys: [Cell<sys::napi_value>; Key::ALL.len()],
     /// Nested handle scopes open.
     depth: Cell<u32>,
+    /// How many outermost [`View::scoped`] calls ran in the call's own
+    /// scope (up to [`UNSCOPED`]).
+    unscoped: Cell<u32>,
     /// `JSON`, `JSON.stringify` and `Array.isArray`, read when first used
     /// (most calls use none of them), or with the keys before the first
     /// nested handle scope opens. `None` until read.
@@ -42,6 +45,11 @@ pub struct Cx {
     /// then on a value of unknown type is asked its type first.
     nullish_read: Cell<bool>,
 }
+
+/// How many of a call's outermost scopes run without a scope of their own:
+/// enough for the few entries a small call reads, few enough that the
+/// handles they leave in the call's scope stay few.
+const UNSCOPED: u32 = 16;
 
 /// Globals a call may use, as handles of its outermost scope ([`Cx::globals`]).
 #[derive(Clone, Copy)]
@@ -113,6 +121,7 @@ impl Cx {
             env,
             keys: std::array::from_fn(|_| Cell::new(ptr::null_mut())),
             depth: Cell::new(0),
+            unscoped: Cell::new(0),
             globals: Cell::new(None),
             undefined,
             argument_entries: Cell::new(ptr::null_mut()),
@@ -686,6 +695,14 @@ impl<'c> View for JsVal<'c> {
     fn scoped<R>(&self, f: impl FnOnce() -> R) -> R {
         let cx = self.cx;
         if cx.depth.get() == 0 {
+            // A call's first few scopes are not opened: their handles stay
+            // in the call's own scope, and the keys need not all be made
+            // up front (most of a small call's time).
+            let unscoped = cx.unscoped.get();
+            if unscoped < UNSCOPED {
+                cx.unscoped.set(unscoped + 1);
+                return f();
+            }
             cx.make_all_keys();
             // A failure here is met again, and reported, where they are used.
             let _ = cx.globals();
