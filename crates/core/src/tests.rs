@@ -427,3 +427,36 @@ fn a_call_read_ahead_finds_a_path_already_there_however_it_is_stored() {
     assert_eq!(op("read", &[]), None);
     assert_eq!(paths.len(), 5);
 }
+
+/// The kinds cache is made a page at a time: kinds read in any order, on
+/// either side of a page's bounds, and read again from the cache, are the
+/// entries' own.
+#[test]
+fn entry_kinds_are_the_same_read_in_any_order_across_cache_pages() {
+    use crate::js::view::View;
+    use crate::session::model::entry_kind;
+    let items: Vec<String> = (0..700)
+        .map(|i| match i % 5 {
+            0 => user("u"),
+            1 => assistant("a", 1),
+            2 => "\"type\":\"compaction\",\"summary\":\"S\",\"firstKeptEntryId\":\"e0\",\"tokensBefore\":1".to_string(),
+            3 => "\"type\":\"label\"".to_string(),
+            _ => "\"type\":\"message\",\"message\":{\"role\":\"toolResult\",\"content\":[]}".to_string(),
+        })
+        .collect();
+    let refs: Vec<&str> = items.iter().map(String::as_str).collect();
+    let s = session(&refs);
+    let view = Val::new(&s);
+    let entries = Entries::new(&view, "entries", V078).unwrap_or_else(|e| panic!("{e}"));
+    let own = |i: usize| {
+        let entry = view.at(i).unwrap_or_else(|e| panic!("{e}"));
+        entry_kind(&entry).unwrap_or_else(|e| panic!("{e}"))
+    };
+    let order = [699, 0, 255, 256, 511, 512, 257, 1]
+        .into_iter()
+        .chain((0..700).map(|k| (k * 97) % 700));
+    for i in order {
+        assert_eq!(entries.kind(i).ok(), Some(own(i)), "entry {i}");
+    }
+    assert!(entries.kind(700).is_err());
+}

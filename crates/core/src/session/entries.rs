@@ -11,15 +11,23 @@ use crate::session::facts::EntryFacts;
 use crate::session::model::{entry_kind, EntryKind};
 use crate::tokens::estimate::{chars_to_tokens, measured_by_content, measured_chars, Counter};
 
-/// Longest array whose entry kinds are cached (16 MiB of cache).
+/// Longest array whose entry kinds are cached.
 const MAX_CACHED: usize = 1 << 23;
+
+/// The kinds cache's pages: entries a page, as a shift.
+const PAGE_SHIFT: usize = 8;
+const PAGE: usize = 1 << PAGE_SHIFT;
+
+/// One page of the kinds cache.
+type KindPage = [Cell<Option<EntryKind>>; PAGE];
 
 pub struct Entries<'a, V: View> {
     array: &'a V,
     len: usize,
-    /// The kinds read here (those read ahead are taken from the facts),
-    /// made when the first is read.
-    kinds: OnceCell<Vec<Cell<Option<EntryKind>>>>,
+    /// The kinds read here (those read ahead are taken from the facts), in
+    /// pages each made when a kind in it is first read: a call that reads
+    /// a few entries of a long array makes one or two.
+    kinds: OnceCell<Vec<OnceCell<Box<KindPage>>>>,
     facts: Option<&'a EntryFacts>,
     /// How errors name the array (`pathEntries`, `entries`).
     pub name: &'static str,
@@ -116,20 +124,26 @@ impl<'a, V: View> Entries<'a, V> {
         if let Some(kind) = self.facts.and_then(|f| f.kind(i)) {
             return Some(kind);
         }
-        self.kinds.get()?.get(i).and_then(Cell::get)
+        self.kinds.get()?.get(i >> PAGE_SHIFT)?.get()?[i & (PAGE - 1)].get()
     }
 
-    /// The cache of kinds read here. No cache for a length no dense array
-    /// has (`length = 2 ** 32 - 1`): kinds are then read uncached, and the
-    /// first hole fails anyway.
-    fn kind_cache(&self) -> &[Cell<Option<EntryKind>>] {
-        self.kinds.get_or_init(|| {
+    /// The cache's cell for entry `i`, its page made if need be. No cache
+    /// for a length no dense array has (`length = 2 ** 32 - 1`): kinds are
+    /// then read uncached, and the first hole fails anyway.
+    fn kind_cell(&self, i: usize) -> Option<&Cell<Option<EntryKind>>> {
+        let pages = self.kinds.get_or_init(|| {
             if self.len <= MAX_CACHED {
-                vec![Cell::new(None); self.len]
+                (0..self.len.div_ceil(PAGE))
+                    .map(|_| OnceCell::new())
+                    .collect()
             } else {
                 Vec::new()
             }
-        })
+        });
+        let page = pages
+            .get(i >> PAGE_SHIFT)?
+            .get_or_init(|| Box::new(std::array::from_fn(|_| Cell::new(None))));
+        Some(&page[i & (PAGE - 1)])
     }
 
     #[inline]
@@ -159,7 +173,7 @@ impl<'a, V: View> Entries<'a, V> {
             return Ok(kind);
         }
         let kind = entry_kind(entry)?;
-        if let Some(cell) = self.kind_cache().get(i) {
+        if let Some(cell) = self.kind_cell(i) {
             cell.set(Some(kind));
         }
         Ok(kind)
