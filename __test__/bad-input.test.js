@@ -767,3 +767,33 @@ describe('1.6: estimateProjectedContextTokens names a projection that is not one
     expectTypeError('estimateProjectedContextTokens', () => ours.estimateProjectedContextTokens(projection, []), [/^projection\.entries\[0\]: expected a projected entry \{ sourceEntry, messages \}, got null$/])
   })
 })
+
+describe.each(LINES)('%s: calculateContextTokens, each field of each type', (line) => {
+  let ours
+  beforeAll(async () => {
+    ours = await loadOurs(line)
+  })
+  const parts = { input: 1, output: 2, cacheRead: 3, cacheWrite: 4 }
+
+  test('a truthy totalTokens is the count; 0, -0, NaN, null or none sum the parts', () => {
+    expect(ours.calculateContextTokens({ ...parts, totalTokens: 7 })).toBe(7)
+    expect(ours.calculateContextTokens({ ...parts, totalTokens: -5 })).toBe(-5)
+    for (const totalTokens of [0, -0, NaN, null, undefined]) expect(ours.calculateContextTokens({ ...parts, totalTokens })).toBe(10)
+    expect(ours.calculateContextTokens({ ...parts })).toBe(10)
+    // A part missing sums to NaN, as `undefined + 1` does.
+    expect(ours.calculateContextTokens({ input: 1, totalTokens: 0 })).toBeNaN()
+    expect(ours.calculateContextTokens([])).toBeNaN()
+  })
+
+  test('a field of another type is a TypeError naming it', () => {
+    for (const [totalTokens, got] of [['7', 'a string'], [new Number(7), 'an object'], [7n, 'a symbol or bigint'], [true, 'a boolean']]) {
+      expectTypeError(`totalTokens ${got}`, () => ours.calculateContextTokens({ ...parts, totalTokens }), [new RegExp(`^usage\\.totalTokens: expected a number, got ${got}$`)])
+    }
+    for (const [key, value, got] of [['output', '2', 'a string'], ['output', null, 'null'], ['cacheRead', new Number(3), 'an object'], ['cacheWrite', false, 'a boolean']]) {
+      expectTypeError(`${key} ${got}`, () => ours.calculateContextTokens({ ...parts, [key]: value, totalTokens: 0 }), [new RegExp(`^usage\\.${key}: expected a number, got ${got}$`)])
+    }
+    for (const [usage, got] of [[null, 'null'], [5, 'a number'], [() => 1, 'a function'], [undefined, 'undefined']]) {
+      expectTypeError(`usage ${got}`, () => ours.calculateContextTokens(usage), [new RegExp(`^usage: expected an object, got ${got}$`)])
+    }
+  })
+})

@@ -50,13 +50,13 @@ impl EntryKind {
 }
 
 pub fn require_object<V: View>(value: &V) -> Result<()> {
-    let kind = value.kind();
-    if kind.is_object_like() && kind != Kind::Function {
+    // (typeof alone: an array is as good as an object here)
+    if value.is_object_or_array() {
         Ok(())
     } else {
         Err(Error::type_error(
             "",
-            format!("expected an object, got {}", kind.describe()),
+            format!("expected an object, got {}", value.kind().describe()),
         ))
     }
 }
@@ -202,8 +202,12 @@ pub fn str_len_of<V: View>(value: &V, key: Key) -> Result<usize> {
 /// A number field, with `undefined` read as NaN (what JS arithmetic does with it).
 pub fn number_or_nan<V: View>(value: &V, key: Key) -> Result<f64> {
     let v = value.get(key)?;
+    // A number is asked for first: one read where it is one.
+    if let Some(n) = v.number() {
+        return Ok(n);
+    }
     match v.kind() {
-        Kind::Number => Ok(v.number().unwrap_or(f64::NAN)),
+        Kind::Number => Ok(f64::NAN),
         Kind::Undefined => Ok(f64::NAN),
         other => Err(Error::type_error(
             key.as_str(),

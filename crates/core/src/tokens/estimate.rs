@@ -373,17 +373,19 @@ pub fn valid_usage<V: View>(message: &V, rules: &TokenRules) -> Result<Option<V>
 pub fn context_tokens<V: View>(usage: &V) -> Result<f64> {
     require_object(usage)?;
     let total = usage.get(Key::TotalTokens)?;
-    match total.kind() {
-        Kind::Number | Kind::Undefined | Kind::Null => {}
-        other => {
-            return Err(Error::type_error(
-                "totalTokens",
-                format!("expected a number, got {}", other.describe()),
-            ))
-        }
-    }
-    if total.truthy() {
-        return Ok(total.number().unwrap_or(f64::NAN));
+    // A number is asked for first: one read where it is one.
+    match total.number() {
+        Some(n) if n != 0.0 && !n.is_nan() => return Ok(n),
+        Some(_) => {}
+        None => match total.kind() {
+            Kind::Number | Kind::Undefined | Kind::Null => {}
+            other => {
+                return Err(Error::type_error(
+                    "totalTokens",
+                    format!("expected a number, got {}", other.describe()),
+                ))
+            }
+        },
     }
     let mut sum = crate::session::model::number_or_nan(usage, Key::Input)?;
     for key in [Key::Output, Key::CacheRead, Key::CacheWrite] {
