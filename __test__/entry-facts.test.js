@@ -205,6 +205,22 @@ function withOdd(e, field, odd) {
   return copy
 }
 
+/** `entries` with each message entry's `message` behind a getter that calls `onRead()` first. */
+function messagesBehindGetters(entries, onRead) {
+  return entries.map((e) => {
+    if (e.type !== 'message') return e
+    const copy = { ...e }
+    Object.defineProperty(copy, 'message', {
+      enumerable: true,
+      get() {
+        onRead()
+        return e.message
+      },
+    })
+    return copy
+  })
+}
+
 describe.each(AGENT_LINES.map((name) => [name, binding.agentLineIndex(name)]))('the %s line', (name, line) => {
   test('generated sessions: the same plan with the facts read ahead, in any chunks', () => {
     // Chunks also end where their text reaches a small limit, as they do at 2 ** 27 units.
@@ -322,18 +338,7 @@ describe.each(AGENT_LINES.map((name) => [name, binding.agentLineIndex(name)]))('
     const plain = ours.prepareCompaction(entries, SETTINGS)
     expect(plain).toBeDefined()
     const innerPlans = []
-    const outer = entries.map((e) => {
-      if (e.type !== 'message') return e
-      const copy = { ...e }
-      Object.defineProperty(copy, 'message', {
-        enumerable: true,
-        get() {
-          innerPlans.push(ours.prepareCompaction(inner, SETTINGS))
-          return e.message
-        },
-      })
-      return copy
-    })
+    const outer = messagesBehindGetters(entries, () => innerPlans.push(ours.prepareCompaction(inner, SETTINGS)))
     expect(ours.prepareCompaction(outer, SETTINGS)).toEqual(plain)
     expect(innerPlans.length).toBeGreaterThan(entries.filter((e) => e.type === 'message').length)
     for (const p of innerPlans) expect(p).toEqual(innerPlan)
@@ -450,18 +455,7 @@ describe.each(AGENT_LINES.map((name) => [name, binding.agentLineIndex(name)]))('
     const innerCut = ours.findCutPoint(inner, 0, inner.length, 300)
     const innerBranch = ours.prepareBranchEntries(inner, 300)
     const seen = []
-    const outer = entries.map((e) => {
-      if (e.type !== 'message') return e
-      const copy = { ...e }
-      Object.defineProperty(copy, 'message', {
-        enumerable: true,
-        get() {
-          seen.push([ours.findCutPoint(inner, 0, inner.length, 300), ours.prepareBranchEntries(inner, 300)])
-          return e.message
-        },
-      })
-      return copy
-    })
+    const outer = messagesBehindGetters(entries, () => seen.push([ours.findCutPoint(inner, 0, inner.length, 300), ours.prepareBranchEntries(inner, 300)]))
     expect(ours.findCutPoint(outer, 0, outer.length, 300)).toEqual(ours.findCutPoint(entries, 0, entries.length, 300))
     expect(ours.prepareBranchEntries(outer, 300)).toEqual(ours.prepareBranchEntries(entries, 300))
     expect(seen.length).toBeGreaterThan(0)
