@@ -448,6 +448,18 @@ describe.each(AGENT_LINES.map((name) => [name, binding.agentLineIndex(name)]))('
     }
   })
 
+  test('what is not an array is the native side\'s to judge: its length is not read first', () => {
+    const ours = require(`../agent-${name}.js`)
+    const notArray = {
+      get length() {
+        throw new Error('length read')
+      },
+    }
+    expect(outcome(() => ours.prepareBranchEntries(notArray, 100))).toEqual(outcome(() => binding.prepareBranchEntries(notArray, 100, line)))
+    expect(outcome(() => ours.findCutPoint(notArray, 0, 3, 100))).toEqual(outcome(() => binding.findCutPoint(notArray, 0, 3, 100, line)))
+    expect(outcome(() => ours.prepareBranchEntries(notArray, 100)).message).toMatch(/^entries: expected an array/)
+  })
+
   test('a call from a getter in the middle of another gets facts of its own', () => {
     const ours = require(`../agent-${name}.js`)
     const entries = gen.buildLargeSession(40, 11)

@@ -187,6 +187,9 @@ function prepareCompaction(pathEntries, settings, line) {
   return preparationOf(pathEntries, plan, settings, undefined, strings)
 }
 
+/** withEntryKinds' `to` for every entry (its length is read only once it is known to be an array). */
+const ALL_ENTRIES = Symbol('all entries')
+
 /**
  * `call(facts)` with the kinds of `entries[from..to)` read ahead into
  * `facts` (readEntryKinds), or `call(undefined)` where they cannot be (not
@@ -194,9 +197,9 @@ function prepareCompaction(pathEntries, settings, line) {
  * reads ahead).
  */
 function withEntryKinds(entries, from, to, call) {
-  if (!Array.isArray(entries) || entries.length > MAX_FACTS || readingAhead > 0 || !(Number.isSafeInteger(from) && Number.isSafeInteger(to))) {
-    return call(undefined)
-  }
+  if (!Array.isArray(entries) || entries.length > MAX_FACTS || readingAhead > 0) return call(undefined)
+  if (to === ALL_ENTRIES) to = entries.length
+  if (!Number.isSafeInteger(from) || !Number.isSafeInteger(to)) return call(undefined)
   const facts = spareFacts ?? new native.EntryFacts()
   const scratch = spareScratch ?? new Scratch()
   spareFacts = null
@@ -345,7 +348,7 @@ function prepareBranchEntriesOf(entries, tokenBudget, line) {
 
 /** prepareBranchEntries' result, with `plan`: how its messages were built from the entries. */
 function branchPreparation(entries, tokenBudget, line) {
-  const plan = withEntryKinds(entries, 0, entries?.length, (facts) => native.prepareBranchEntries(entries, tokenBudget, line, facts))
+  const plan = withEntryKinds(entries, 0, ALL_ENTRIES, (facts) => native.prepareBranchEntries(entries, tokenBudget, line, facts))
   return {
     messages: messagesOf(entries, plan.messages),
     fileOps: fileOpsOfPlan(entries, plan.detailsFrom, plan),
