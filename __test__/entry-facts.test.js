@@ -70,7 +70,7 @@ function phased(entries, settings, line, ends, maxUnits, units) {
 /** A plan made with `pathRefs`, each path named by number made the string it names. */
 function withPaths(plan, strings) {
   if (plan === undefined) return plan
-  for (const set of ['read', 'written', 'edited']) plan[set] = plan[set].map((f) => (typeof f === 'number' ? strings[f] : f))
+  for (const set of ['read', 'written', 'edited']) plan[set] = Array.from(plan[set], (f) => (typeof f === 'number' ? strings[f] : f))
   return plan
 }
 
@@ -591,7 +591,9 @@ test('a plan made with pathRefs names each path a chunk gave by its place among 
   expect(strings).toEqual(['read', 'one.txt', 'edit', 'two.txt', 'read', 'one.txt', 'read', 'three.txt'])
   const plan = binding.planFinish(entries, 0, facts, true)
   facts.release()
-  expect([plan.read, plan.written, plan.edited]).toEqual([[1, 7], ['native.txt'], [3]])
+  // A list whose every path a chunk gave is a Uint32Array of their places.
+  expect([plan.read, plan.written, plan.edited].map((list) => list.constructor.name)).toEqual(['Uint32Array', 'Array', 'Uint32Array'])
+  expect([plan.read, plan.written, plan.edited].map((list) => Array.from(list))).toEqual([[1, 7], ['native.txt'], [3]])
   expect(withPaths(plan, strings)).toEqual(binding.prepareCompaction(entries, settings, 0))
 })
 

@@ -247,6 +247,14 @@ pub fn messages_object(cx: &Cx, messages: &[PlanMessage]) -> Result<Raw> {
 
 fn set_file_ops(cx: &Cx, o: Raw, ops: &FileOps, sources: Option<&CoreFacts>) -> Result<()> {
     let paths = |set: &PathSet| {
+        // Every path given by a chunk: one Uint32Array of their places
+        // (a session with many files names hundreds of thousands).
+        if let Some(facts) = sources {
+            let at: Option<Vec<u32>> = set.iter().map(|path| facts.path_source(path)).collect();
+            if let Some(at) = at {
+                return cx.u32_array(&at);
+            }
+        }
         cx.array(set.iter().map(
             |path| match sources.and_then(|facts| facts.path_source(path)) {
                 Some(at) => cx.number(f64::from(at)),
