@@ -14,9 +14,9 @@ use crate::js::view::Cx;
 use prime_compaction_core::error::{Context, Result};
 use prime_compaction_core::js::view::{Key, View};
 use prime_compaction_core::session::entries::Entries;
-use prime_compaction_core::session::model::EntryType;
+use prime_compaction_core::session::model::Role;
 use prime_compaction_core::tokens::estimate::{
-    context_tokens, estimate_context_tokens, valid_usage, ContextEstimate, Counter,
+    context_tokens, estimate_context_tokens, valid_assistant_usage, ContextEstimate, Counter,
 };
 use prime_compaction_core::tokens::projected::{
     projected_context_tokens, usage_is_current_in, MessageArray, ProjectedFacts,
@@ -47,20 +47,17 @@ pub fn last_assistant_usage_index(env: Env, entries: Arg, line: Arg) -> napi::Re
         let line = line_arg(cx, &line)?;
         let array = arg(cx, &entries)?;
         let list = Entries::new(&array, "entries", line)?;
-        for i in (0..list.len()).rev() {
-            if list.kind(i)?.ty != EntryType::Message {
-                continue;
+        // Each entry read once: its kind (the role read there is not read
+        // again), then an assistant's usage.
+        let found = list.find_last(|i, e| {
+            if list.kind_of(i, e)?.role != Some(Role::Assistant) {
+                return Ok(false);
             }
-            let valid = list.with_entry(i, |e| {
-                Ok(valid_usage(&e.get(Key::Message)?, &line.tokens)
-                    .within("message")?
-                    .is_some())
-            })?;
-            if valid {
-                return Ok(i as f64);
-            }
-        }
-        Ok(-1.0)
+            Ok(valid_assistant_usage(&e.get(Key::Message)?, &line.tokens)
+                .within("message")?
+                .is_some())
+        })?;
+        Ok(found.map_or(-1.0, |i| i as f64))
     })
 }
 

@@ -460,3 +460,48 @@ fn entry_kinds_are_the_same_read_in_any_order_across_cache_pages() {
     }
     assert!(entries.kind(700).is_err());
 }
+
+/// find_last walks back across its chunks of 64, reads each entry once,
+/// stops at the first match from the end, and names the entry an error is in.
+#[test]
+fn find_last_walks_back_across_chunks_and_names_the_failing_entry() {
+    use crate::js::view::{Key, View};
+    let items: Vec<String> = (0..150)
+        .map(|i| {
+            if i == 20 || i == 70 {
+                assistant("a", 1)
+            } else {
+                user("u")
+            }
+        })
+        .collect();
+    let refs: Vec<&str> = items.iter().map(String::as_str).collect();
+    let s = session(&refs);
+    let view = Val::new(&s);
+    let entries = Entries::new(&view, "entries", V078).unwrap_or_else(|e| panic!("{e}"));
+    let is_assistant =
+        |_: usize, e: &Val| Ok(e.get(Key::Message)?.get(Key::Role)?.str_is("assistant"));
+    let mut seen = Vec::new();
+    let found = entries.find_last(|i, e| {
+        seen.push(i);
+        is_assistant(i, e)
+    });
+    assert_eq!(found.ok(), Some(Some(70)));
+    assert_eq!(seen, (70..150).rev().collect::<Vec<_>>());
+    assert_eq!(entries.find_last(|_, _| Ok(false)).ok(), Some(None));
+    let err = entries
+        .find_last(|i, _| {
+            if i == 100 {
+                Err(crate::error::Error::type_error("x", "bad"))
+            } else {
+                Ok(false)
+            }
+        })
+        .err()
+        .map(|e| e.to_string());
+    assert!(
+        err.as_deref()
+            .is_some_and(|m| m.starts_with("entries[100].x")),
+        "{err:?}"
+    );
+}

@@ -207,6 +207,31 @@ impl<'a, V: View> Entries<'a, V> {
         Ok(())
     }
 
+    /// The last entry, walking back from the end, for which `f` is true:
+    /// each entry read once, one handle scope per chunk of entries (as
+    /// [`Entries::visit`]).
+    pub fn find_last(&self, mut f: impl FnMut(usize, &V) -> Result<bool>) -> Result<Option<usize>> {
+        const CHUNK: usize = 64;
+        let mut end = self.len;
+        while end > 0 {
+            let start = end.saturating_sub(CHUNK);
+            let found = self.array.scoped(|| -> Result<Option<usize>> {
+                for i in (start..end).rev() {
+                    let entry = self.array.at(i).within_with(|| self.label(i))?;
+                    if f(i, &entry).within_with(|| self.label(i))? {
+                        return Ok(Some(i));
+                    }
+                }
+                Ok(None)
+            })?;
+            if found.is_some() {
+                return Ok(found);
+            }
+            end = start;
+        }
+        Ok(None)
+    }
+
     /// `estimateTokens(entries[i].message)` (or the exact count); the role
     /// is not read again where the entry's kind is known.
     pub fn message_tokens(&self, i: usize) -> Result<u64> {

@@ -347,12 +347,17 @@ impl Counter {
 /// aborted, not errored, present and (where the line says so) not totalling
 /// 0. Returns `None` for every other message.
 pub fn valid_usage<V: View>(message: &V, rules: &TokenRules) -> Result<Option<V>> {
-    // `"usage" in message` is implied by the truthiness test on `usage` below.
     if role_of(message)? != Role::Assistant {
         return Ok(None);
     }
+    valid_assistant_usage(message, rules)
+}
+
+/// [`valid_usage`] of a message whose role was read already, and is `assistant`.
+pub fn valid_assistant_usage<V: View>(message: &V, rules: &TokenRules) -> Result<Option<V>> {
+    // `"usage" in message` is implied by the truthiness test on `usage` below.
     let stop = message.get(Key::StopReason)?;
-    if stop.str_is("aborted") || stop.str_is("error") {
+    if stop.str_one_of(&["aborted", "error"]).is_some() {
         return Ok(None);
     }
     let usage = message.get(Key::Usage)?;

@@ -13,7 +13,8 @@ use crate::session::model::{role_of, EntryKind, EntryType, Role};
 use crate::session::projection::{role_hint, with_message, Msg, ProjectedMessage};
 use crate::tokens::estimate::{
     chars_to_tokens, context_tokens, estimate_context, field, measure_content,
-    measure_message_with, valid_usage, Chars, Content, ContextEstimate, Counter, Measure,
+    measure_message_with, valid_assistant_usage, valid_usage, Chars, Content, ContextEstimate,
+    Counter, Measure,
 };
 use crate::tokens::exact::Tokens;
 use crate::tokens::system::SystemMerge;
@@ -114,15 +115,18 @@ pub fn msg_tokens<L: ContextList>(
 
 /// Message `k`'s usage in tokens, when it holds a usage that counts.
 fn usage_at<L: ContextList>(list: &L, k: usize, rules: &TokenRules) -> Result<Option<f64>> {
-    if let Some(role) = list.role_hint(k)? {
-        if role != Role::Assistant {
-            return Ok(None);
-        }
+    let hint = list.role_hint(k)?;
+    if hint.is_some_and(|role| role != Role::Assistant) {
+        return Ok(None);
     }
     list.with(k, |msg| match msg {
-        Msg::Message(message, _) => valid_usage(&message, rules)?
-            .map(|u| context_tokens(&u).within("usage"))
-            .transpose(),
+        // (the role read already is not read again)
+        Msg::Message(message, _) => match hint {
+            Some(_) => valid_assistant_usage(&message, rules),
+            None => valid_usage(&message, rules),
+        }?
+        .map(|u| context_tokens(&u).within("usage"))
+        .transpose(),
         _ => Ok(None),
     })
 }
