@@ -282,6 +282,13 @@ impl ProjectedFacts<'_> {
     }
 }
 
+/// `a == b`, the first and last units compared before the rest: ids of one
+/// length mostly differ there, and the comparison then makes no call.
+#[inline]
+fn same_units(a: &[u16], b: &[u16]) -> bool {
+    a.len() == b.len() && a.first() == b.first() && a.last() == b.last() && a == b
+}
+
 /// `usageEntryIndex > latestInvalidatingEntryIndex` for the agent's own
 /// `SessionProjection` object and branch entries: finds the projected entry
 /// that holds message `usage_index` (by `entries[k].messages.length`), the
@@ -363,7 +370,7 @@ pub fn usage_is_current_in<V: View>(
                     None => None,
                 };
                 let same = match read {
-                    Some(read) => read == units.as_slice(),
+                    Some(read) => same_units(read, &units),
                     None => branch
                         .scoped(|| {
                             let entry = branch.at(i)?;
@@ -405,4 +412,29 @@ pub fn usage_is_current_in<V: View>(
     // -1 for "none" on either side, as the reference compares them.
     let as_index = |i: Option<usize>| i.map_or(-1, |i| i as i64);
     Ok(as_index(usage_entry) > as_index(invalidating))
+}
+
+#[cfg(test)]
+mod same_units_tests {
+    use super::same_units;
+
+    #[test]
+    fn same_units_is_slice_equality() {
+        let u = |s: &str| s.encode_utf16().collect::<Vec<u16>>();
+        let mut ids: Vec<Vec<u16>> = ["", "a", "ab", "a1b", "a2b", "axb", "abc1", "abc2", "1bc1"]
+            .into_iter()
+            .map(u)
+            .collect();
+        // Lone surrogates, as JS strings may hold them.
+        ids.push(vec![0xd800]);
+        ids.push(vec![0x61, 0xd800, 0x62]);
+        ids.push(vec![0x61, 0xdc00, 0x62]);
+        for x in &ids {
+            for y in &ids {
+                assert_eq!(same_units(x, y), x == y, "{x:?} {y:?}");
+            }
+        }
+        // The same first and last unit, another middle.
+        assert!(!same_units(&u("a1234567b"), &u("a1234568b")));
+    }
 }
