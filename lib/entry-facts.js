@@ -31,6 +31,10 @@ const { NOT_READ, OTHER_TYPE, OTHER_ROLE, MESSAGE_TYPE, types: TYPES, roles: ROL
 
 function typeKind(type) {
   switch (type) {
+    // (first: a branch's entries are mostly messages, whose kind here is
+    // another type's; callers that tell roles apart ask for those first)
+    case MESSAGE_TYPE:
+      return OTHER_TYPE
     case 'compaction':
       return TYPES.compaction
     case 'branch_summary':
