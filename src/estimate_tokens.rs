@@ -10,7 +10,7 @@ use crate::js::args::{arg, counter_option};
 use crate::js::errors::run;
 use crate::js::flat::{form_field, typed_array_slice};
 use crate::js::out::{Arg, Raw, RawValue};
-use crate::js::view::Cx;
+use crate::js::view::{Cx, JsVal};
 use prime_compaction_core::error::{Context, Result};
 use prime_compaction_core::js::view::{Key, View};
 use prime_compaction_core::session::entries::Entries;
@@ -21,6 +21,7 @@ use prime_compaction_core::tokens::estimate::{
 use prime_compaction_core::tokens::projected::{
     projected_context_tokens, usage_is_current_in, MessageArray, ProjectedFacts,
 };
+use std::ffi::CStr;
 
 /// `estimateTokens(message)` as the agent line counts it.
 #[napi(js_name = "estimateTokens")]
@@ -117,41 +118,8 @@ pub fn estimate_projected_context_tokens(
                 &line.tokens,
                 |index| match &facts {
                     Some(form) => {
-                        let units: Vec<u16>;
-                        let (entries, facts) = {
-                            let field = |name| form_field(cx, form.0, name);
-                            let ids = field(c"ids")?;
-                            units = cx
-                                .read_utf16(ids)
-                                .map_err(|_| ProjectedFacts::malformed())?;
-                            let counts = typed_array_slice::<u32>(
-                                cx,
-                                field(c"counts")?,
-                                sys::TypedarrayType::uint32_array,
-                            )
-                            .map_err(|_| ProjectedFacts::malformed())?;
-                            let kinds = typed_array_slice::<u8>(
-                                cx,
-                                field(c"kinds")?,
-                                sys::TypedarrayType::uint8_array,
-                            )
-                            .map_err(|_| ProjectedFacts::malformed())?;
-                            let id_lengths = typed_array_slice::<i32>(
-                                cx,
-                                field(c"idLengths")?,
-                                sys::TypedarrayType::int32_array,
-                            )
-                            .map_err(|_| ProjectedFacts::malformed())?;
-                            (
-                                cx.wrap(field(c"entries")?)?,
-                                ProjectedFacts {
-                                    counts,
-                                    kinds,
-                                    id_lengths,
-                                    ids: &units,
-                                },
-                            )
-                        };
+                        let mut units = Vec::new();
+                        let (entries, facts) = projected_facts(cx, form.0, &mut units)?;
                         usage_is_current_in(&entries, &branch, index, Some(&facts))
                     }
                     None => {
@@ -161,6 +129,35 @@ pub fn estimate_projected_context_tokens(
             )?;
         Ok(RawValue(estimate_object(cx, &est)?))
     })
+}
+
+/// lib/projected-facts.js's form: `projection.entries` as the pass read it,
+/// and its facts, the joined ids copied into `units`. A field of the wrong
+/// type is the facts' internal error, never the caller's.
+fn projected_facts<'c>(
+    cx: &'c Cx,
+    form: Raw,
+    units: &'c mut Vec<u16>,
+) -> Result<(JsVal<'c>, ProjectedFacts<'c>)> {
+    fn slice<'c, T: Copy>(
+        cx: &'c Cx,
+        form: Raw,
+        name: &CStr,
+        kind: sys::napi_typedarray_type,
+    ) -> Result<&'c [T]> {
+        typed_array_slice(cx, form_field(cx, form, name)?, kind)
+            .map_err(|_| ProjectedFacts::malformed())
+    }
+    *units = cx
+        .read_utf16(form_field(cx, form, c"ids")?)
+        .map_err(|_| ProjectedFacts::malformed())?;
+    let facts = ProjectedFacts {
+        counts: slice(cx, form, c"counts", sys::TypedarrayType::uint32_array)?,
+        kinds: slice(cx, form, c"kinds", sys::TypedarrayType::uint8_array)?,
+        id_lengths: slice(cx, form, c"idLengths", sys::TypedarrayType::int32_array)?,
+        ids: units,
+    };
+    Ok((cx.wrap(form_field(cx, form, c"entries")?)?, facts))
 }
 
 /// `calculateContextTokens(usage)`.
