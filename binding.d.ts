@@ -172,8 +172,12 @@ export declare function countTokens(text: string, encoding?: 'o200k_base' | 'cl1
 /** `DEFAULT_COMPACTION_SETTINGS`, as a fresh object. */
 export declare function defaultCompactionSettings(): RawValue
 
-/** `estimateContextTokens(messages)` as the agent line counts it. */
-export declare function estimateContextTokens(messages: Arg, line: Arg): RawValue
+/**
+ * `estimateContextTokens(messages, line, contextFacts?)` as the agent
+ * line counts it (`contextFacts`: see [`context_facts`]); or, where it
+ * asks for facts, `{ readFrom, readTo }`.
+ */
+export declare function estimateContextTokens(messages: Arg, line: Arg, context?: Arg | undefined | null): RawValue
 
 /**
  * `estimateProjectedContextTokens(projection, branchEntries, line,
@@ -183,7 +187,7 @@ export declare function estimateContextTokens(messages: Arg, line: Arg): RawValu
  * read ahead: `{ entries, counts, kinds, idLengths, ids }`, `entries` being
  * `projection.entries` as it read it.
  */
-export declare function estimateProjectedContextTokens(projection: Arg, branchEntries: Arg, line: Arg, facts?: Arg | undefined | null): RawValue
+export declare function estimateProjectedContextTokens(projection: Arg, branchEntries: Arg, line: Arg, facts?: Arg | undefined | null, context?: Arg | undefined | null): RawValue
 
 /** `estimateTokens(message)` as the agent line counts it. */
 export declare function estimateTokens(message: Arg, line: Arg, options?: Arg | undefined | null): number

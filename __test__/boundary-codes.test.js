@@ -12,7 +12,7 @@ require('../lib/entry-facts.js')
 require('../lib/api.js')
 
 test('the binding exports every group, each code a number', () => {
-  expect(Object.keys(BOUNDARY).sort()).toEqual(['entryFacts', 'entryKinds', 'entryPath', 'fileOps', 'flat', 'plan', 'recipe'])
+  expect(Object.keys(BOUNDARY).sort()).toEqual(['contextFacts', 'entryFacts', 'entryKinds', 'entryPath', 'fileOps', 'flat', 'plan', 'recipe'])
   // entryKinds (names and codes the JS pass takes as they are) is checked in entry-facts.test.js.
   for (const [group, codes] of Object.entries(BOUNDARY).filter(([g]) => g !== 'entryKinds')) {
     expect([group, Object.keys(codes).length > 0]).toEqual([group, true])
@@ -21,7 +21,7 @@ test('the binding exports every group, each code a number', () => {
   expect(native.boundaryCodes()).toEqual(BOUNDARY)
 })
 
-test('the flat form, the recipe, the entry path, the entry facts and the file operations keep the numbers they are documented with', () => {
+test('the flat form, the recipe, the entry path, the entry facts, the context facts and the file operations keep the numbers they are documented with', () => {
   expect(BOUNDARY.flat).toEqual({
     NATIVE: 0,
     USER_TEXT: 1,
@@ -40,6 +40,7 @@ test('the flat form, the recipe, the entry path, the entry facts and the file op
   expect(BOUNDARY.recipe).toEqual({ OP_HEAD: -1, OP_LABEL_BASE: -2 })
   expect(BOUNDARY.entryPath).toEqual({ THREW: -4, SAME: -3, NOT_READ: -2, NOT_STRING: -1, TARGET_STEPS: 64 })
   expect(BOUNDARY.fileOps).toEqual({ READ: 0, WRITTEN: 1, EDITED: 2 })
+  expect(BOUNDARY.contextFacts).toEqual({ STOP_OTHER: 1, STOP_ABORTED: 2, STOP_ERROR: 3, STOP_MASK: 3, USAGE_NULLISH: 4, USAGE_NUMBERS: 8 })
   expect(BOUNDARY.entryFacts).toEqual({
     ID_NOT_READ: 0,
     ID_ABSENT: 1,

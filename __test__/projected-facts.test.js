@@ -14,6 +14,7 @@ const gen = require('./helpers/generator')
 const { platformSuffix, binaryName } = require('../platform.js')
 const { readProjectedFacts } = require('../lib/projected-facts.js')
 const { loadReference } = require('./helpers/reference')
+const { ODD, setOdd } = require('./helpers/odd-values')
 
 const binding = require(path.join(__dirname, '..', `${binaryName}.${platformSuffix()}.node`))
 const ours = require('../agent-1.6.js')
@@ -38,7 +39,8 @@ function outcome(fn) {
 /** The public function and the binding alone, on inputs made afresh by `make`: the same outcome. */
 function expectSame(make) {
   const viaFacts = outcome(() => ours.estimateProjectedContextTokens(...make()))
-  const alone = outcome(() => binding.estimateProjectedContextTokens(...make(), LINE))
+  // (no facts of the projection, none of its messages: `false`)
+  const alone = outcome(() => binding.estimateProjectedContextTokens(...make(), LINE, undefined, false))
   expect(util.inspect(viaFacts)).toBe(util.inspect(alone))
   return viaFacts
 }
@@ -58,28 +60,6 @@ function session(n = 8) {
 
 function projectionOf(branch) {
   return { messages: branch.map((e) => e.message), entries: branch.map((e) => ({ sourceEntry: e, messages: [e.message] })) }
-}
-
-const ODD = {
-  null: () => null,
-  undefined: () => undefined,
-  number: () => 7,
-  string: () => 'compaction',
-  object: () => ({}),
-  symbol: () => Symbol('s'),
-  getter: (plain) => ({ get: () => plain }),
-  throwing: () => ({
-    get: () => {
-      throw new Error('getter failed')
-    },
-  }),
-}
-
-function setOdd(target, key, kind, plain) {
-  const make = ODD[kind]
-  const v = make(plain)
-  if (kind === 'getter' || kind === 'throwing') Object.defineProperty(target, key, { enumerable: true, configurable: true, ...v })
-  else target[key] = v
 }
 
 test('the pass: counts, kinds and ids, and what it leaves to the native side', () => {

@@ -13,6 +13,7 @@ const { pushEntryFacts, pushMessageFacts, readMeasureFacts, readEntryKinds, MAX_
 const { Scratch } = require('./typed-array.js')
 const { readMessageRoles, messagesOfPlan, joined } = require('./message-roles.js')
 const { readProjectedFacts } = require('./projected-facts.js')
+const { withContextFacts } = require('./context-facts.js')
 
 // The agent's context reads summaries between these exact strings.
 const {
@@ -357,12 +358,19 @@ function branchPreparation(entries, tokenBudget, line) {
   }
 }
 
-/** estimateProjectedContextTokens with the projection's and branch's facts read ahead (lib/projected-facts.js). */
+/**
+ * estimateProjectedContextTokens with the projection's and branch's facts
+ * read ahead (lib/projected-facts.js), and its messages' where it asks
+ * (lib/context-facts.js).
+ */
 function estimateProjectedContextTokens(projection, branchEntries, line) {
   readingAhead++
   try {
     const facts = readingAhead === 1 ? readProjectedFacts(projection, branchEntries) : undefined
-    return native.estimateProjectedContextTokens(projection, branchEntries, line, facts)
+    return withContextFacts(
+      () => projection.messages,
+      (context) => native.estimateProjectedContextTokens(projection, branchEntries, line, facts, context),
+    )
   } finally {
     readingAhead--
   }
@@ -461,7 +469,7 @@ function createApi(lineName) {
     shouldCompact: (contextTokens, contextWindow, settings) => native.shouldCompact(contextTokens, contextWindow, settings),
     calculateContextTokens: (usage) => native.calculateContextTokens(usage),
     getLastAssistantUsage: (entries) => getLastAssistantUsage(entries, line),
-    estimateContextTokens: (messages) => native.estimateContextTokens(messages, line),
+    estimateContextTokens: (messages) => withContextFacts(() => messages, (context) => native.estimateContextTokens(messages, line, context)),
     createFileOps,
     extractFileOpsFromMessage: (message, fileOps) => extractFileOpsFromMessage(message, fileOps, line),
     computeFileLists,

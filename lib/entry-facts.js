@@ -348,91 +348,104 @@ function readMessageFacts(entries, at, from, to, maxUnits = MAX_TEXT_UNITS, scra
  */
 function readMeasureFacts(entries, at, units = Infinity, scratch = FRESH) {
   let count = at.length
-  const forms = scratch.zeroed('forms', Uint8Array, count)
-  const counts = scratch.zeroed('counts', Uint32Array, count)
-  let blocks = scratch.any('blocks', Uint8Array, 64)
-  let lengths = scratch.any('measureLengths', Uint32Array, 128)
-  let b = 0
-  let n = 0
+  const m = measuresChunk(count, scratch)
   let measured = 0
   for (let k = 0; k < count; k++) {
     if (measured >= units && k > 0) {
       count = k
       break
     }
-    const blockMark = b
-    const lengthMark = n
     try {
       const entry = entries[at[k]]
       if (typeof entry !== 'object' || entry === null) continue
       const message = entry.message
       if (typeof message !== 'object' || message === null) continue
-      const content = message.content
-      if (typeof content === 'string') {
-        if (n + 1 > lengths.length) lengths = grown(lengths, n + 1)
-        lengths[n++] = content.length
-        measured += content.length
-        forms[k] = MEASURE_TEXT
-        continue
-      }
-      if (!Array.isArray(content)) continue
-      const m = content.length
-      if (b + m > blocks.length) blocks = grown(blocks, b + m)
-      if (n + 2 * m > lengths.length) lengths = grown(lengths, n + 2 * m)
-      let read = true
-      for (let i = 0; i < m; i++) {
-        const block = content[i]
-        if (typeof block !== 'object' || block === null) {
-          read = false
-          break
-        }
-        const type = block.type
-        if (type === 'text') {
-          const text = block.text
-          if (typeof text !== 'string') {
-            read = false
-            break
-          }
-          blocks[b++] = BLOCK_TEXT
-          lengths[n++] = text.length
-        } else if (type === 'toolCall') {
-          const name = block.name
-          const json = typeof name === 'string' ? JSON.stringify(block.arguments) : undefined
-          if (typeof json !== 'string') {
-            read = false
-            break
-          }
-          blocks[b++] = BLOCK_TOOL_CALL
-          lengths[n++] = name.length
-          lengths[n++] = json.length
-        } else if (type === 'thinking') {
-          const thinking = block.thinking
-          if (typeof thinking !== 'string') {
-            read = false
-            break
-          }
-          blocks[b++] = BLOCK_THINKING
-          lengths[n++] = thinking.length
-        } else blocks[b++] = type === 'image' ? BLOCK_IMAGE : BLOCK_OTHER
-      }
-      if (read) {
-        forms[k] = MEASURE_BLOCKS
-        counts[k] = m
-        for (let j = lengthMark; j < n; j++) measured += lengths[j]
-      } else {
-        b = blockMark
-        n = lengthMark
-      }
+      measured += measureContent(m, k, message)
     } catch {
-      // The native side reads this message, and throws there (its form
-      // is set only once it is read whole).
-      b = blockMark
-      n = lengthMark
+      // The native side reads this message, and throws there.
     }
   }
-  scratch.keep('blocks', blocks)
-  scratch.keep('measureLengths', lengths)
-  return { at: at.subarray(0, count), forms: forms.subarray(0, count), counts: counts.subarray(0, count), blocks: blocks.subarray(0, b), lengths: lengths.subarray(0, n) }
+  scratch.keep('blocks', m.blocks)
+  scratch.keep('measureLengths', m.lengths)
+  return { at: at.subarray(0, count), ...measuresOf(m, count) }
+}
+
+/** A measures chunk for `count` messages, being written (measureContent). */
+function measuresChunk(count, scratch = FRESH) {
+  return {
+    forms: scratch.zeroed('forms', Uint8Array, count),
+    counts: scratch.zeroed('counts', Uint32Array, count),
+    blocks: scratch.any('blocks', Uint8Array, 64),
+    lengths: scratch.any('measureLengths', Uint32Array, 128),
+    b: 0,
+    n: 0,
+  }
+}
+
+/** The arrays of a measures chunk written for its first `count` messages. */
+function measuresOf(m, count) {
+  return { forms: m.forms.subarray(0, count), counts: m.counts.subarray(0, count), blocks: m.blocks.subarray(0, m.b), lengths: m.lengths.subarray(0, m.n) }
+}
+
+/**
+ * Measures `message`'s `content` as message `k` of the chunk `m` (see
+ * readMeasureFacts); the units measured. Whatever is not such a string (or
+ * throws) leaves it not measured.
+ */
+function measureContent(m, k, message) {
+  const blockMark = m.b
+  const lengthMark = m.n
+  let b = blockMark
+  let n = lengthMark
+  try {
+    const content = message.content
+    if (typeof content === 'string') {
+      if (n + 1 > m.lengths.length) m.lengths = grown(m.lengths, n + 1)
+      m.lengths[m.n++] = content.length
+      m.forms[k] = MEASURE_TEXT
+      return content.length
+    }
+    if (!Array.isArray(content)) return 0
+    const count = content.length
+    if (b + count > m.blocks.length) m.blocks = grown(m.blocks, b + count)
+    if (n + 2 * count > m.lengths.length) m.lengths = grown(m.lengths, n + 2 * count)
+    const blocks = m.blocks
+    const lengths = m.lengths
+    for (let i = 0; i < count; i++) {
+      const block = content[i]
+      if (typeof block !== 'object' || block === null) return 0
+      const type = block.type
+      if (type === 'text') {
+        const text = block.text
+        if (typeof text !== 'string') return 0
+        blocks[b++] = BLOCK_TEXT
+        lengths[n++] = text.length
+      } else if (type === 'toolCall') {
+        const name = block.name
+        const json = typeof name === 'string' ? JSON.stringify(block.arguments) : undefined
+        if (typeof json !== 'string') return 0
+        blocks[b++] = BLOCK_TOOL_CALL
+        lengths[n++] = name.length
+        lengths[n++] = json.length
+      } else if (type === 'thinking') {
+        const thinking = block.thinking
+        if (typeof thinking !== 'string') return 0
+        blocks[b++] = BLOCK_THINKING
+        lengths[n++] = thinking.length
+      } else blocks[b++] = type === 'image' ? BLOCK_IMAGE : BLOCK_OTHER
+    }
+    m.forms[k] = MEASURE_BLOCKS
+    m.counts[k] = count
+    m.b = b
+    m.n = n
+    let measured = 0
+    for (let j = lengthMark; j < n; j++) measured += lengths[j]
+    return measured
+  } catch {
+    // The native side reads this message, and throws there (its form is
+    // set only once it is read whole).
+    return 0
+  }
 }
 
 /** Pushes the facts of `entries[from..to)` into `facts`, chunk by chunk (see readEntryFacts). */
@@ -458,4 +471,4 @@ function pushMessageFacts(facts, entries, at, from, to, maxUnits, scratch, strin
   }
 }
 
-module.exports = { readEntryFacts, readEntryKinds, readMessageFacts, readMeasureFacts, pushEntryFacts, pushMessageFacts, MAX_ENTRIES, typeKind, roleKind, NOT_READ }
+module.exports = { readEntryFacts, readEntryKinds, readMessageFacts, readMeasureFacts, measuresChunk, measuresOf, measureContent, pushEntryFacts, pushMessageFacts, MAX_ENTRIES, typeKind, roleKind, NOT_READ }

@@ -11,15 +11,18 @@ use crate::js::errors::run;
 use crate::js::flat::{form_field, typed_array_slice};
 use crate::js::out::{Arg, Raw, RawValue};
 use crate::js::view::{Cx, JsVal};
-use prime_compaction_core::error::{Context, Result};
-use prime_compaction_core::js::view::{Key, View};
+use prime_compaction_core::error::{Context, Error, ErrorKind, Result};
+use prime_compaction_core::js::view::{Key, Kind, View};
 use prime_compaction_core::session::entries::Entries;
+use prime_compaction_core::session::measures::MeasuresChunk;
 use prime_compaction_core::session::model::Role;
+use prime_compaction_core::tokens::context_facts::{ContextChunk, ContextFacts, FactsList};
 use prime_compaction_core::tokens::estimate::{
-    context_tokens, estimate_context_tokens, valid_assistant_usage, ContextEstimate, Counter,
+    context_tokens, valid_assistant_usage, ContextEstimate, Counter,
 };
 use prime_compaction_core::tokens::projected::{
-    projected_context_tokens, usage_is_current_in, MessageArray, ProjectedFacts,
+    context_estimate, projected_context_tokens, usage_is_current_in, ContextList, MessageArray,
+    ProjectedFacts,
 };
 use std::ffi::CStr;
 
@@ -76,17 +79,170 @@ fn estimate_object(cx: &Cx, est: &ContextEstimate) -> Result<Raw> {
     Ok(o)
 }
 
-/// `estimateContextTokens(messages)` as the agent line counts it.
+/// The last messages a context estimate reads natively before it asks
+/// for the facts of the ones before (where its last usage is not among
+/// them: a provider that reports none, or a run of messages without one).
+const NATIVE_TAIL: usize = 16;
+
+/// The fewest messages asked for at once; each ask is for at least three
+/// times as many as the facts hold already (each call reads every chunk
+/// given again), and for all of them down to the one wanted (all, where
+/// 1.6's estimate of every message wants the first).
+const FIRST_BATCH: usize = 256;
+
+/// How an estimate reads `messages`, from its `contextFacts` argument:
+/// `undefined`, natively, asking for facts past the last [`NATIVE_TAIL`]
+/// messages; `false`, natively throughout (lib/api.js cannot read them);
+/// or the form lib/context-facts.js made, `{ messages, chunks }`, its
+/// chunks' facts taken where `messages` is the array read here (and
+/// otherwise none, nothing asked for). Returns the facts and the first
+/// message read without asking.
+fn context_facts(
+    cx: &Cx,
+    form: &Option<Arg>,
+    messages: &JsVal<'_>,
+    len: usize,
+) -> Result<(ContextFacts, usize)> {
+    let mut facts = ContextFacts::new(len);
+    let Some(form) = form else {
+        return Ok((facts, len.saturating_sub(NATIVE_TAIL)));
+    };
+    let form = cx.wrap(form.0)?;
+    if form.kind() != Kind::Object || !form.get(Key::Messages)?.strict_equals(messages)? {
+        return Ok((facts, 0));
+    }
+    let chunks = cx.wrap(form_field(cx, form.raw, c"chunks")?)?;
+    let count = chunks.array_len().ok_or_else(context_malformed)?;
+    for c in 0..count {
+        let chunk = chunks.at(c)?.raw;
+        let to = cx.wrap(form_field(cx, chunk, c"to")?)?.number();
+        facts.push(&ContextChunk {
+            to: to.filter(|n| *n >= 0.0).map_or(usize::MAX, |n| n as usize),
+            roles: form_slice(
+                cx,
+                chunk,
+                c"roles",
+                sys::TypedarrayType::uint8_array,
+                context_malformed,
+            )?,
+            usages: form_slice(
+                cx,
+                chunk,
+                c"usages",
+                sys::TypedarrayType::uint8_array,
+                context_malformed,
+            )?,
+            values: form_slice(
+                cx,
+                chunk,
+                c"values",
+                sys::TypedarrayType::float64_array,
+                context_malformed,
+            )?,
+            measures: MeasuresChunk {
+                at: form_slice(
+                    cx,
+                    chunk,
+                    c"at",
+                    sys::TypedarrayType::uint32_array,
+                    context_malformed,
+                )?,
+                forms: form_slice(
+                    cx,
+                    chunk,
+                    c"forms",
+                    sys::TypedarrayType::uint8_array,
+                    context_malformed,
+                )?,
+                counts: form_slice(
+                    cx,
+                    chunk,
+                    c"counts",
+                    sys::TypedarrayType::uint32_array,
+                    context_malformed,
+                )?,
+                blocks: form_slice(
+                    cx,
+                    chunk,
+                    c"blocks",
+                    sys::TypedarrayType::uint8_array,
+                    context_malformed,
+                )?,
+                lengths: form_slice(
+                    cx,
+                    chunk,
+                    c"lengths",
+                    sys::TypedarrayType::uint32_array,
+                    context_malformed,
+                )?,
+            },
+        })?;
+    }
+    let from = facts.from();
+    Ok((facts, from))
+}
+
+/// Field `name` of a form a JS pass made, a typed array of `kind`; any
+/// other value is the form's internal error (`malformed`).
+fn form_slice<'c, T: Copy>(
+    cx: &'c Cx,
+    form: Raw,
+    name: &CStr,
+    kind: sys::napi_typedarray_type,
+    malformed: fn() -> Error,
+) -> Result<&'c [T]> {
+    typed_array_slice(cx, form_field(cx, form, name)?, kind).map_err(|_| malformed())
+}
+
+fn context_malformed() -> Error {
+    Error::invalid(
+        "prime-compaction internal error (a bug, please report it): malformed context facts",
+    )
+}
+
+/// An estimate, or where it stopped to ask for facts: `{ readFrom, readTo }`,
+/// the messages lib/context-facts.js reads next.
+fn estimate_or_ask<L: ContextList>(
+    cx: &Cx,
+    list: &FactsList<'_, L>,
+    est: Result<ContextEstimate>,
+) -> Result<Raw> {
+    let err = match est {
+        Ok(est) => return estimate_object(cx, &est),
+        Err(err) => err,
+    };
+    let Some((k, to)) = list.wanted().filter(|_| err.kind == ErrorKind::FactsWanted) else {
+        return Err(err);
+    };
+    let batch = FIRST_BATCH.max(3 * (list.len() - to));
+    let o = cx.object()?;
+    cx.set(
+        o,
+        c"readFrom",
+        cx.number(k.min(to.saturating_sub(batch)) as f64)?,
+    )?;
+    cx.set(o, c"readTo", cx.number(to as f64)?)?;
+    Ok(o)
+}
+
+/// `estimateContextTokens(messages, line, contextFacts?)` as the agent
+/// line counts it (`contextFacts`: see [`context_facts`]); or, where it
+/// asks for facts, `{ readFrom, readTo }`.
 #[napi(js_name = "estimateContextTokens")]
 pub fn estimate_context_tokens_native(
     env: Env,
     messages: Arg,
     line: Arg,
+    context: Option<Arg>,
 ) -> napi::Result<RawValue> {
     run(&env, |cx| {
         let line = line_arg(cx, &line)?;
-        let est = estimate_context_tokens(&arg(cx, &messages)?, &line.tokens).within("messages")?;
-        Ok(RawValue(estimate_object(cx, &est)?))
+        let messages = arg(cx, &messages)?;
+        let array = MessageArray::new(&messages).within("messages")?;
+        let (facts, reads_from) = context_facts(cx, &context, &messages, array.len())?;
+        let list = FactsList::new(array, &facts, reads_from);
+        let est = context_estimate(&list, Counter::Estimate, &line.tokens).within("messages");
+        Ok(RawValue(estimate_or_ask(cx, &list, est)?))
     })
 }
 
@@ -103,6 +259,7 @@ pub fn estimate_projected_context_tokens(
     branch_entries: Arg,
     line: Arg,
     facts: Option<Arg>,
+    context: Option<Arg>,
 ) -> napi::Result<RawValue> {
     run(&env, |cx| {
         let line = line_arg(cx, &line)?;
@@ -110,7 +267,9 @@ pub fn estimate_projected_context_tokens(
         projection.expect_object("projection", "a session projection { messages, entries }")?;
         let branch = arg(cx, &branch_entries)?;
         let messages = projection.get(Key::Messages)?;
-        let list = MessageArray::named(&messages, "projection.messages")?;
+        let array = MessageArray::named(&messages, "projection.messages")?;
+        let (context_facts, reads_from) = context_facts(cx, &context, &messages, array.len())?;
+        let list = FactsList::new(array, &context_facts, reads_from);
         let est =
             projected_context_tokens(
                 &list,
@@ -126,8 +285,8 @@ pub fn estimate_projected_context_tokens(
                         usage_is_current_in(&projection.get(Key::Entries)?, &branch, index, None)
                     }
                 },
-            )?;
-        Ok(RawValue(estimate_object(cx, &est)?))
+            );
+        Ok(RawValue(estimate_or_ask(cx, &list, est)?))
     })
 }
 
@@ -139,22 +298,31 @@ fn projected_facts<'c>(
     form: Raw,
     units: &'c mut Vec<u16>,
 ) -> Result<(JsVal<'c>, ProjectedFacts<'c>)> {
-    fn slice<'c, T: Copy>(
-        cx: &'c Cx,
-        form: Raw,
-        name: &CStr,
-        kind: sys::napi_typedarray_type,
-    ) -> Result<&'c [T]> {
-        typed_array_slice(cx, form_field(cx, form, name)?, kind)
-            .map_err(|_| ProjectedFacts::malformed())
-    }
     *units = cx
         .read_utf16(form_field(cx, form, c"ids")?)
         .map_err(|_| ProjectedFacts::malformed())?;
     let facts = ProjectedFacts {
-        counts: slice(cx, form, c"counts", sys::TypedarrayType::uint32_array)?,
-        kinds: slice(cx, form, c"kinds", sys::TypedarrayType::uint8_array)?,
-        id_lengths: slice(cx, form, c"idLengths", sys::TypedarrayType::int32_array)?,
+        counts: form_slice(
+            cx,
+            form,
+            c"counts",
+            sys::TypedarrayType::uint32_array,
+            ProjectedFacts::malformed,
+        )?,
+        kinds: form_slice(
+            cx,
+            form,
+            c"kinds",
+            sys::TypedarrayType::uint8_array,
+            ProjectedFacts::malformed,
+        )?,
+        id_lengths: form_slice(
+            cx,
+            form,
+            c"idLengths",
+            sys::TypedarrayType::int32_array,
+            ProjectedFacts::malformed,
+        )?,
         ids: units,
     };
     Ok((cx.wrap(form_field(cx, form, c"entries")?)?, facts))

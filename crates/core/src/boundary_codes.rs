@@ -124,6 +124,15 @@ codes! {
         // Steps of the target's path read before the old branch.
         TARGET_STEPS = crate::plan::branch_summary::TARGET_STEPS as i32,
     }
+    context_facts as c"contextFacts": u8 {
+        // An assistant's `stopReason`, and its `usage` (added).
+        STOP_OTHER = 1,
+        STOP_ABORTED = 2,
+        STOP_ERROR = 3,
+        STOP_MASK = 3,
+        USAGE_NULLISH = 4,
+        USAGE_NUMBERS = 8,
+    }
     file_ops as c"fileOps": u8 {
         // The Set of `FileOperations` a path goes into.
         READ = crate::plan::file_ops::FileOpKind::Read as u8,

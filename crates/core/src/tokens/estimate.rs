@@ -364,14 +364,28 @@ pub fn valid_assistant_usage<V: View>(message: &V, rules: &TokenRules) -> Result
     if !usage.truthy() {
         return Ok(None);
     }
-    // `calculateContextTokens(usage) > 0`: NaN and 0 are passed over alike.
-    if rules.skip_zero_usage {
-        let tokens = context_tokens(&usage).within("usage")?;
-        if tokens.is_nan() || tokens <= 0.0 {
-            return Ok(None);
-        }
+    if rules.skip_zero_usage && !usage_counts(context_tokens(&usage).within("usage")?, rules) {
+        return Ok(None);
     }
     Ok(Some(usage))
+}
+
+/// Whether a usage of `tokens` counts: 1.6 passes over one whose
+/// `calculateContextTokens(usage) > 0` fails (NaN and 0 alike).
+fn usage_counts(tokens: f64, rules: &TokenRules) -> bool {
+    !rules.skip_zero_usage || tokens > 0.0
+}
+
+/// [`valid_assistant_usage`] and [`context_tokens`] on an assistant's
+/// usage read ahead as numbers (not aborted, not errored, an object): the
+/// tokens it counts for, or `None` where it is passed over.
+pub fn usage_tokens(total: f64, parts: [f64; 4], rules: &TokenRules) -> Option<f64> {
+    let tokens = if total != 0.0 && !total.is_nan() {
+        total
+    } else {
+        parts[0] + parts[1] + parts[2] + parts[3]
+    };
+    usage_counts(tokens, rules).then_some(tokens)
 }
 
 /// `calculateContextTokens(usage)`: `totalTokens` when truthy, else the sum of the parts.

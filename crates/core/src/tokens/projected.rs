@@ -30,6 +30,15 @@ pub trait ContextList {
     fn role_hint(&self, k: usize) -> Result<Option<Role>>;
     /// Runs `f` on message `k`.
     fn with<R>(&self, k: usize, f: impl FnOnce(Msg<Self::V>) -> Result<R>) -> Result<R>;
+    /// Message `k`'s usage in tokens (`Some(None)`: none that counts), where
+    /// facts read ahead settle it ([`crate::tokens::context_facts`]).
+    fn usage_ahead(&self, _k: usize, _rules: &TokenRules) -> Result<Option<Option<f64>>> {
+        Ok(None)
+    }
+    /// Message `k`'s estimated characters, where facts read ahead settle them.
+    fn chars_ahead(&self, _k: usize) -> Result<Option<u64>> {
+        Ok(None)
+    }
 }
 
 /// The caller's array of messages (errors name `[k]`, after the array's name).
@@ -107,6 +116,11 @@ pub fn msg_tokens<L: ContextList>(
     counter: Counter,
     rules: &TokenRules,
 ) -> Result<u64> {
+    if counter == Counter::Estimate {
+        if let Some(chars) = list.chars_ahead(k)? {
+            return Ok(chars_to_tokens(chars));
+        }
+    }
     list.with(k, |msg| match counter {
         Counter::Estimate => Ok(chars_to_tokens(measure_msg(msg, &Chars, rules)?)),
         Counter::Exact(encoding) => measure_msg(msg, &Tokens(encoding), rules),
@@ -118,6 +132,9 @@ fn usage_at<L: ContextList>(list: &L, k: usize, rules: &TokenRules) -> Result<Op
     let hint = list.role_hint(k)?;
     if hint.is_some_and(|role| role != Role::Assistant) {
         return Ok(None);
+    }
+    if let Some(usage) = list.usage_ahead(k, rules)? {
+        return Ok(usage);
     }
     list.with(k, |msg| match msg {
         // (the role read already is not read again)
@@ -152,11 +169,18 @@ fn estimate_all<L: ContextList, M: Measure>(
     m: &M,
     to_tokens: fn(u64) -> u64,
     rules: &TokenRules,
+    ahead: bool,
 ) -> Result<u64> {
     let mut merge = SystemMerge::default();
     let mut tokens = 0u64;
     for k in 0..list.len() {
         let hint = list.role_hint(k)?;
+        if ahead && hint != Some(Role::System) {
+            if let Some(chars) = list.chars_ahead(k)? {
+                tokens += to_tokens(chars);
+                continue;
+            }
+        }
         list.with(k, |msg| {
             if let Msg::Message(message, content) = msg {
                 let role = match hint {
@@ -210,8 +234,8 @@ pub fn projected_context_tokens<L: ContextList>(
         }
     }
     let tokens = match counter {
-        Counter::Estimate => estimate_all(list, &Chars, chars_to_tokens, rules)?,
-        Counter::Exact(encoding) => estimate_all(list, &Tokens(encoding), |t| t, rules)?,
+        Counter::Estimate => estimate_all(list, &Chars, chars_to_tokens, rules, true)?,
+        Counter::Exact(encoding) => estimate_all(list, &Tokens(encoding), |t| t, rules, false)?,
     } as f64;
     Ok(ContextEstimate {
         tokens,
