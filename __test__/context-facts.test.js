@@ -88,7 +88,9 @@ test('the native side answers at once where the last usage is among the last mes
   // Facts for another array, or a chunk out of place: none taken, or an internal error.
   expect(binding.estimateContextTokens(many, index, { messages: [], chunks: [] })).toEqual(refs['1.6'].estimateContextTokens(many))
   const chunk = { to: 10, roles: new Uint8Array(0), usages: new Uint8Array(0), values: new Float64Array(0), at: new Uint32Array(0), forms: new Uint8Array(0), counts: new Uint32Array(0), blocks: new Uint8Array(0), lengths: new Uint32Array(0) }
-  expect(() => binding.estimateContextTokens(many, index, { messages: many, chunks: [chunk] })).toThrow(/internal error.*malformed context facts: a chunk out of order/)
+  // (a first chunk that does not end at the array's end is for an array a getter changed: none taken)
+  expect(binding.estimateContextTokens(many, index, { messages: many, chunks: [chunk] })).toEqual(refs['1.6'].estimateContextTokens(many))
+  expect(() => binding.estimateContextTokens(many, index, { messages: many, chunks: [{ ...chunk, to: 1000 }, chunk] })).toThrow(/internal error.*malformed context facts: a chunk out of order/)
 })
 
 // Each field the pass reads, as a path from a message (an assistant's, a user's or a tool result's).
@@ -154,6 +156,26 @@ test('odd values in every field the pass reads: the same estimate or the same er
     expectSame(line, () => new Proxy(context(40), {}))
     expectSame(line, () => Object.freeze(context(40)))
     expectSame(line, () => context(40).map((m) => new Proxy(m, {})))
+  }
+})
+
+test('a getter that lengthens the array while the pass reads it: the facts are not taken, and the estimate is of the array as it is', () => {
+  for (const line of LINES) {
+    const messages = context(40)
+    let added = 0
+    const plain = messages[5]
+    Object.defineProperty(messages, 5, {
+      enumerable: true,
+      get() {
+        if (added++ === 0) messages.push({ role: 'user', content: 'one more', timestamp: 99 })
+        return plain
+      },
+    })
+    const r = ours[line].estimateContextTokens(messages)
+    expect(messages.length).toBe(41)
+    // The native side read the array again whole, the getter once more (adding nothing).
+    const after = [...messages.slice(0, 5), plain, ...messages.slice(6)]
+    expect(r).toEqual(refs[line].estimateContextTokens(after))
   }
 })
 

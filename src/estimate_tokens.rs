@@ -94,8 +94,8 @@ const FIRST_BATCH: usize = 256;
 /// `undefined`, natively, asking for facts past the last [`NATIVE_TAIL`]
 /// messages; `false`, natively throughout (lib/api.js cannot read them);
 /// or the form lib/context-facts.js made, `{ messages, chunks }`, its
-/// chunks' facts taken where `messages` is the array read here (and
-/// otherwise none, nothing asked for). Returns the facts and the first
+/// chunks' facts taken where `messages` is the array read here, as long
+/// as it was (and otherwise none, nothing asked for). Returns the facts and the first
 /// message read without asking.
 fn context_facts(
     cx: &Cx,
@@ -116,6 +116,11 @@ fn context_facts(
     for c in 0..count {
         let chunk = chunks.at(c)?.raw;
         let to = cx.wrap(form_field(cx, chunk, c"to")?)?.number();
+        // The pass read a shorter or longer array (a getter changed it
+        // since): its facts are for other messages.
+        if c == 0 && to != Some(len as f64) {
+            return Ok((ContextFacts::new(len), 0));
+        }
         facts.push(&ContextChunk {
             to: to.filter(|n| *n >= 0.0).map_or(usize::MAX, |n| n as usize),
             roles: form_slice(

@@ -35,7 +35,11 @@ use prime_compaction_core::session::file::{
 use prime_compaction_core::session::measures::MeasuresChunk;
 use prime_compaction_core::session::system_message::compaction_system_message;
 use prime_compaction_core::session::tree::{branch_positions, is_header, Leaf};
-use prime_compaction_core::tokens::estimate::estimate_context_tokens;
+use prime_compaction_core::tokens::context_facts::{ContextChunk, ContextFacts, FactsList};
+use prime_compaction_core::tokens::estimate::{estimate_context_tokens, Counter};
+use prime_compaction_core::tokens::projected::{
+    context_estimate, projected_context_tokens, MessageArray,
+};
 use prime_compaction_core::transcript::flat::{self, FlatReader, FlatTexts, JSON_OF_BASE, NONE};
 use prime_compaction_core::transcript::llm_message::{
     from_agent_messages, AssistantMessage, Block, Message, ToolCall, ToolResultMessage,
@@ -2005,5 +2009,182 @@ pub fn compact_job(data: &[u8]) {
         );
         assert!(summary.ends_with("</read-files>"), "no file lists");
         assert_eq!(job.answered().len(), requests - retries as usize);
+    }
+}
+
+/// lib/context-facts.js's chunks for a context of messages the first
+/// byte's bits choose ([`context_message`]), pushed as the bytes give
+/// them (a malformed one changes nothing), then both context estimates
+/// over the facts held, read natively from each place a call can start
+/// from, and asking: an ask names messages the facts do not hold, and
+/// without facts and asking nothing the estimate is the plain one.
+pub fn context_facts(data: &[u8]) {
+    let Some((&mode, rest)) = data.split_first() else {
+        return;
+    };
+    let n = usize::from(mode & 0x3f);
+    let value = Value::Array((0..n).map(|i| context_message(mode, i)).collect());
+    let val = Val::new(&value);
+    let mut facts = ContextFacts::new(n);
+    let mut bytes = rest.iter().copied();
+    let mut next = move || bytes.next();
+    while let Some(op) = next() {
+        let mut take = |count: usize, mask: u8| -> Vec<u8> {
+            (0..count).map_while(|_| next().map(|b| b & mask)).collect()
+        };
+        let count = usize::from(op & 0x1f);
+        // The chunk ends where the facts begin, unless the op's top bit says otherwise.
+        let to = if op & 0x80 != 0 {
+            usize::from(take(1, 0x7f).first().copied().unwrap_or(0))
+        } else {
+            facts.from()
+        };
+        let roles = take(count, 0x1f);
+        let usages = take(count, 0x0f);
+        let values: Vec<f64> = take(5 * count, 0xff)
+            .into_iter()
+            .map(|b| {
+                if b == 0xff {
+                    f64::NAN
+                } else {
+                    f64::from(b) - 8.0
+                }
+            })
+            .collect();
+        let at: Vec<u32> = take(count, 0x7f).into_iter().map(u32::from).collect();
+        let forms = take(count, 0x03);
+        let counts: Vec<u32> = take(count, 0x03).into_iter().map(u32::from).collect();
+        let n_blocks = usize::from(take(1, 0x0f).first().copied().unwrap_or(0));
+        let blocks = take(n_blocks, 0x07);
+        let n_lengths = usize::from(take(1, 0x1f).first().copied().unwrap_or(0));
+        let lengths: Vec<u32> = take(n_lengths, 0x3f).into_iter().map(u32::from).collect();
+        let before = facts.clone();
+        let pushed = facts.push(&ContextChunk {
+            to,
+            roles: &roles,
+            usages: &usages,
+            values: &values,
+            measures: MeasuresChunk {
+                at: &at,
+                forms: &forms,
+                counts: &counts,
+                blocks: &blocks,
+                lengths: &lengths,
+            },
+        });
+        // (Debug: the usage numbers may be NaN, which no facts equal)
+        if pushed.is_err() {
+            assert_eq!(
+                format!("{facts:?}"),
+                format!("{before:?}"),
+                "a malformed chunk changed the facts"
+            );
+        }
+    }
+    checked();
+    let none = ContextFacts::new(n);
+    for line in AgentLine::ALL {
+        let plain =
+            MessageArray::new(&val).map(|a| context_estimate(&a, Counter::Estimate, &line.tokens));
+        let Ok(plain) = plain else {
+            return;
+        };
+        let without = FactsList::new(MessageArray::new(&val).unwrap(), &none, 0);
+        assert_eq!(
+            context_estimate(&without, Counter::Estimate, &line.tokens),
+            plain,
+            "no facts and no asks changed the estimate"
+        );
+        for held in [&none, &facts] {
+            for reads_from in [0, n.saturating_sub(16), n] {
+                let list = FactsList::new(MessageArray::new(&val).unwrap(), held, reads_from);
+                let estimates = [
+                    context_estimate(&list, Counter::Estimate, &line.tokens),
+                    projected_context_tokens(&list, Counter::Estimate, &line.tokens, |i| {
+                        Ok(i % 2 == 0)
+                    }),
+                ];
+                for estimate in estimates {
+                    if let Err(err) = estimate {
+                        if err.kind == ErrorKind::FactsWanted {
+                            let (k, to) = list.wanted().expect("an ask names what it wants");
+                            assert!(k < to && to == held.from(), "an ask for messages held");
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Message `i` of [`context_facts`]'s contexts: users, assistants (a text
+/// and a read call; a usage, zero or not, as the mode's bits say) and tool
+/// results.
+fn context_message(mode: u8, i: usize) -> Value {
+    let text = |s: &str| Value::String(JsStr::from_str(s));
+    let obj = |pairs: Vec<(&str, Value)>| {
+        Value::Object(
+            pairs
+                .into_iter()
+                .map(|(k, v)| (JsStr::from_str(k), v))
+                .collect(),
+        )
+    };
+    let block = |ty: &str, pairs: Vec<(&str, Value)>| {
+        let mut all = vec![("type", text(ty))];
+        all.extend(pairs);
+        obj(all)
+    };
+    match i % 3 {
+        0 => obj(vec![("role", text("user")), ("content", text("do it"))]),
+        1 => {
+            let tokens = if mode & 0x40 != 0 && i % 7 == 1 {
+                100.0 + i as f64
+            } else {
+                0.0
+            };
+            let usage = obj(
+                ["totalTokens", "input", "output", "cacheRead", "cacheWrite"]
+                    .iter()
+                    .map(|k| {
+                        (
+                            *k,
+                            Value::Number(if *k == "totalTokens" { tokens } else { 0.0 }),
+                        )
+                    })
+                    .collect(),
+            );
+            obj(vec![
+                ("role", text("assistant")),
+                (
+                    "stopReason",
+                    text(if i % 5 == 1 { "error" } else { "stop" }),
+                ),
+                ("usage", usage),
+                (
+                    "content",
+                    Value::Array(vec![
+                        block("text", vec![("text", text("ok"))]),
+                        block(
+                            "toolCall",
+                            vec![
+                                ("name", text("read")),
+                                ("arguments", obj(vec![("path", text("a.txt"))])),
+                            ],
+                        ),
+                    ]),
+                ),
+            ])
+        }
+        _ => obj(vec![
+            ("role", text("toolResult")),
+            (
+                "content",
+                Value::Array(vec![
+                    block("text", vec![("text", text("r"))]),
+                    block("image", vec![]),
+                ]),
+            ),
+        ]),
     }
 }

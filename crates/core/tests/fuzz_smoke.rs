@@ -742,6 +742,67 @@ fn entry_facts() {
 }
 
 #[test]
+fn context_facts() {
+    run(
+        "context_facts",
+        0xc0fa,
+        |g| {
+            // lib/context-facts.js's chunks, last first from the context's
+            // end: roles, usages and values, and measures whose blocks and
+            // lengths add up most of the time.
+            let n = g.rng.below(64);
+            let mut out = vec![(n as u8) | if g.rng.chance(50) { 0x40 } else { 0 }];
+            let mut to = n;
+            for _ in 0..g.rng.below(5) {
+                let count = g.rng.below(to.min(31) + 1);
+                let explicit = g.rng.chance(10);
+                out.push(count as u8 | if explicit { 0x80 } else { 0 });
+                if explicit {
+                    out.push(g.rng.below(70) as u8);
+                }
+                let role = |i: usize| match i % 3 {
+                    0 => 16u8,
+                    1 => 17,
+                    _ => 18,
+                };
+                out.extend((0..count).map(|j| {
+                    if g.rng.chance(90) {
+                        role(to - 1 - j)
+                    } else {
+                        0
+                    }
+                }));
+                out.extend((0..count).map(|_| *g.rng.pick(&[0u8, 5, 9, 6, 10, 11])));
+                out.extend((0..5 * count).map(|_| {
+                    if g.rng.chance(5) {
+                        0xff
+                    } else {
+                        g.rng.below(40) as u8
+                    }
+                }));
+                out.extend((0..count).map(|j| (to - 1 - j) as u8));
+                let forms: Vec<u8> = (0..count).map(|_| g.rng.below(3) as u8).collect();
+                let counts: Vec<u8> = forms
+                    .iter()
+                    .map(|&f| if f == 2 { g.rng.below(3) as u8 } else { 0 })
+                    .collect();
+                out.extend(&forms);
+                out.extend(&counts);
+                let blocks: usize = counts.iter().map(|&c| usize::from(c)).sum();
+                out.push(blocks.min(15) as u8);
+                out.extend((0..blocks.min(15)).map(|_| g.rng.below(5) as u8));
+                let lengths = forms.iter().filter(|&&f| f == 1).count() + 2 * blocks.min(15);
+                out.push(lengths.min(31) as u8);
+                out.extend((0..lengths.min(31)).map(|_| g.rng.below(40) as u8));
+                to -= count;
+            }
+            out
+        },
+        bodies::context_facts,
+    );
+}
+
+#[test]
 fn entry_path() {
     run(
         "entry_path",
