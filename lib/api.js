@@ -358,6 +358,10 @@ function branchPreparation(entries, tokenBudget, line) {
   }
 }
 
+// The typed arrays of the projected facts, kept between calls (only the
+// outermost call reads ahead, so no two passes share them).
+const projectedScratch = new Scratch()
+
 /**
  * estimateProjectedContextTokens with the projection's and branch's facts
  * read ahead (lib/projected-facts.js), and its messages' where it asks
@@ -366,7 +370,7 @@ function branchPreparation(entries, tokenBudget, line) {
 function estimateProjectedContextTokens(projection, branchEntries, line) {
   readingAhead++
   try {
-    const facts = readingAhead === 1 ? readProjectedFacts(projection, branchEntries) : undefined
+    const facts = readingAhead === 1 ? readProjectedFacts(projection, branchEntries, projectedScratch) : undefined
     return withContextFacts(
       () => projection.messages,
       (context) => native.estimateProjectedContextTokens(projection, branchEntries, line, facts, context),

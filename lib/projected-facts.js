@@ -12,6 +12,7 @@
 
 const isProxy = require('node:util').types?.isProxy ?? (() => false)
 const { typeKind, NOT_READ } = require('./entry-facts.js')
+const { FRESH } = require('./typed-array.js')
 
 // Longer lists are read natively (no dense array is this long).
 const MAX_ENTRIES = 2 ** 23
@@ -25,7 +26,7 @@ const MAX_ID_UNITS = 2 ** 27
  * `branchEntries`, or undefined where the native side reads them all (not
  * arrays, Proxies, too long, `projection.entries` unreadable).
  */
-function readProjectedFacts(projection, branchEntries) {
+function readProjectedFacts(projection, branchEntries, scratch = FRESH) {
   if (!Array.isArray(branchEntries) || isProxy(branchEntries) || branchEntries.length > MAX_ENTRIES) return undefined
   if (projection === null || typeof projection !== 'object') return undefined
   let entries
@@ -35,7 +36,7 @@ function readProjectedFacts(projection, branchEntries) {
     return undefined
   }
   if (!Array.isArray(entries) || isProxy(entries) || entries.length > MAX_ENTRIES) return undefined
-  const counts = new Uint32Array(entries.length)
+  const counts = scratch.any('counts', Uint32Array, entries.length).subarray(0, entries.length)
   for (let k = 0; k < entries.length; k++) {
     counts[k] = NOT_READ_COUNT
     try {
@@ -48,8 +49,8 @@ function readProjectedFacts(projection, branchEntries) {
     }
   }
   const n = branchEntries.length
-  const kinds = new Uint8Array(n)
-  const idLengths = new Int32Array(n)
+  const kinds = scratch.zeroed('kinds', Uint8Array, n).subarray(0, n)
+  const idLengths = scratch.any('idLengths', Int32Array, n).subarray(0, n)
   let ids = ''
   for (let i = 0; i < n; i++) {
     idLengths[i] = -1
