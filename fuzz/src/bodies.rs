@@ -1075,19 +1075,26 @@ fn units(bytes: &[u8]) -> Vec<u16> {
         .collect()
 }
 
+/// A JSON string.
+fn json_text(s: &str) -> Value {
+    Value::String(JsStr::from_str(s))
+}
+
+/// A JSON object of these members, in order.
+fn json_object(pairs: Vec<(&str, Value)>) -> Value {
+    Value::Object(
+        pairs
+            .into_iter()
+            .map(|(k, v)| (JsStr::from_str(k), v))
+            .collect(),
+    )
+}
+
 /// Entry `i` of [`entry_facts`]'s entries: a chain of user, assistant (a
 /// read call) and tool-result messages, with a compaction or a branch
 /// summary where the mode's bits say.
 fn facts_entry(mode: u8, i: usize) -> Value {
-    let text = |s: &str| Value::String(JsStr::from_str(s));
-    let obj = |pairs: Vec<(&str, Value)>| {
-        Value::Object(
-            pairs
-                .into_iter()
-                .map(|(k, v)| (JsStr::from_str(k), v))
-                .collect(),
-        )
-    };
+    let (text, obj) = (json_text, json_object);
     let id = text(&format!("e{i}"));
     let parent = if i == 0 {
         Value::Null
@@ -2121,15 +2128,7 @@ pub fn context_facts(data: &[u8]) {
 /// and a read call; a usage, zero or not, as the mode's bits say) and tool
 /// results.
 fn context_message(mode: u8, i: usize) -> Value {
-    let text = |s: &str| Value::String(JsStr::from_str(s));
-    let obj = |pairs: Vec<(&str, Value)>| {
-        Value::Object(
-            pairs
-                .into_iter()
-                .map(|(k, v)| (JsStr::from_str(k), v))
-                .collect(),
-        )
-    };
+    let (text, obj) = (json_text, json_object);
     let block = |ty: &str, pairs: Vec<(&str, Value)>| {
         let mut all = vec![("type", text(ty))];
         all.extend(pairs);
