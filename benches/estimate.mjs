@@ -7,7 +7,7 @@
 // it). Each result is checked equal to the reference's before any time.
 //
 // Usage: node benches/estimate.mjs [--line 0.78|1.6] [sizes...]   (default: both lines, 1000 10000)
-// Prints a markdown table: medians of alternating runs, about 1.5 s a side.
+// Prints a markdown table: medians of alternating batches of calls, about 1.5 s a side.
 
 import assert from 'node:assert/strict'
 import { createRequire } from 'node:module'
@@ -27,23 +27,34 @@ function median(xs) {
   return s[s.length >> 1]
 }
 
-/** Medians (ms) of `a` and `b`, run in turn for about `budgetMs` each. */
+/**
+ * Medians (ms a call) of `a` and `b`, run in turn for about `budgetMs`
+ * each; each sample is a batch of calls of about half a millisecond (a
+ * call of a few microseconds is below what one timing tells apart).
+ */
 function timePair(a, b, budgetMs = 1_500) {
-  for (let i = 0; i < 5; i++) a(), b()
+  let reps = 1
+  for (let t = 0; t < 0.5; reps *= 2) {
+    const t0 = performance.now()
+    for (let i = 0; i < reps; i++) a(), b()
+    t = performance.now() - t0
+  }
+  const batch = (f) => {
+    const t0 = performance.now()
+    for (let i = 0; i < reps; i++) f()
+    return (performance.now() - t0) / reps
+  }
   const as = []
   const bs = []
   const t0 = performance.now()
-  while (as.length < 15 || (performance.now() - t0 < 2 * budgetMs && as.length < 5_000)) {
-    for (const [f, out] of as.length % 2 ? [[a, as], [b, bs]] : [[b, bs], [a, as]]) {
-      const t = performance.now()
-      f()
-      out.push(performance.now() - t)
-    }
+  while (as.length < 15 || (performance.now() - t0 < 2 * budgetMs && as.length < 2_000)) {
+    if (as.length % 2) as.push(batch(a)), bs.push(batch(b))
+    else bs.push(batch(b)), as.push(batch(a))
   }
   return [median(as), median(bs), as.length]
 }
 
-const fmt = (ms) => (ms >= 1 ? `${ms.toFixed(2)} ms` : `${(ms * 1000).toFixed(1)} µs`)
+const fmt = (ms) => (ms >= 1 ? `${ms.toFixed(2)} ms` : ms >= 0.001 ? `${(ms * 1000).toFixed(1)} µs` : `${(ms * 1e6).toFixed(0)} ns`)
 
 console.log(`Context estimates: node ${process.version}, ${new Date().toISOString().slice(0, 10)}, ${(await realSource()).label}`)
 console.log('')
