@@ -95,8 +95,8 @@ const FIRST_BATCH: usize = 256;
 /// messages; `false`, natively throughout (lib/api.js cannot read them);
 /// or the form lib/context-facts.js made, `{ messages, chunks }`, its
 /// chunks' facts taken where `messages` is the array read here, as long
-/// as it was (and otherwise none, nothing asked for). Returns the facts and the first
-/// message read without asking.
+/// as it was (and otherwise none, nothing asked for). Returns the facts
+/// and the first message read without asking.
 fn context_facts(
     cx: &Cx,
     form: &Option<Arg>,
