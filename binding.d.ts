@@ -219,10 +219,13 @@ export declare function formatFileOperations(readFiles: Arg, modifiedFiles: Arg)
 export declare function getSummarizationFailure(response: Arg, label: Arg, line: Arg): RawValue
 
 /**
- * The index of the entry whose message holds the last valid usage, or -1;
- * `lib/api.js` returns that message's own `usage` object.
+ * `lastAssistantUsageIndex(entries, line, contextFacts?)`: the index of
+ * the entry whose message holds the last valid usage, or -1 (`lib/api.js`
+ * returns that message's own `usage` object); or, where it asks for the
+ * facts of entries (`contextFacts` as for the estimates, read of
+ * entries), `{ readFrom, readTo }`.
  */
-export declare function lastAssistantUsageIndex(entries: Arg, line: Arg): number
+export declare function lastAssistantUsageIndex(entries: Arg, line: Arg, context?: Arg | undefined | null): RawValue
 
 /**
  * How a plan's messages are built (`{ own: 0, custom: 1, ... }`): the one

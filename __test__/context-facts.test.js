@@ -2,7 +2,8 @@
 // estimateContextTokens and 1.6's estimateProjectedContextTokens read the
 // last few messages natively and, where the last usage is not among them,
 // ask for the facts of the messages before (lib/context-facts.js reads
-// them; crates/core/src/tokens/context_facts.rs takes them). The public
+// them; crates/core/src/tokens/context_facts.rs takes them);
+// getLastAssistantUsage does the same over session entries. The public
 // functions must give what the binding gives reading everything itself:
 // the same estimate and the same errors, for generated contexts of every
 // message kind and for odd values in every field the pass reads (holes,
@@ -86,11 +87,11 @@ test('the native side answers at once where the last usage is among the last mes
     for (const at of [-1, 0, 1, 40, 700, 997]) expect(ours[line].estimateContextTokens(context(1000, at))).toEqual(refs[line].estimateContextTokens(context(1000, at)))
   }
   // Facts for another array, or a chunk out of place: none taken, or an internal error.
-  expect(binding.estimateContextTokens(many, index, { messages: [], chunks: [] })).toEqual(refs['1.6'].estimateContextTokens(many))
+  expect(binding.estimateContextTokens(many, index, { list: [], chunks: [] })).toEqual(refs['1.6'].estimateContextTokens(many))
   const chunk = { to: 10, roles: new Uint8Array(0), usages: new Uint8Array(0), values: new Float64Array(0), at: new Uint32Array(0), forms: new Uint8Array(0), counts: new Uint32Array(0), blocks: new Uint8Array(0), lengths: new Uint32Array(0) }
   // (a first chunk that does not end at the array's end is for an array a getter changed: none taken)
-  expect(binding.estimateContextTokens(many, index, { messages: many, chunks: [chunk] })).toEqual(refs['1.6'].estimateContextTokens(many))
-  expect(() => binding.estimateContextTokens(many, index, { messages: many, chunks: [{ ...chunk, to: 1000 }, chunk] })).toThrow(/internal error.*malformed context facts: a chunk out of order/)
+  expect(binding.estimateContextTokens(many, index, { list: many, chunks: [chunk] })).toEqual(refs['1.6'].estimateContextTokens(many))
+  expect(() => binding.estimateContextTokens(many, index, { list: many, chunks: [{ ...chunk, to: 1000 }, chunk] })).toThrow(/internal error.*malformed context facts: a chunk out of order/)
 })
 
 // Each field the pass reads, as a path from a message (an assistant's, a user's or a tool result's).
@@ -236,4 +237,90 @@ test('estimateProjectedContextTokens: the same estimate with facts of its messag
     entries: projection.entries,
   }
   expect(ours['1.6'].estimateProjectedContextTokens(throwsOnce, branch)).toEqual(expected)
+})
+
+/** Session entries for `messages`, with a compaction and a label among them. */
+function entriesOf(messages) {
+  const out = []
+  messages.forEach((message, i) => {
+    out.push({ type: 'message', id: `e${i}`, parentId: i ? `e${i - 1}` : null, timestamp: '2026-01-01T00:00:00.000Z', message })
+    if (i === 20) out.push({ type: 'compaction', id: 'c', parentId: `e${i}`, timestamp: '2026-01-01T00:00:00.000Z', summary: 's', firstKeptEntryId: 'e10', tokensBefore: 1 })
+    if (i === 30) out.push({ type: 'label', id: 'l', parentId: `e${i}`, timestamp: '2026-01-01T00:00:00.000Z', targetId: 'e3', label: 'x' })
+  })
+  return out
+}
+
+/** The public getLastAssistantUsage and the binding's reading every entry itself, on entries made afresh by `make`. */
+function expectSameUsage(line, make) {
+  const index = binding.agentLineIndex(line)
+  const viaFacts = outcome(() => ours[line].getLastAssistantUsage(make()))
+  const alone = outcome(() => {
+    const entries = make()
+    const i = binding.lastAssistantUsageIndex(entries, index, false)
+    return i < 0 ? undefined : entries[i].message.usage
+  })
+  expect(util.inspect(viaFacts)).toBe(util.inspect(alone))
+  return viaFacts
+}
+
+test('getLastAssistantUsage asks for the facts of entries past the last 16, and finds what the agent finds', () => {
+  const index = binding.agentLineIndex('1.6')
+  expect(binding.lastAssistantUsageIndex(entriesOf(context(100, 97)), index)).toBe(99)
+  expect(binding.lastAssistantUsageIndex(entriesOf(context(100)), index)).toEqual({ readFrom: 0, readTo: 102 })
+  for (const line of LINES) {
+    for (const at of [-1, 1, 40, 97]) {
+      const entries = entriesOf(context(300, at))
+      const theirs = refs[line].getLastAssistantUsage(entries)
+      expect(ours[line].getLastAssistantUsage(entries)).toBe(theirs)
+      expect(expectSameUsage(line, () => entries).value).toBe(theirs)
+    }
+  }
+})
+
+test('getLastAssistantUsage: odd values in every field its pass reads, the same usage or the same error', () => {
+  let errors = 0
+  let found = 0
+  const fields = [[], ['type'], ['message'], ['message', 'role'], ['message', 'stopReason'], ['message', 'usage'], ['message', 'usage', 'totalTokens'], ['message', 'usage', 'cacheRead']]
+  for (const line of LINES) {
+    for (const keys of fields) {
+      for (const kind of Object.keys(MORE_ODD)) {
+        // An assistant (the only usage that counts), a user, a tool result: all before the last 16 entries.
+        for (const at of [4, 6, 8]) {
+          const r = expectSameUsage(line, () => {
+            const entries = entriesOf(context(40, 4))
+            let target = entries
+            let key = at
+            for (const k of keys) {
+              const next = target[key]
+              if (typeof next !== 'object' || next === null) return entries
+              target[key] = { ...next }
+              target = target[key]
+              key = k
+            }
+            setOdd(target, key, kind, target[key])
+            return entries
+          })
+          if (r.error) errors++
+          else if (r.value !== undefined) found++
+        }
+      }
+    }
+  }
+  expect(errors).toBeGreaterThan(0)
+  expect(found).toBeGreaterThan(0)
+  for (const line of LINES) {
+    expectSameUsage(line, () => new Proxy(entriesOf(context(40, 4)), {}))
+    expectSameUsage(line, () => entriesOf(context(40, 4)).map((e) => Object.freeze(e)))
+  }
+})
+
+test.each(LINES)("getLastAssistantUsage on generated sessions (%s): the same usage either way, and the reference's", (line) => {
+  fc.assert(
+    fc.property(fc.array(contextArb(line).map(entriesOf), { minLength: 1, maxLength: 1 }), ([entries]) => {
+      const r = expectSameUsage(line, () => entries)
+      const theirs = outcome(() => refs[line].getLastAssistantUsage(entries))
+      if (!theirs.error && !r.error) expect(r.value).toBe(theirs.value)
+    }),
+    { numRuns: RUNS },
+  )
 })

@@ -395,7 +395,7 @@ function convertToLlm(messages, line) {
 }
 
 function getLastAssistantUsage(entries, line) {
-  const index = native.lastAssistantUsageIndex(entries, line)
+  const index = withContextFacts(() => entries, (context) => native.lastAssistantUsageIndex(entries, line, context), true)
   return index < 0 ? undefined : entries[index].message.usage
 }
 

@@ -15,11 +15,10 @@ use prime_compaction_core::error::{Context, Error, ErrorKind, Result};
 use prime_compaction_core::js::view::{Key, Kind, View};
 use prime_compaction_core::session::entries::Entries;
 use prime_compaction_core::session::measures::MeasuresChunk;
-use prime_compaction_core::session::model::Role;
-use prime_compaction_core::tokens::context_facts::{ContextChunk, ContextFacts, FactsList};
-use prime_compaction_core::tokens::estimate::{
-    context_tokens, valid_assistant_usage, ContextEstimate, Counter,
+use prime_compaction_core::tokens::context_facts::{
+    last_usage_entry, ContextChunk, ContextFacts, FactsList, LastUsage,
 };
+use prime_compaction_core::tokens::estimate::{context_tokens, ContextEstimate, Counter};
 use prime_compaction_core::tokens::projected::{
     context_estimate, projected_context_tokens, usage_is_current_in, ContextList, MessageArray,
     ProjectedFacts,
@@ -43,25 +42,30 @@ pub fn estimate_tokens_native(
     })
 }
 
-/// The index of the entry whose message holds the last valid usage, or -1;
-/// `lib/api.js` returns that message's own `usage` object.
+/// `lastAssistantUsageIndex(entries, line, contextFacts?)`: the index of
+/// the entry whose message holds the last valid usage, or -1 (`lib/api.js`
+/// returns that message's own `usage` object); or, where it asks for the
+/// facts of entries (`contextFacts` as for the estimates, read of
+/// entries), `{ readFrom, readTo }`.
 #[napi(js_name = "lastAssistantUsageIndex")]
-pub fn last_assistant_usage_index(env: Env, entries: Arg, line: Arg) -> napi::Result<f64> {
+pub fn last_assistant_usage_index(
+    env: Env,
+    entries: Arg,
+    line: Arg,
+    context: Option<Arg>,
+) -> napi::Result<RawValue> {
     run(&env, |cx| {
         let line = line_arg(cx, &line)?;
         let array = arg(cx, &entries)?;
         let list = Entries::new(&array, "entries", line)?;
-        // Each entry read once: its kind (the role read there is not read
-        // again), then an assistant's usage.
-        let found = list.find_last(|i, e| {
-            if list.kind_of(i, e)?.role != Some(Role::Assistant) {
-                return Ok(false);
-            }
-            Ok(valid_assistant_usage(&e.get(Key::Message)?, &line.tokens)
-                .within("message")?
-                .is_some())
-        })?;
-        Ok(found.map_or(-1.0, |i| i as f64))
+        let (facts, reads_from) = context_facts(cx, &context, &array, list.len())?;
+        Ok(RawValue(
+            match last_usage_entry(&list, &facts, reads_from, &line.tokens)? {
+                LastUsage::At(i) => cx.number(i as f64)?,
+                LastUsage::None => cx.number(-1.0)?,
+                LastUsage::Wanted { k, to } => ask_object(cx, k, to, list.len())?,
+            },
+        ))
     })
 }
 
@@ -93,9 +97,9 @@ const FIRST_BATCH: usize = 256;
 /// How an estimate reads `messages`, from its `contextFacts` argument:
 /// `undefined`, natively, asking for facts past the last [`NATIVE_TAIL`]
 /// messages; `false`, natively throughout (lib/api.js cannot read them);
-/// or the form lib/context-facts.js made, `{ messages, chunks }`, its
-/// chunks' facts taken where `messages` is the array read here, as long
-/// as it was (and otherwise none, nothing asked for). Returns the facts
+/// or the form lib/context-facts.js made, `{ list, chunks }`, its
+/// chunks' facts taken where `list` is the array read here, as long as it
+/// was (and otherwise none, nothing asked for). Returns the facts
 /// and the first message read without asking.
 fn context_facts(
     cx: &Cx,
@@ -108,7 +112,13 @@ fn context_facts(
         return Ok((facts, len.saturating_sub(NATIVE_TAIL)));
     };
     let form = cx.wrap(form.0)?;
-    if form.kind() != Kind::Object || !form.get(Key::Messages)?.strict_equals(messages)? {
+    if form.kind() != Kind::Object {
+        return Ok((facts, 0));
+    }
+    if !cx
+        .wrap(form_field(cx, form.raw, c"list")?)?
+        .strict_equals(messages)?
+    {
         return Ok((facts, 0));
     }
     let chunks = cx.wrap(form_field(cx, form.raw, c"chunks")?)?;
@@ -219,13 +229,16 @@ fn estimate_or_ask<L: ContextList>(
     let Some((k, to)) = list.wanted().filter(|_| err.kind == ErrorKind::FactsWanted) else {
         return Err(err);
     };
-    let batch = FIRST_BATCH.max(3 * (list.len() - to));
+    ask_object(cx, k, to, list.len())
+}
+
+/// `{ readFrom, readTo }`: the facts of the `len` items' `from..to` are
+/// wanted, down to item `k` at least.
+fn ask_object(cx: &Cx, k: usize, to: usize, len: usize) -> Result<Raw> {
+    let batch = FIRST_BATCH.max(3 * (len - to));
     let o = cx.object()?;
-    cx.set(
-        o,
-        c"readFrom",
-        cx.number(k.min(to.saturating_sub(batch)) as f64)?,
-    )?;
+    let from = k.min(to.saturating_sub(batch));
+    cx.set(o, c"readFrom", cx.number(from as f64)?)?;
     cx.set(o, c"readTo", cx.number(to as f64)?)?;
     Ok(o)
 }

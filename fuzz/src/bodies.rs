@@ -2048,7 +2048,8 @@ pub fn context_facts(data: &[u8]) {
         };
         let roles = take(count, 0x1f);
         let usages = take(count, 0x0f);
-        let values: Vec<f64> = take(5 * count, 0xff)
+        let numbers = usize::from(take(1, 0x1f).first().copied().unwrap_or(0));
+        let values: Vec<f64> = take(5 * numbers, 0xff)
             .into_iter()
             .map(|b| {
                 if b == 0xff {

@@ -772,8 +772,17 @@ fn context_facts() {
                         0
                     }
                 }));
-                out.extend((0..count).map(|_| *g.rng.pick(&[0u8, 5, 9, 6, 10, 11])));
-                out.extend((0..5 * count).map(|_| {
+                let usages: Vec<u8> = (0..count)
+                    .map(|_| *g.rng.pick(&[0u8, 5, 9, 6, 10, 11]))
+                    .collect();
+                out.extend(&usages);
+                // Five numbers for each usage of numbers, their count right most of the time.
+                let mut numbers = usages.iter().filter(|&&u| u & 8 != 0).count();
+                if g.rng.chance(10) {
+                    numbers = g.rng.below(count + 1);
+                }
+                out.push(numbers as u8);
+                out.extend((0..5 * numbers).map(|_| {
                     if g.rng.chance(5) {
                         0xff
                     } else {

@@ -11,17 +11,20 @@
 //! sizes ([`Measures`]). The rules (which usage counts, how sizes become
 //! an estimate) stay in [`crate::tokens::estimate`]; these are values. A
 //! message the pass could not read is read natively, as without facts.
+//! `getLastAssistantUsage` looks for the same usage over session entries
+//! ([`last_usage_entry`]): there the pass reads each entry's kind and its
+//! message's usage, and measures nothing.
 //!
-//! A chunk ([`ContextChunk`]) holds the messages `to - n..to`, last first
-//! (`n` the length of `roles`; codes in
+//! A chunk ([`ContextChunk`]) holds the messages (or entries) `to - n..to`,
+//! last first (`n` the length of `roles`; codes in
 //! [`crate::boundary_codes::context_facts`]):
 //! - `roles[j]`: message `to - 1 - j`'s role, as an entry-kind code
-//!   ([`EntryKind::from_code`], a message's), or not read (0);
+//!   ([`EntryKind::from_code`]; an entry's kind), or not read (0);
 //! - `usages[j]`: for an assistant, its `stopReason` (`STOP_ABORTED`,
 //!   `STOP_ERROR`, `STOP_OTHER`: any other value) plus its `usage`
 //!   (`USAGE_NULLISH`, or `USAGE_NUMBERS`: an object whose `totalTokens`,
 //!   `input`, `output`, `cacheRead` and `cacheWrite` are numbers, those
-//!   five in `values[5j..5j + 5]`); 0 where not read;
+//!   five the next five of `values`); 0 where not read;
 //! - `measures`: a measures chunk ([`MeasuresChunk`]) whose `at` are
 //!   message indices.
 
@@ -29,11 +32,13 @@ use std::cell::Cell;
 
 use crate::agent_line::TokenRules;
 use crate::boundary_codes::context_facts as code;
-use crate::error::{Error, Result};
+use crate::error::{Context, Error, Result};
+use crate::js::view::{Key, View};
+use crate::session::entries::Entries;
 use crate::session::measures::{Measures, MeasuresChunk};
 use crate::session::model::{EntryKind, EntryType, Role};
 use crate::session::projection::Msg;
-use crate::tokens::estimate::{measured_chars, usage_tokens};
+use crate::tokens::estimate::{measured_chars, usage_tokens, valid_assistant_usage};
 use crate::tokens::projected::ContextList;
 
 /// A chunk as the JS pass sends it (see the module docs).
@@ -61,8 +66,8 @@ enum UsageFact {
 pub struct ContextFacts {
     len: usize,
     from: usize,
-    /// Message `len - 1 - j`'s role at `j`, where read.
-    roles: Vec<Option<Role>>,
+    /// Message (or entry) `len - 1 - j`'s kind at `j`, where read.
+    kinds: Vec<Option<EntryKind>>,
     usages: Vec<UsageFact>,
     measures: Measures,
 }
@@ -95,47 +100,57 @@ impl ContextFacts {
         if chunk.to != self.from || n > self.from {
             return Err(malformed("a chunk out of order"));
         }
-        if chunk.usages.len() != n || chunk.values.len() != 5 * n {
+        if chunk.usages.len() != n {
             return Err(malformed("arrays of different lengths"));
         }
         let from = self.from - n;
         if chunk.measures.at.iter().any(|&i| (i as usize) < from) {
             return Err(malformed("measures of a message not in the chunk"));
         }
-        let mut roles = Vec::with_capacity(n);
+        let mut kinds = Vec::with_capacity(n);
         let mut usages = Vec::with_capacity(n);
+        let mut values = chunk.values.chunks_exact(5);
+        if !values.remainder().is_empty() {
+            return Err(malformed("a usage of fewer than five numbers"));
+        }
         for j in 0..n {
-            roles.push(match chunk.roles[j] {
+            kinds.push(match chunk.roles[j] {
                 0 => None,
-                c => match EntryKind::from_code(c) {
-                    Some(EntryKind {
-                        ty: EntryType::Message,
-                        role: Some(role),
-                    }) => Some(role),
-                    _ => return Err(malformed("a role code")),
-                },
+                c => Some(EntryKind::from_code(c).ok_or_else(|| malformed("a kind code"))?),
             });
-            let v = &chunk.values[5 * j..5 * j + 5];
-            usages.push(
-                match (
-                    chunk.usages[j] & code::STOP_MASK,
-                    chunk.usages[j] & !code::STOP_MASK,
-                ) {
-                    (0, 0) => UsageFact::NotRead,
-                    (
-                        code::STOP_ABORTED | code::STOP_ERROR,
-                        code::USAGE_NULLISH | code::USAGE_NUMBERS,
-                    )
-                    | (code::STOP_OTHER, code::USAGE_NULLISH) => UsageFact::None,
-                    (code::STOP_OTHER, code::USAGE_NUMBERS) => {
-                        UsageFact::Numbers(v[0], [v[1], v[2], v[3], v[4]])
-                    }
-                    _ => return Err(malformed("a usage code")),
-                },
+            let (stop, usage) = (
+                chunk.usages[j] & code::STOP_MASK,
+                chunk.usages[j] & !code::STOP_MASK,
             );
+            // Each usage of numbers takes the next five (an aborted or
+            // errored one's too, which then count for nothing).
+            let numbers = if usage == code::USAGE_NUMBERS {
+                let v = values
+                    .next()
+                    .ok_or_else(|| malformed("too few usage numbers"))?;
+                Some((v[0], [v[1], v[2], v[3], v[4]]))
+            } else {
+                None
+            };
+            usages.push(match (stop, usage, numbers) {
+                (0, 0, _) => UsageFact::NotRead,
+                (
+                    code::STOP_ABORTED | code::STOP_ERROR,
+                    code::USAGE_NULLISH | code::USAGE_NUMBERS,
+                    _,
+                )
+                | (code::STOP_OTHER, code::USAGE_NULLISH, _) => UsageFact::None,
+                (code::STOP_OTHER, code::USAGE_NUMBERS, Some((total, parts))) => {
+                    UsageFact::Numbers(total, parts)
+                }
+                _ => return Err(malformed("a usage code")),
+            });
+        }
+        if values.next().is_some() {
+            return Err(malformed("usage numbers left over"));
         }
         self.measures.push(&chunk.measures, self.from)?;
-        self.roles.extend(roles);
+        self.kinds.extend(kinds);
         self.usages.extend(usages);
         self.from = from;
         Ok(())
@@ -146,9 +161,81 @@ impl ContextFacts {
         (self.from..self.len).contains(&k).then(|| self.len - 1 - k)
     }
 
+    /// Message `k`'s role (an entry's kind where it is not a message's: none).
     fn role(&self, k: usize) -> Option<Role> {
-        self.roles[self.slot(k)?]
+        self.kinds[self.slot(k)?].and_then(|kind| kind.role)
     }
+
+    /// Message or entry `k`'s usage in tokens (`Some(None)`: none that
+    /// counts), where the facts settle it.
+    fn usage(&self, k: usize, rules: &TokenRules) -> Option<Option<f64>> {
+        let j = self.slot(k)?;
+        let kind = self.kinds[j]?;
+        if kind.ty != EntryType::Message || kind.role != Some(Role::Assistant) {
+            return Some(None);
+        }
+        match self.usages[j] {
+            UsageFact::NotRead => None,
+            UsageFact::None => Some(None),
+            UsageFact::Numbers(total, parts) => Some(usage_tokens(total, parts, rules)),
+        }
+    }
+}
+
+/// Where [`last_usage_entry`] ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LastUsage {
+    /// The entry whose message holds the last usage that counts.
+    At(usize),
+    None,
+    /// It asks for the facts of the entries before `to` (the first the
+    /// facts hold, or the list's end), down to entry `k` at least.
+    Wanted {
+        k: usize,
+        to: usize,
+    },
+}
+
+/// `getLastAssistantUsage(entries)`: the last entry, from the end, whose
+/// message is an assistant's with a usage that counts
+/// ([`crate::tokens::estimate::valid_assistant_usage`]), taken from
+/// `facts` (of entries: each one's kind and usage; no measures) where they
+/// settle it and read otherwise; the entries before `reads_from` (the
+/// facts' first, where they hold any) are asked for.
+pub fn last_usage_entry<V: View>(
+    entries: &Entries<'_, V>,
+    facts: &ContextFacts,
+    reads_from: usize,
+    rules: &TokenRules,
+) -> Result<LastUsage> {
+    let reads_from = if facts.from < facts.len {
+        facts.from
+    } else {
+        reads_from
+    };
+    for i in (0..entries.len()).rev() {
+        if i < reads_from {
+            return Ok(LastUsage::Wanted {
+                k: i,
+                to: facts.from,
+            });
+        }
+        let counts = match facts.usage(i, rules) {
+            Some(usage) => usage.is_some(),
+            None => entries.with_entry(i, |entry| {
+                if entries.kind_of(i, entry)?.role != Some(Role::Assistant) {
+                    return Ok(false);
+                }
+                Ok(valid_assistant_usage(&entry.get(Key::Message)?, rules)
+                    .within("message")?
+                    .is_some())
+            })?,
+        };
+        if counts {
+            return Ok(LastUsage::At(i));
+        }
+    }
+    Ok(LastUsage::None)
 }
 
 /// A list of context messages with the facts of its last ones (none at
@@ -219,16 +306,8 @@ impl<L: ContextList> ContextList for FactsList<'_, L> {
 
     fn usage_ahead(&self, k: usize, rules: &TokenRules) -> Result<Option<Option<f64>>> {
         self.ask(k)?;
-        let Some(j) = self.facts.slot(k) else {
-            return Ok(None);
-        };
-        Ok(match (self.facts.roles[j], self.facts.usages[j]) {
-            (None, _) => None,
-            (Some(role), _) if role != Role::Assistant => Some(None),
-            (_, UsageFact::NotRead) => None,
-            (_, UsageFact::None) => Some(None),
-            (_, UsageFact::Numbers(total, parts)) => Some(usage_tokens(total, parts, rules)),
-        })
+        // (a kind that is not a message's is read here, as is a message not read)
+        Ok(self.facts.role(k).and(self.facts.usage(k, rules)))
     }
 
     fn chars_ahead(&self, k: usize) -> Result<Option<u64>> {

@@ -120,7 +120,9 @@ impl Chunk {
                 };
             }
             c.usages.push(usage);
-            c.values.extend(values);
+            if usage & code::USAGE_NUMBERS != 0 {
+                c.values.extend(values);
+            }
             c.at.push(k as u32);
             let (form, count) = match m.get("content") {
                 Some(Value::String(s)) => {
@@ -249,14 +251,16 @@ fn a_malformed_chunk_adds_nothing() {
     let good = Chunk::read(&value, 10, 30);
     let mut facts = ContextFacts::new(30);
     let mut bad_role = Chunk::read(&value, 10, 30);
-    bad_role.roles[3] = 2; // an entry type's code, not a role's
+    bad_role.roles[3] = 15; // no kind's code
     let mut bad_usage = Chunk::read(&value, 10, 30);
     bad_usage.usages[1] = code::USAGE_NUMBERS; // numbers without a stop reason
     let mut short = Chunk::read(&value, 10, 30);
     short.values.pop();
+    let mut long = Chunk::read(&value, 10, 30);
+    long.values.extend([1.0; 5]);
     let mut measures = Chunk::read(&value, 10, 30);
     measures.at[0] = 3; // a message before the chunk
-    for bad in [&bad_role, &bad_usage, &short, &measures] {
+    for bad in [&bad_role, &bad_usage, &short, &long, &measures] {
         assert!(facts.push(&bad.view()).is_err());
         assert_eq!(facts, ContextFacts::new(30));
     }
