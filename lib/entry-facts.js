@@ -393,15 +393,16 @@ function measuresOf(m, count) {
  * throws) leaves it not measured.
  */
 function measureContent(m, k, message) {
-  const blockMark = m.b
-  const lengthMark = m.n
-  let b = blockMark
-  let n = lengthMark
+  // The chunk's positions move only once the message is read whole.
+  let b = m.b
+  let n = m.n
+  const lengthMark = n
   try {
     const content = message.content
     if (typeof content === 'string') {
       if (n + 1 > m.lengths.length) m.lengths = grown(m.lengths, n + 1)
-      m.lengths[m.n++] = content.length
+      m.lengths[n] = content.length
+      m.n = n + 1
       m.forms[k] = MEASURE_TEXT
       return content.length
     }

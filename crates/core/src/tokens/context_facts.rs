@@ -156,6 +156,13 @@ impl ContextFacts {
         Ok(())
     }
 
+    /// The first item a walk takes without asking, for a walk that would
+    /// read natively from `given` on: none of those the facts hold is
+    /// asked for.
+    fn first_unasked(&self, given: usize) -> usize {
+        given.min(self.from)
+    }
+
     /// Where message `k`'s facts are, when the facts hold it.
     fn slot(&self, k: usize) -> Option<usize> {
         (self.from..self.len).contains(&k).then(|| self.len - 1 - k)
@@ -200,19 +207,15 @@ pub enum LastUsage {
 /// message is an assistant's with a usage that counts
 /// ([`crate::tokens::estimate::valid_assistant_usage`]), taken from
 /// `facts` (of entries: each one's kind and usage; no measures) where they
-/// settle it and read otherwise; the entries before `reads_from` (the
-/// facts' first, where they hold any) are asked for.
+/// settle it and read otherwise; the entries before `reads_from` that the
+/// facts do not hold are asked for.
 pub fn last_usage_entry<V: View>(
     entries: &Entries<'_, V>,
     facts: &ContextFacts,
     reads_from: usize,
     rules: &TokenRules,
 ) -> Result<LastUsage> {
-    let reads_from = if facts.from < facts.len {
-        facts.from
-    } else {
-        reads_from
-    };
+    let reads_from = facts.first_unasked(reads_from);
     for i in (0..entries.len()).rev() {
         if i < reads_from {
             return Ok(LastUsage::Wanted {
@@ -245,25 +248,20 @@ pub fn last_usage_entry<V: View>(
 pub struct FactsList<'f, L> {
     list: L,
     facts: &'f ContextFacts,
-    /// The first message given without asking: the facts' first, or some
-    /// of the last messages read natively before any facts.
+    /// The first message given without asking (see [`FactsList::new`]).
     reads_from: usize,
     wanted: Cell<Option<usize>>,
 }
 
 impl<'f, L: ContextList> FactsList<'f, L> {
-    /// `list` with `facts`; with none yet, its messages from `reads_from`
-    /// on are read natively and the ones before asked for.
+    /// `list` with `facts`: its messages from `reads_from` on are read
+    /// natively where the facts do not hold them, and the ones before that
+    /// the facts do not hold asked for.
     pub fn new(list: L, facts: &'f ContextFacts, reads_from: usize) -> Self {
-        let reads_from = if facts.from < facts.len {
-            facts.from
-        } else {
-            reads_from.min(list.len())
-        };
         FactsList {
             list,
             facts,
-            reads_from,
+            reads_from: facts.first_unasked(reads_from),
             wanted: Cell::new(None),
         }
     }
