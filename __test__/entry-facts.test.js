@@ -662,6 +662,51 @@ test('each name and path goes over once; a message that throws takes back its ca
   facts.release()
 })
 
+test('paths are read after every message\'s blocks, once each: a path that throws takes back its message\'s calls, not the others\'', () => {
+  const reads = []
+  const args = (path, i) => ({
+    get path() {
+      reads.push(i)
+      if (path instanceof Error) throw path
+      return path
+    },
+  })
+  const call = (name, path, i) => ({ type: 'toolCall', name, arguments: args(path, i) })
+  const entries = [
+    { message: { role: 'assistant', content: [call('read', 'a.ts', 0), { type: 'text', text: 't' }, call('bash', undefined, 1)] } },
+    { message: { role: 'assistant', content: [call('edit', 'b.ts', 2), call('write', new Error('boom'), 3), call('read', 'c.ts', 4)] } },
+    { message: { role: 'toolResult', content: [], nestedCalls: { calls: [{ name: 'write', arguments: args('d.ts', 5) }] } } },
+    { message: { role: 'assistant', content: [call('read', 'a.ts', 6), null] } },
+  ]
+  const messages = readMessageFacts(entries, new Uint32Array([0, 1, 2, 3]), 0, 4)
+  const { CONTENT_PRESENT, CALLS_READ } = BOUNDARY.entryFacts
+  // The last message's null block leaves its calls to the native side before any path is read.
+  expect(reads).toEqual([0, 1, 2, 3, 4, 5])
+  expect(Array.from(messages.contents)).toEqual([CONTENT_PRESENT | CALLS_READ, 0, CONTENT_PRESENT | CALLS_READ, CONTENT_PRESENT])
+  expect(Array.from(messages.calls)).toEqual([1, 0, 1, 0])
+  // 'edit' and 'b.ts' came with the message that threw, and stay, named by none.
+  expect(messages.text).toBe('reada.tseditb.tswrited.ts')
+  expect(Array.from(messages.refs)).toEqual([0, 1, 4, 5])
+  const facts = new binding.EntryFacts()
+  facts.pushEntries(readEntryFacts(entries, 0, 4))
+  facts.pushMessages(messages)
+  facts.release()
+  // A read of the same facts from a path's getter, in the middle of the
+  // pass: each gets its own, the same as read alone.
+  const chunkOf = (chunk) => Object.fromEntries(Object.entries(chunk).map(([k, v]) => [k, ArrayBuffer.isView(v) ? Array.from(v) : v]))
+  const plain = [{ message: { role: 'assistant', content: [call('read', 'a.ts', 7), call('edit', 'b.ts', 8)] } }]
+  const alone = chunkOf(readMessageFacts(plain, new Uint32Array([0]), 0, 1))
+  let inner
+  const outer = [
+    { message: { role: 'assistant', content: [call('write', 'x.ts', 9), { type: 'toolCall', name: 'read', arguments: { get path() { inner = chunkOf(readMessageFacts(plain, new Uint32Array([0]), 0, 1)); return 'y.ts' } } }] } },
+    { message: { role: 'assistant', content: [call('edit', 'z.ts', 10)] } },
+  ]
+  const both = chunkOf(readMessageFacts(outer, new Uint32Array([0, 1]), 0, 2))
+  expect(inner).toEqual(alone)
+  expect(both.text).toBe('writex.tsready.tseditz.ts')
+  expect(both.calls).toEqual([2, 1])
+})
+
 test('a chunk ends once its text reaches the limit, and the next goes on from there', () => {
   // A chunk's first entry adds 16 units (an 8-unit id and parent), each
   // next one 8 (its parent is the id before it); a limit of 30 is reached

@@ -7,8 +7,9 @@
 // - every entry's `type`, `id` and `parentId`, and a message entry's
 //   `message` and `role` (the path, the last compaction and the kinds);
 // - for the summarized messages (from the previous compaction's kept entry
-//   to the cut): each tool call's `name` and `arguments.path`, put in the
-//   file Sets, and the message put in the result's array; on the 1.6 line
+//   to the cut): each tool call's `name` and `arguments.path` (the paths
+//   read after the messages, whose reads then overlap), put in the file
+//   Sets, and the message put in the result's array; on the 1.6 line
 //   also each message's `content` (the projection copies a message whose
 //   content is null) and a tool result's `nestedCalls`;
 // - for the kept messages (the cut to the end): the lengths the estimate
@@ -70,6 +71,9 @@ function floor(entries, cut, line16) {
   const summarize = []
   const read = new Set()
   const touched = new Set()
+  // (the calls' paths read after the messages, as ours reads them: see lib/entry-facts.js)
+  const names = []
+  const args = []
   for (let i = start; i < cut; i++) {
     const entry = entries[i]
     if (entry.type !== 'message') continue
@@ -79,12 +83,17 @@ function floor(entries, cut, line16) {
     if (message.role === 'assistant' && Array.isArray(content)) {
       for (const block of content) {
         if (block.type !== 'toolCall') continue
-        const path = block.arguments.path
-        if (typeof path !== 'string') continue
-        if (block.name === 'read') read.add(path)
-        else touched.add(path)
+        names.push(block.name)
+        args.push(block.arguments)
       }
     } else if (line16 && (content === null || content === undefined || (message.role === 'toolResult' && message.nestedCalls))) kinds++
+  }
+  for (let c = 0; c < args.length; c++) args[c] = args[c].path
+  for (let c = 0; c < args.length; c++) {
+    const path = args[c]
+    if (typeof path !== 'string') continue
+    if (names[c] === 'read') read.add(path)
+    else touched.add(path)
   }
   let chars = 0
   for (let i = cut; i < entries.length; i++) {

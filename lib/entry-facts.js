@@ -113,18 +113,17 @@ const MAX_TEXT_UNITS = 2 ** 27
 /**
  * The tool calls in an assistant's `content` array (`blocks`: its
  * `toolCall` blocks) or in a tool result's `nestedCalls.calls` (every
- * record) whose `name` and `arguments.path` are strings, each as two
- * references into the chunk's strings (`into`, see readMessageFacts); how
- * many, or -1 (no references added) where a block or record or its
- * arguments are null or undefined.
+ * record) whose `name` is a string: each call's name and `arguments`
+ * object added to `calls.list`, two elements a call (see readMessageFacts;
+ * their `path` is read later); how many, or -1 (none added) where a block
+ * or record or its arguments are null or undefined.
  */
-function readCalls(list, into, blocks) {
-  const mark = into.refCount
-  let n = 0
+function gatherCalls(list, calls, blocks) {
+  const mark = calls.count
   for (let i = 0; i < list.length; i++) {
     const block = list[i]
     if (block === null || block === undefined) {
-      into.refCount = mark
+      calls.count = mark
       return -1
     }
     if (blocks && block.type !== 'toolCall') continue
@@ -132,11 +131,65 @@ function readCalls(list, into, blocks) {
     if (typeof name !== 'string') continue
     const args = block.arguments
     if (args === null || args === undefined) {
-      into.refCount = mark
+      calls.count = mark
       return -1
     }
-    const path = args.path
-    if (typeof path !== 'string') continue
+    // (a message that gives up leaves its calls past `count`, overwritten by the next)
+    const at = 2 * calls.count
+    calls.list[at] = name
+    calls.list[at + 1] = args
+    if (at + 2 > calls.high) calls.high = at + 2
+    calls.count++
+  }
+  return calls.count - mark
+}
+
+/**
+ * Each gathered call's `arguments.path`, in place of its `arguments`
+ * (THREW where the read throws): a loop of nothing else, whose reads the
+ * processor overlaps.
+ */
+function readPaths(calls) {
+  const list = calls.list
+  for (let at = 1; at < 2 * calls.count; at += 2) {
+    try {
+      list[at] = list[at].path
+    } catch {
+      list[at] = THREW
+    }
+  }
+}
+
+const THREW = {}
+
+// The array of the calls gathered by the last readMessageFacts, emptied
+// and kept for the next (growing a new one was a tenth of a call at 1k
+// entries); a call made from a getter during another takes a new one.
+let spareCalls = null
+const KEEP_CALLS = 2 ** 14
+
+/** Empties the gathered calls' array (it holds the caller's values) and keeps it for the next call. */
+function releaseCalls(calls) {
+  if (calls.list.length > KEEP_CALLS) return
+  calls.list.fill(undefined, 0, calls.high)
+  spareCalls = calls.list
+}
+
+/**
+ * The gathered calls `from..to` (one message's), with their paths read
+ * (readPaths), whose path is a string, each as two references
+ * into the chunk's strings (`into`, see readMessageFacts); how many, or -1
+ * where a path's read threw (the caller takes back what was added).
+ */
+function refCalls(calls, from, to, into) {
+  const mark = into.refCount
+  for (let c = from; c < to; c++) {
+    const path = calls.list[2 * c + 1]
+    if (typeof path !== 'string') {
+      if (path === THREW) return -1
+      continue
+    }
+    const name = calls.list[2 * c]
     if (into.refCount + 2 > into.refs.length) into.refs = grown(into.refs, into.refCount + 2)
     // Calls in a row mostly name the same tool, or the same file: a compare
     // costs less than a lookup.
@@ -151,9 +204,8 @@ function readCalls(list, into, blocks) {
     into.refs[into.refCount] = into.lastNameIndex
     into.refs[into.refCount + 1] = into.lastPathIndex
     into.refCount += 2
-    n++
   }
-  return n
+  return (into.refCount - mark) / 2
 }
 
 /**
@@ -273,20 +325,23 @@ function readEntryFacts(entries, first, end, maxUnits = MAX_TEXT_UNITS, scratch 
  * `refs`, its name's and its path's index among the chunk's strings:
  * `lengths[i]` is string i's length, `text` all of them in order, and
  * `strings` (which the native side does not read) the strings themselves.
+ *
+ * Read in two passes: the messages, their blocks and each call's name and
+ * `arguments` object first, then each call's `arguments.path`. The reads
+ * are the same; the second pass's are independent of one another, so the
+ * processor overlaps their cache misses (in real sessions an `arguments`
+ * object lies past the file contents it holds), where one pass waited for
+ * each in turn (docs/boundary.md).
  */
 function readMessageFacts(entries, at, from, to, maxUnits = MAX_TEXT_UNITS, scratch = FRESH) {
   let count = to - from
   const contents = scratch.zeroed('contents', Uint8Array, count)
+  // Until the second pass: how many calls each message gathered.
   const calls = scratch.zeroed('calls', Uint32Array, count)
-  const into = { index: new Map(), lastName: null, lastNameIndex: 0, lastPath: null, lastPathIndex: 0, text: '', lengths: scratch.any('stringLengths', Uint32Array, 64), stringCount: 0, refs: scratch.any('refs', Uint32Array, 64), refCount: 0 }
+  const gathered = { list: spareCalls ?? [], count: 0, high: 0 }
+  spareCalls = null
   for (let k = 0; k < count; k++) {
-    if (into.text.length >= maxUnits) {
-      count = k
-      break
-    }
-    // A message that throws gives back its references; strings it added
-    // stay, named by none.
-    const mark = into.refCount
+    const mark = gathered.count
     try {
       const entry = entries[at[from + k]]
       if (typeof entry !== 'object' || entry === null) continue
@@ -297,7 +352,7 @@ function readMessageFacts(entries, at, from, to, maxUnits = MAX_TEXT_UNITS, scra
       const content = message.content
       let code = content === undefined || content === null ? CONTENT_NULLISH : CONTENT_PRESENT
       if (role === 'assistant') {
-        const n = Array.isArray(content) ? readCalls(content, into, true) : 0
+        const n = Array.isArray(content) ? gatherCalls(content, gathered, true) : 0
         if (n >= 0) {
           code |= CALLS_READ
           calls[k] = n
@@ -307,7 +362,7 @@ function readMessageFacts(entries, at, from, to, maxUnits = MAX_TEXT_UNITS, scra
         // `nestedCalls?.calls`: no calls in a primitive, a string or none;
         // calls that are not an array are left to the native side's error.
         const list = (typeof nested !== 'object' && typeof nested !== 'function') || nested === null ? undefined : nested.calls
-        const n = list === undefined || list === null || typeof list === 'string' ? 0 : Array.isArray(list) ? readCalls(list, into, false) : -1
+        const n = list === undefined || list === null || typeof list === 'string' ? 0 : Array.isArray(list) ? gatherCalls(list, gathered, false) : -1
         if (n >= 0) {
           code |= CALLS_READ
           calls[k] = n
@@ -316,11 +371,39 @@ function readMessageFacts(entries, at, from, to, maxUnits = MAX_TEXT_UNITS, scra
       contents[k] = code
     } catch {
       // The native side reads this message, and throws there.
-      into.refCount = mark
+      gathered.count = mark
       contents[k] = 0
       calls[k] = 0
     }
   }
+  const into = { index: new Map(), lastName: null, lastNameIndex: 0, lastPath: null, lastPathIndex: 0, text: '', lengths: scratch.any('stringLengths', Uint32Array, 64), stringCount: 0, refs: scratch.any('refs', Uint32Array, 64), refCount: 0 }
+  readPaths(gathered)
+  let c = 0
+  for (let k = 0; k < count; k++) {
+    const n = calls[k]
+    if (n === 0) continue
+    // A message whose read threw, or whose strings would not fit in the
+    // text (past V8's longest string), gives back its references and is
+    // left to the native side; strings it added stay, named by none.
+    const mark = into.refCount
+    let refs
+    try {
+      refs = refCalls(gathered, c, c + n, into)
+    } catch {
+      refs = -1
+    }
+    if (refs < 0) {
+      into.refCount = mark
+      contents[k] = 0
+      calls[k] = 0
+    } else calls[k] = refs
+    c += n
+    if (into.text.length >= maxUnits) {
+      count = k + 1
+      break
+    }
+  }
+  releaseCalls(gathered)
   scratch.keep('stringLengths', into.lengths)
   scratch.keep('refs', into.refs)
   return {
