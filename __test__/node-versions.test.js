@@ -87,6 +87,22 @@ describe.each(VERSIONS)('Node %s', (version) => {
     expect(names).toEqual(expect.arrayContaining(['prepareCompaction', 'compact', 'serializeForSummary', 'countTokens']))
   })
 
+  // A long transcript written whole (one buffer, then one string), in each Node's V8.
+  testHere('long transcripts written whole: the two-call transcript, Latin-1 and UTF-16', async () => {
+    const script = `
+      const ours = require(${JSON.stringify(path.join(ROOT, 'agent-1.6.js'))})
+      const messages = (content) => [{ role: 'user', content: 'w', timestamp: 1 }, { role: 'assistant', content: [{ type: 'toolCall', id: 'w', name: 'write', arguments: { path: 'a.ts', content } }], timestamp: 1 }]
+      const same = ['caf\\u00e9 "x"\\n', 'caf\\u00e9 \\u2603 \\ud83d\\ude00 \\ud800\\n'].map((line) => {
+        const m = messages(line.repeat(50000))
+        const whole = ours.serializeForSummary(m)
+        return whole.length > 200000 && whole === ours.serializeConversation(ours.projectForSummary(m))
+      })
+      console.log(JSON.stringify(same))
+    `
+    const r = await run(binary, ['-e', script])
+    expect({ code: r.code, stderr: r.stderr, out: r.stdout.trim() }).toEqual({ code: 0, stderr: '', out: '[true,true]' })
+  })
+
   testHere("the number corpus: V8's String(x) there is the committed file the core is checked against", async () => {
     const out = path.join(tmp, `numbers-${version}.txt`)
     const r = await run(binary, [path.join(ROOT, 'scripts', 'gen-number-strings.mjs'), out])

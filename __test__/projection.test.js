@@ -2,6 +2,7 @@
 // projectForSummary and splitUserRounds: one golden test per projection
 // rule, and properties over generated sessions.
 
+const path = require('node:path')
 const fc = require('fast-check')
 const gen = require('./helpers/generator')
 const { deepFreeze, snapshot, deepEqual } = require('./helpers/compare')
@@ -398,6 +399,49 @@ describe('the form a summary transcript comes back in', () => {
     expect(viaFlat.form).toBe('whole')
     expect(viaFlat.text.length).toBeGreaterThan(2 ** 24)
     expect(viaFlat.text).toBe(transcript(writes))
+  })
+
+  // Long transcripts written whole, whose units V8 stores as Latin-1 or as
+  // UTF-16: each is the two-call transcript.
+  test.each([
+    ['ASCII', 'line "one"\n'],
+    ['Latin-1 past ASCII', 'caf\u00e9 \u00ff\u0080\n'],
+    ['one unit past Latin-1, at the end', 'caf\u00e9\n', '\u0100'],
+    ['astral, lone surrogates', 'line \u2603 \ud83d\ude00 \ud800 \udc00 end\n'],
+  ])('a long transcript written whole: %s', (_, line, last = '') => {
+    const file = line.repeat(Math.ceil(200_000 / line.length)) + last
+    const writes = [user('write it'), asst(call('w', 'write', { path: 'a.ts', content: file })), result('w', 'done')]
+    const [viaFlat] = built(writes)
+    expect(viaFlat.form).toBe('whole')
+    expect(viaFlat.text.length).toBeGreaterThan(200_000)
+    expect(viaFlat.text).toBe(transcript(writes))
+    expect(viaFlat.text).toContain(JSON.stringify(file))
+  })
+
+  test('long transcripts written whole are freed once collected', () => {
+    // A child with --expose-gc: 40 transcripts of ~24 MB each (UTF-16 and
+    // Latin-1 in turn), each dropped and collected; its resident memory
+    // grows by far less than the ~680 MB they would hold if never freed.
+    const script = `
+      const ours = require(${JSON.stringify(path.join(__dirname, '..', 'agent-1.6.js'))})
+      const call = (content) => ({ role: 'assistant', content: [{ type: 'toolCall', id: 'w', name: 'write', arguments: { path: 'a.ts', content } }], timestamp: 1 })
+      const files = ['x'.repeat(12e6), '\u2603'.repeat(12e6)]
+      let len = 0
+      const rss = () => process.memoryUsage().rss
+      global.gc()
+      let first
+      for (let i = 0; i < 40; i++) {
+        len += ours.serializeForSummary([{ role: 'user', content: 'w', timestamp: 1 }, call(files[i % 2])]).length
+        global.gc()
+        if (i === 1) first = rss()
+      }
+      console.log(JSON.stringify({ len, grown: rss() - first }))
+    `
+    const r = require('node:child_process').spawnSync(process.execPath, ['--expose-gc', '-e', script], { encoding: 'utf8', timeout: 120_000 })
+    expect(r.stderr).toBe('')
+    const { len, grown } = JSON.parse(r.stdout)
+    expect(len).toBeGreaterThan(40 * 12e6)
+    expect(grown).toBeLessThan(200 * 2 ** 20)
   })
 
   test('generated sessions take both forms (read flat), each the two-call transcript, read flat or natively', () => {

@@ -44,6 +44,15 @@ function streamFn(_model, context) {
   })
 }
 
+/** A user's request and a write of a ~600k-unit file: Latin-1 for even seeds, with a snowman for odd ones. */
+function longWrite(seed) {
+  const content = (seed % 2 ? 'caf\u00e9 \u2603 "x"\n' : 'caf\u00e9 "x"\n').repeat(50_000)
+  return [
+    { role: 'user', content: `write ${seed}`, timestamp: 1 },
+    { role: 'assistant', content: [{ type: 'toolCall', id: `w${seed}`, name: 'write', arguments: { path: 'a.ts', content } }], timestamp: 2 },
+  ]
+}
+
 /**
  * The job kinds. `long` ones take tens of milliseconds, or (`async`) wait on
  * the libuv pool or on the streamFn's timers: the test terminates workers
@@ -63,6 +72,8 @@ const KINDS = {
   },
   serialize: { long: false, run: (pc, j) => pc.serializeConversation(pc.convertToLlm(messagesOf(session(j.seed, 1000)))) },
   serializeForSummaryLong: { long: true, run: (pc, j) => pc.serializeForSummary(pc.convertToLlm(messagesOf(session(j.seed, 8000)))) },
+  // Written whole (one buffer, then one string), and long: UTF-16 for one seed, Latin-1 for the other.
+  transcriptWhole: { long: true, run: (pc, j) => pc.serializeForSummary(longWrite(j.seed)) },
   project: { long: false, run: (pc, j) => pc.projectForSummary(pc.convertToLlm(messagesOf(session(j.seed, 1000)))) },
   branch: { long: false, run: (pc, j) => pc.prepareBranchEntries(session(j.seed, 1000), 5000) },
   collect: {
