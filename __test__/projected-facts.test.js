@@ -5,14 +5,15 @@
 // reading everything itself: the same estimate and the same errors, for the
 // reference's projections of generated sessions and for odd values in every
 // field the pass reads (holes, primitives, getters, throwing getters,
-// Proxies, frozen objects, ids and types that are not strings).
+// Proxies, frozen objects, ids and types that are not strings), and for
+// ids that the pass's hash does not tell apart.
 
 const path = require('node:path')
 const util = require('node:util')
 const fc = require('fast-check')
 const gen = require('./helpers/generator')
 const { platformSuffix, binaryName } = require('../platform.js')
-const { readProjectedFacts } = require('../lib/projected-facts.js')
+const { readProjectedFacts, releaseProjectedFacts, idHash } = require('../lib/projected-facts.js')
 const { loadReference } = require('./helpers/reference')
 const { ODD, setOdd } = require('./helpers/odd-values')
 
@@ -73,7 +74,12 @@ test('the pass: counts, kinds and ids, and what it leaves to the native side', (
   expect(Array.from(facts.counts)).toEqual([1, 2 ** 32 - 1, 1])
   expect(Array.from(facts.kinds)).toEqual([6, 2, 6, 0])
   expect(Array.from(facts.idLengths)).toEqual([2, 2, -1, -1])
-  expect(facts.ids).toBe('e0e1')
+  expect(Array.from(facts.idHashes.subarray(0, 2))).toEqual([idHash('e0', 2), idHash('e1', 2)])
+  expect(facts.ids.slice(0, 4)).toEqual(['e0', 'e1', undefined, undefined])
+  // Given back, the ids array keeps none of the ids.
+  const ids = facts.ids
+  releaseProjectedFacts(facts)
+  expect(ids.every((id) => id === undefined)).toBe(true)
   expect(readProjectedFacts(projection, new Proxy(branch, {}))).toBe(undefined)
   expect(readProjectedFacts({ entries: new Proxy([], {}) }, branch)).toBe(undefined)
   expect(readProjectedFacts(null, branch)).toBe(undefined)
@@ -112,6 +118,33 @@ test('odd values in every field the pass reads: the same estimate or the same er
   expectSame(() => [projectionOf(branch), [...branch.slice(0, 6), { type: 'context_edit', id: 'x', targetId: 'e1' }, ...branch.slice(6)]])
   expectSame(() => [projectionOf(branch), branch.map((e) => Object.freeze({ ...e }))])
   expectSame(() => [projectionOf(branch), branch.map((e) => new Proxy(e, {}))])
+})
+
+test('ids of one length and hash: each compared, the first equal one found', () => {
+  // The hash is the last two units: these ids share it and their length.
+  expect(new Set(['p0xy', 'p1xy', 'q7xy'].map((id) => idHash(id, 4))).size).toBe(1)
+  const shaped = (ids, editAt) => {
+    const branch = session(ids.length).map((e, i) => ({ ...e, id: ids[i], parentId: i ? ids[i - 1] : null }))
+    const projection = projectionOf(branch)
+    branch.splice(editAt, 0, { type: 'context_edit', id: 'edit', parentId: ids[editAt - 1], targetId: ids[0] })
+    return [projection, branch]
+  }
+  const ids = ['p0xy', 'p1xy', 'p2xy', 'p3xy', 'p4xy', 'p5xy', 'p6xy', 'p7xy']
+  const cases = [
+    // The usage's entry (the last) after the edit: its usage counts.
+    [ids, 3],
+    // Its id also on an entry before the edit: the first one is its index, and the usage does not count.
+    [ids.map((id, i) => (i === 1 ? 'p7xy' : id)), 3],
+    // The same after the edit: it counts again.
+    [ids.map((id, i) => (i === 5 ? 'p7xy' : id)), 3],
+  ]
+  const outcomes = cases.map(([caseIds, editAt]) => {
+    const r = expectSame(() => shaped(caseIds, editAt))
+    expect(r.value).toEqual(ref.estimateProjectedContextTokens(...shaped(caseIds, editAt)))
+    return r.value.lastUsageIndex
+  })
+  // The usage counted, not counted, counted.
+  expect(outcomes.map((index) => index !== null)).toEqual([true, false, true])
 })
 
 test("the reference's projections of generated 1.6 sessions: the same estimate either way, and the reference's", () => {

@@ -12,7 +12,7 @@ const { readEntryPath, releaseEntryPath, entriesOfPath } = require('./entry-path
 const { pushEntryFacts, pushMessageFacts, readMeasureFacts, readEntryKinds, MAX_ENTRIES: MAX_FACTS } = require('./entry-facts.js')
 const { Scratch } = require('./typed-array.js')
 const { readMessageRoles, messagesOfPlan, joined } = require('./message-roles.js')
-const { readProjectedFacts } = require('./projected-facts.js')
+const { readProjectedFacts, releaseProjectedFacts } = require('./projected-facts.js')
 const { withContextFacts } = require('./context-facts.js')
 
 // The agent's context reads summaries between these exact strings.
@@ -368,15 +368,17 @@ const projectedScratch = new Scratch()
  * (lib/context-facts.js).
  */
 function estimateProjectedContextTokens(projection, branchEntries, line) {
+  let facts
   readingAhead++
   try {
-    const facts = readingAhead === 1 ? readProjectedFacts(projection, branchEntries, projectedScratch) : undefined
+    facts = readingAhead === 1 ? readProjectedFacts(projection, branchEntries, projectedScratch) : undefined
     return withContextFacts(
       () => projection.messages,
       (context) => native.estimateProjectedContextTokens(projection, branchEntries, line, facts, context),
     )
   } finally {
     readingAhead--
+    releaseProjectedFacts(facts)
   }
 }
 

@@ -4,11 +4,13 @@
 // model request and on every render of its footer, and natively each
 // element and property was an N-API call. For each projected entry, its
 // `messages.length`; for each branch entry, its `type` as an entry-kind code
-// (lib/entry-facts.js's typeKind) and its `id`, the ids joined in one string.
-// The native side (usage_is_current_in in crates/core/src/tokens/projected.rs)
-// decides from them, and reads itself whatever the pass did not take: an
-// entry that is not an object, a `messages` that is not an array, a `type`
-// or an `id` that is not a string, a read that throws.
+// (lib/entry-facts.js's typeKind) and its `id`: the string itself (in an
+// array), its length and a hash of its last two units (idHash). The native
+// side (usage_is_current_in in crates/core/src/tokens/projected.rs)
+// decides from them: it looks for its id among the ids of its length and
+// hash, and compares only those. It reads itself whatever the pass did not
+// take: an entry that is not an object, a `messages` that is not an array,
+// a `type` or an `id` that is not a string, a read that throws.
 
 const isProxy = require('node:util').types?.isProxy ?? (() => false)
 const { typeKind, NOT_READ } = require('./entry-facts.js')
@@ -16,13 +18,15 @@ const { FRESH } = require('./typed-array.js')
 
 // Longer lists are read natively (no dense array is this long).
 const MAX_ENTRIES = 2 ** 23
+// The ids array of the last call, kept for the next (emptied) up to this length.
+let spareIds = []
+const KEEP_IDS = 2 ** 20
+
 // A projected entry's message count not read (crates/core/src/tokens/projected.rs NOT_READ_COUNT).
 const NOT_READ_COUNT = 2 ** 32 - 1
-// The joined ids end at this many units; the ids after are read natively.
-const MAX_ID_UNITS = 2 ** 27
 
 /**
- * `{ entries, counts, kinds, idLengths, ids }` for `projection` and
+ * `{ entries, counts, kinds, idLengths, idHashes, ids }` for `projection` and
  * `branchEntries`, or undefined where the native side reads them all (not
  * arrays, Proxies, too long, `projection.entries` unreadable).
  */
@@ -37,7 +41,21 @@ function readProjectedFacts(projection, branchEntries, scratch = FRESH) {
   }
   if (!Array.isArray(entries) || isProxy(entries) || entries.length > MAX_ENTRIES) return undefined
   const counts = scratch.any('counts', Uint32Array, entries.length).subarray(0, entries.length)
-  for (let k = 0; k < entries.length; k++) {
+  readCounts(entries, counts)
+  const n = branchEntries.length
+  const kinds = scratch.zeroed('kinds', Uint8Array, n).subarray(0, n)
+  const idLengths = scratch.any('idLengths', Int32Array, n).subarray(0, n)
+  const idHashes = scratch.any('idHashes', Int32Array, n).subarray(0, n)
+  const ids = spareIds
+  spareIds = []
+  while (ids.length < n) ids.push(undefined)
+  readBranch(branchEntries, kinds, idLengths, idHashes, ids)
+  return { entries, counts, kinds, idLengths, idHashes, ids }
+}
+
+/** Each projected entry's `messages.length` into `counts` (NOT_READ_COUNT where not read). */
+function readCounts(entries, counts) {
+  for (let k = 0; k < counts.length; k++) {
     counts[k] = NOT_READ_COUNT
     try {
       const entry = entries[k]
@@ -48,11 +66,11 @@ function readProjectedFacts(projection, branchEntries, scratch = FRESH) {
       // Read again natively, and thrown there if it is needed.
     }
   }
-  const n = branchEntries.length
-  const kinds = scratch.zeroed('kinds', Uint8Array, n).subarray(0, n)
-  const idLengths = scratch.any('idLengths', Int32Array, n).subarray(0, n)
-  let ids = ''
-  for (let i = 0; i < n; i++) {
+}
+
+/** Each branch entry's kind, and its id where it is a string (its length -1 where not). */
+function readBranch(branchEntries, kinds, idLengths, idHashes, ids) {
+  for (let i = 0; i < kinds.length; i++) {
     idLengths[i] = -1
     try {
       const entry = branchEntries[i]
@@ -61,15 +79,34 @@ function readProjectedFacts(projection, branchEntries, scratch = FRESH) {
       // (A message's kind is an entry of another type here: only the type counts.)
       kinds[i] = typeof type === 'string' ? typeKind(type) : NOT_READ
       const id = entry.id
-      if (typeof id === 'string' && ids.length < MAX_ID_UNITS) {
-        ids += id
-        idLengths[i] = id.length
+      if (typeof id === 'string') {
+        const length = id.length
+        idLengths[i] = length
+        idHashes[i] = idHash(id, length)
+        ids[i] = id
       }
     } catch {
       // Read again natively, and thrown there if it is needed.
     }
   }
-  return { entries, counts, kinds, idLengths, ids }
 }
 
-module.exports = { readProjectedFacts }
+/**
+ * The last unit of `id` and, 16 bits up, the one before (each 0 where
+ * there is none): `id_hash` in crates/core/src/tokens/projected.rs. The
+ * last two units tell apart random ids and counted ones alike.
+ */
+function idHash(id, length) {
+  return id.charCodeAt(length - 1) | (id.charCodeAt(length - 2) << 16)
+}
+
+/** Gives the facts' ids array back for the next call, emptied of the ids (none is kept alive). */
+function releaseProjectedFacts(facts) {
+  if (facts === undefined) return
+  const ids = facts.ids
+  if (ids.length > KEEP_IDS) return
+  ids.fill(undefined, 0, facts.idLengths.length)
+  spareIds = ids
+}
+
+module.exports = { readProjectedFacts, releaseProjectedFacts, idHash }

@@ -20,8 +20,8 @@ use prime_compaction_core::tokens::context_facts::{
 };
 use prime_compaction_core::tokens::estimate::{context_tokens, ContextEstimate, Counter};
 use prime_compaction_core::tokens::projected::{
-    context_estimate, projected_context_tokens, usage_is_current_in, ContextList, MessageArray,
-    ProjectedFacts,
+    context_estimate, malformed_facts, projected_context_tokens, usage_is_current_in, ContextList,
+    MessageArray, ProjectedFacts,
 };
 use std::ffi::CStr;
 
@@ -295,8 +295,7 @@ pub fn estimate_projected_context_tokens(
                 &line.tokens,
                 |index| match &facts {
                     Some(form) => {
-                        let mut units = Vec::new();
-                        let (entries, facts) = projected_facts(cx, form.0, &mut units)?;
+                        let (entries, facts) = projected_facts(cx, form.0)?;
                         usage_is_current_in(&entries, &branch, index, Some(&facts))
                     }
                     None => {
@@ -309,39 +308,46 @@ pub fn estimate_projected_context_tokens(
 }
 
 /// lib/projected-facts.js's form: `projection.entries` as the pass read it,
-/// and its facts, the joined ids copied into `units`. A field of the wrong
-/// type is the facts' internal error, never the caller's.
+/// and its facts. A field of the wrong type is the facts' internal error,
+/// never the caller's.
 fn projected_facts<'c>(
     cx: &'c Cx,
     form: Raw,
-    units: &'c mut Vec<u16>,
-) -> Result<(JsVal<'c>, ProjectedFacts<'c>)> {
-    *units = cx
-        .read_utf16(form_field(cx, form, c"ids")?)
-        .map_err(|_| ProjectedFacts::malformed())?;
+) -> Result<(JsVal<'c>, ProjectedFacts<'c, JsVal<'c>>)> {
+    let ids = cx.wrap(form_field(cx, form, c"ids")?)?;
+    if ids.kind() != Kind::Array {
+        return Err(malformed_facts());
+    }
     let facts = ProjectedFacts {
         counts: form_slice(
             cx,
             form,
             c"counts",
             sys::TypedarrayType::uint32_array,
-            ProjectedFacts::malformed,
+            malformed_facts,
         )?,
         kinds: form_slice(
             cx,
             form,
             c"kinds",
             sys::TypedarrayType::uint8_array,
-            ProjectedFacts::malformed,
+            malformed_facts,
         )?,
         id_lengths: form_slice(
             cx,
             form,
             c"idLengths",
             sys::TypedarrayType::int32_array,
-            ProjectedFacts::malformed,
+            malformed_facts,
         )?,
-        ids: units,
+        id_hashes: form_slice(
+            cx,
+            form,
+            c"idHashes",
+            sys::TypedarrayType::int32_array,
+            malformed_facts,
+        )?,
+        ids,
     };
     Ok((cx.wrap(form_field(cx, form, c"entries")?)?, facts))
 }

@@ -7,6 +7,7 @@
 use crate::agent_line::SessionRules;
 use crate::agent_line::TokenRules;
 use crate::error::{Context, Error, Result};
+use crate::js::string::JsStr;
 use crate::js::view::{Key, Kind, View};
 use crate::session::entries::Entries;
 use crate::session::model::{role_of, EntryKind, EntryType, Role};
@@ -274,43 +275,58 @@ fn entry_type_is<V: View>(entry: &V, types: &[&str]) -> Result<bool> {
 /// What lib/projected-facts.js read ahead for
 /// [`usage_is_current_in`]: for each projected entry, its `messages.length`
 /// (or [`NOT_READ_COUNT`]); for each branch entry, its kind code
-/// ([`crate::session::model::EntryKind::from_code`], 0: not read) and its
-/// `id`'s length in `ids` (-1: not read). What was not read is read here.
-pub struct ProjectedFacts<'f> {
+/// ([`crate::session::model::EntryKind::from_code`], 0: not read), its
+/// `id`'s length (-1: not read) and [`id_hash`], and `ids`, the array of
+/// the ids read (element `i` the id of branch entry `i`). What was not read
+/// is read here.
+pub struct ProjectedFacts<'f, V> {
     pub counts: &'f [u32],
     pub kinds: &'f [u8],
     pub id_lengths: &'f [i32],
-    pub ids: &'f [u16],
+    pub id_hashes: &'f [i32],
+    pub ids: V,
 }
 
 /// A projected entry's message count the pass did not read.
 pub const NOT_READ_COUNT: u32 = u32::MAX;
 
-impl ProjectedFacts<'_> {
-    /// Branch entry `i`'s id, when the pass read it as a string; the ids
-    /// are taken in order, `unit` where the next one starts in `ids`.
-    fn id_at(&self, i: usize, unit: &mut usize) -> Result<Option<&[u16]>> {
+impl<V: View> ProjectedFacts<'_, V> {
+    /// Whether branch entry `i`'s id is `id` (its units `units`, its hash
+    /// `hash`), when the pass read it as a string: an id of another length
+    /// or hash is not; one of the same is read from `ids` and compared.
+    fn id_is(&self, i: usize, id: &JsStr, units: &[u16], hash: i32) -> Result<Option<bool>> {
         let Ok(len) = usize::try_from(self.id_lengths[i]) else {
             return Ok(None);
         };
-        let id = (self.ids.get(*unit..*unit + len)).ok_or_else(Self::malformed)?;
-        *unit += len;
-        Ok(Some(id))
-    }
-
-    /// The facts disagree with this reader: a bug, never the caller's input.
-    pub fn malformed() -> Error {
-        Error::invalid(
-            "prime-compaction internal error (a bug, please report it): bad read-ahead projection facts",
-        )
+        if len != units.len() || self.id_hashes[i] != hash {
+            return Ok(Some(false));
+        }
+        self.ids.scoped(|| {
+            let read = self.ids.at(i)?.string().ok_or_else(malformed_facts)?;
+            Ok(Some(&read == id))
+        })
     }
 }
 
-/// `a == b`, the first and last units compared before the rest: ids of one
-/// length mostly differ there, and the comparison then makes no call.
-#[inline]
-fn same_units(a: &[u16], b: &[u16]) -> bool {
-    a.len() == b.len() && a.first() == b.first() && a.last() == b.last() && a == b
+/// The [`ProjectedFacts`] disagree with this reader: a bug, never the caller's input.
+pub fn malformed_facts() -> Error {
+    Error::invalid(
+        "prime-compaction internal error (a bug, please report it): bad read-ahead projection facts",
+    )
+}
+
+/// The last unit of an id and, 16 bits up, the one before (each 0 where
+/// there is none), as JS's `|` and `<<` make them: lib/projected-facts.js's
+/// `idHash`, which the pass keeps for each id so that only ids of the same
+/// length and hash are compared.
+pub fn id_hash(units: &[u16]) -> i32 {
+    let unit = |back: usize| {
+        units
+            .len()
+            .checked_sub(back)
+            .map_or(0, |k| u32::from(units[k]))
+    };
+    (unit(1) | (unit(2) << 16)) as i32
 }
 
 /// `usageEntryIndex > latestInvalidatingEntryIndex` for the agent's own
@@ -324,11 +340,11 @@ pub fn usage_is_current_in<V: View>(
     projected: &V,
     branch: &V,
     usage_index: usize,
-    facts: Option<&ProjectedFacts>,
+    facts: Option<&ProjectedFacts<V>>,
 ) -> Result<bool> {
     let count = projected.expect_array("projection.entries")?;
     if facts.is_some_and(|f| f.counts.len() != count) {
-        return Err(ProjectedFacts::malformed());
+        return Err(malformed_facts());
     }
     let mut start = 0usize;
     let mut usage_id = None;
@@ -378,23 +394,24 @@ pub fn usage_is_current_in<V: View>(
         }
     }
     let len = branch.expect_array("branchEntries")?;
-    if facts.is_some_and(|f| f.kinds.len() != len || f.id_lengths.len() != len) {
-        return Err(ProjectedFacts::malformed());
+    if facts.is_some_and(|f| {
+        f.kinds.len() != len || f.id_lengths.len() != len || f.id_hashes.len() != len
+    }) {
+        return Err(malformed_facts());
     }
     let usage_entry = match usage_id.filter(|id| !id.is_empty()) {
         None => None,
         Some(id) => {
             let units: Vec<u16> = id.code_units().collect();
-            // Where the next id the facts hold starts in their `ids`.
-            let mut unit = 0usize;
+            let hash = id_hash(&units);
             let mut at = None;
             for i in 0..len {
                 let read = match facts {
-                    Some(f) => f.id_at(i, &mut unit)?,
+                    Some(f) => f.id_is(i, &id, &units, hash)?,
                     None => None,
                 };
                 let same = match read {
-                    Some(read) => same_units(read, &units),
+                    Some(same) => same,
                     None => branch
                         .scoped(|| {
                             let entry = branch.at(i)?;
@@ -439,26 +456,30 @@ pub fn usage_is_current_in<V: View>(
 }
 
 #[cfg(test)]
-mod same_units_tests {
-    use super::same_units;
+mod id_hash_tests {
+    use super::id_hash;
 
+    /// The values lib/projected-facts.js's `idHash` gives (node, 2026-12-06).
     #[test]
-    fn same_units_is_slice_equality() {
-        let u = |s: &str| s.encode_utf16().collect::<Vec<u16>>();
-        let mut ids: Vec<Vec<u16>> = ["", "a", "ab", "a1b", "a2b", "axb", "abc1", "abc2", "1bc1"]
-            .into_iter()
-            .map(u)
-            .collect();
-        // Lone surrogates, as JS strings may hold them.
-        ids.push(vec![0xd800]);
-        ids.push(vec![0x61, 0xd800, 0x62]);
-        ids.push(vec![0x61, 0xdc00, 0x62]);
-        for x in &ids {
-            for y in &ids {
-                assert_eq!(same_units(x, y), x == y, "{x:?} {y:?}");
-            }
+    fn id_hash_is_the_passes() {
+        let cases: [(&[u16], i32); 9] = [
+            (&[], 0),
+            (&[0x61], 97),
+            (&[0x61, 0x62], 6357090),
+            (&[0x38, 0x35, 0x61, 0x35, 0x64, 0x39, 0x65, 0x64], 6619236),
+            (&[0x65, 0x30], 6619184),
+            (&[0xffff; 4], -1),
+            (&[0x61, 0xd800, 0x62], -671088542),
+            (&[0xd83d, 0xde00, 0x78], -570425224),
+            (
+                &[
+                    0x65, 0x6e, 0x74, 0x72, 0x79, 0x2d, 0x30, 0x30, 0x30, 0x31, 0x32, 0x33,
+                ],
+                3276851,
+            ),
+        ];
+        for (units, hash) in cases {
+            assert_eq!(id_hash(units), hash, "{units:?}");
         }
-        // The same first and last unit, another middle.
-        assert!(!same_units(&u("a1234567b"), &u("a1234568b")));
     }
 }
