@@ -291,6 +291,31 @@ pub struct ProjectedFacts<'f, V> {
 pub const NOT_READ_COUNT: u32 = u32::MAX;
 
 impl<V: View> ProjectedFacts<'_, V> {
+    /// From projected entry `k` on, messages counted from `start`: the
+    /// first entry whose count the pass did not read or whose messages hold
+    /// message `usage_index`, and where its messages start (the entries'
+    /// count when there is none).
+    fn pass_counted(&self, mut k: usize, mut start: usize, usage_index: usize) -> (usize, usize) {
+        while let Some(&c) = self.counts.get(k).filter(|&&c| c != NOT_READ_COUNT) {
+            let end = start + c as usize;
+            if usage_index < end {
+                break;
+            }
+            start = end;
+            k += 1;
+        }
+        (k, start)
+    }
+
+    /// From branch entry `i` on, the first whose id the pass did not read
+    /// or whose id has `units` units and `hash` (the branch's length when
+    /// there is none): the ids before it are not the one looked for.
+    fn pass_other_ids(&self, i: usize, units: usize, hash: i32) -> usize {
+        let mut rest = self.id_lengths.iter().zip(self.id_hashes).skip(i);
+        let found = rest.position(|(&len, &h)| len < 0 || (len as usize == units && h == hash));
+        found.map_or(self.id_lengths.len(), |k| i + k)
+    }
+
     /// Whether branch entry `i`'s id is `id` (its units `units`, its hash
     /// `hash`), when the pass read it as a string: an id of another length
     /// or hash is not; one of the same is read from `ids` and compared.
@@ -306,6 +331,18 @@ impl<V: View> ProjectedFacts<'_, V> {
             Ok(Some(&read == id))
         })
     }
+}
+
+/// For each kind code, whether it settles that the entry is neither a
+/// `context_edit` nor a compaction (a code that names no kind does not:
+/// such an entry is read again).
+fn passed_kinds() -> [bool; 256] {
+    let mut passed = [false; 256];
+    for (code, passes) in passed.iter_mut().enumerate() {
+        *passes = EntryKind::from_code(code as u8)
+            .is_some_and(|k| !matches!(k.ty, EntryType::ContextEdit | EntryType::Compaction));
+    }
+    passed
 }
 
 /// The [`ProjectedFacts`] disagree with this reader: a bug, never the caller's input.
@@ -348,7 +385,16 @@ pub fn usage_is_current_in<V: View>(
     }
     let mut start = 0usize;
     let mut usage_id = None;
-    for k in 0..count {
+    let mut next = 0;
+    while next < count {
+        let mut k = next;
+        if let Some(f) = facts {
+            (k, start) = f.pass_counted(k, start, usage_index);
+            if k == count {
+                break;
+            }
+        }
+        next = k + 1;
         let read = facts.map(|f| f.counts[k]).filter(|&c| c != NOT_READ_COUNT);
         if let Some(len) = read {
             if usage_index >= start + len as usize {
@@ -405,7 +451,16 @@ pub fn usage_is_current_in<V: View>(
             let units: Vec<u16> = id.code_units().collect();
             let hash = id_hash(&units);
             let mut at = None;
-            for i in 0..len {
+            let mut next = 0;
+            while next < len {
+                let mut i = next;
+                if let Some(f) = facts {
+                    i = f.pass_other_ids(i, units.len(), hash);
+                    if i == len {
+                        break;
+                    }
+                }
+                next = i + 1;
                 let read = match facts {
                     Some(f) => f.id_is(i, &id, &units, hash)?,
                     None => None,
@@ -437,7 +492,20 @@ pub fn usage_is_current_in<V: View>(
         }
     };
     let mut invalidating = None;
-    for i in (0..len).rev() {
+    let passed = facts.map(|_| passed_kinds());
+    let mut end = len;
+    while end > 0 {
+        let mut i = end - 1;
+        if let (Some(f), Some(passed)) = (facts, &passed) {
+            match f.kinds[..end]
+                .iter()
+                .rposition(|&c| !passed[usize::from(c)])
+            {
+                Some(at) => i = at,
+                None => break,
+            }
+        }
+        end = i;
         let kind = facts.and_then(|f| EntryKind::from_code(f.kinds[i]));
         let hit = match kind {
             Some(kind) => matches!(kind.ty, EntryType::ContextEdit | EntryType::Compaction),
