@@ -56,7 +56,7 @@ function readProjectedFacts(projection, branchEntries, scratch = FRESH) {
 /**
  * Each projected entry's `messages.length` into `counts` (NOT_READ_COUNT
  * where not read). One `try` around the loop, entered again past an entry
- * whose read throws: a `try` per entry made the pass 8-10% slower.
+ * whose read throws: a `try` per entry measured slower.
  */
 function readCounts(entries, counts) {
   let k = 0
