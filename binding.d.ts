@@ -155,7 +155,9 @@ export declare function computeFileLists(read: Arg, written: Arg, edited: Arg): 
  * it: new objects only where the reference makes them, holes passed over.
  * The result is its plan, `{ order, made }`: element j is
  * `values[order[j]]` where `order[j]` is not negative (a message passed
- * through), else `made[-1 - order[j]]`. `roles` and `values` are what
+ * through), else `made[-1 - order[j]]`. Where `values` was given and each
+ * message gives one, in its place, the plan is `{ replaced, made }`
+ * instead: `values` with element `replaced[j]` made `made[j]`. `roles` and `values` are what
  * lib/message-roles.js read ahead: message i as read, and its role's code
  * (`EntryKind::from_code`), or 0 where the message is read here.
  */

@@ -77,6 +77,30 @@ describe.each(AGENT_LINES.map((name) => [name]))('the %s line', (line) => {
     expect(r.length).toBe(5)
   })
 
+  test("one message for each: the plan names the places of those made, and the pass's own array is the result", () => {
+    const index = binding.agentLineIndex(line)
+    const list = [user, bash, assistant, custom]
+    const read = readMessageRoles(list)
+    const plan = binding.convertToLlm(list, index, read.roles, read.values)
+    expect(plan.order).toBe(undefined)
+    expect(Array.from(plan.replaced)).toEqual([1, 3])
+    const r = messagesOfPlan(plan, read.values)
+    expect(r).toBe(read.values)
+    expect(r).not.toBe(list)
+    expect([r[0], r[2]]).toEqual([user, assistant])
+    expect(r[0]).toBe(user)
+    // A message left out: the plan is the order of every message kept.
+    const dropped = [user, { ...bash, excludeFromContext: true }, assistant]
+    const readDropped = readMessageRoles(dropped)
+    const planDropped = binding.convertToLlm(dropped, index, readDropped.roles, readDropped.values)
+    expect(planDropped.replaced).toBe(undefined)
+    expect(Array.from(planDropped.order)).toEqual([0, 2])
+    // Each call gives an array of its own.
+    const [a, b] = [ours.convertToLlm(list), ours.convertToLlm(list)]
+    expect(a).not.toBe(b)
+    expect(a).toEqual(b)
+  })
+
   test('odd lists: the same messages and the same errors as the native reader alone', () => {
     const throwing = () => Object.defineProperty({ content: 'x' }, 'role', { enumerable: true, get: () => { throw new Error('role getter failed') } })
     const getter = (role) => Object.defineProperty({ content: 'x', timestamp: 1 }, 'role', { enumerable: true, get: () => role })

@@ -42,22 +42,27 @@ function readMessageRoles(messages) {
 }
 
 /**
- * The messages of the binding's `{ order, made }` (src/convert_to_llm.rs):
- * `values[k]` for an index k, else a message it made, or `[timestamp,
- * ...pieces]` for the user message of one text it names.
+ * The messages of the binding's plan (src/convert_to_llm.rs): for `{ order,
+ * made }`, `values[k]` for an index k, else a message it made; for `{
+ * replaced, made }`, `values` itself (this call's own array) with the
+ * messages made in the places it names. A message made is an object, or
+ * `[timestamp, ...pieces]` for the user message of one text it names.
  */
-function messagesOfPlan({ order, made }, values) {
+function messagesOfPlan({ order, replaced, made }, values) {
+  if (replaced !== undefined) {
+    for (let j = 0; j < replaced.length; j++) values[replaced[j]] = messageMade(made[j])
+    return values
+  }
   const out = []
   for (let j = 0; j < order.length; j++) {
     const k = order[j]
-    if (k >= 0) {
-      out.push(values[k])
-      continue
-    }
-    const m = made[-1 - k]
-    out.push(Array.isArray(m) ? { role: 'user', content: [{ type: 'text', text: joined(m, 1) }], timestamp: m[0] } : m)
+    out.push(k >= 0 ? values[k] : messageMade(made[-1 - k]))
   }
   return out
+}
+
+function messageMade(m) {
+  return Array.isArray(m) ? { role: 'user', content: [{ type: 'text', text: joined(m, 1) }], timestamp: m[0] } : m
 }
 
 /** The strings `parts[from..]` joined: each linked in with `+`, not copied. */

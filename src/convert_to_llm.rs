@@ -84,7 +84,9 @@ fn message_made<'c>(
 /// it: new objects only where the reference makes them, holes passed over.
 /// The result is its plan, `{ order, made }`: element j is
 /// `values[order[j]]` where `order[j]` is not negative (a message passed
-/// through), else `made[-1 - order[j]]`. `roles` and `values` are what
+/// through), else `made[-1 - order[j]]`. Where `values` was given and each
+/// message gives one, in its place, the plan is `{ replaced, made }`
+/// instead: `values` with element `replaced[j]` made `made[j]`. `roles` and `values` are what
 /// lib/message-roles.js read ahead: message i as read, and its role's code
 /// (`EntryKind::from_code`), or 0 where the message is read here.
 #[napi(js_name = "convertToLlm")]
@@ -156,7 +158,16 @@ pub fn convert_to_llm(
             }
         }
         let o = cx.object()?;
-        cx.set(o, c"order", cx.i32_array(&plan.order)?)?;
+        if ahead.is_some() && plan.order.len() == len {
+            // One message for each (each index gives one at most): the
+            // indices of those made, which take their places in `values`.
+            let replaced: Vec<i32> = (0..len as i32)
+                .filter(|&i| plan.order[i as usize] < 0)
+                .collect();
+            cx.set(o, c"replaced", cx.i32_array(&replaced)?)?;
+        } else {
+            cx.set(o, c"order", cx.i32_array(&plan.order)?)?;
+        }
         cx.set(o, c"made", plan.made)?;
         Ok(RawValue(o))
     })
