@@ -157,8 +157,8 @@ export declare function computeFileLists(read: Arg, written: Arg, edited: Arg): 
  * `values[order[j]]` where `order[j]` is not negative (a message passed
  * through), else `made[-1 - order[j]]`. Where `values` was given and each
  * message gives one, in its place, the plan is `{ replaced, made }`
- * instead: `values` with element `replaced[j]` made `made[j]`. `roles` and `values` are what
- * lib/message-roles.js read ahead: message i as read, and its role's code
+ * instead: `values` with element `replaced[j]` made `made[j]`. `roles`
+ * and `values` are what lib/message-roles.js read ahead: message i as read, and its role's code
  * (`EntryKind::from_code`), or 0 where the message is read here.
  */
 export declare function convertToLlm(messages: Arg, line: Arg, roles?: Arg | undefined | null, values?: Arg | undefined | null): RawValue

@@ -15,7 +15,7 @@
 // itself, as without facts.
 
 const { checkCodes } = require('./codes.js')
-const { grown, FRESH } = require('./typed-array.js')
+const { grown, FRESH, SpareArray } = require('./typed-array.js')
 
 // An entry's kind, by its type or its message's role: a switch over the
 // names (typeKind, roleKind) is a few compares, where a lookup in a table
@@ -162,18 +162,9 @@ function readPaths(calls) {
 
 const THREW = {}
 
-// The array of the calls gathered by the last readMessageFacts, emptied
-// and kept for the next (growing a new one was a tenth of a call at 1k
-// entries); a call made from a getter during another takes a new one.
-let spareCalls = null
-const KEEP_CALLS = 2 ** 14
-
-/** Empties the gathered calls' array (it holds the caller's values) and keeps it for the next call. */
-function releaseCalls(calls) {
-  if (calls.list.length > KEEP_CALLS) return
-  calls.list.fill(undefined, 0, calls.high)
-  spareCalls = calls.list
-}
+// The array of the calls gathered by readMessageFacts, kept between calls
+// (growing a new one was a tenth of a call at 1k entries).
+const spareCalls = new SpareArray(2 ** 14)
 
 /**
  * The gathered calls `from..to` (one message's), with their paths read
@@ -338,8 +329,7 @@ function readMessageFacts(entries, at, from, to, maxUnits = MAX_TEXT_UNITS, scra
   const contents = scratch.zeroed('contents', Uint8Array, count)
   // Until the second pass: how many calls each message gathered.
   const calls = scratch.zeroed('calls', Uint32Array, count)
-  const gathered = { list: spareCalls ?? [], count: 0, high: 0 }
-  spareCalls = null
+  const gathered = { list: spareCalls.take(), count: 0, high: 0 }
   for (let k = 0; k < count; k++) {
     const mark = gathered.count
     try {
@@ -403,7 +393,7 @@ function readMessageFacts(entries, at, from, to, maxUnits = MAX_TEXT_UNITS, scra
       break
     }
   }
-  releaseCalls(gathered)
+  spareCalls.give(gathered.list, gathered.high)
   scratch.keep('stringLengths', into.lengths)
   scratch.keep('refs', into.refs)
   return {

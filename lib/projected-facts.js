@@ -14,13 +14,12 @@
 
 const isProxy = require('node:util').types?.isProxy ?? (() => false)
 const { typeKind, NOT_READ } = require('./entry-facts.js')
-const { FRESH } = require('./typed-array.js')
+const { FRESH, SpareArray } = require('./typed-array.js')
 
 // Longer lists are read natively (no dense array is this long).
 const MAX_ENTRIES = 2 ** 23
-// The ids array of the last call, kept for the next (emptied) up to this length.
-let spareIds = []
-const KEEP_IDS = 2 ** 20
+// The ids array, kept between calls.
+const spareIds = new SpareArray(2 ** 20)
 
 // A projected entry's message count not read (crates/core/src/tokens/projected.rs NOT_READ_COUNT).
 const NOT_READ_COUNT = 2 ** 32 - 1
@@ -46,8 +45,7 @@ function readProjectedFacts(projection, branchEntries, scratch = FRESH) {
   const kinds = scratch.zeroed('kinds', Uint8Array, n).subarray(0, n)
   const idLengths = scratch.any('idLengths', Int32Array, n).subarray(0, n)
   const idHashes = scratch.any('idHashes', Int32Array, n).subarray(0, n)
-  const ids = spareIds
-  spareIds = []
+  const ids = spareIds.take()
   while (ids.length < n) ids.push(undefined)
   readBranch(branchEntries, kinds, idLengths, idHashes, ids)
   return { entries, counts, kinds, idLengths, idHashes, ids }
@@ -115,13 +113,9 @@ function idHash(id, length) {
   return id.charCodeAt(length - 1) | (id.charCodeAt(length - 2) << 16)
 }
 
-/** Gives the facts' ids array back for the next call, emptied of the ids (none is kept alive). */
+/** Gives the facts' ids array back for the next call. */
 function releaseProjectedFacts(facts) {
-  if (facts === undefined) return
-  const ids = facts.ids
-  if (ids.length > KEEP_IDS) return
-  ids.fill(undefined, 0, facts.idLengths.length)
-  spareIds = ids
+  if (facts !== undefined) spareIds.give(facts.ids, facts.idLengths.length)
 }
 
 module.exports = { readProjectedFacts, releaseProjectedFacts, idHash }

@@ -49,4 +49,30 @@ const FRESH = {
   keep() {},
 }
 
-module.exports = { grown, Scratch, FRESH }
+/**
+ * A plain array lent to one pass at a time and kept for the next. It holds
+ * the caller's values, so it is emptied when given back (none is kept
+ * alive); one longer than `max` is not kept. A pass that finds it lent
+ * (a call made from a getter during another) takes a new one.
+ */
+class SpareArray {
+  constructor(max) {
+    this.max = max
+    this.kept = null
+  }
+
+  take() {
+    const list = this.kept ?? []
+    this.kept = null
+    return list
+  }
+
+  /** Gives `list` back, its first `used` elements emptied (the rest are already). */
+  give(list, used) {
+    if (list.length > this.max) return
+    list.fill(undefined, 0, used)
+    this.kept = list
+  }
+}
+
+module.exports = { grown, Scratch, FRESH, SpareArray }

@@ -86,8 +86,8 @@ fn message_made<'c>(
 /// `values[order[j]]` where `order[j]` is not negative (a message passed
 /// through), else `made[-1 - order[j]]`. Where `values` was given and each
 /// message gives one, in its place, the plan is `{ replaced, made }`
-/// instead: `values` with element `replaced[j]` made `made[j]`. `roles` and `values` are what
-/// lib/message-roles.js read ahead: message i as read, and its role's code
+/// instead: `values` with element `replaced[j]` made `made[j]`. `roles`
+/// and `values` are what lib/message-roles.js read ahead: message i as read, and its role's code
 /// (`EntryKind::from_code`), or 0 where the message is read here.
 #[napi(js_name = "convertToLlm")]
 pub fn convert_to_llm(

@@ -316,15 +316,12 @@ impl<V: View> ProjectedFacts<'_, V> {
         found.map_or(self.id_lengths.len(), |k| i + k)
     }
 
-    /// Whether branch entry `i`'s id is `id` (its units `units`, its hash
-    /// `hash`), when the pass read it as a string: an id of another length
-    /// or hash is not; one of the same is read from `ids` and compared.
-    fn id_is(&self, i: usize, id: &JsStr, units: &[u16], hash: i32) -> Result<Option<bool>> {
-        let Ok(len) = usize::try_from(self.id_lengths[i]) else {
+    /// Whether branch entry `i`'s id, one [`Self::pass_other_ids`] stopped
+    /// at, is `id`, when the pass read it as a string (read from `ids` and
+    /// compared).
+    fn id_is(&self, i: usize, id: &JsStr) -> Result<Option<bool>> {
+        if self.id_lengths[i] < 0 {
             return Ok(None);
-        };
-        if len != units.len() || self.id_hashes[i] != hash {
-            return Ok(Some(false));
         }
         self.ids.scoped(|| {
             let read = self.ids.at(i)?.string().ok_or_else(malformed_facts)?;
@@ -395,15 +392,10 @@ pub fn usage_is_current_in<V: View>(
             }
         }
         next = k + 1;
+        // (pass_counted has passed every read count before the one holding the usage)
         let read = facts.map(|f| f.counts[k]).filter(|&c| c != NOT_READ_COUNT);
-        if let Some(len) = read {
-            if usage_index >= start + len as usize {
-                start += len as usize;
-                continue;
-            }
-        }
         let found = projected
-            .scoped(|| -> Result<Option<Option<crate::js::string::JsStr>>> {
+            .scoped(|| -> Result<Option<Option<JsStr>>> {
                 let entry = projected.at(k)?;
                 if read.is_none() {
                     entry.expect_object("", "a projected entry { sourceEntry, messages }")?;
@@ -462,7 +454,7 @@ pub fn usage_is_current_in<V: View>(
                 }
                 next = i + 1;
                 let read = match facts {
-                    Some(f) => f.id_is(i, &id, &units, hash)?,
+                    Some(f) => f.id_is(i, &id)?,
                     None => None,
                 };
                 let same = match read {
