@@ -111,7 +111,10 @@ export declare function agentLineIndex(name: Arg): number
 /** The names of the supported agent lines, oldest first; the last is the newest. */
 export declare function agentLines(): Array<string>
 
-/** `bashExecutionToText(msg)`, as the text's pieces (lib/api.js joins them). */
+/**
+ * `bashExecutionToText(msg)`, as `{ codes, strings }` of one text at 0 (see
+ * `Texts`; lib/api.js joins it).
+ */
 export declare function bashExecutionToText(msg: Arg): RawValue
 
 /**
@@ -153,13 +156,17 @@ export declare function computeFileLists(read: Arg, written: Arg, edited: Arg): 
 /**
  * `convertToLlm(messages, line, roles?, values?)` as the agent line does
  * it: new objects only where the reference makes them, holes passed over.
- * The result is its plan, `{ order, made }`: element j is
- * `values[order[j]]` where `order[j]` is not negative (a message passed
- * through), else `made[-1 - order[j]]`. Where `values` was given and each
- * message gives one, in its place, the plan is `{ replaced, made }`
- * instead: `values` with element `replaced[j]` made `made[j]`. `roles`
- * and `values` are what lib/message-roles.js read ahead: message i as read, and its role's code
- * (`EntryKind::from_code`), or 0 where the message is read here.
+ * The result is its plan, `{ order, made, objects, codes, strings }`:
+ * element j is `values[order[j]]` where `order[j]` is not negative (a
+ * message passed through), else the message `made[-1 - order[j]]` names.
+ * A made message is `objects[-1 - m]` for a negative `m`, else the user
+ * message of one text whose timestamp is piece `codes[m]` and whose text
+ * starts at `codes[m + 1]` (see `Texts`). Where `values` was given and
+ * each message gives one, in its place, the plan has `replaced` instead
+ * of `order`: `values` with element `replaced[j]` the message `made[j]`
+ * names. `roles` and `values` are what lib/message-roles.js read ahead:
+ * message i as read, and its role's code (`EntryKind::from_code`), or 0
+ * where the message is read here.
  */
 export declare function convertToLlm(messages: Arg, line: Arg, roles?: Arg | undefined | null, values?: Arg | undefined | null): RawValue
 
@@ -382,6 +389,12 @@ export declare function summaryRules(line: Arg): RawValue
  * core defines them.
  */
 export declare function summaryWrappers(): RawValue
+
+/**
+ * The literal pieces of the texts `convertToLlm` and `bashExecutionToText`
+ * make, by their codes.
+ */
+export declare function textLiterals(): RawValue
 
 /**
  * The index where each user round of `messages` starts (first is 0);

@@ -89,6 +89,22 @@ describe.each(AGENT_LINES.map((name) => [name]))('the %s line', (line) => {
     expect(r).not.toBe(list)
     expect([r[0], r[2]]).toEqual([user, assistant])
     expect(r[0]).toBe(user)
+    // The bash run's message crosses as its text's codes: the timestamp, then
+    // the pieces, a literal by its index in textLiterals(), the caller's
+    // strings as themselves (the exit code as its string).
+    const literals = binding.textLiterals()
+    const [m, c] = plan.made
+    expect(m).toBeGreaterThanOrEqual(0)
+    expect(plan.strings[-1 - plan.codes[m]]).toBe(bash.timestamp)
+    const codes = Array.from(plan.codes.subarray(m + 2, m + 2 + plan.codes[m + 1]))
+    const pieces = codes.map((k) => (k >= 0 ? literals[k] : plan.strings[-1 - k]))
+    expect(pieces).toEqual(['Ran `', 'ls', '`\n', '```\n', 'a\nb', '\n```', '\n\nCommand exited with code ', '1'])
+    expect(codes.filter((k) => k >= 0).length).toBe(5)
+    expect(r[1].content[0].text).toBe(pieces.join(''))
+    // The custom message's is an object made.
+    expect(c).toBeLessThan(0)
+    expect(plan.objects[-1 - c]).toBe(r[3])
+    expect(r[3]).toEqual({ role: 'user', content: [{ type: 'text', text: 'a note' }], timestamp: 4 })
     // A message left out: the plan is the order of every message kept.
     const dropped = [user, { ...bash, excludeFromContext: true }, assistant]
     const readDropped = readMessageRoles(dropped)

@@ -11,7 +11,7 @@ const { summarizing } = require('./summarize.js')
 const { readEntryPath, releaseEntryPath, entriesOfPath } = require('./entry-path.js')
 const { pushEntryFacts, pushMessageFacts, readMeasureFacts, readEntryKinds, MAX_ENTRIES: MAX_FACTS } = require('./entry-facts.js')
 const { Scratch } = require('./typed-array.js')
-const { readMessageRoles, messagesOfPlan, joined } = require('./message-roles.js')
+const { readMessageRoles, messagesOfPlan, textAt } = require('./message-roles.js')
 const { readProjectedFacts, releaseProjectedFacts } = require('./projected-facts.js')
 const { withContextFacts } = require('./context-facts.js')
 
@@ -485,7 +485,10 @@ function createApi(lineName) {
     projectForSummary,
     serializeForSummary: (messages, options) => transcript(native.serializeForSummary, messages, options),
     splitUserRounds,
-    bashExecutionToText: (msg) => joined(native.bashExecutionToText(msg), 0),
+    bashExecutionToText: (msg) => {
+      const { codes, strings } = native.bashExecutionToText(msg)
+      return textAt(codes, strings, 0)
+    },
     createBranchSummaryMessage,
     createCompactionSummaryMessage,
     createCustomMessage,

@@ -9,7 +9,11 @@
 // native side reads and judges it, as without the pass.
 
 const isProxy = require('node:util').types?.isProxy ?? (() => false)
+const native = require('../binding.js')
 const { roleKind, NOT_READ } = require('./entry-facts.js')
+
+// The literal pieces of the texts the binding makes, by code.
+const LITERALS = native.textLiterals()
 
 // Longer lists (sparse ones, in practice) are read natively.
 const MAX_MESSAGES = 2 ** 23
@@ -42,34 +46,44 @@ function readMessageRoles(messages) {
 }
 
 /**
- * The messages of the binding's plan (src/convert_to_llm.rs): for `{ order,
- * made }`, `values[k]` for an index k, else a message it made; for `{
- * replaced, made }`, `values` itself (this call's own array) with the
- * messages made in the places it names. A message made is an object, or
- * `[timestamp, ...pieces]` for the user message of one text it names.
+ * The messages of the binding's plan (src/convert_to_llm.rs): for `order`,
+ * `values[k]` for an index k, else a message it made; for `replaced`,
+ * `values` itself (this call's own array) with the messages made in the
+ * places it names.
  */
-function messagesOfPlan({ order, replaced, made }, values) {
+function messagesOfPlan(plan, values) {
+  const { order, replaced, made } = plan
   if (replaced !== undefined) {
-    for (let j = 0; j < replaced.length; j++) values[replaced[j]] = messageMade(made[j])
+    for (let j = 0; j < replaced.length; j++) values[replaced[j]] = messageMade(plan, made[j])
     return values
   }
   const out = []
   for (let j = 0; j < order.length; j++) {
     const k = order[j]
-    out.push(k >= 0 ? values[k] : messageMade(made[-1 - k]))
+    out.push(k >= 0 ? values[k] : messageMade(plan, made[-1 - k]))
   }
   return out
 }
 
-function messageMade(m) {
-  return Array.isArray(m) ? { role: 'user', content: [{ type: 'text', text: joined(m, 1) }], timestamp: m[0] } : m
+/** The message the plan's code `m` names: an object made, or a user message of one text. */
+function messageMade({ objects, codes, strings }, m) {
+  if (m < 0) return objects[-1 - m]
+  return { role: 'user', content: [{ type: 'text', text: textAt(codes, strings, m + 1) }], timestamp: strings[-1 - codes[m]] }
 }
 
-/** The strings `parts[from..]` joined: each linked in with `+`, not copied. */
-function joined(parts, from) {
+/**
+ * The text starting at `codes[at]` (its number of pieces, then each piece:
+ * a literal's index, or `-1 - i` for `strings[i]`): the pieces joined, each
+ * linked in with `+`, not copied.
+ */
+function textAt(codes, strings, at) {
   let text = ''
-  for (let i = from; i < parts.length; i++) text += parts[i]
+  const end = at + 1 + codes[at]
+  for (let i = at + 1; i < end; i++) {
+    const c = codes[i]
+    text += c >= 0 ? LITERALS[c] : strings[-1 - c]
+  }
   return text
 }
 
-module.exports = { readMessageRoles, messagesOfPlan, joined }
+module.exports = { readMessageRoles, messagesOfPlan, textAt }

@@ -14,8 +14,8 @@ use prime_compaction_core::js::elements::Elements;
 use prime_compaction_core::js::view::{Key, View};
 use prime_compaction_core::session::model::{EntryKind, EntryType};
 use prime_compaction_core::transcript::convert_to_llm::{
-    bash_execution_pieces, convert_as, convert_message_for, passes_through, LlmMessage, Piece,
-    Pieces,
+    bash_execution_pieces, convert_as, convert_message_for, passes_through, Literal, LlmMessage,
+    Piece, Pieces,
 };
 
 /// `{ role: "user", content, timestamp }`, in the reference's key order.
@@ -27,21 +27,61 @@ fn user_message(cx: &Cx, content: Raw, timestamp: Raw) -> Result<Raw> {
     Ok(o)
 }
 
-/// A text as its pieces, each a JS string, for lib/api.js to join with `+`:
-/// the caller's strings are linked into the result, not copied, as by the
-/// agent's template literal. `first` goes before them (a text message's
-/// timestamp).
-fn pieces_array(cx: &Cx, first: Option<Raw>, pieces: &Pieces<JsVal<'_>>) -> Result<Raw> {
-    let mut parts = Vec::with_capacity(pieces.0.len() + 1);
-    parts.extend(first.map(Ok));
-    for piece in &pieces.0 {
-        parts.push(match piece {
-            Piece::Lit(text) => cx.str(text),
-            Piece::Str(s) => cx.js_str(s),
-            Piece::Value(v) => Ok(v.raw),
-        });
+/// The texts a call makes, for lib/message-roles.js to join with `+`: the
+/// caller's strings are linked into the result, not copied, as by the
+/// agent's template literal. `codes` holds each text as its number of
+/// pieces, then each piece: a literal as its index in `textLiterals()`
+/// ([`Literal::ALL`]), any other value `strings[i]` as `-1 - i`.
+struct Texts {
+    codes: Vec<i32>,
+    strings: Option<Raw>,
+    count: u32,
+}
+
+impl Texts {
+    fn new() -> Texts {
+        Texts {
+            codes: Vec::new(),
+            strings: None,
+            count: 0,
+        }
     }
-    cx.array(parts.into_iter())
+
+    /// `value` as a piece: its code.
+    fn value(&mut self, cx: &Cx, value: Raw) -> Result<i32> {
+        let strings = match self.strings {
+            Some(strings) => strings,
+            None => *self.strings.insert(cx.array(std::iter::empty())?),
+        };
+        check(unsafe { sys::napi_set_element(cx.env, strings, self.count, value) })?;
+        self.count += 1;
+        Ok(-(self.count as i32))
+    }
+
+    /// Adds `pieces` as the next text; returns where it starts in `codes`.
+    fn text(&mut self, cx: &Cx, pieces: &Pieces<JsVal<'_>>) -> Result<i32> {
+        let at = self.codes.len();
+        self.codes.push(pieces.0.len() as i32);
+        for piece in &pieces.0 {
+            let code = match piece {
+                Piece::Lit(text) => text.code(),
+                Piece::Str(s) => self.value(cx, cx.js_str(s)?)?,
+                Piece::Value(v) => self.value(cx, v.raw)?,
+            };
+            self.codes.push(code);
+        }
+        i32::try_from(at).map_err(|_| Error::range("", "too many texts"))
+    }
+
+    /// Sets `codes` and `strings` on `o`.
+    fn set_on(&self, cx: &Cx, o: Raw) -> Result<()> {
+        cx.set(o, c"codes", cx.i32_array(&self.codes)?)?;
+        let strings = match self.strings {
+            Some(strings) => strings,
+            None => cx.array(std::iter::empty())?,
+        };
+        cx.set(o, c"strings", strings)
+    }
 }
 
 fn text_blocks(cx: &Cx, text: Raw) -> Result<Raw> {
@@ -51,44 +91,24 @@ fn text_blocks(cx: &Cx, text: Raw) -> Result<Raw> {
     cx.array(std::iter::once(Ok(block)))
 }
 
-fn converted(cx: &Cx, line: &AgentLine, message: &JsVal<'_>) -> Result<Option<Raw>> {
-    message_made(cx, message, convert_message_for(line, message)?)
-}
-
-/// The message `convertToLlm` sends for `message`, decided as `decided`:
-/// the message, or for a user message of one text, `[timestamp,
-/// ...pieces]` (lib/api.js makes that message).
-fn message_made<'c>(
-    cx: &'c Cx,
-    message: &JsVal<'c>,
-    decided: LlmMessage<JsVal<'c>>,
-) -> Result<Option<Raw>> {
-    let timestamp = || -> Result<Raw> { Ok(message.get(Key::Timestamp)?.raw) };
-    Ok(match decided {
-        LlmMessage::Same(_) => Some(message.raw),
-        LlmMessage::Dropped => None,
-        LlmMessage::UserText(pieces) => Some(pieces_array(cx, Some(timestamp()?), &pieces)?),
-        LlmMessage::CustomText => {
-            let content = message.get(Key::Content)?.raw;
-            Some(user_message(cx, text_blocks(cx, content)?, timestamp()?)?)
-        }
-        LlmMessage::CustomBlocks => Some(user_message(
-            cx,
-            message.get(Key::Content)?.raw,
-            timestamp()?,
-        )?),
-    })
+fn converted(cx: &Cx, plan: &mut Plan, line: &AgentLine, message: &JsVal<'_>) -> Result<()> {
+    let decided = convert_message_for(line, message)?;
+    plan.add(cx, message, decided)
 }
 
 /// `convertToLlm(messages, line, roles?, values?)` as the agent line does
 /// it: new objects only where the reference makes them, holes passed over.
-/// The result is its plan, `{ order, made }`: element j is
-/// `values[order[j]]` where `order[j]` is not negative (a message passed
-/// through), else `made[-1 - order[j]]`. Where `values` was given and each
-/// message gives one, in its place, the plan is `{ replaced, made }`
-/// instead: `values` with element `replaced[j]` made `made[j]`. `roles`
-/// and `values` are what lib/message-roles.js read ahead: message i as read, and its role's code
-/// (`EntryKind::from_code`), or 0 where the message is read here.
+/// The result is its plan, `{ order, made, objects, codes, strings }`:
+/// element j is `values[order[j]]` where `order[j]` is not negative (a
+/// message passed through), else the message `made[-1 - order[j]]` names.
+/// A made message is `objects[-1 - m]` for a negative `m`, else the user
+/// message of one text whose timestamp is piece `codes[m]` and whose text
+/// starts at `codes[m + 1]` (see `Texts`). Where `values` was given and
+/// each message gives one, in its place, the plan has `replaced` instead
+/// of `order`: `values` with element `replaced[j]` the message `made[j]`
+/// names. `roles` and `values` are what lib/message-roles.js read ahead:
+/// message i as read, and its role's code (`EntryKind::from_code`), or 0
+/// where the message is read here.
 #[napi(js_name = "convertToLlm")]
 pub fn convert_to_llm(
     env: Env,
@@ -111,11 +131,7 @@ pub fn convert_to_llm(
             }
             _ => None,
         };
-        let mut plan = Plan {
-            order: Vec::new(),
-            made: cx.array(std::iter::empty())?,
-            count: 0,
-        };
+        let mut plan = Plan::new();
         let mut elements = Elements::new(&list, len);
         match &ahead {
             Some((codes, values)) => {
@@ -134,10 +150,10 @@ pub fn convert_to_llm(
                                 let message = values.at(i)?;
                                 let decided =
                                     convert_as(&message, role, line.convert_keeps_system)?;
-                                plan.add(cx, message_made(cx, &message, decided)?)
+                                plan.add(cx, &message, decided)
                             }
                             None => match elements.read(&list, i)? {
-                                Some(message) => plan.add(cx, converted(cx, line, &message)?),
+                                Some(message) => converted(cx, &mut plan, line, &message),
                                 None => Ok(()),
                             },
                         }
@@ -148,10 +164,10 @@ pub fn convert_to_llm(
             None => {
                 while let Some(i) = elements.next_index(&list).within("messages")? {
                     list.scoped(|| -> Result<()> {
-                        if let Some(message) = elements.read(&list, i)? {
-                            plan.add(cx, converted(cx, line, &message)?)?;
+                        match elements.read(&list, i)? {
+                            Some(message) => converted(cx, &mut plan, line, &message),
+                            None => Ok(()),
                         }
-                        Ok(())
                     })
                     .within_with(|| format!("messages[{i}]"))?;
                 }
@@ -168,28 +184,88 @@ pub fn convert_to_llm(
         } else {
             cx.set(o, c"order", cx.i32_array(&plan.order)?)?;
         }
-        cx.set(o, c"made", plan.made)?;
+        plan.set_on(cx, o)?;
         Ok(RawValue(o))
     })
 }
 
-/// `convertToLlm`'s result as it is made: `order`, and `made` with its
-/// `count` elements.
+/// `convertToLlm`'s result as it is made: `order`, the made messages'
+/// codes (`made`), the objects made and the texts.
 struct Plan {
     order: Vec<i32>,
-    made: Raw,
-    count: u32,
+    made: Vec<i32>,
+    objects: Option<Raw>,
+    object_count: u32,
+    texts: Texts,
 }
 
 impl Plan {
-    /// Adds `value` (if any) as the next element, one this call made.
-    fn add(&mut self, cx: &Cx, value: Option<Raw>) -> Result<()> {
-        if let Some(value) = value {
-            check(unsafe { sys::napi_set_element(cx.env, self.made, self.count, value) })?;
-            self.count += 1;
-            self.order.push(-(self.count as i32));
+    fn new() -> Plan {
+        Plan {
+            order: Vec::new(),
+            made: Vec::new(),
+            objects: None,
+            object_count: 0,
+            texts: Texts::new(),
         }
+    }
+
+    /// Adds what `message` gives, decided as `decided`: itself, nothing, a
+    /// message made of it, or the user message of one text (its timestamp,
+    /// read after the text as the agent reads it, then the text).
+    fn add<'c>(
+        &mut self,
+        cx: &'c Cx,
+        message: &JsVal<'c>,
+        decided: LlmMessage<JsVal<'c>>,
+    ) -> Result<()> {
+        let timestamp = || -> Result<Raw> { Ok(message.get(Key::Timestamp)?.raw) };
+        let code = match decided {
+            LlmMessage::Same(_) => self.object(cx, message.raw)?,
+            LlmMessage::Dropped => return Ok(()),
+            LlmMessage::UserText(pieces) => {
+                let timestamp = timestamp()?;
+                let at = self.texts.codes.len();
+                self.texts.codes.push(0);
+                self.texts.codes[at] = self.texts.value(cx, timestamp)?;
+                self.texts.text(cx, &pieces)?;
+                i32::try_from(at).map_err(|_| Error::range("", "too many texts"))?
+            }
+            LlmMessage::CustomText => {
+                let content = message.get(Key::Content)?.raw;
+                let made = user_message(cx, text_blocks(cx, content)?, timestamp()?)?;
+                self.object(cx, made)?
+            }
+            LlmMessage::CustomBlocks => {
+                let made = user_message(cx, message.get(Key::Content)?.raw, timestamp()?)?;
+                self.object(cx, made)?
+            }
+        };
+        self.made.push(code);
+        self.order.push(-(self.made.len() as i32));
         Ok(())
+    }
+
+    /// `value` as the next of `objects`: its code in `made`.
+    fn object(&mut self, cx: &Cx, value: Raw) -> Result<i32> {
+        let objects = match self.objects {
+            Some(objects) => objects,
+            None => *self.objects.insert(cx.array(std::iter::empty())?),
+        };
+        check(unsafe { sys::napi_set_element(cx.env, objects, self.object_count, value) })?;
+        self.object_count += 1;
+        Ok(-(self.object_count as i32))
+    }
+
+    /// Sets `made`, `objects`, `codes` and `strings` on `o`.
+    fn set_on(&self, cx: &Cx, o: Raw) -> Result<()> {
+        cx.set(o, c"made", cx.i32_array(&self.made)?)?;
+        let objects = match self.objects {
+            Some(objects) => objects,
+            None => cx.array(std::iter::empty())?,
+        };
+        cx.set(o, c"objects", objects)?;
+        self.texts.set_on(cx, o)
     }
 }
 
@@ -200,12 +276,27 @@ fn malformed() -> Error {
     )
 }
 
-/// `bashExecutionToText(msg)`, as the text's pieces (lib/api.js joins them).
+/// `bashExecutionToText(msg)`, as `{ codes, strings }` of one text at 0 (see
+/// `Texts`; lib/api.js joins it).
 #[napi(js_name = "bashExecutionToText")]
 pub fn bash_execution_to_text(env: Env, msg: Arg) -> napi::Result<RawValue> {
     run(&env, |cx| {
         let pieces = bash_execution_pieces(&cx.wrap(msg.0)?).within("msg")?;
-        Ok(RawValue(pieces_array(cx, None, &pieces)?))
+        let mut texts = Texts::new();
+        texts.text(cx, &pieces)?;
+        let o = cx.object()?;
+        texts.set_on(cx, o)?;
+        Ok(RawValue(o))
+    })
+}
+
+/// The literal pieces of the texts `convertToLlm` and `bashExecutionToText`
+/// make, by their codes.
+#[napi(js_name = "textLiterals")]
+pub fn text_literals(env: Env) -> napi::Result<RawValue> {
+    run(&env, |cx| {
+        let texts = Literal::ALL.iter().map(|l| cx.str(l.as_str()));
+        Ok(RawValue(cx.array(texts)?))
     })
 }
 

@@ -15,12 +15,74 @@ pub const BRANCH_SUMMARY_PREFIX: &str =
     "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n";
 pub const BRANCH_SUMMARY_SUFFIX: &str = "</summary>";
 
+/// The literal text of the agent's templates, each a [`Piece::Lit`]. The
+/// binding hands JS the table ([`Literal::ALL`], by index) once, so a text
+/// crosses as codes and the caller's own strings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Literal {
+    Ran,
+    RanEnd,
+    OutputStart,
+    OutputEnd,
+    NoOutput,
+    Cancelled,
+    ExitCode,
+    Truncated,
+    TruncatedEnd,
+    CompactionPrefix,
+    CompactionSuffix,
+    BranchPrefix,
+    BranchSuffix,
+}
+
+impl Literal {
+    /// Every literal, each at its own index.
+    pub const ALL: [Literal; 13] = [
+        Literal::Ran,
+        Literal::RanEnd,
+        Literal::OutputStart,
+        Literal::OutputEnd,
+        Literal::NoOutput,
+        Literal::Cancelled,
+        Literal::ExitCode,
+        Literal::Truncated,
+        Literal::TruncatedEnd,
+        Literal::CompactionPrefix,
+        Literal::CompactionSuffix,
+        Literal::BranchPrefix,
+        Literal::BranchSuffix,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Literal::Ran => "Ran `",
+            Literal::RanEnd => "`\n",
+            Literal::OutputStart => "```\n",
+            Literal::OutputEnd => "\n```",
+            Literal::NoOutput => "(no output)",
+            Literal::Cancelled => "\n\n(command cancelled)",
+            Literal::ExitCode => "\n\nCommand exited with code ",
+            Literal::Truncated => "\n\n[Output truncated. Full output: ",
+            Literal::TruncatedEnd => "]",
+            Literal::CompactionPrefix => COMPACTION_SUMMARY_PREFIX,
+            Literal::CompactionSuffix => COMPACTION_SUMMARY_SUFFIX,
+            Literal::BranchPrefix => BRANCH_SUMMARY_PREFIX,
+            Literal::BranchSuffix => BRANCH_SUMMARY_SUFFIX,
+        }
+    }
+
+    /// Its index in [`Literal::ALL`].
+    pub fn code(self) -> i32 {
+        self as i32
+    }
+}
+
 /// A piece of a text the agent writes with a template literal: literal
 /// text, or a value of the message shown as `String(value)`, converted where
 /// the template converts it ([`View::string_value`], else copied out).
 #[derive(Debug, Clone)]
 pub enum Piece<V> {
-    Lit(&'static str),
+    Lit(Literal),
     Str(JsStr),
     Value(V),
 }
@@ -30,7 +92,7 @@ pub enum Piece<V> {
 pub struct Pieces<V>(pub Vec<Piece<V>>);
 
 impl<V: View> Pieces<V> {
-    fn lit(&mut self, text: &'static str) {
+    fn lit(&mut self, text: Literal) {
         self.0.push(Piece::Lit(text));
     }
 
@@ -48,7 +110,7 @@ impl<V: View> Pieces<V> {
         let mut out = Utf16Builder::new();
         for piece in &self.0 {
             match piece {
-                Piece::Lit(text) => out.push_str(text),
+                Piece::Lit(text) => out.push_str(text.as_str()),
                 Piece::Str(s) => out.push_js(s),
                 Piece::Value(v) => out.push_js(&v.to_js_string()?),
             }
@@ -90,38 +152,34 @@ pub fn bash_execution_pieces<V: View>(message: &V) -> Result<Pieces<V>> {
     // Each field read as often, and in the order, the agents' template and
     // conditions read it (a getter runs as many times).
     let mut out = Pieces(Vec::with_capacity(8));
-    out.lit("Ran `");
+    out.lit(Literal::Ran);
     out.value(&message.get(Key::Command)?)?;
-    out.lit("`\n");
+    out.lit(Literal::RanEnd);
     if message.get(Key::Output)?.truthy() {
-        out.lit("```\n");
+        out.lit(Literal::OutputStart);
         out.value(&message.get(Key::Output)?)?;
-        out.lit("\n```");
+        out.lit(Literal::OutputEnd);
     } else {
-        out.lit("(no output)");
+        out.lit(Literal::NoOutput);
     }
     if message.get(Key::Cancelled)?.truthy() {
-        out.lit("\n\n(command cancelled)");
+        out.lit(Literal::Cancelled);
     } else if message.get(Key::ExitCode)?.kind() != Kind::Null
         && message.get(Key::ExitCode)?.kind() != Kind::Undefined
         && message.get(Key::ExitCode)?.number() != Some(0.0)
     {
-        out.lit("\n\nCommand exited with code ");
+        out.lit(Literal::ExitCode);
         out.value(&message.get(Key::ExitCode)?)?;
     }
     if message.get(Key::Truncated)?.truthy() && message.get(Key::FullOutputPath)?.truthy() {
-        out.lit("\n\n[Output truncated. Full output: ");
+        out.lit(Literal::Truncated);
         out.value(&message.get(Key::FullOutputPath)?)?;
-        out.lit("]");
+        out.lit(Literal::TruncatedEnd);
     }
     Ok(out)
 }
 
-fn wrap_summary<V: View>(
-    message: &V,
-    prefix: &'static str,
-    suffix: &'static str,
-) -> Result<Pieces<V>> {
+fn wrap_summary<V: View>(message: &V, prefix: Literal, suffix: Literal) -> Result<Pieces<V>> {
     let mut out = Pieces(Vec::with_capacity(3));
     out.lit(prefix);
     out.value(&message.get(Key::Summary)?)?;
@@ -166,13 +224,13 @@ pub fn convert_as<V: View>(message: &V, role: Role, keeps_system: bool) -> Resul
         }
         Role::BranchSummary => LlmMessage::UserText(wrap_summary(
             message,
-            BRANCH_SUMMARY_PREFIX,
-            BRANCH_SUMMARY_SUFFIX,
+            Literal::BranchPrefix,
+            Literal::BranchSuffix,
         )?),
         Role::CompactionSummary => LlmMessage::UserText(wrap_summary(
             message,
-            COMPACTION_SUMMARY_PREFIX,
-            COMPACTION_SUMMARY_SUFFIX,
+            Literal::CompactionPrefix,
+            Literal::CompactionSuffix,
         )?),
         Role::System | Role::Other => LlmMessage::Dropped,
     })
@@ -183,4 +241,19 @@ pub fn convert_as<V: View>(message: &V, role: Role, keeps_system: bool) -> Resul
 /// show them, so the message model reads [`convert_message`] itself.
 pub fn convert_message_for<V: View>(line: &AgentLine, message: &V) -> Result<LlmMessage<V>> {
     convert_as(message, role_of(message)?, line.convert_keeps_system)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_literal_is_at_its_code() {
+        for (i, literal) in Literal::ALL.iter().enumerate() {
+            assert_eq!(literal.code(), i as i32);
+        }
+        let texts: std::collections::HashSet<_> = Literal::ALL.iter().map(|l| l.as_str()).collect();
+        assert_eq!(texts.len(), Literal::ALL.len());
+        assert_eq!(Literal::BranchSuffix.as_str(), BRANCH_SUMMARY_SUFFIX);
+    }
 }
