@@ -53,7 +53,7 @@ pub fn serialize_for_summary(
             None => false,
         };
         let whole = written_whole(&messages, long_arguments)
-            .and_then(|sizes| StringSink::with_capacity(cx, sizes.capacity()));
+            .and_then(|sizes| StringSink::with_capacity(cx, sizes.capacity(), sizes.texts()));
         if let Some(mut sink) = whole {
             serialize_projection(&messages, &options, &mut sink);
             return Ok(RawValue(sink.finish()?));

@@ -24,6 +24,7 @@ use prime_compaction_core::js::string::{
     is_high_surrogate, is_low_surrogate, push_str_utf16, JsStr, Utf16Builder,
 };
 use prime_compaction_core::js::view::View;
+use prime_compaction_core::prefault::Prefault;
 use prime_compaction_core::transcript::recipe::{Labels, Recipe};
 use prime_compaction_core::transcript::text::{
     is_trim_space, splits_pair_by_units, Sink, Text, TextHints, TextKey, TextOf, TextSize,
@@ -576,19 +577,25 @@ impl<'c> Sink<JsText<'c>> for RecipeSink<'c> {
 /// ([`prime_compaction_core::transcript::output_form`] says when).
 pub struct StringSink<'c> {
     cx: &'c Cx,
+    /// `out`'s pages faulted in ahead of the writes (prefault.rs in the
+    /// core); declared before `out`, so it is stopped before `out` is freed.
+    prefault: Prefault,
     out: Vec<u16>,
     /// The units of a string whose JSON is being written, read here first.
     read: Vec<u16>,
 }
 
 impl<'c> StringSink<'c> {
-    /// With room for `units` units; `None` where the allocator refuses
-    /// them (the transcript then goes back as a recipe).
-    pub fn with_capacity(cx: &'c Cx, units: usize) -> Option<Self> {
+    /// With room for `units` units, of which at least `sure` will be
+    /// written; `None` where the allocator refuses them (the transcript
+    /// then goes back as a recipe).
+    pub fn with_capacity(cx: &'c Cx, units: usize, sure: usize) -> Option<Self> {
         let mut out = Vec::new();
         out.try_reserve_exact(units).ok()?;
+        let prefault = Prefault::start(&mut out, sure);
         Some(StringSink {
             cx,
+            prefault,
             out,
             read: Vec::new(),
         })
@@ -596,7 +603,11 @@ impl<'c> StringSink<'c> {
 
     /// The transcript, as a JS string.
     pub fn finish(self) -> Result<Raw> {
-        self.cx.utf16(&self.out)
+        let StringSink {
+            cx, out, prefault, ..
+        } = self;
+        drop(prefault);
+        cx.utf16(&out)
     }
 }
 

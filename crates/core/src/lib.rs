@@ -10,6 +10,7 @@ pub mod capacity;
 pub mod error;
 pub mod js;
 pub mod plan;
+pub mod prefault;
 pub mod projection;
 pub mod session;
 pub mod summary;

@@ -118,8 +118,13 @@ impl TextSizes {
     /// Room for the transcript written whole: the texts and an eighth more
     /// for its labels.
     pub fn capacity(self) -> usize {
-        let texts = self.written.saturating_add(self.placed);
+        let texts = self.texts();
         texts.saturating_add(texts / 8)
+    }
+
+    /// The units of the texts alone, which the transcript holds at least.
+    pub fn texts(self) -> usize {
+        self.written.saturating_add(self.placed)
     }
 }
 
