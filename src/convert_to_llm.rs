@@ -34,28 +34,20 @@ fn user_message(cx: &Cx, content: Raw, timestamp: Raw) -> Result<Raw> {
 /// ([`Literal::ALL`]), any other value `strings[i]` as `-1 - i`.
 struct Texts {
     codes: Vec<i32>,
-    strings: Option<Raw>,
-    count: u32,
+    strings: Appended,
 }
 
 impl Texts {
     fn new() -> Texts {
         Texts {
             codes: Vec::new(),
-            strings: None,
-            count: 0,
+            strings: Appended::default(),
         }
     }
 
     /// `value` as a piece: its code.
     fn value(&mut self, cx: &Cx, value: Raw) -> Result<i32> {
-        let strings = match self.strings {
-            Some(strings) => strings,
-            None => *self.strings.insert(cx.array(std::iter::empty())?),
-        };
-        check(unsafe { sys::napi_set_element(cx.env, strings, self.count, value) })?;
-        self.count += 1;
-        Ok(-(self.count as i32))
+        self.strings.push(cx, value)
     }
 
     /// Adds `pieces` as the next text; returns where it starts in `codes`.
@@ -76,11 +68,35 @@ impl Texts {
     /// Sets `codes` and `strings` on `o`.
     fn set_on(&self, cx: &Cx, o: Raw) -> Result<()> {
         cx.set(o, c"codes", cx.i32_array(&self.codes)?)?;
-        let strings = match self.strings {
-            Some(strings) => strings,
-            None => cx.array(std::iter::empty())?,
+        cx.set(o, c"strings", self.strings.array(cx)?)
+    }
+}
+
+/// A JS array this call appends to, made when first appended to.
+#[derive(Default)]
+struct Appended {
+    array: Option<Raw>,
+    count: u32,
+}
+
+impl Appended {
+    /// Appends `value`; its index i, as `-1 - i`.
+    fn push(&mut self, cx: &Cx, value: Raw) -> Result<i32> {
+        let array = match self.array {
+            Some(array) => array,
+            None => *self.array.insert(cx.array(std::iter::empty())?),
         };
-        cx.set(o, c"strings", strings)
+        check(unsafe { sys::napi_set_element(cx.env, array, self.count, value) })?;
+        self.count += 1;
+        Ok(-(self.count as i32))
+    }
+
+    /// The array (empty if nothing was appended).
+    fn array(&self, cx: &Cx) -> Result<Raw> {
+        match self.array {
+            Some(array) => Ok(array),
+            None => cx.array(std::iter::empty()),
+        }
     }
 }
 
@@ -194,8 +210,7 @@ pub fn convert_to_llm(
 struct Plan {
     order: Vec<i32>,
     made: Vec<i32>,
-    objects: Option<Raw>,
-    object_count: u32,
+    objects: Appended,
     texts: Texts,
 }
 
@@ -204,8 +219,7 @@ impl Plan {
         Plan {
             order: Vec::new(),
             made: Vec::new(),
-            objects: None,
-            object_count: 0,
+            objects: Appended::default(),
             texts: Texts::new(),
         }
     }
@@ -224,10 +238,9 @@ impl Plan {
             LlmMessage::Same(_) => self.object(cx, message.raw)?,
             LlmMessage::Dropped => return Ok(()),
             LlmMessage::UserText(pieces) => {
-                let timestamp = timestamp()?;
+                let timestamp = self.texts.value(cx, timestamp()?)?;
                 let at = self.texts.codes.len();
-                self.texts.codes.push(0);
-                self.texts.codes[at] = self.texts.value(cx, timestamp)?;
+                self.texts.codes.push(timestamp);
                 self.texts.text(cx, &pieces)?;
                 i32::try_from(at).map_err(|_| Error::range("", "too many texts"))?
             }
@@ -248,23 +261,13 @@ impl Plan {
 
     /// `value` as the next of `objects`: its code in `made`.
     fn object(&mut self, cx: &Cx, value: Raw) -> Result<i32> {
-        let objects = match self.objects {
-            Some(objects) => objects,
-            None => *self.objects.insert(cx.array(std::iter::empty())?),
-        };
-        check(unsafe { sys::napi_set_element(cx.env, objects, self.object_count, value) })?;
-        self.object_count += 1;
-        Ok(-(self.object_count as i32))
+        self.objects.push(cx, value)
     }
 
     /// Sets `made`, `objects`, `codes` and `strings` on `o`.
     fn set_on(&self, cx: &Cx, o: Raw) -> Result<()> {
         cx.set(o, c"made", cx.i32_array(&self.made)?)?;
-        let objects = match self.objects {
-            Some(objects) => objects,
-            None => cx.array(std::iter::empty())?,
-        };
-        cx.set(o, c"objects", objects)?;
+        cx.set(o, c"objects", self.objects.array(cx)?)?;
         self.texts.set_on(cx, o)
     }
 }
