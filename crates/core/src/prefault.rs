@@ -48,6 +48,8 @@ impl Prefault {
         let stopped = Arc::clone(&stop);
         let helper = std::thread::Builder::new()
             .name("prime-compaction-prefault".into())
+            // It makes one system call at a time; no deep stack.
+            .stack_size(64 << 10)
             .spawn(move || populate(start, bytes, &stopped));
         Prefault {
             helper: helper.ok().map(|handle| (stop, handle)),
