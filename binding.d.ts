@@ -156,7 +156,9 @@ export declare function computeFileLists(read: Arg, written: Arg, edited: Arg): 
 /**
  * `convertToLlm(messages, line, roles?, values?)` as the agent line does
  * it: new objects only where the reference makes them, holes passed over.
- * The result is its plan, `{ order, made, objects, codes, strings }`:
+ * The result is its plan, `{ order, made, objects, codes, strings }`
+ * (`made` and `codes` where any message was made, `objects` and `strings`
+ * where any was put in them):
  * element j is `values[order[j]]` where `order[j]` is not negative (a
  * message passed through), else the message `made[-1 - order[j]]` names.
  * A made message is `objects[-1 - m]` for a negative `m`, else the user

@@ -6,7 +6,7 @@ use napi_derive::napi;
 use crate::agent_line::line_arg;
 use crate::js::errors::run;
 use crate::js::flat::typed_array_slice;
-use crate::js::out::{Arg, Raw, RawValue};
+use crate::js::out::{Arg, Raw, RawValue, Typed};
 use crate::js::view::{check, Cx, JsVal};
 use prime_compaction_core::agent_line::AgentLine;
 use prime_compaction_core::error::{Context, Error, Result};
@@ -65,10 +65,13 @@ impl Texts {
         i32::try_from(at).map_err(|_| Error::range("", "too many texts"))
     }
 
-    /// Sets `codes` and `strings` on `o`.
+    /// Sets `codes` and `strings` (where any) on `o`.
     fn set_on(&self, cx: &Cx, o: Raw) -> Result<()> {
         cx.set(o, c"codes", cx.i32_array(&self.codes)?)?;
-        cx.set(o, c"strings", self.strings.array(cx)?)
+        match self.strings.array {
+            Some(strings) => cx.set(o, c"strings", strings),
+            None => Ok(()),
+        }
     }
 }
 
@@ -90,14 +93,6 @@ impl Appended {
         self.count += 1;
         Ok(-(self.count as i32))
     }
-
-    /// The array (empty if nothing was appended).
-    fn array(&self, cx: &Cx) -> Result<Raw> {
-        match self.array {
-            Some(array) => Ok(array),
-            None => cx.array(std::iter::empty()),
-        }
-    }
 }
 
 fn text_blocks(cx: &Cx, text: Raw) -> Result<Raw> {
@@ -114,7 +109,9 @@ fn converted(cx: &Cx, plan: &mut Plan, line: &AgentLine, message: &JsVal<'_>) ->
 
 /// `convertToLlm(messages, line, roles?, values?)` as the agent line does
 /// it: new objects only where the reference makes them, holes passed over.
-/// The result is its plan, `{ order, made, objects, codes, strings }`:
+/// The result is its plan, `{ order, made, objects, codes, strings }`
+/// (`made` and `codes` where any message was made, `objects` and `strings`
+/// where any was put in them):
 /// element j is `values[order[j]]` where `order[j]` is not negative (a
 /// message passed through), else the message `made[-1 - order[j]]` names.
 /// A made message is `objects[-1 - m]` for a negative `m`, else the user
@@ -189,18 +186,39 @@ pub fn convert_to_llm(
                 }
             }
         }
-        let o = cx.object()?;
-        if ahead.is_some() && plan.order.len() == len {
-            // One message for each (each index gives one at most): the
-            // indices of those made, which take their places in `values`.
-            let replaced: Vec<i32> = (0..len as i32)
+        // One message for each (each index gives one at most): the indices
+        // of those made, which take their places in `values`.
+        let replaced: Option<Vec<i32>> = (ahead.is_some() && plan.order.len() == len).then(|| {
+            (0..len as i32)
                 .filter(|&i| plan.order[i as usize] < 0)
-                .collect();
-            cx.set(o, c"replaced", cx.i32_array(&replaced)?)?;
+                .collect()
+        });
+        let order = replaced.as_deref().unwrap_or(&plan.order);
+        let o = cx.object()?;
+        let first = if plan.made.is_empty() {
+            cx.i32_array(order)?
         } else {
-            cx.set(o, c"order", cx.i32_array(&plan.order)?)?;
+            // The plan's numbers in one buffer: one ArrayBuffer a call.
+            let [first, made, codes] = cx.typed_arrays([
+                Typed::I32(order),
+                Typed::I32(&plan.made),
+                Typed::I32(&plan.texts.codes),
+            ])?;
+            cx.set(o, c"made", made)?;
+            cx.set(o, c"codes", codes)?;
+            first
+        };
+        match replaced {
+            Some(_) => cx.set(o, c"replaced", first)?,
+            None => cx.set(o, c"order", first)?,
         }
-        plan.set_on(cx, o)?;
+        // Arrays nothing was put into are left out.
+        if let Some(objects) = plan.objects.array {
+            cx.set(o, c"objects", objects)?;
+        }
+        if let Some(strings) = plan.texts.strings.array {
+            cx.set(o, c"strings", strings)?;
+        }
         Ok(RawValue(o))
     })
 }
@@ -262,13 +280,6 @@ impl Plan {
     /// `value` as the next of `objects`: its code in `made`.
     fn object(&mut self, cx: &Cx, value: Raw) -> Result<i32> {
         self.objects.push(cx, value)
-    }
-
-    /// Sets `made`, `objects`, `codes` and `strings` on `o`.
-    fn set_on(&self, cx: &Cx, o: Raw) -> Result<()> {
-        cx.set(o, c"made", cx.i32_array(&self.made)?)?;
-        cx.set(o, c"objects", self.objects.array(cx)?)?;
-        self.texts.set_on(cx, o)
     }
 }
 
