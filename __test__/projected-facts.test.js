@@ -6,14 +6,14 @@
 // reference's projections of generated sessions and for odd values in every
 // field the pass reads (holes, primitives, getters, throwing getters,
 // Proxies, frozen objects, ids and types that are not strings), and for
-// ids that the pass's hash does not tell apart.
+// an id that more than one entry has.
 
 const path = require('node:path')
 const util = require('node:util')
 const fc = require('fast-check')
 const gen = require('./helpers/generator')
 const { platformSuffix, binaryName } = require('../platform.js')
-const { readProjectedFacts, releaseProjectedFacts, idHash } = require('../lib/projected-facts.js')
+const { readProjectedFacts, indexOfId } = require('../lib/projected-facts.js')
 const { loadReference } = require('./helpers/reference')
 const { ODD, setOdd } = require('./helpers/odd-values')
 
@@ -63,7 +63,7 @@ function projectionOf(branch) {
   return { messages: branch.map((e) => e.message), entries: branch.map((e) => ({ sourceEntry: e, messages: [e.message] })) }
 }
 
-test('the pass: counts, kinds and ids, and what it leaves to the native side', () => {
+test('the pass: counts and kinds, the id search, and what they leave to the native side', () => {
   const branch = session(4)
   branch[1] = { ...branch[1], type: 'compaction' }
   branch[2] = { ...branch[2], id: 5 }
@@ -73,16 +73,48 @@ test('the pass: counts, kinds and ids, and what it leaves to the native side', (
   const facts = readProjectedFacts(projection, branch)
   expect(Array.from(facts.counts)).toEqual([1, 2 ** 32 - 1, 1])
   expect(Array.from(facts.kinds)).toEqual([6, 2, 6, 0])
-  expect(Array.from(facts.idLengths)).toEqual([2, 2, -1, -1])
-  expect(Array.from(facts.idHashes.subarray(0, 2))).toEqual([idHash('e0', 2), idHash('e1', 2)])
-  expect(facts.ids.slice(0, 4)).toEqual(['e0', 'e1', undefined, undefined])
-  // Given back, the ids array keeps none of the ids.
-  const ids = facts.ids
-  releaseProjectedFacts(facts)
-  expect(ids.every((id) => id === undefined)).toBe(true)
+  expect(facts.indexOfId).toBe(indexOfId)
+  expect(Object.keys(facts).sort()).toEqual(['counts', 'entries', 'indexOfId', 'kinds'])
+  // The search: the first equal id in the range, none, or the entry it leaves to the native walk.
+  const ids = ['a', 'b', 'a', 'c'].map((id) => ({ type: 'message', id }))
+  expect(indexOfId(ids, 'a', 0, 4)).toBe(0)
+  expect(indexOfId(ids, 'a', 1, 4)).toBe(2)
+  expect(indexOfId(ids, 'a', 1, 2)).toBe(-1)
+  expect(indexOfId(ids, 'x', 0, 4)).toBe(-1)
+  expect(indexOfId(ids, 'b', 2, 4)).toBe(-1)
+  const throwing = Object.defineProperty({ type: 'message' }, 'id', { get: () => { throw new Error('id getter failed') } })
+  expect(indexOfId([ids[1], throwing, ids[0]], 'a', 0, 3)).toBe(-2 - 1)
+  expect(indexOfId([ids[1], null, ids[0]], 'a', 0, 3)).toBe(-2 - 1)
+  // A primitive entry is read as the agent reads it: it has no id.
+  expect(indexOfId([ids[1], 7, ids[0]], 'a', 0, 3)).toBe(2)
+  expect(indexOfId([ids[1], null, ids[0]], 'b', 0, 3)).toBe(0)
   expect(readProjectedFacts(projection, new Proxy(branch, {}))).toBe(undefined)
   expect(readProjectedFacts({ entries: new Proxy([], {}) }, branch)).toBe(undefined)
   expect(readProjectedFacts(null, branch)).toBe(undefined)
+})
+
+test('the native walk searches each id once, from the start, as far as the agent reads', () => {
+  // Each id read counted: the agent's findIndex reads ids in order up to the
+  // match, and so does the search; the pass reads none ahead.
+  const counted = (reads) => (e) =>
+    Object.defineProperty({ ...e }, 'id', {
+      enumerable: true,
+      get() {
+        reads.push(e.id)
+        return e.id
+      },
+    })
+  const readsOf = (estimate) => {
+    const reads = []
+    // The last usage on entry 7; entry 8 a user message after it.
+    const branch = session(9).map(counted(reads))
+    const projection = projectionOf(session(9))
+    estimate(projection, branch)
+    return reads
+  }
+  const theirs = readsOf((p, b) => ref.estimateProjectedContextTokens(p, b))
+  expect(theirs).toEqual(['e0', 'e1', 'e2', 'e3', 'e4', 'e5', 'e6', 'e7'])
+  expect(readsOf((p, b) => ours.estimateProjectedContextTokens(p, b))).toEqual(theirs)
 })
 
 test('odd values in every field the pass reads: the same estimate or the same error', () => {
@@ -120,9 +152,7 @@ test('odd values in every field the pass reads: the same estimate or the same er
   expectSame(() => [projectionOf(branch), branch.map((e) => new Proxy(e, {}))])
 })
 
-test('ids of one length and hash: each compared, the first equal one found', () => {
-  // The hash is the last two units: these ids share it and their length.
-  expect(new Set(['p0xy', 'p1xy', 'q7xy'].map((id) => idHash(id, 4))).size).toBe(1)
+test('an id on more than one entry: the first equal one found', () => {
   const shaped = (ids, editAt) => {
     const branch = session(ids.length).map((e, i) => ({ ...e, id: ids[i], parentId: i ? ids[i - 1] : null }))
     const projection = projectionOf(branch)

@@ -12,7 +12,7 @@ const { readEntryPath, releaseEntryPath, entriesOfPath } = require('./entry-path
 const { pushEntryFacts, pushMessageFacts, readMeasureFacts, readEntryKinds, MAX_ENTRIES: MAX_FACTS } = require('./entry-facts.js')
 const { Scratch } = require('./typed-array.js')
 const { readMessageRoles, messagesOfPlan, textAt } = require('./message-roles.js')
-const { readProjectedFacts, releaseProjectedFacts } = require('./projected-facts.js')
+const { readProjectedFacts } = require('./projected-facts.js')
 const { withContextFacts } = require('./context-facts.js')
 
 // The agent's context reads summaries between these exact strings.
@@ -378,7 +378,6 @@ function estimateProjectedContextTokens(projection, branchEntries, line) {
     )
   } finally {
     readingAhead--
-    releaseProjectedFacts(facts)
   }
 }
 

@@ -4,28 +4,26 @@
 // model request and on every render of its footer, and natively each
 // element and property was an N-API call. For each projected entry, its
 // `messages.length`; for each branch entry, its `type` as an entry-kind code
-// (lib/entry-facts.js's typeKind) and its `id`: the string itself (in an
-// array), its length and a hash of its last two units (idHash). The native
-// side (usage_is_current_in in crates/core/src/tokens/projected.rs)
-// decides from them: it looks for its id among the ids of its length and
-// hash, and compares only those. It reads itself whatever the pass did not
-// take: an entry that is not an object, a `messages` that is not an array,
-// a `type` or an `id` that is not a string, a read that throws.
+// (lib/entry-facts.js's typeKind). The ids are not read ahead: the native
+// side (usage_is_current_in in crates/core/src/tokens/projected.rs), once
+// it knows which id it looks for, calls `indexOfId` to find it among the
+// branch entries, the reads the agent's findIndex makes. It reads itself
+// whatever the pass did not take: an entry that is not an object, a
+// `messages` that is not an array, a `type` that is not a string, a read
+// that throws.
 
 const isProxy = require('node:util').types?.isProxy ?? (() => false)
 const { typeKind, NOT_READ } = require('./entry-facts.js')
-const { FRESH, SpareArray } = require('./typed-array.js')
+const { FRESH } = require('./typed-array.js')
 
 // Longer lists are read natively (no dense array is this long).
 const MAX_ENTRIES = 2 ** 23
-// The ids array, kept between calls.
-const spareIds = new SpareArray(2 ** 20)
 
 // A projected entry's message count not read (crates/core/src/tokens/projected.rs NOT_READ_COUNT).
 const NOT_READ_COUNT = 2 ** 32 - 1
 
 /**
- * `{ entries, counts, kinds, idLengths, idHashes, ids }` for `projection` and
+ * `{ entries, counts, kinds, indexOfId }` for `projection` and
  * `branchEntries`, or undefined where the native side reads them all (not
  * arrays, Proxies, too long, `projection.entries` unreadable).
  */
@@ -43,12 +41,8 @@ function readProjectedFacts(projection, branchEntries, scratch = FRESH) {
   readCounts(entries, counts)
   const n = branchEntries.length
   const kinds = scratch.zeroed('kinds', Uint8Array, n).subarray(0, n)
-  const idLengths = scratch.any('idLengths', Int32Array, n).subarray(0, n)
-  const idHashes = scratch.any('idHashes', Int32Array, n).subarray(0, n)
-  const ids = spareIds.take()
-  while (ids.length < n) ids.push(undefined)
-  readBranch(branchEntries, kinds, idLengths, idHashes, ids)
-  return { entries, counts, kinds, idLengths, idHashes, ids }
+  readKinds(branchEntries, kinds)
+  return { entries, counts, kinds, indexOfId }
 }
 
 /**
@@ -74,28 +68,17 @@ function readCounts(entries, counts) {
   }
 }
 
-/**
- * Each branch entry's kind, and its id where it is a string (its length -1
- * where not), with one `try` as in readCounts.
- */
-function readBranch(branchEntries, kinds, idLengths, idHashes, ids) {
+/** Each branch entry's kind, with one `try` as in readCounts. */
+function readKinds(branchEntries, kinds) {
   let i = 0
   while (i < kinds.length) {
     try {
       for (; i < kinds.length; i++) {
-        idLengths[i] = -1
         const entry = branchEntries[i]
         if (entry === null || typeof entry !== 'object') continue
         const type = entry.type
         // (A message's kind is an entry of another type here: only the type counts.)
         kinds[i] = typeof type === 'string' ? typeKind(type) : NOT_READ
-        const id = entry.id
-        if (typeof id === 'string') {
-          const length = id.length
-          idLengths[i] = length
-          idHashes[i] = idHash(id, length)
-          ids[i] = id
-        }
       }
     } catch {
       // Read again natively, and thrown there if it is needed.
@@ -105,17 +88,19 @@ function readBranch(branchEntries, kinds, idLengths, idHashes, ids) {
 }
 
 /**
- * The last unit of `id` and, 16 bits up, the one before (each 0 where
- * there is none): `id_hash` in crates/core/src/tokens/projected.rs. The
- * last two units tell apart random ids and counted ones alike.
+ * The first of `branchEntries[from..to)` whose `id` is `id` (`===`), read
+ * in order as the agent's findIndex reads them: its index; -1 where there
+ * is none; `-2 - i` where reading entry i's id throws (null or undefined
+ * among them), for the native walk to read and throw.
  */
-function idHash(id, length) {
-  return id.charCodeAt(length - 1) | (id.charCodeAt(length - 2) << 16)
+function indexOfId(branchEntries, id, from, to) {
+  let i = from
+  try {
+    for (; i < to; i++) if (branchEntries[i].id === id) return i
+  } catch {
+    return -2 - i
+  }
+  return -1
 }
 
-/** Gives the facts' ids array back for the next call. */
-function releaseProjectedFacts(facts) {
-  if (facts !== undefined) spareIds.give(facts.ids, facts.idLengths.length)
-}
-
-module.exports = { readProjectedFacts, releaseProjectedFacts, idHash }
+module.exports = { readProjectedFacts, indexOfId }

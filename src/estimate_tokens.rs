@@ -12,6 +12,7 @@ use crate::js::flat::{form_field, typed_array_slice};
 use crate::js::out::{Arg, Raw, RawValue};
 use crate::js::view::{Cx, JsVal};
 use prime_compaction_core::error::{Context, Error, ErrorKind, Result};
+use prime_compaction_core::js::string::JsStr;
 use prime_compaction_core::js::view::{Key, Kind, View};
 use prime_compaction_core::session::entries::Entries;
 use prime_compaction_core::session::measures::MeasuresChunk;
@@ -21,7 +22,7 @@ use prime_compaction_core::tokens::context_facts::{
 use prime_compaction_core::tokens::estimate::{context_tokens, ContextEstimate, Counter};
 use prime_compaction_core::tokens::projected::{
     context_estimate, malformed_facts, projected_context_tokens, usage_is_current_in, ContextList,
-    MessageArray, ProjectedFacts,
+    IdFound, IdSearch, MessageArray, ProjectedFacts,
 };
 use std::ffi::CStr;
 
@@ -268,7 +269,7 @@ pub fn estimate_context_tokens_native(
 /// facts?)`: the context size of the agent's `SessionProjection`, trusting
 /// its last usage only when no `context_edit` or `compaction` among
 /// `branchEntries` came after it. `facts` is what lib/projected-facts.js
-/// read ahead: `{ entries, counts, kinds, idLengths, ids }`, `entries` being
+/// read ahead: `{ entries, counts, kinds, indexOfId }`, `entries` being
 /// `projection.entries` as it read it.
 #[napi(js_name = "estimateProjectedContextTokens")]
 pub fn estimate_projected_context_tokens(
@@ -295,8 +296,8 @@ pub fn estimate_projected_context_tokens(
                 &line.tokens,
                 |index| match &facts {
                     Some(form) => {
-                        let (entries, facts) = projected_facts(cx, form.0)?;
-                        usage_is_current_in(&entries, &branch, index, Some(&facts))
+                        let form = ProjectedForm::read(cx, form.0, branch.raw)?;
+                        usage_is_current_in(&form.entries, &branch, index, Some(&form.facts()))
                     }
                     None => {
                         usage_is_current_in(&projection.get(Key::Entries)?, &branch, index, None)
@@ -308,48 +309,84 @@ pub fn estimate_projected_context_tokens(
 }
 
 /// lib/projected-facts.js's form: `projection.entries` as the pass read it,
-/// and its facts. A field of the wrong type is the facts' internal error,
-/// never the caller's.
-fn projected_facts<'c>(
-    cx: &'c Cx,
-    form: Raw,
-) -> Result<(JsVal<'c>, ProjectedFacts<'c, JsVal<'c>>)> {
-    let ids = cx.wrap(form_field(cx, form, c"ids")?)?;
-    if ids.kind() != Kind::Array {
-        return Err(malformed_facts());
+/// its facts, and its `indexOfId` searching the branch.
+struct ProjectedForm<'c> {
+    entries: JsVal<'c>,
+    counts: &'c [u32],
+    kinds: &'c [u8],
+    search: JsIdSearch<'c>,
+}
+
+impl<'c> ProjectedForm<'c> {
+    /// The form `form`, its search over `branch`. A field of the wrong type
+    /// is the facts' internal error, never the caller's.
+    fn read(cx: &'c Cx, form: Raw, branch: Raw) -> Result<ProjectedForm<'c>> {
+        let index_of_id = form_field(cx, form, c"indexOfId")?;
+        if cx.wrap(index_of_id)?.kind() != Kind::Function {
+            return Err(malformed_facts());
+        }
+        Ok(ProjectedForm {
+            entries: cx.wrap(form_field(cx, form, c"entries")?)?,
+            counts: form_slice(
+                cx,
+                form,
+                c"counts",
+                sys::TypedarrayType::uint32_array,
+                malformed_facts,
+            )?,
+            kinds: form_slice(
+                cx,
+                form,
+                c"kinds",
+                sys::TypedarrayType::uint8_array,
+                malformed_facts,
+            )?,
+            search: JsIdSearch {
+                cx,
+                branch,
+                index_of_id,
+            },
+        })
     }
-    let facts = ProjectedFacts {
-        counts: form_slice(
-            cx,
-            form,
-            c"counts",
-            sys::TypedarrayType::uint32_array,
-            malformed_facts,
-        )?,
-        kinds: form_slice(
-            cx,
-            form,
-            c"kinds",
-            sys::TypedarrayType::uint8_array,
-            malformed_facts,
-        )?,
-        id_lengths: form_slice(
-            cx,
-            form,
-            c"idLengths",
-            sys::TypedarrayType::int32_array,
-            malformed_facts,
-        )?,
-        id_hashes: form_slice(
-            cx,
-            form,
-            c"idHashes",
-            sys::TypedarrayType::int32_array,
-            malformed_facts,
-        )?,
-        ids,
-    };
-    Ok((cx.wrap(form_field(cx, form, c"entries")?)?, facts))
+
+    fn facts(&self) -> ProjectedFacts<'_> {
+        ProjectedFacts {
+            counts: self.counts,
+            kinds: self.kinds,
+            ids: &self.search,
+        }
+    }
+}
+
+/// lib/projected-facts.js's `indexOfId(branchEntries, id, from, to)`, for
+/// the native walk: the index found, -1 for none, `-2 - i` for an entry i
+/// it left to the walk.
+struct JsIdSearch<'c> {
+    cx: &'c Cx,
+    branch: Raw,
+    index_of_id: Raw,
+}
+
+impl IdSearch for JsIdSearch<'_> {
+    fn first(&self, id: &JsStr, from: usize, to: usize) -> Result<IdFound> {
+        let cx = self.cx;
+        let args = [
+            self.branch,
+            cx.js_str(id)?,
+            cx.number(from as f64)?,
+            cx.number(to as f64)?,
+        ];
+        let out = cx.call_with(cx.undefined(), self.index_of_id, &args)?;
+        let n = cx.wrap(out)?.number().ok_or_else(malformed_facts)?;
+        if n.fract() != 0.0 || !(-2.0 - to as f64..to as f64).contains(&n) {
+            return Err(malformed_facts());
+        }
+        Ok(match n {
+            n if n >= 0.0 => IdFound::At(n as usize),
+            -1.0 => IdFound::None,
+            n => IdFound::Unread((-2.0 - n) as usize),
+        })
+    }
 }
 
 /// `calculateContextTokens(usage)`.

@@ -246,7 +246,7 @@ impl Cx {
         (status == sys::Status::napi_ok).then_some(n)
     }
 
-    fn call_with(
+    pub(crate) fn call_with(
         &self,
         this: sys::napi_value,
         f: sys::napi_value,

@@ -272,25 +272,41 @@ fn entry_type_is<V: View>(entry: &V, types: &[&str]) -> Result<bool> {
     Ok(entry.get(Key::Type)?.str_one_of(types).is_some())
 }
 
-/// What lib/projected-facts.js read ahead for
-/// [`usage_is_current_in`]: for each projected entry, its `messages.length`
-/// (or [`NOT_READ_COUNT`]); for each branch entry, its kind code
-/// ([`crate::session::model::EntryKind::from_code`], 0: not read), its
-/// `id`'s length (-1: not read) and [`id_hash`], and `ids`, the array of
-/// the ids read (element `i` the id of branch entry `i`). What was not read
-/// is read here.
-pub struct ProjectedFacts<'f, V> {
+/// What lib/projected-facts.js read ahead for [`usage_is_current_in`]:
+/// for each projected entry, its `messages.length` (or
+/// [`NOT_READ_COUNT`]); for each branch entry, its kind code
+/// ([`crate::session::model::EntryKind::from_code`], 0: not read); and
+/// `ids`, the search it makes for an id among the branch entries. What was
+/// not read is read here.
+pub struct ProjectedFacts<'f> {
     pub counts: &'f [u32],
     pub kinds: &'f [u8],
-    pub id_lengths: &'f [i32],
-    pub id_hashes: &'f [i32],
-    pub ids: V,
+    pub ids: &'f dyn IdSearch,
 }
 
 /// A projected entry's message count the pass did not read.
 pub const NOT_READ_COUNT: u32 = u32::MAX;
 
-impl<V: View> ProjectedFacts<'_, V> {
+/// The search for an id among the branch entries that lib/projected-facts.js
+/// makes for the native walk (`indexOfId`): the reads the agent's
+/// `findIndex` makes, JIT-compiled, where each was an N-API call here.
+pub trait IdSearch {
+    /// Among branch entries `from..to`, the first whose `id` is `id`, read
+    /// in order: [`IdFound::Unread`] where an entry comes first that the
+    /// search does not read (not an object, or a read that throws), for
+    /// this walk to read.
+    fn first(&self, id: &JsStr, from: usize, to: usize) -> Result<IdFound>;
+}
+
+/// What an [`IdSearch`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IdFound {
+    At(usize),
+    Unread(usize),
+    None,
+}
+
+impl ProjectedFacts<'_> {
     /// From projected entry `k` on, messages counted from `start`: the
     /// first entry whose count the pass did not read or whose messages hold
     /// message `usage_index`, and where its messages start (the entries'
@@ -307,26 +323,16 @@ impl<V: View> ProjectedFacts<'_, V> {
         (k, start)
     }
 
-    /// From branch entry `i` on, the first whose id the pass did not read
-    /// or whose id has `units` units and `hash` (the branch's length when
-    /// there is none): the ids before it are not the one looked for.
-    fn pass_other_ids(&self, i: usize, units: usize, hash: i32) -> usize {
-        let mut rest = self.id_lengths.iter().zip(self.id_hashes).skip(i);
-        let found = rest.position(|(&len, &h)| len < 0 || (len as usize == units && h == hash));
-        found.map_or(self.id_lengths.len(), |k| i + k)
-    }
-
-    /// Whether branch entry `i`'s id, one [`Self::pass_other_ids`] stopped
-    /// at, is `id`, when the pass read it as a string (read from `ids` and
-    /// compared).
-    fn id_is(&self, i: usize, id: &JsStr) -> Result<Option<bool>> {
-        if self.id_lengths[i] < 0 {
-            return Ok(None);
+    /// [`IdSearch::first`], held to its range: anything else is the
+    /// facts' internal error.
+    fn first_id(&self, id: &JsStr, from: usize, to: usize) -> Result<IdFound> {
+        let found = self.ids.first(id, from, to)?;
+        match found {
+            IdFound::At(i) | IdFound::Unread(i) if !(from..to).contains(&i) => {
+                Err(malformed_facts())
+            }
+            _ => Ok(found),
         }
-        self.ids.scoped(|| {
-            let read = self.ids.at(i)?.string().ok_or_else(malformed_facts)?;
-            Ok(Some(&read == id))
-        })
     }
 }
 
@@ -349,20 +355,6 @@ pub fn malformed_facts() -> Error {
     )
 }
 
-/// The last unit of an id and, 16 bits up, the one before (each 0 where
-/// there is none), as JS's `|` and `<<` make them: lib/projected-facts.js's
-/// `idHash`, which the pass keeps for each id so that only ids of the same
-/// length and hash are compared.
-pub fn id_hash(units: &[u16]) -> i32 {
-    let unit = |back: usize| {
-        units
-            .len()
-            .checked_sub(back)
-            .map_or(0, |k| u32::from(units[k]))
-    };
-    (unit(1) | (unit(2) << 16)) as i32
-}
-
 /// `usageEntryIndex > latestInvalidatingEntryIndex` for the agent's own
 /// `SessionProjection` object and branch entries: finds the projected entry
 /// that holds message `usage_index` (by `entries[k].messages.length`), the
@@ -374,7 +366,7 @@ pub fn usage_is_current_in<V: View>(
     projected: &V,
     branch: &V,
     usage_index: usize,
-    facts: Option<&ProjectedFacts<V>>,
+    facts: Option<&ProjectedFacts>,
 ) -> Result<bool> {
     let count = projected.expect_array("projection.entries")?;
     if facts.is_some_and(|f| f.counts.len() != count) {
@@ -432,49 +424,42 @@ pub fn usage_is_current_in<V: View>(
         }
     }
     let len = branch.expect_array("branchEntries")?;
-    if facts.is_some_and(|f| {
-        f.kinds.len() != len || f.id_lengths.len() != len || f.id_hashes.len() != len
-    }) {
+    if facts.is_some_and(|f| f.kinds.len() != len) {
         return Err(malformed_facts());
     }
     let usage_entry = match usage_id.filter(|id| !id.is_empty()) {
         None => None,
         Some(id) => {
-            let units: Vec<u16> = id.code_units().collect();
-            let hash = id_hash(&units);
             let mut at = None;
             let mut next = 0;
             while next < len {
                 let mut i = next;
                 if let Some(f) = facts {
-                    i = f.pass_other_ids(i, units.len(), hash);
-                    if i == len {
-                        break;
+                    match f.first_id(&id, next, len)? {
+                        IdFound::At(found) => {
+                            at = Some(found);
+                            break;
+                        }
+                        IdFound::None => break,
+                        IdFound::Unread(unread) => i = unread,
                     }
                 }
                 next = i + 1;
-                let read = match facts {
-                    Some(f) => f.id_is(i, &id)?,
-                    None => None,
-                };
-                let same = match read {
-                    Some(same) => same,
-                    None => branch
-                        .scoped(|| {
-                            let entry = branch.at(i)?;
-                            if matches!(entry.kind(), Kind::Undefined | Kind::Null) {
-                                return Err(Error::type_error(
-                                    "",
-                                    format!(
-                                        "expected a session entry, got {}",
-                                        entry.kind().describe()
-                                    ),
-                                ));
-                            }
-                            Ok(entry.get(Key::Id)?.string().is_some_and(|s| s == id))
-                        })
-                        .within_with(|| format!("branchEntries[{i}]"))?,
-                };
+                let same = branch
+                    .scoped(|| {
+                        let entry = branch.at(i)?;
+                        if matches!(entry.kind(), Kind::Undefined | Kind::Null) {
+                            return Err(Error::type_error(
+                                "",
+                                format!(
+                                    "expected a session entry, got {}",
+                                    entry.kind().describe()
+                                ),
+                            ));
+                        }
+                        Ok(entry.get(Key::Id)?.string().is_some_and(|s| s == id))
+                    })
+                    .within_with(|| format!("branchEntries[{i}]"))?;
                 if same {
                     at = Some(i);
                     break;
@@ -516,30 +501,119 @@ pub fn usage_is_current_in<V: View>(
 }
 
 #[cfg(test)]
-mod id_hash_tests {
-    use super::id_hash;
+mod id_search_tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-    /// The values lib/projected-facts.js's `idHash` gives (node, 2026-12-06).
-    #[test]
-    fn id_hash_is_the_passes() {
-        let cases: [(&[u16], i32); 9] = [
-            (&[], 0),
-            (&[0x61], 97),
-            (&[0x61, 0x62], 6357090),
-            (&[0x38, 0x35, 0x61, 0x35, 0x64, 0x39, 0x65, 0x64], 6619236),
-            (&[0x65, 0x30], 6619184),
-            (&[0xffff; 4], -1),
-            (&[0x61, 0xd800, 0x62], -671088542),
-            (&[0xd83d, 0xde00, 0x78], -570425224),
-            (
-                &[
-                    0x65, 0x6e, 0x74, 0x72, 0x79, 0x2d, 0x30, 0x30, 0x30, 0x31, 0x32, 0x33,
-                ],
-                3276851,
-            ),
-        ];
-        for (units, hash) in cases {
-            assert_eq!(id_hash(units), hash, "{units:?}");
+    use super::*;
+    use crate::js::json::view::Val;
+    use crate::js::json::{parse, Value};
+    use crate::session::model::{ENTRY_TYPE_NAMES, KIND_OTHER_TYPE, KIND_TYPE_BASE};
+    use std::cell::RefCell;
+
+    /// A search over the branch's ids, as lib/projected-facts.js's
+    /// `indexOfId`, but leaving `unread` to the walk; its calls recorded.
+    struct Search {
+        ids: Vec<Option<JsStr>>,
+        unread: Option<usize>,
+        out_of_range: bool,
+        calls: RefCell<Vec<(usize, usize)>>,
+    }
+
+    impl IdSearch for Search {
+        fn first(&self, id: &JsStr, from: usize, to: usize) -> Result<IdFound> {
+            self.calls.borrow_mut().push((from, to));
+            if self.out_of_range {
+                return Ok(IdFound::At(to));
+            }
+            for i in from..to {
+                if Some(i) == self.unread {
+                    return Ok(IdFound::Unread(i));
+                }
+                if self.ids[i].as_ref() == Some(id) {
+                    return Ok(IdFound::At(i));
+                }
+            }
+            Ok(IdFound::None)
         }
+    }
+
+    fn ids_of(branch: &Value) -> Vec<Option<JsStr>> {
+        let Value::Array(entries) = branch else {
+            panic!("not an array")
+        };
+        let id = |e: &Value| match e {
+            Value::Object(o) => match o.get("id") {
+                Some(Value::String(s)) => Some(s.clone()),
+                _ => None,
+            },
+            _ => None,
+        };
+        entries.iter().map(id).collect()
+    }
+
+    #[test]
+    fn the_walk_takes_what_the_search_finds_and_reads_what_it_leaves() {
+        // Entry "b" (the usage's) is on the branch twice: the first counts.
+        // The context edit at 0 comes before it: the usage is current, and
+        // it would not be were "b" not found.
+        let projected = parse(
+            r#"[{"sourceEntry":{"type":"message","id":"a"},"messages":[1]},
+                {"sourceEntry":{"type":"message","id":"b"},"messages":[2]}]"#,
+        )
+        .unwrap();
+        let branch = parse(
+            r#"[{"type":"context_edit","id":"e"},{"type":"message","id":"a"},
+                {"type":"message","id":"b"},{"type":"message","id":"b"}]"#,
+        )
+        .unwrap();
+        let (p, b) = (Val::new(&projected), Val::new(&branch));
+        let counts = [1u32, 1];
+        // As lib/entry-facts.js's typeKind codes them (a message as another type).
+        let edit = ENTRY_TYPE_NAMES.iter().position(|&n| n == "context_edit");
+        let edit = KIND_TYPE_BASE + edit.unwrap() as u8;
+        let kinds = [edit, KIND_OTHER_TYPE, KIND_OTHER_TYPE, KIND_OTHER_TYPE];
+        let alone = usage_is_current_in(&p, &b, 1, None).unwrap();
+        assert!(alone);
+        let ids = ids_of(&branch);
+        for unread in [None, Some(0), Some(2), Some(3)] {
+            let search = Search {
+                ids: ids.clone(),
+                unread,
+                out_of_range: false,
+                calls: RefCell::new(Vec::new()),
+            };
+            let facts = ProjectedFacts {
+                counts: &counts,
+                kinds: &kinds,
+                ids: &search,
+            };
+            assert_eq!(
+                usage_is_current_in(&p, &b, 1, Some(&facts)).unwrap(),
+                alone,
+                "{unread:?}"
+            );
+            // An entry left to the walk is read there: "e" at 0 is not the
+            // id, and the search goes on past it; "b" at 2 is; the one at 3
+            // comes after the first "b".
+            let calls = search.calls.borrow().clone();
+            match unread {
+                Some(0) => assert_eq!(calls, [(0, 4), (1, 4)]),
+                _ => assert_eq!(calls, [(0, 4)], "{unread:?}"),
+            }
+        }
+        // A search answering out of its range is the facts' internal error.
+        let search = Search {
+            ids,
+            unread: None,
+            out_of_range: true,
+            calls: RefCell::new(Vec::new()),
+        };
+        let facts = ProjectedFacts {
+            counts: &counts,
+            kinds: &kinds,
+            ids: &search,
+        };
+        let err = usage_is_current_in(&p, &b, 1, Some(&facts)).unwrap_err();
+        assert!(err.to_string().contains("internal error"), "{err}");
     }
 }
