@@ -13,7 +13,7 @@ const util = require('node:util')
 const fc = require('fast-check')
 const gen = require('./helpers/generator')
 const { platformSuffix, binaryName } = require('../platform.js')
-const { readProjectedFacts, indexOfId } = require('../lib/projected-facts.js')
+const { readProjectedFacts, indexOfId, lastIndexOfType } = require('../lib/projected-facts.js')
 const { loadReference } = require('./helpers/reference')
 const { ODD, setOdd } = require('./helpers/odd-values')
 
@@ -63,58 +63,77 @@ function projectionOf(branch) {
   return { messages: branch.map((e) => e.message), entries: branch.map((e) => ({ sourceEntry: e, messages: [e.message] })) }
 }
 
-test('the pass: counts and kinds, the id search, and what they leave to the native side', () => {
+test('the pass: counts, the branch searches, and what they leave to the native side', () => {
   const branch = session(4)
-  branch[1] = { ...branch[1], type: 'compaction' }
-  branch[2] = { ...branch[2], id: 5 }
-  branch[3] = null
   const projection = projectionOf(session(3))
   projection.entries[1] = { sourceEntry: branch[0], messages: 'none' }
   const facts = readProjectedFacts(projection, branch)
   expect(Array.from(facts.counts)).toEqual([1, 2 ** 32 - 1, 1])
-  expect(Array.from(facts.kinds)).toEqual([6, 2, 6, 0])
-  expect(facts.indexOfId).toBe(indexOfId)
-  expect(Object.keys(facts).sort()).toEqual(['counts', 'entries', 'indexOfId', 'kinds'])
-  // The search: the first equal id in the range, none, or the entry it leaves to the native walk.
+  expect(Object.keys(facts).sort()).toEqual(['counts', 'entries', 'indexOfId', 'lastIndexOfType'])
+  expect([facts.indexOfId, facts.lastIndexOfType]).toEqual([indexOfId, lastIndexOfType])
+  // The id search: the first equal id in the range, none, or the entry it leaves to the native walk.
   const ids = ['a', 'b', 'a', 'c'].map((id) => ({ type: 'message', id }))
   expect(indexOfId(ids, 'a', 0, 4)).toBe(0)
   expect(indexOfId(ids, 'a', 1, 4)).toBe(2)
   expect(indexOfId(ids, 'a', 1, 2)).toBe(-1)
   expect(indexOfId(ids, 'x', 0, 4)).toBe(-1)
   expect(indexOfId(ids, 'b', 2, 4)).toBe(-1)
-  const throwing = Object.defineProperty({ type: 'message' }, 'id', { get: () => { throw new Error('id getter failed') } })
-  expect(indexOfId([ids[1], throwing, ids[0]], 'a', 0, 3)).toBe(-2 - 1)
+  const throwing = (key) => Object.defineProperty({ type: 'message', id: 'x' }, key, { get: () => { throw new Error(`${key} getter failed`) } })
+  expect(indexOfId([ids[1], throwing('id'), ids[0]], 'a', 0, 3)).toBe(-2 - 1)
   expect(indexOfId([ids[1], null, ids[0]], 'a', 0, 3)).toBe(-2 - 1)
   // A primitive entry is read as the agent reads it: it has no id.
   expect(indexOfId([ids[1], 7, ids[0]], 'a', 0, 3)).toBe(2)
   expect(indexOfId([ids[1], null, ids[0]], 'b', 0, 3)).toBe(0)
+  // The type search: the last of either type before `to`, none, or the entry it leaves.
+  const types = ['message', 'compaction', 'message', 'context_edit', 'message'].map((type, i) => ({ type, id: `t${i}` }))
+  expect(lastIndexOfType(types, 5, 'context_edit', 'compaction')).toBe(3)
+  expect(lastIndexOfType(types, 3, 'context_edit', 'compaction')).toBe(1)
+  expect(lastIndexOfType(types, 1, 'context_edit', 'compaction')).toBe(-1)
+  expect(lastIndexOfType(types, 0, 'context_edit', 'compaction')).toBe(-1)
+  expect(lastIndexOfType([types[1], throwing('type'), types[0]], 3, 'context_edit', 'compaction')).toBe(-2 - 1)
+  expect(lastIndexOfType([types[1], undefined, types[0]], 3, 'context_edit', 'compaction')).toBe(-2 - 1)
+  expect(lastIndexOfType([types[1], 'compaction', types[0]], 3, 'context_edit', 'compaction')).toBe(0)
   expect(readProjectedFacts(projection, new Proxy(branch, {}))).toBe(undefined)
   expect(readProjectedFacts({ entries: new Proxy([], {}) }, branch)).toBe(undefined)
   expect(readProjectedFacts(null, branch)).toBe(undefined)
 })
 
-test('the native walk searches each id once, from the start, as far as the agent reads', () => {
-  // Each id read counted: the agent's findIndex reads ids in order up to the
-  // match, and so does the search; the pass reads none ahead.
-  const counted = (reads) => (e) =>
-    Object.defineProperty({ ...e }, 'id', {
-      enumerable: true,
-      get() {
-        reads.push(e.id)
-        return e.id
-      },
-    })
-  const readsOf = (estimate) => {
+test('the branch is read as far as the agent reads it, in its order: ids from the start, types from the end', () => {
+  // Each id and type read recorded.
+  const counted = (reads) => (e) => {
+    const o = { ...e }
+    for (const key of ['id', 'type']) {
+      Object.defineProperty(o, key, {
+        enumerable: true,
+        get() {
+          reads.push(`${key} ${e.id}`)
+          return e[key]
+        },
+      })
+    }
+    return o
+  }
+  const readsOf = (estimate, edited) => {
     const reads = []
-    // The last usage on entry 7; entry 8 a user message after it.
-    const branch = session(9).map(counted(reads))
-    const projection = projectionOf(session(9))
-    estimate(projection, branch)
+    // The last usage on entry 7; entry 8 a user message after it; with
+    // `edited`, entry 2 a compaction, before it.
+    const plain = session(9)
+    if (edited) plain[2] = { ...plain[2], type: 'compaction' }
+    const branch = plain.map(counted(reads))
+    estimate(projectionOf(session(9)), branch)
     return reads
   }
-  const theirs = readsOf((p, b) => ref.estimateProjectedContextTokens(p, b))
-  expect(theirs).toEqual(['e0', 'e1', 'e2', 'e3', 'e4', 'e5', 'e6', 'e7'])
-  expect(readsOf((p, b) => ours.estimateProjectedContextTokens(p, b))).toEqual(theirs)
+  for (const edited of [false, true]) {
+    const theirs = readsOf((p, b) => ref.estimateProjectedContextTokens(p, b), edited)
+    // The ids up to the usage's; each type twice (one read a compare) from
+    // the end, down to the compaction where there is one.
+    expect(theirs.slice(0, 8)).toEqual(['e0', 'e1', 'e2', 'e3', 'e4', 'e5', 'e6', 'e7'].map((id) => `id ${id}`))
+    expect(theirs.slice(8, 10)).toEqual(['type e8', 'type e8'])
+    expect(theirs.length).toBe(edited ? 8 + 2 * 7 : 8 + 2 * 9)
+    expect(readsOf((p, b) => ours.estimateProjectedContextTokens(p, b), edited)).toEqual(theirs)
+    // And so does the binding reading everything itself.
+    expect(readsOf((p, b) => binding.estimateProjectedContextTokens(p, b, LINE, undefined, false), edited)).toEqual(theirs)
+  }
 })
 
 test('odd values in every field the pass reads: the same estimate or the same error', () => {

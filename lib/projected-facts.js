@@ -3,17 +3,16 @@
 // projection and branch, read ahead in JS: the agent calls it before every
 // model request and on every render of its footer, and natively each
 // element and property was an N-API call. For each projected entry, its
-// `messages.length`; for each branch entry, its `type` as an entry-kind code
-// (lib/entry-facts.js's typeKind). The ids are not read ahead: the native
-// side (usage_is_current_in in crates/core/src/tokens/projected.rs), once
-// it knows which id it looks for, calls `indexOfId` to find it among the
-// branch entries, the reads the agent's findIndex makes. It reads itself
-// whatever the pass did not take: an entry that is not an object, a
-// `messages` that is not an array, a `type` that is not a string, a read
-// that throws.
+// `messages.length`. The branch is not read ahead: the native side
+// (usage_is_current_in in crates/core/src/tokens/projected.rs), once it
+// knows what it looks for, calls `indexOfId` to find the usage's id among
+// the branch entries and `lastIndexOfType` for the last entry of the types
+// it names, making the reads the agent's findIndex and its loop back make,
+// as far as they make them. It reads itself whatever the pass did not
+// take: an entry that is not an object, a `messages` that is not an array,
+// a read that throws.
 
 const isProxy = require('node:util').types?.isProxy ?? (() => false)
-const { typeKind, NOT_READ } = require('./entry-facts.js')
 const { FRESH } = require('./typed-array.js')
 
 // Longer lists are read natively (no dense array is this long).
@@ -23,7 +22,7 @@ const MAX_ENTRIES = 2 ** 23
 const NOT_READ_COUNT = 2 ** 32 - 1
 
 /**
- * `{ entries, counts, kinds, indexOfId }` for `projection` and
+ * `{ entries, counts, indexOfId, lastIndexOfType }` for `projection` and
  * `branchEntries`, or undefined where the native side reads them all (not
  * arrays, Proxies, too long, `projection.entries` unreadable).
  */
@@ -39,10 +38,7 @@ function readProjectedFacts(projection, branchEntries, scratch = FRESH) {
   if (!Array.isArray(entries) || isProxy(entries) || entries.length > MAX_ENTRIES) return undefined
   const counts = scratch.any('counts', Uint32Array, entries.length).subarray(0, entries.length)
   readCounts(entries, counts)
-  const n = branchEntries.length
-  const kinds = scratch.zeroed('kinds', Uint8Array, n).subarray(0, n)
-  readKinds(branchEntries, kinds)
-  return { entries, counts, kinds, indexOfId }
+  return { entries, counts, indexOfId, lastIndexOfType }
 }
 
 /**
@@ -68,25 +64,6 @@ function readCounts(entries, counts) {
   }
 }
 
-/** Each branch entry's kind, with one `try` as in readCounts. */
-function readKinds(branchEntries, kinds) {
-  let i = 0
-  while (i < kinds.length) {
-    try {
-      for (; i < kinds.length; i++) {
-        const entry = branchEntries[i]
-        if (entry === null || typeof entry !== 'object') continue
-        const type = entry.type
-        // (A message's kind is an entry of another type here: only the type counts.)
-        kinds[i] = typeof type === 'string' ? typeKind(type) : NOT_READ
-      }
-    } catch {
-      // Read again natively, and thrown there if it is needed.
-      i++
-    }
-  }
-}
-
 /**
  * The first of `branchEntries[from..to)` whose `id` is `id` (`===`), read
  * in order as the agent's findIndex reads them: its index; -1 where there
@@ -103,4 +80,23 @@ function indexOfId(branchEntries, id, from, to) {
   return -1
 }
 
-module.exports = { readProjectedFacts, indexOfId }
+/**
+ * The last of `branchEntries[0..to)` whose `type` is `a` or `b` (`===`),
+ * read from the end as the agent's loop reads them (each entry once, its
+ * type for each compare): its index; -1 where there is none; `-2 - i`
+ * where a read of entry i throws, for the native walk to read and throw.
+ */
+function lastIndexOfType(branchEntries, to, a, b) {
+  let i = to - 1
+  try {
+    for (; i >= 0; i--) {
+      const entry = branchEntries[i]
+      if (entry.type === a || entry.type === b) return i
+    }
+  } catch {
+    return -2 - i
+  }
+  return -1
+}
+
+module.exports = { readProjectedFacts, indexOfId, lastIndexOfType }

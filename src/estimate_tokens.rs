@@ -21,8 +21,8 @@ use prime_compaction_core::tokens::context_facts::{
 };
 use prime_compaction_core::tokens::estimate::{context_tokens, ContextEstimate, Counter};
 use prime_compaction_core::tokens::projected::{
-    context_estimate, malformed_facts, projected_context_tokens, usage_is_current_in, ContextList,
-    IdFound, IdSearch, MessageArray, ProjectedFacts,
+    context_estimate, malformed_facts, projected_context_tokens, usage_is_current_in, BranchSearch,
+    ContextList, Found, MessageArray, ProjectedFacts, INVALIDATING_TYPES,
 };
 use std::ffi::CStr;
 
@@ -269,7 +269,7 @@ pub fn estimate_context_tokens_native(
 /// facts?)`: the context size of the agent's `SessionProjection`, trusting
 /// its last usage only when no `context_edit` or `compaction` among
 /// `branchEntries` came after it. `facts` is what lib/projected-facts.js
-/// read ahead: `{ entries, counts, kinds, indexOfId }`, `entries` being
+/// read ahead: `{ entries, counts, indexOfId, lastIndexOfType }`, `entries` being
 /// `projection.entries` as it read it.
 #[napi(js_name = "estimateProjectedContextTokens")]
 pub fn estimate_projected_context_tokens(
@@ -309,22 +309,24 @@ pub fn estimate_projected_context_tokens(
 }
 
 /// lib/projected-facts.js's form: `projection.entries` as the pass read it,
-/// its facts, and its `indexOfId` searching the branch.
+/// its facts, and its searches of the branch.
 struct ProjectedForm<'c> {
     entries: JsVal<'c>,
     counts: &'c [u32],
-    kinds: &'c [u8],
-    search: JsIdSearch<'c>,
+    search: JsBranchSearch<'c>,
 }
 
 impl<'c> ProjectedForm<'c> {
-    /// The form `form`, its search over `branch`. A field of the wrong type
-    /// is the facts' internal error, never the caller's.
+    /// The form `form`, its searches over `branch`. A field of the wrong
+    /// type is the facts' internal error, never the caller's.
     fn read(cx: &'c Cx, form: Raw, branch: Raw) -> Result<ProjectedForm<'c>> {
-        let index_of_id = form_field(cx, form, c"indexOfId")?;
-        if cx.wrap(index_of_id)?.kind() != Kind::Function {
-            return Err(malformed_facts());
-        }
+        let function = |name| -> Result<Raw> {
+            let f = form_field(cx, form, name)?;
+            match cx.wrap(f)?.kind() {
+                Kind::Function => Ok(f),
+                _ => Err(malformed_facts()),
+            }
+        };
         Ok(ProjectedForm {
             entries: cx.wrap(form_field(cx, form, c"entries")?)?,
             counts: form_slice(
@@ -334,17 +336,11 @@ impl<'c> ProjectedForm<'c> {
                 sys::TypedarrayType::uint32_array,
                 malformed_facts,
             )?,
-            kinds: form_slice(
-                cx,
-                form,
-                c"kinds",
-                sys::TypedarrayType::uint8_array,
-                malformed_facts,
-            )?,
-            search: JsIdSearch {
+            search: JsBranchSearch {
                 cx,
                 branch,
-                index_of_id,
+                index_of_id: function(c"indexOfId")?,
+                last_index_of_type: function(c"lastIndexOfType")?,
             },
         })
     }
@@ -352,40 +348,58 @@ impl<'c> ProjectedForm<'c> {
     fn facts(&self) -> ProjectedFacts<'_> {
         ProjectedFacts {
             counts: self.counts,
-            kinds: self.kinds,
-            ids: &self.search,
+            branch: &self.search,
         }
     }
 }
 
-/// lib/projected-facts.js's `indexOfId(branchEntries, id, from, to)`, for
-/// the native walk: the index found, -1 for none, `-2 - i` for an entry i
-/// it left to the walk.
-struct JsIdSearch<'c> {
+/// lib/projected-facts.js's `indexOfId(branchEntries, id, from, to)` and
+/// `lastIndexOfType(branchEntries, to, a, b)`, for the native walk: each
+/// answers the index found, -1 for none, or `-2 - i` for an entry i it
+/// left to the walk.
+struct JsBranchSearch<'c> {
     cx: &'c Cx,
     branch: Raw,
     index_of_id: Raw,
+    last_index_of_type: Raw,
 }
 
-impl IdSearch for JsIdSearch<'_> {
-    fn first(&self, id: &JsStr, from: usize, to: usize) -> Result<IdFound> {
+impl JsBranchSearch<'_> {
+    /// Calls `f` with the branch and `args`; its answer, for entries below `to`.
+    fn ask(&self, f: Raw, args: &[Raw], to: usize) -> Result<Found> {
         let cx = self.cx;
-        let args = [
-            self.branch,
-            cx.js_str(id)?,
-            cx.number(from as f64)?,
-            cx.number(to as f64)?,
-        ];
-        let out = cx.call_with(cx.undefined(), self.index_of_id, &args)?;
+        let mut argv = Vec::with_capacity(args.len() + 1);
+        argv.push(self.branch);
+        argv.extend_from_slice(args);
+        let out = cx.call_with(cx.undefined(), f, &argv)?;
         let n = cx.wrap(out)?.number().ok_or_else(malformed_facts)?;
         if n.fract() != 0.0 || !(-2.0 - to as f64..to as f64).contains(&n) {
             return Err(malformed_facts());
         }
         Ok(match n {
-            n if n >= 0.0 => IdFound::At(n as usize),
-            -1.0 => IdFound::None,
-            n => IdFound::Unread((-2.0 - n) as usize),
+            n if n >= 0.0 => Found::At(n as usize),
+            -1.0 => Found::None,
+            n => Found::Unread((-2.0 - n) as usize),
         })
+    }
+}
+
+impl BranchSearch for JsBranchSearch<'_> {
+    fn first_id(&self, id: &JsStr, from: usize, to: usize) -> Result<Found> {
+        let cx = self.cx;
+        let args = [
+            cx.js_str(id)?,
+            cx.number(from as f64)?,
+            cx.number(to as f64)?,
+        ];
+        self.ask(self.index_of_id, &args, to)
+    }
+
+    fn last_invalidating(&self, to: usize) -> Result<Found> {
+        let cx = self.cx;
+        let [a, b] = INVALIDATING_TYPES;
+        let args = [cx.number(to as f64)?, cx.str(a)?, cx.str(b)?];
+        self.ask(self.last_index_of_type, &args, to)
     }
 }
 

@@ -10,7 +10,7 @@ use crate::error::{Context, Error, Result};
 use crate::js::string::JsStr;
 use crate::js::view::{Key, Kind, View};
 use crate::session::entries::Entries;
-use crate::session::model::{role_of, EntryKind, EntryType, Role};
+use crate::session::model::{role_of, EntryType, Role};
 use crate::session::projection::{role_hint, with_message, Msg, ProjectedMessage};
 use crate::tokens::estimate::{
     chars_to_tokens, context_tokens, estimate_context, field, measure_content,
@@ -260,8 +260,9 @@ pub fn last_invalidating<V: View>(entries: &Entries<V>) -> Result<Option<usize>>
     Ok(None)
 }
 
-/// An entry's `type`, as `entry.type === t` tests read it (a missing entry
-/// is a `TypeError`, a primitive has none).
+/// `entry.type === t0 || entry.type === t1 ...`, read as those tests read
+/// it: once for each type compared, until one is equal (a missing entry is
+/// a `TypeError`, a primitive has none).
 fn entry_type_is<V: View>(entry: &V, types: &[&str]) -> Result<bool> {
     if matches!(entry.kind(), Kind::Undefined | Kind::Null) {
         return Err(Error::type_error(
@@ -269,38 +270,46 @@ fn entry_type_is<V: View>(entry: &V, types: &[&str]) -> Result<bool> {
             format!("expected a session entry, got {}", entry.kind().describe()),
         ));
     }
-    Ok(entry.get(Key::Type)?.str_one_of(types).is_some())
+    for ty in types {
+        if entry.get(Key::Type)?.str_one_of(&[ty]).is_some() {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
 
-/// What lib/projected-facts.js read ahead for [`usage_is_current_in`]:
-/// for each projected entry, its `messages.length` (or
-/// [`NOT_READ_COUNT`]); for each branch entry, its kind code
-/// ([`crate::session::model::EntryKind::from_code`], 0: not read); and
-/// `ids`, the search it makes for an id among the branch entries. What was
+/// What lib/projected-facts.js read ahead for [`usage_is_current_in`]: for
+/// each projected entry, its `messages.length` (or [`NOT_READ_COUNT`]);
+/// and `branch`, the searches it makes among the branch entries. What was
 /// not read is read here.
 pub struct ProjectedFacts<'f> {
     pub counts: &'f [u32],
-    pub kinds: &'f [u8],
-    pub ids: &'f dyn IdSearch,
+    pub branch: &'f dyn BranchSearch,
 }
 
 /// A projected entry's message count the pass did not read.
 pub const NOT_READ_COUNT: u32 = u32::MAX;
 
-/// The search for an id among the branch entries that lib/projected-facts.js
-/// makes for the native walk (`indexOfId`): the reads the agent's
-/// `findIndex` makes, JIT-compiled, where each was an N-API call here.
-pub trait IdSearch {
+/// The types of the entries that make a usage before them stale.
+pub const INVALIDATING_TYPES: [&str; 2] = ["context_edit", "compaction"];
+
+/// The searches among the branch entries that lib/projected-facts.js makes
+/// for the native walk: the reads the agent's `findIndex` and its loop back
+/// to the last edit make, JIT-compiled, where each was an N-API call here.
+/// Each answers [`Found::Unread`] where an entry comes first that the
+/// search does not read (a read that throws), for this walk to read.
+pub trait BranchSearch {
     /// Among branch entries `from..to`, the first whose `id` is `id`, read
-    /// in order: [`IdFound::Unread`] where an entry comes first that the
-    /// search does not read (not an object, or a read that throws), for
-    /// this walk to read.
-    fn first(&self, id: &JsStr, from: usize, to: usize) -> Result<IdFound>;
+    /// in order (`indexOfId`).
+    fn first_id(&self, id: &JsStr, from: usize, to: usize) -> Result<Found>;
+    /// Among branch entries `..to`, the last whose `type` is one of
+    /// [`INVALIDATING_TYPES`], read from the end (`lastIndexOfType`).
+    fn last_invalidating(&self, to: usize) -> Result<Found>;
 }
 
-/// What an [`IdSearch`] found.
+/// What a [`BranchSearch`] found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum IdFound {
+pub enum Found {
     At(usize),
     Unread(usize),
     None,
@@ -323,29 +332,24 @@ impl ProjectedFacts<'_> {
         (k, start)
     }
 
-    /// [`IdSearch::first`], held to its range: anything else is the
-    /// facts' internal error.
-    fn first_id(&self, id: &JsStr, from: usize, to: usize) -> Result<IdFound> {
-        let found = self.ids.first(id, from, to)?;
-        match found {
-            IdFound::At(i) | IdFound::Unread(i) if !(from..to).contains(&i) => {
-                Err(malformed_facts())
-            }
-            _ => Ok(found),
-        }
+    /// [`BranchSearch::first_id`], held to its range: anything else is
+    /// the facts' internal error.
+    fn first_id(&self, id: &JsStr, from: usize, to: usize) -> Result<Found> {
+        in_range(self.branch.first_id(id, from, to)?, from..to)
+    }
+
+    /// [`BranchSearch::last_invalidating`], held to its range.
+    fn last_invalidating(&self, to: usize) -> Result<Found> {
+        in_range(self.branch.last_invalidating(to)?, 0..to)
     }
 }
 
-/// For each kind code, whether it settles that the entry is neither a
-/// `context_edit` nor a compaction (a code that names no kind does not:
-/// such an entry is read again).
-fn passed_kinds() -> [bool; 256] {
-    let mut passed = [false; 256];
-    for (code, passes) in passed.iter_mut().enumerate() {
-        *passes = EntryKind::from_code(code as u8)
-            .is_some_and(|k| !matches!(k.ty, EntryType::ContextEdit | EntryType::Compaction));
+/// `found`, where it names an entry of `range`; else the facts' internal error.
+fn in_range(found: Found, range: std::ops::Range<usize>) -> Result<Found> {
+    match found {
+        Found::At(i) | Found::Unread(i) if !range.contains(&i) => Err(malformed_facts()),
+        _ => Ok(found),
     }
-    passed
 }
 
 /// The [`ProjectedFacts`] disagree with this reader: a bug, never the caller's input.
@@ -424,9 +428,6 @@ pub fn usage_is_current_in<V: View>(
         }
     }
     let len = branch.expect_array("branchEntries")?;
-    if facts.is_some_and(|f| f.kinds.len() != len) {
-        return Err(malformed_facts());
-    }
     let usage_entry = match usage_id.filter(|id| !id.is_empty()) {
         None => None,
         Some(id) => {
@@ -436,12 +437,12 @@ pub fn usage_is_current_in<V: View>(
                 let mut i = next;
                 if let Some(f) = facts {
                     match f.first_id(&id, next, len)? {
-                        IdFound::At(found) => {
+                        Found::At(found) => {
                             at = Some(found);
                             break;
                         }
-                        IdFound::None => break,
-                        IdFound::Unread(unread) => i = unread,
+                        Found::None => break,
+                        Found::Unread(unread) => i = unread,
                     }
                 }
                 next = i + 1;
@@ -469,27 +470,23 @@ pub fn usage_is_current_in<V: View>(
         }
     };
     let mut invalidating = None;
-    let passed = facts.map(|_| passed_kinds());
     let mut end = len;
     while end > 0 {
         let mut i = end - 1;
-        if let (Some(f), Some(passed)) = (facts, &passed) {
-            match f.kinds[..end]
-                .iter()
-                .rposition(|&c| !passed[usize::from(c)])
-            {
-                Some(at) => i = at,
-                None => break,
+        if let Some(f) = facts {
+            match f.last_invalidating(end)? {
+                Found::At(found) => {
+                    invalidating = Some(found);
+                    break;
+                }
+                Found::None => break,
+                Found::Unread(unread) => i = unread,
             }
         }
         end = i;
-        let kind = facts.and_then(|f| EntryKind::from_code(f.kinds[i]));
-        let hit = match kind {
-            Some(kind) => matches!(kind.ty, EntryType::ContextEdit | EntryType::Compaction),
-            None => branch
-                .scoped(|| entry_type_is(&branch.at(i)?, &["context_edit", "compaction"]))
-                .within_with(|| format!("branchEntries[{i}]"))?,
-        };
+        let hit = branch
+            .scoped(|| entry_type_is(&branch.at(i)?, &INVALIDATING_TYPES))
+            .within_with(|| format!("branchEntries[{i}]"))?;
         if hit {
             invalidating = Some(i);
             break;
@@ -501,61 +498,82 @@ pub fn usage_is_current_in<V: View>(
 }
 
 #[cfg(test)]
-mod id_search_tests {
+mod branch_search_tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
 
     use super::*;
     use crate::js::json::view::Val;
     use crate::js::json::{parse, Value};
-    use crate::session::model::{ENTRY_TYPE_NAMES, KIND_OTHER_TYPE, KIND_TYPE_BASE};
     use std::cell::RefCell;
 
-    /// A search over the branch's ids, as lib/projected-facts.js's
-    /// `indexOfId`, but leaving `unread` to the walk; its calls recorded.
+    /// The searches over the branch, as lib/projected-facts.js's
+    /// `indexOfId` and `lastIndexOfType`, but leaving `unread` to the walk;
+    /// their calls recorded.
     struct Search {
-        ids: Vec<Option<JsStr>>,
+        fields: Vec<(Option<JsStr>, Option<JsStr>)>,
         unread: Option<usize>,
         out_of_range: bool,
-        calls: RefCell<Vec<(usize, usize)>>,
+        calls: RefCell<Vec<String>>,
     }
 
-    impl IdSearch for Search {
-        fn first(&self, id: &JsStr, from: usize, to: usize) -> Result<IdFound> {
-            self.calls.borrow_mut().push((from, to));
+    impl BranchSearch for Search {
+        fn first_id(&self, id: &JsStr, from: usize, to: usize) -> Result<Found> {
+            self.calls.borrow_mut().push(format!("id {from}..{to}"));
             if self.out_of_range {
-                return Ok(IdFound::At(to));
+                return Ok(Found::At(to));
             }
             for i in from..to {
                 if Some(i) == self.unread {
-                    return Ok(IdFound::Unread(i));
+                    return Ok(Found::Unread(i));
                 }
-                if self.ids[i].as_ref() == Some(id) {
-                    return Ok(IdFound::At(i));
+                if self.fields[i].0.as_ref() == Some(id) {
+                    return Ok(Found::At(i));
                 }
             }
-            Ok(IdFound::None)
+            Ok(Found::None)
+        }
+
+        fn last_invalidating(&self, to: usize) -> Result<Found> {
+            self.calls.borrow_mut().push(format!("type ..{to}"));
+            for i in (0..to).rev() {
+                if Some(i) == self.unread {
+                    return Ok(Found::Unread(i));
+                }
+                let ty = self.fields[i].1.as_ref();
+                if INVALIDATING_TYPES
+                    .iter()
+                    .any(|t| ty == Some(&JsStr::from(*t)))
+                {
+                    return Ok(Found::At(i));
+                }
+            }
+            Ok(Found::None)
         }
     }
 
-    fn ids_of(branch: &Value) -> Vec<Option<JsStr>> {
+    /// Each branch entry's id and type.
+    fn fields_of(branch: &Value) -> Vec<(Option<JsStr>, Option<JsStr>)> {
         let Value::Array(entries) = branch else {
             panic!("not an array")
         };
-        let id = |e: &Value| match e {
-            Value::Object(o) => match o.get("id") {
+        let field = |e: &Value, key: &str| match e {
+            Value::Object(o) => match o.get(key) {
                 Some(Value::String(s)) => Some(s.clone()),
                 _ => None,
             },
             _ => None,
         };
-        entries.iter().map(id).collect()
+        entries
+            .iter()
+            .map(|e| (field(e, "id"), field(e, "type")))
+            .collect()
     }
 
     #[test]
-    fn the_walk_takes_what_the_search_finds_and_reads_what_it_leaves() {
+    fn the_walk_takes_what_the_searches_find_and_reads_what_they_leave() {
         // Entry "b" (the usage's) is on the branch twice: the first counts.
         // The context edit at 0 comes before it: the usage is current, and
-        // it would not be were "b" not found.
+        // it would not be were "b" not found, or the edit taken for later.
         let projected = parse(
             r#"[{"sourceEntry":{"type":"message","id":"a"},"messages":[1]},
                 {"sourceEntry":{"type":"message","id":"b"},"messages":[2]}]"#,
@@ -568,50 +586,51 @@ mod id_search_tests {
         .unwrap();
         let (p, b) = (Val::new(&projected), Val::new(&branch));
         let counts = [1u32, 1];
-        // As lib/entry-facts.js's typeKind codes them (a message as another type).
-        let edit = ENTRY_TYPE_NAMES.iter().position(|&n| n == "context_edit");
-        let edit = KIND_TYPE_BASE + edit.unwrap() as u8;
-        let kinds = [edit, KIND_OTHER_TYPE, KIND_OTHER_TYPE, KIND_OTHER_TYPE];
         let alone = usage_is_current_in(&p, &b, 1, None).unwrap();
         assert!(alone);
-        let ids = ids_of(&branch);
-        for unread in [None, Some(0), Some(2), Some(3)] {
+        let fields = fields_of(&branch);
+        let expected: [(Option<usize>, &[&str]); 5] = [
+            (None, &["id 0..4", "type ..4"]),
+            // "e" at 0 read here: not the id, and the search goes on past
+            // it; then it is the edit, read here too.
+            (Some(0), &["id 0..4", "id 1..4", "type ..4"]),
+            // "b" at 2 read here: the id; then not an edit, and the search
+            // goes on before it.
+            (Some(2), &["id 0..4", "type ..4", "type ..2"]),
+            // The second "b" at 3: the id search finds the first before
+            // it; the type search starts there: read here, not an edit.
+            (Some(3), &["id 0..4", "type ..4", "type ..3"]),
+            // "a" at 1, left by both searches: read here by each walk.
+            (Some(1), &["id 0..4", "id 2..4", "type ..4", "type ..1"]),
+        ];
+        for (unread, calls) in expected {
             let search = Search {
-                ids: ids.clone(),
+                fields: fields.clone(),
                 unread,
                 out_of_range: false,
                 calls: RefCell::new(Vec::new()),
             };
             let facts = ProjectedFacts {
                 counts: &counts,
-                kinds: &kinds,
-                ids: &search,
+                branch: &search,
             };
             assert_eq!(
                 usage_is_current_in(&p, &b, 1, Some(&facts)).unwrap(),
                 alone,
                 "{unread:?}"
             );
-            // An entry left to the walk is read there: "e" at 0 is not the
-            // id, and the search goes on past it; "b" at 2 is; the one at 3
-            // comes after the first "b".
-            let calls = search.calls.borrow().clone();
-            match unread {
-                Some(0) => assert_eq!(calls, [(0, 4), (1, 4)]),
-                _ => assert_eq!(calls, [(0, 4)], "{unread:?}"),
-            }
+            assert_eq!(*search.calls.borrow(), calls, "{unread:?}");
         }
         // A search answering out of its range is the facts' internal error.
         let search = Search {
-            ids,
+            fields,
             unread: None,
             out_of_range: true,
             calls: RefCell::new(Vec::new()),
         };
         let facts = ProjectedFacts {
             counts: &counts,
-            kinds: &kinds,
-            ids: &search,
+            branch: &search,
         };
         let err = usage_is_current_in(&p, &b, 1, Some(&facts)).unwrap_err();
         assert!(err.to_string().contains("internal error"), "{err}");
