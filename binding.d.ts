@@ -195,7 +195,7 @@ export declare function estimateContextTokens(messages: Arg, line: Arg, context?
  * facts?)`: the context size of the agent's `SessionProjection`, trusting
  * its last usage only when no `context_edit` or `compaction` among
  * `branchEntries` came after it. `facts` is what lib/projected-facts.js
- * read ahead: `{ entries, counts, indexOfId, lastIndexOfType }`, `entries` being
+ * made: `{ entries, start, entryHolding, indexOfId, lastIndexOfType }`, `entries` being
  * `projection.entries` as it read it.
  */
 export declare function estimateProjectedContextTokens(projection: Arg, branchEntries: Arg, line: Arg, facts?: Arg | undefined | null, context?: Arg | undefined | null): RawValue

@@ -13,7 +13,7 @@ const util = require('node:util')
 const fc = require('fast-check')
 const gen = require('./helpers/generator')
 const { platformSuffix, binaryName } = require('../platform.js')
-const { readProjectedFacts, indexOfId, lastIndexOfType } = require('../lib/projected-facts.js')
+const { readProjectedFacts, entryHolding, indexOfId, lastIndexOfType } = require('../lib/projected-facts.js')
 const { loadReference } = require('./helpers/reference')
 const { ODD, setOdd } = require('./helpers/odd-values')
 
@@ -63,14 +63,26 @@ function projectionOf(branch) {
   return { messages: branch.map((e) => e.message), entries: branch.map((e) => ({ sourceEntry: e, messages: [e.message] })) }
 }
 
-test('the pass: counts, the branch searches, and what they leave to the native side', () => {
+test('the searches, and what they leave to the native side', () => {
   const branch = session(4)
   const projection = projectionOf(session(3))
-  projection.entries[1] = { sourceEntry: branch[0], messages: 'none' }
   const facts = readProjectedFacts(projection, branch)
-  expect(Array.from(facts.counts)).toEqual([1, 2 ** 32 - 1, 1])
-  expect(Object.keys(facts).sort()).toEqual(['counts', 'entries', 'indexOfId', 'lastIndexOfType'])
-  expect([facts.indexOfId, facts.lastIndexOfType]).toEqual([indexOfId, lastIndexOfType])
+  expect(Object.keys(facts).sort()).toEqual(['entries', 'entryHolding', 'indexOfId', 'lastIndexOfType', 'start'])
+  expect(facts.entries).toBe(projection.entries)
+  expect([facts.entryHolding, facts.indexOfId, facts.lastIndexOfType]).toEqual([entryHolding, indexOfId, lastIndexOfType])
+  // The projected entries' search: the entry whose messages hold the message, none, or the entry it leaves (with where its messages start).
+  const at = new Float64Array(1)
+  const entries = [2, 1, 3].map((n) => ({ messages: new Array(n).fill({ role: 'user' }) }))
+  expect([0, 1, 2, 3, 5].map((index) => entryHolding(entries, index, 0, 3, 0, at))).toEqual([0, 0, 1, 2, 2])
+  expect(entryHolding(entries, 6, 0, 3, 0, at)).toBe(-1)
+  expect(entryHolding(entries, 3, 1, 3, 2, at)).toBe(2)
+  expect(entryHolding(entries, 3, 1, 2, 2, at)).toBe(-1)
+  const odd = [entries[0], { messages: 'none' }, entries[2]]
+  expect(entryHolding(odd, 4, 0, 3, 0, at)).toBe(-2 - 1)
+  expect(at[0]).toBe(2)
+  at[0] = 0
+  expect(entryHolding([entries[0], null, entries[2]], 8, 0, 3, 5, at)).toBe(-2 - 1)
+  expect(at[0]).toBe(7)
   // The id search: the first equal id in the range, none, or the entry it leaves to the native walk.
   const ids = ['a', 'b', 'a', 'c'].map((id) => ({ type: 'message', id }))
   expect(indexOfId(ids, 'a', 0, 4)).toBe(0)
@@ -98,8 +110,8 @@ test('the pass: counts, the branch searches, and what they leave to the native s
   expect(readProjectedFacts(null, branch)).toBe(undefined)
 })
 
-test('the branch is read as far as the agent reads it, in its order: ids from the start, types from the end', () => {
-  // Each id and type read recorded.
+test('the projection and the branch are read as far as the agent reads them, in its order', () => {
+  // Each branch entry's id and type read recorded.
   const counted = (reads) => (e) => {
     const o = { ...e }
     for (const key of ['id', 'type']) {
@@ -120,16 +132,31 @@ test('the branch is read as far as the agent reads it, in its order: ids from th
     const plain = session(9)
     if (edited) plain[2] = { ...plain[2], type: 'compaction' }
     const branch = plain.map(counted(reads))
-    estimate(projectionOf(session(9)), branch)
+    // Each projected entry's `messages` read recorded too.
+    const projection = projectionOf(session(9))
+    projection.entries = projection.entries.map((e, k) => {
+      const o = { ...e }
+      Object.defineProperty(o, 'messages', {
+        enumerable: true,
+        get() {
+          reads.push(`messages ${k}`)
+          return e.messages
+        },
+      })
+      return o
+    })
+    estimate(projection, branch)
     return reads
   }
   for (const edited of [false, true]) {
     const theirs = readsOf((p, b) => ref.estimateProjectedContextTokens(p, b), edited)
-    // The ids up to the usage's; each type twice (one read a compare) from
-    // the end, down to the compaction where there is one.
-    expect(theirs.slice(0, 8)).toEqual(['e0', 'e1', 'e2', 'e3', 'e4', 'e5', 'e6', 'e7'].map((id) => `id ${id}`))
-    expect(theirs.slice(8, 10)).toEqual(['type e8', 'type e8'])
-    expect(theirs.length).toBe(edited ? 8 + 2 * 7 : 8 + 2 * 9)
+    // The projected entries' messages up to the usage's entry; the ids up
+    // to the usage's; each type twice (one read a compare) from the end,
+    // down to the compaction where there is one.
+    expect(theirs.slice(0, 8)).toEqual([0, 1, 2, 3, 4, 5, 6, 7].map((k) => `messages ${k}`))
+    expect(theirs.slice(8, 16)).toEqual(['e0', 'e1', 'e2', 'e3', 'e4', 'e5', 'e6', 'e7'].map((id) => `id ${id}`))
+    expect(theirs.slice(16, 18)).toEqual(['type e8', 'type e8'])
+    expect(theirs.length).toBe(edited ? 16 + 2 * 7 : 16 + 2 * 9)
     expect(readsOf((p, b) => ours.estimateProjectedContextTokens(p, b), edited)).toEqual(theirs)
     // And so does the binding reading everything itself.
     expect(readsOf((p, b) => binding.estimateProjectedContextTokens(p, b, LINE, undefined, false), edited)).toEqual(theirs)

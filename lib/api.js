@@ -358,20 +358,16 @@ function branchPreparation(entries, tokenBudget, line) {
   }
 }
 
-// The typed arrays of the projected facts, kept between calls (only the
-// outermost call reads ahead, so no two passes share them).
-const projectedScratch = new Scratch()
-
 /**
- * estimateProjectedContextTokens with the projection's and branch's facts
- * read ahead (lib/projected-facts.js), and its messages' where it asks
+ * estimateProjectedContextTokens with the projection's and branch's
+ * searches (lib/projected-facts.js), and its messages' facts where it asks
  * (lib/context-facts.js).
  */
 function estimateProjectedContextTokens(projection, branchEntries, line) {
   let facts
   readingAhead++
   try {
-    facts = readingAhead === 1 ? readProjectedFacts(projection, branchEntries, projectedScratch) : undefined
+    facts = readingAhead === 1 ? readProjectedFacts(projection, branchEntries) : undefined
     return withContextFacts(
       () => projection.messages,
       (context) => native.estimateProjectedContextTokens(projection, branchEntries, line, facts, context),

@@ -1,32 +1,34 @@
 'use strict'
 // What 1.6's estimateProjectedContextTokens reads of the agent's session
-// projection and branch, read ahead in JS: the agent calls it before every
-// model request and on every render of its footer, and natively each
-// element and property was an N-API call. For each projected entry, its
-// `messages.length`. The branch is not read ahead: the native side
+// projection and branch, in JS: the agent calls it before every model
+// request and on every render of its footer, and natively each element and
+// property was an N-API call. Nothing is read ahead: the native side
 // (usage_is_current_in in crates/core/src/tokens/projected.rs), once it
-// knows what it looks for, calls `indexOfId` to find the usage's id among
-// the branch entries and `lastIndexOfType` for the last entry of the types
-// it names, making the reads the agent's findIndex and its loop back make,
-// as far as they make them. It reads itself whatever the pass did not
-// take: an entry that is not an object, a `messages` that is not an array,
-// a read that throws.
+// knows what it looks for, calls these searches, which make the reads the
+// agent's code makes, in its order and as far as it makes them:
+// `entryHolding` for the projected entry that holds the last usage's
+// message (its loop over `entry.messages.length`), `indexOfId` for the
+// first branch entry with that entry's id (its findIndex), and
+// `lastIndexOfType` for the last `context_edit` or compaction (its loop
+// back). Each leaves to the native side an entry it does not read (a read
+// that throws, or `messages` that is not an array).
 
 const isProxy = require('node:util').types?.isProxy ?? (() => false)
-const { FRESH } = require('./typed-array.js')
 
 // Longer lists are read natively (no dense array is this long).
 const MAX_ENTRIES = 2 ** 23
 
-// A projected entry's message count not read (crates/core/src/tokens/projected.rs NOT_READ_COUNT).
-const NOT_READ_COUNT = 2 ** 32 - 1
+// Where entryHolding puts the start of the messages of an entry it leaves
+// to the native side, which reads it right after the call.
+const START = new Float64Array(1)
 
 /**
- * `{ entries, counts, indexOfId, lastIndexOfType }` for `projection` and
- * `branchEntries`, or undefined where the native side reads them all (not
+ * `{ entries, start, entryHolding, indexOfId, lastIndexOfType }` for
+ * `projection` and `branchEntries` (`entries` the projection's, as read
+ * here once), or undefined where the native side reads them all (not
  * arrays, Proxies, too long, `projection.entries` unreadable).
  */
-function readProjectedFacts(projection, branchEntries, scratch = FRESH) {
+function readProjectedFacts(projection, branchEntries) {
   if (!Array.isArray(branchEntries) || isProxy(branchEntries) || branchEntries.length > MAX_ENTRIES) return undefined
   if (projection === null || typeof projection !== 'object') return undefined
   let entries
@@ -36,32 +38,31 @@ function readProjectedFacts(projection, branchEntries, scratch = FRESH) {
     return undefined
   }
   if (!Array.isArray(entries) || isProxy(entries) || entries.length > MAX_ENTRIES) return undefined
-  const counts = scratch.any('counts', Uint32Array, entries.length).subarray(0, entries.length)
-  readCounts(entries, counts)
-  return { entries, counts, indexOfId, lastIndexOfType }
+  return { entries, start: START, entryHolding, indexOfId, lastIndexOfType }
 }
 
 /**
- * Each projected entry's `messages.length` into `counts` (NOT_READ_COUNT
- * where not read). One `try` around the loop, entered again past an entry
- * whose read throws: a `try` per entry measured slower.
+ * Of `entries[from..to)`, whose messages start at message `start`, the
+ * first whose messages hold message `index`, `messages.length` read in
+ * order as the agent's loop reads it: its index; -1 where none does; `-2 -
+ * k` where entry k's `messages` is not an array or a read throws, for the
+ * native walk to read, with where its messages start in `at[0]`.
  */
-function readCounts(entries, counts) {
-  let k = 0
-  while (k < counts.length) {
-    try {
-      for (; k < counts.length; k++) {
-        counts[k] = NOT_READ_COUNT
-        const entry = entries[k]
-        if (entry === null || typeof entry !== 'object') continue
-        const messages = entry.messages
-        if (Array.isArray(messages)) counts[k] = messages.length
-      }
-    } catch {
-      // Read again natively, and thrown there if it is needed.
-      k++
+function entryHolding(entries, index, from, to, start, at) {
+  let k = from
+  try {
+    for (; k < to; k++) {
+      const messages = entries[k].messages
+      if (!Array.isArray(messages)) break
+      start += messages.length
+      if (index < start) return k
     }
+  } catch {
+    // Read again natively, and thrown there.
   }
+  if (k === to) return -1
+  at[0] = start
+  return -2 - k
 }
 
 /**
@@ -99,4 +100,4 @@ function lastIndexOfType(branchEntries, to, a, b) {
   return -1
 }
 
-module.exports = { readProjectedFacts, indexOfId, lastIndexOfType }
+module.exports = { readProjectedFacts, entryHolding, indexOfId, lastIndexOfType }

@@ -21,8 +21,8 @@ use prime_compaction_core::tokens::context_facts::{
 };
 use prime_compaction_core::tokens::estimate::{context_tokens, ContextEstimate, Counter};
 use prime_compaction_core::tokens::projected::{
-    context_estimate, malformed_facts, projected_context_tokens, usage_is_current_in, BranchSearch,
-    ContextList, Found, MessageArray, ProjectedFacts, INVALIDATING_TYPES,
+    context_estimate, malformed_facts, projected_context_tokens, usage_is_current_in, ContextList,
+    Found, MessageArray, ProjectedFacts, ProjectionSearch, INVALIDATING_TYPES,
 };
 use std::ffi::CStr;
 
@@ -269,7 +269,7 @@ pub fn estimate_context_tokens_native(
 /// facts?)`: the context size of the agent's `SessionProjection`, trusting
 /// its last usage only when no `context_edit` or `compaction` among
 /// `branchEntries` came after it. `facts` is what lib/projected-facts.js
-/// read ahead: `{ entries, counts, indexOfId, lastIndexOfType }`, `entries` being
+/// made: `{ entries, start, entryHolding, indexOfId, lastIndexOfType }`, `entries` being
 /// `projection.entries` as it read it.
 #[napi(js_name = "estimateProjectedContextTokens")]
 pub fn estimate_projected_context_tokens(
@@ -309,16 +309,15 @@ pub fn estimate_projected_context_tokens(
 }
 
 /// lib/projected-facts.js's form: `projection.entries` as the pass read it,
-/// its facts, and its searches of the branch.
+/// and its searches.
 struct ProjectedForm<'c> {
     entries: JsVal<'c>,
-    counts: &'c [u32],
-    search: JsBranchSearch<'c>,
+    search: JsSearch<'c>,
 }
 
 impl<'c> ProjectedForm<'c> {
-    /// The form `form`, its searches over `branch`. A field of the wrong
-    /// type is the facts' internal error, never the caller's.
+    /// The form `form`, its searches over its entries and `branch`. A field
+    /// of the wrong type is the facts' internal error, never the caller's.
     fn read(cx: &'c Cx, form: Raw, branch: Raw) -> Result<ProjectedForm<'c>> {
         let function = |name| -> Result<Raw> {
             let f = form_field(cx, form, name)?;
@@ -327,18 +326,15 @@ impl<'c> ProjectedForm<'c> {
                 _ => Err(malformed_facts()),
             }
         };
+        let entries = form_field(cx, form, c"entries")?;
         Ok(ProjectedForm {
-            entries: cx.wrap(form_field(cx, form, c"entries")?)?,
-            counts: form_slice(
+            entries: cx.wrap(entries)?,
+            search: JsSearch {
                 cx,
-                form,
-                c"counts",
-                sys::TypedarrayType::uint32_array,
-                malformed_facts,
-            )?,
-            search: JsBranchSearch {
-                cx,
+                entries,
                 branch,
+                start: form_field(cx, form, c"start")?,
+                entry_holding: function(c"entryHolding")?,
                 index_of_id: function(c"indexOfId")?,
                 last_index_of_type: function(c"lastIndexOfType")?,
             },
@@ -347,31 +343,32 @@ impl<'c> ProjectedForm<'c> {
 
     fn facts(&self) -> ProjectedFacts<'_> {
         ProjectedFacts {
-            counts: self.counts,
-            branch: &self.search,
+            search: &self.search,
         }
     }
 }
 
-/// lib/projected-facts.js's `indexOfId(branchEntries, id, from, to)` and
-/// `lastIndexOfType(branchEntries, to, a, b)`, for the native walk: each
-/// answers the index found, -1 for none, or `-2 - i` for an entry i it
-/// left to the walk.
-struct JsBranchSearch<'c> {
+/// lib/projected-facts.js's searches, for the native walk:
+/// `entryHolding(entries, index, from, to, start, at)`, `indexOfId(branch,
+/// id, from, to)` and `lastIndexOfType(branch, to, a, b)`. Each answers
+/// the index found, -1 for none, or `-2 - i` for an entry i it left to the
+/// walk (`entryHolding` then puts where its messages start in `at[0]`,
+/// the form's `start`, a `Float64Array`).
+struct JsSearch<'c> {
     cx: &'c Cx,
+    entries: Raw,
     branch: Raw,
+    start: Raw,
+    entry_holding: Raw,
     index_of_id: Raw,
     last_index_of_type: Raw,
 }
 
-impl JsBranchSearch<'_> {
-    /// Calls `f` with the branch and `args`; its answer, for entries below `to`.
+impl JsSearch<'_> {
+    /// Calls `f` with `args`; its answer, for entries below `to`.
     fn ask(&self, f: Raw, args: &[Raw], to: usize) -> Result<Found> {
         let cx = self.cx;
-        let mut argv = Vec::with_capacity(args.len() + 1);
-        argv.push(self.branch);
-        argv.extend_from_slice(args);
-        let out = cx.call_with(cx.undefined(), f, &argv)?;
+        let out = cx.call_with(cx.undefined(), f, args)?;
         let n = cx.wrap(out)?.number().ok_or_else(malformed_facts)?;
         if n.fract() != 0.0 || !(-2.0 - to as f64..to as f64).contains(&n) {
             return Err(malformed_facts());
@@ -384,10 +381,40 @@ impl JsBranchSearch<'_> {
     }
 }
 
-impl BranchSearch for JsBranchSearch<'_> {
+impl ProjectionSearch for JsSearch<'_> {
+    fn entry_holding(
+        &self,
+        index: usize,
+        from: usize,
+        to: usize,
+        start: usize,
+    ) -> Result<(Found, usize)> {
+        let cx = self.cx;
+        let args = [
+            self.entries,
+            cx.number(index as f64)?,
+            cx.number(from as f64)?,
+            cx.number(to as f64)?,
+            cx.number(start as f64)?,
+            self.start,
+        ];
+        let found = self.ask(self.entry_holding, &args, to)?;
+        if !matches!(found, Found::Unread(_)) {
+            return Ok((found, 0));
+        }
+        // Read after the call, which wrote it.
+        let at = typed_array_slice::<f64>(cx, self.start, sys::TypedarrayType::float64_array)
+            .ok()
+            .and_then(|at| at.first().copied())
+            .filter(|&n| n >= start as f64 && n.fract() == 0.0 && n < 2f64.powi(53))
+            .ok_or_else(malformed_facts)?;
+        Ok((found, at as usize))
+    }
+
     fn first_id(&self, id: &JsStr, from: usize, to: usize) -> Result<Found> {
         let cx = self.cx;
         let args = [
+            self.branch,
             cx.js_str(id)?,
             cx.number(from as f64)?,
             cx.number(to as f64)?,
@@ -398,7 +425,7 @@ impl BranchSearch for JsBranchSearch<'_> {
     fn last_invalidating(&self, to: usize) -> Result<Found> {
         let cx = self.cx;
         let [a, b] = INVALIDATING_TYPES;
-        let args = [cx.number(to as f64)?, cx.str(a)?, cx.str(b)?];
+        let args = [self.branch, cx.number(to as f64)?, cx.str(a)?, cx.str(b)?];
         self.ask(self.last_index_of_type, &args, to)
     }
 }

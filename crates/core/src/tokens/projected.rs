@@ -278,27 +278,35 @@ fn entry_type_is<V: View>(entry: &V, types: &[&str]) -> Result<bool> {
     Ok(false)
 }
 
-/// What lib/projected-facts.js read ahead for [`usage_is_current_in`]: for
-/// each projected entry, its `messages.length` (or [`NOT_READ_COUNT`]);
-/// and `branch`, the searches it makes among the branch entries. What was
-/// not read is read here.
+/// What lib/projected-facts.js gives [`usage_is_current_in`]: `search`,
+/// the searches it makes among the projected and branch entries. What they
+/// leave is read here.
 pub struct ProjectedFacts<'f> {
-    pub counts: &'f [u32],
-    pub branch: &'f dyn BranchSearch,
+    pub search: &'f dyn ProjectionSearch,
 }
-
-/// A projected entry's message count the pass did not read.
-pub const NOT_READ_COUNT: u32 = u32::MAX;
 
 /// The types of the entries that make a usage before them stale.
 pub const INVALIDATING_TYPES: [&str; 2] = ["context_edit", "compaction"];
 
-/// The searches among the branch entries that lib/projected-facts.js makes
-/// for the native walk: the reads the agent's `findIndex` and its loop back
-/// to the last edit make, JIT-compiled, where each was an N-API call here.
+/// The searches among the projected and branch entries that
+/// lib/projected-facts.js makes for the native walk: the reads the agent's
+/// loop over the projected entries, its `findIndex` and its loop back to
+/// the last edit make, JIT-compiled, where each was an N-API call here.
 /// Each answers [`Found::Unread`] where an entry comes first that the
-/// search does not read (a read that throws), for this walk to read.
-pub trait BranchSearch {
+/// search does not read (a read that throws, or for the projected entries
+/// `messages` that is not an array), for this walk to read.
+pub trait ProjectionSearch {
+    /// Among projected entries `from..to`, whose messages start at
+    /// message `start`, the first whose messages hold message `index`,
+    /// `entry.messages.length` read in order (`entryHolding`); with
+    /// [`Found::Unread`], where that entry's messages start.
+    fn entry_holding(
+        &self,
+        index: usize,
+        from: usize,
+        to: usize,
+        start: usize,
+    ) -> Result<(Found, usize)>;
     /// Among branch entries `from..to`, the first whose `id` is `id`, read
     /// in order (`indexOfId`).
     fn first_id(&self, id: &JsStr, from: usize, to: usize) -> Result<Found>;
@@ -307,7 +315,7 @@ pub trait BranchSearch {
     fn last_invalidating(&self, to: usize) -> Result<Found>;
 }
 
-/// What a [`BranchSearch`] found.
+/// What a [`ProjectionSearch`] found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Found {
     At(usize),
@@ -316,31 +324,27 @@ pub enum Found {
 }
 
 impl ProjectedFacts<'_> {
-    /// From projected entry `k` on, messages counted from `start`: the
-    /// first entry whose count the pass did not read or whose messages hold
-    /// message `usage_index`, and where its messages start (the entries'
-    /// count when there is none).
-    fn pass_counted(&self, mut k: usize, mut start: usize, usage_index: usize) -> (usize, usize) {
-        while let Some(&c) = self.counts.get(k).filter(|&&c| c != NOT_READ_COUNT) {
-            let end = start + c as usize;
-            if usage_index < end {
-                break;
-            }
-            start = end;
-            k += 1;
-        }
-        (k, start)
+    /// [`ProjectionSearch::entry_holding`], held to its range: anything
+    /// else is the facts' internal error.
+    fn entry_holding(
+        &self,
+        index: usize,
+        from: usize,
+        to: usize,
+        start: usize,
+    ) -> Result<(Found, usize)> {
+        let (found, start) = self.search.entry_holding(index, from, to, start)?;
+        Ok((in_range(found, from..to)?, start))
     }
 
-    /// [`BranchSearch::first_id`], held to its range: anything else is
-    /// the facts' internal error.
+    /// [`ProjectionSearch::first_id`], held to its range.
     fn first_id(&self, id: &JsStr, from: usize, to: usize) -> Result<Found> {
-        in_range(self.branch.first_id(id, from, to)?, from..to)
+        in_range(self.search.first_id(id, from, to)?, from..to)
     }
 
-    /// [`BranchSearch::last_invalidating`], held to its range.
+    /// [`ProjectionSearch::last_invalidating`], held to its range.
     fn last_invalidating(&self, to: usize) -> Result<Found> {
-        in_range(self.branch.last_invalidating(to)?, 0..to)
+        in_range(self.search.last_invalidating(to)?, 0..to)
     }
 }
 
@@ -373,27 +377,25 @@ pub fn usage_is_current_in<V: View>(
     facts: Option<&ProjectedFacts>,
 ) -> Result<bool> {
     let count = projected.expect_array("projection.entries")?;
-    if facts.is_some_and(|f| f.counts.len() != count) {
-        return Err(malformed_facts());
-    }
     let mut start = 0usize;
     let mut usage_id = None;
     let mut next = 0;
     while next < count {
         let mut k = next;
+        // Whether the search read entry k's messages (and found the usage there).
+        let mut holds = false;
         if let Some(f) = facts {
-            (k, start) = f.pass_counted(k, start, usage_index);
-            if k == count {
-                break;
+            match f.entry_holding(usage_index, next, count, start)? {
+                (Found::At(found), _) => (k, holds) = (found, true),
+                (Found::None, _) => break,
+                (Found::Unread(unread), at) => (k, start) = (unread, at),
             }
         }
         next = k + 1;
-        // (pass_counted has passed every read count before the one holding the usage)
-        let read = facts.map(|f| f.counts[k]).filter(|&c| c != NOT_READ_COUNT);
         let found = projected
             .scoped(|| -> Result<Option<Option<JsStr>>> {
                 let entry = projected.at(k)?;
-                if read.is_none() {
+                if !holds {
                     entry.expect_object("", "a projected entry { sourceEntry, messages }")?;
                     let len = entry.get(Key::Messages)?.expect_array("messages")?;
                     if usage_index >= start + len {
@@ -506,17 +508,39 @@ mod branch_search_tests {
     use crate::js::json::{parse, Value};
     use std::cell::RefCell;
 
-    /// The searches over the branch, as lib/projected-facts.js's
-    /// `indexOfId` and `lastIndexOfType`, but leaving `unread` to the walk;
-    /// their calls recorded.
+    /// The searches, as lib/projected-facts.js's `entryHolding`,
+    /// `indexOfId` and `lastIndexOfType`, but leaving `unread` (and the
+    /// projected entries of no count) to the walk; their calls recorded.
     struct Search {
+        /// Each projected entry's message count (`None`: left to the walk).
+        counts: Vec<Option<usize>>,
         fields: Vec<(Option<JsStr>, Option<JsStr>)>,
         unread: Option<usize>,
         out_of_range: bool,
         calls: RefCell<Vec<String>>,
     }
 
-    impl BranchSearch for Search {
+    impl ProjectionSearch for Search {
+        fn entry_holding(
+            &self,
+            index: usize,
+            from: usize,
+            to: usize,
+            mut start: usize,
+        ) -> Result<(Found, usize)> {
+            self.calls.borrow_mut().push(format!("entry {from}..{to}"));
+            for k in from..to {
+                let Some(count) = self.counts[k] else {
+                    return Ok((Found::Unread(k), start));
+                };
+                start += count;
+                if index < start {
+                    return Ok((Found::At(k), 0));
+                }
+            }
+            Ok((Found::None, 0))
+        }
+
         fn first_id(&self, id: &JsStr, from: usize, to: usize) -> Result<Found> {
             self.calls.borrow_mut().push(format!("id {from}..{to}"));
             if self.out_of_range {
@@ -585,53 +609,65 @@ mod branch_search_tests {
         )
         .unwrap();
         let (p, b) = (Val::new(&projected), Val::new(&branch));
-        let counts = [1u32, 1];
         let alone = usage_is_current_in(&p, &b, 1, None).unwrap();
         assert!(alone);
         let fields = fields_of(&branch);
         let expected: [(Option<usize>, &[&str]); 5] = [
-            (None, &["id 0..4", "type ..4"]),
+            (None, &["entry 0..2", "id 0..4", "type ..4"]),
             // "e" at 0 read here: not the id, and the search goes on past
             // it; then it is the edit, read here too.
-            (Some(0), &["id 0..4", "id 1..4", "type ..4"]),
+            (Some(0), &["entry 0..2", "id 0..4", "id 1..4", "type ..4"]),
             // "b" at 2 read here: the id; then not an edit, and the search
             // goes on before it.
-            (Some(2), &["id 0..4", "type ..4", "type ..2"]),
+            (Some(2), &["entry 0..2", "id 0..4", "type ..4", "type ..2"]),
             // The second "b" at 3: the id search finds the first before
             // it; the type search starts there: read here, not an edit.
-            (Some(3), &["id 0..4", "type ..4", "type ..3"]),
+            (Some(3), &["entry 0..2", "id 0..4", "type ..4", "type ..3"]),
             // "a" at 1, left by both searches: read here by each walk.
-            (Some(1), &["id 0..4", "id 2..4", "type ..4", "type ..1"]),
+            (
+                Some(1),
+                &["entry 0..2", "id 0..4", "id 2..4", "type ..4", "type ..1"],
+            ),
         ];
-        for (unread, calls) in expected {
+        // Each projected entry's count read by the search, or either left
+        // to the walk (the first: read here, then the search goes on past
+        // it, its messages counted).
+        let counted: [(Vec<Option<usize>>, &[&str]); 3] = [
+            (vec![Some(1), Some(1)], &[]),
+            (vec![None, Some(1)], &["entry 1..2"]),
+            (vec![Some(1), None], &[]),
+        ];
+        for ((unread, calls), (counts, more)) in expected
+            .into_iter()
+            .flat_map(|e| counted.iter().map(move |c| (e, c)))
+        {
             let search = Search {
+                counts: counts.clone(),
                 fields: fields.clone(),
                 unread,
                 out_of_range: false,
                 calls: RefCell::new(Vec::new()),
             };
-            let facts = ProjectedFacts {
-                counts: &counts,
-                branch: &search,
-            };
+            let facts = ProjectedFacts { search: &search };
             assert_eq!(
                 usage_is_current_in(&p, &b, 1, Some(&facts)).unwrap(),
                 alone,
                 "{unread:?}"
             );
-            assert_eq!(*search.calls.borrow(), calls, "{unread:?}");
+            let mut want: Vec<&str> = calls[..1].to_vec();
+            want.extend(more.iter());
+            want.extend(&calls[1..]);
+            assert_eq!(*search.calls.borrow(), want, "{unread:?} {counts:?}");
         }
         // A search answering out of its range is the facts' internal error.
         let search = Search {
+            counts: vec![Some(1), Some(1)],
             fields,
             unread: None,
             out_of_range: true,
             calls: RefCell::new(Vec::new()),
         };
-        let facts = ProjectedFacts {
-            counts: &counts,
-            branch: &search,
-        };
+        let facts = ProjectedFacts { search: &search };
         let err = usage_is_current_in(&p, &b, 1, Some(&facts)).unwrap_err();
         assert!(err.to_string().contains("internal error"), "{err}");
     }
