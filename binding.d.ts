@@ -192,13 +192,14 @@ export declare function estimateContextTokens(messages: Arg, line: Arg, context?
 
 /**
  * `estimateProjectedContextTokens(projection, branchEntries, line,
- * facts?)`: the context size of the agent's `SessionProjection`, trusting
- * its last usage only when no `context_edit` or `compaction` among
- * `branchEntries` came after it. `facts` is what lib/projected-facts.js
- * made: `{ entries, start, entryHolding, indexOfId, lastIndexOfType }`, `entries` being
+ * searches?, context?)`: the context size of the agent's
+ * `SessionProjection`, trusting its last usage only when no
+ * `context_edit` or `compaction` among `branchEntries` came after it.
+ * `searches` is what lib/projection-search.js made: `{ entries, start,
+ * entryHolding, indexOfId, lastIndexOfType }`, `entries` being
  * `projection.entries` as it read it.
  */
-export declare function estimateProjectedContextTokens(projection: Arg, branchEntries: Arg, line: Arg, facts?: Arg | undefined | null, context?: Arg | undefined | null): RawValue
+export declare function estimateProjectedContextTokens(projection: Arg, branchEntries: Arg, line: Arg, searches?: Arg | undefined | null, context?: Arg | undefined | null): RawValue
 
 /** `estimateTokens(message)` as the agent line counts it. */
 export declare function estimateTokens(message: Arg, line: Arg, options?: Arg | undefined | null): number

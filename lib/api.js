@@ -12,7 +12,7 @@ const { readEntryPath, releaseEntryPath, entriesOfPath } = require('./entry-path
 const { pushEntryFacts, pushMessageFacts, readMeasureFacts, readEntryKinds, MAX_ENTRIES: MAX_FACTS } = require('./entry-facts.js')
 const { Scratch } = require('./typed-array.js')
 const { readMessageRoles, messagesOfPlan, textAt } = require('./message-roles.js')
-const { readProjectedFacts } = require('./projected-facts.js')
+const { projectionSearches } = require('./projection-search.js')
 const { withContextFacts } = require('./context-facts.js')
 
 // The agent's context reads summaries between these exact strings.
@@ -360,17 +360,17 @@ function branchPreparation(entries, tokenBudget, line) {
 
 /**
  * estimateProjectedContextTokens with the projection's and branch's
- * searches (lib/projected-facts.js), and its messages' facts where it asks
+ * searches (lib/projection-search.js), and its messages' facts where it asks
  * (lib/context-facts.js).
  */
 function estimateProjectedContextTokens(projection, branchEntries, line) {
-  let facts
+  let searches
   readingAhead++
   try {
-    facts = readingAhead === 1 ? readProjectedFacts(projection, branchEntries) : undefined
+    searches = readingAhead === 1 ? projectionSearches(projection, branchEntries) : undefined
     return withContextFacts(
       () => projection.messages,
-      (context) => native.estimateProjectedContextTokens(projection, branchEntries, line, facts, context),
+      (context) => native.estimateProjectedContextTokens(projection, branchEntries, line, searches, context),
     )
   } finally {
     readingAhead--

@@ -21,8 +21,9 @@ use prime_compaction_core::tokens::context_facts::{
 };
 use prime_compaction_core::tokens::estimate::{context_tokens, ContextEstimate, Counter};
 use prime_compaction_core::tokens::projected::{
-    context_estimate, malformed_facts, projected_context_tokens, usage_is_current_in, ContextList,
-    Found, MessageArray, ProjectedFacts, ProjectionSearch, INVALIDATING_TYPES,
+    context_estimate, malformed_searches, projected_context_tokens, usage_is_current_in,
+    ContextList, Found, Holding, MessageArray, ProjectionSearch, ProjectionSearches,
+    INVALIDATING_TYPES,
 };
 use std::ffi::CStr;
 
@@ -266,10 +267,11 @@ pub fn estimate_context_tokens_native(
 }
 
 /// `estimateProjectedContextTokens(projection, branchEntries, line,
-/// facts?)`: the context size of the agent's `SessionProjection`, trusting
-/// its last usage only when no `context_edit` or `compaction` among
-/// `branchEntries` came after it. `facts` is what lib/projected-facts.js
-/// made: `{ entries, start, entryHolding, indexOfId, lastIndexOfType }`, `entries` being
+/// searches?, context?)`: the context size of the agent's
+/// `SessionProjection`, trusting its last usage only when no
+/// `context_edit` or `compaction` among `branchEntries` came after it.
+/// `searches` is what lib/projection-search.js made: `{ entries, start,
+/// entryHolding, indexOfId, lastIndexOfType }`, `entries` being
 /// `projection.entries` as it read it.
 #[napi(js_name = "estimateProjectedContextTokens")]
 pub fn estimate_projected_context_tokens(
@@ -277,7 +279,7 @@ pub fn estimate_projected_context_tokens(
     projection: Arg,
     branch_entries: Arg,
     line: Arg,
-    facts: Option<Arg>,
+    searches: Option<Arg>,
     context: Option<Arg>,
 ) -> napi::Result<RawValue> {
     run(&env, |cx| {
@@ -294,10 +296,10 @@ pub fn estimate_projected_context_tokens(
                 &list,
                 Counter::Estimate,
                 &line.tokens,
-                |index| match &facts {
+                |index| match &searches {
                     Some(form) => {
                         let form = ProjectedForm::read(cx, form.0, branch.raw)?;
-                        usage_is_current_in(&form.entries, &branch, index, Some(&form.facts()))
+                        usage_is_current_in(&form.entries, &branch, index, Some(&form.searches()))
                     }
                     None => {
                         usage_is_current_in(&projection.get(Key::Entries)?, &branch, index, None)
@@ -308,7 +310,7 @@ pub fn estimate_projected_context_tokens(
     })
 }
 
-/// lib/projected-facts.js's form: `projection.entries` as the pass read it,
+/// lib/projection-search.js's form: `projection.entries` as the pass read it,
 /// and its searches.
 struct ProjectedForm<'c> {
     entries: JsVal<'c>,
@@ -323,7 +325,7 @@ impl<'c> ProjectedForm<'c> {
             let f = form_field(cx, form, name)?;
             match cx.wrap(f)?.kind() {
                 Kind::Function => Ok(f),
-                _ => Err(malformed_facts()),
+                _ => Err(malformed_searches()),
             }
         };
         let entries = form_field(cx, form, c"entries")?;
@@ -341,14 +343,14 @@ impl<'c> ProjectedForm<'c> {
         })
     }
 
-    fn facts(&self) -> ProjectedFacts<'_> {
-        ProjectedFacts {
+    fn searches(&self) -> ProjectionSearches<'_> {
+        ProjectionSearches {
             search: &self.search,
         }
     }
 }
 
-/// lib/projected-facts.js's searches, for the native walk:
+/// lib/projection-search.js's searches, for the native walk:
 /// `entryHolding(entries, index, from, to, start, at)`, `indexOfId(branch,
 /// id, from, to)` and `lastIndexOfType(branch, to, a, b)`. Each answers
 /// the index found, -1 for none, or `-2 - i` for an entry i it left to the
@@ -369,9 +371,9 @@ impl JsSearch<'_> {
     fn ask(&self, f: Raw, args: &[Raw], to: usize) -> Result<Found> {
         let cx = self.cx;
         let out = cx.call_with(cx.undefined(), f, args)?;
-        let n = cx.wrap(out)?.number().ok_or_else(malformed_facts)?;
+        let n = cx.wrap(out)?.number().ok_or_else(malformed_searches)?;
         if n.fract() != 0.0 || !(-2.0 - to as f64..to as f64).contains(&n) {
-            return Err(malformed_facts());
+            return Err(malformed_searches());
         }
         Ok(match n {
             n if n >= 0.0 => Found::At(n as usize),
@@ -382,13 +384,7 @@ impl JsSearch<'_> {
 }
 
 impl ProjectionSearch for JsSearch<'_> {
-    fn entry_holding(
-        &self,
-        index: usize,
-        from: usize,
-        to: usize,
-        start: usize,
-    ) -> Result<(Found, usize)> {
+    fn entry_holding(&self, index: usize, from: usize, to: usize, start: usize) -> Result<Holding> {
         let cx = self.cx;
         let args = [
             self.entries,
@@ -407,7 +403,7 @@ impl ProjectionSearch for JsSearch<'_> {
             .ok()
             .and_then(|at| at.first().copied())
             .filter(|&n| n >= start as f64 && n.fract() == 0.0 && n < 2f64.powi(53))
-            .ok_or_else(malformed_facts)?;
+            .ok_or_else(malformed_searches)?;
         Ok((found, at as usize))
     }
 

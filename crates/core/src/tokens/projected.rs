@@ -278,10 +278,10 @@ fn entry_type_is<V: View>(entry: &V, types: &[&str]) -> Result<bool> {
     Ok(false)
 }
 
-/// What lib/projected-facts.js gives [`usage_is_current_in`]: `search`,
+/// What lib/projection-search.js gives [`usage_is_current_in`]: `search`,
 /// the searches it makes among the projected and branch entries. What they
 /// leave is read here.
-pub struct ProjectedFacts<'f> {
+pub struct ProjectionSearches<'f> {
     pub search: &'f dyn ProjectionSearch,
 }
 
@@ -289,7 +289,7 @@ pub struct ProjectedFacts<'f> {
 pub const INVALIDATING_TYPES: [&str; 2] = ["context_edit", "compaction"];
 
 /// The searches among the projected and branch entries that
-/// lib/projected-facts.js makes for the native walk: the reads the agent's
+/// lib/projection-search.js makes for the native walk: the reads the agent's
 /// loop over the projected entries, its `findIndex` and its loop back to
 /// the last edit make, JIT-compiled, where each was an N-API call here.
 /// Each answers [`Found::Unread`] where an entry comes first that the
@@ -300,13 +300,7 @@ pub trait ProjectionSearch {
     /// message `start`, the first whose messages hold message `index`,
     /// `entry.messages.length` read in order (`entryHolding`); with
     /// [`Found::Unread`], where that entry's messages start.
-    fn entry_holding(
-        &self,
-        index: usize,
-        from: usize,
-        to: usize,
-        start: usize,
-    ) -> Result<(Found, usize)>;
+    fn entry_holding(&self, index: usize, from: usize, to: usize, start: usize) -> Result<Holding>;
     /// Among branch entries `from..to`, the first whose `id` is `id`, read
     /// in order (`indexOfId`).
     fn first_id(&self, id: &JsStr, from: usize, to: usize) -> Result<Found>;
@@ -323,16 +317,14 @@ pub enum Found {
     None,
 }
 
-impl ProjectedFacts<'_> {
+/// What [`ProjectionSearch::entry_holding`] found, and for
+/// [`Found::Unread`] where that entry's messages start.
+pub type Holding = (Found, usize);
+
+impl ProjectionSearches<'_> {
     /// [`ProjectionSearch::entry_holding`], held to its range: anything
-    /// else is the facts' internal error.
-    fn entry_holding(
-        &self,
-        index: usize,
-        from: usize,
-        to: usize,
-        start: usize,
-    ) -> Result<(Found, usize)> {
+    /// else is the searches' internal error.
+    fn entry_holding(&self, index: usize, from: usize, to: usize, start: usize) -> Result<Holding> {
         let (found, start) = self.search.entry_holding(index, from, to, start)?;
         Ok((in_range(found, from..to)?, start))
     }
@@ -348,18 +340,19 @@ impl ProjectedFacts<'_> {
     }
 }
 
-/// `found`, where it names an entry of `range`; else the facts' internal error.
+/// `found`, where it names an entry of `range`; else the searches' internal error.
 fn in_range(found: Found, range: std::ops::Range<usize>) -> Result<Found> {
     match found {
-        Found::At(i) | Found::Unread(i) if !range.contains(&i) => Err(malformed_facts()),
+        Found::At(i) | Found::Unread(i) if !range.contains(&i) => Err(malformed_searches()),
         _ => Ok(found),
     }
 }
 
-/// The [`ProjectedFacts`] disagree with this reader: a bug, never the caller's input.
-pub fn malformed_facts() -> Error {
+/// The [`ProjectionSearches`] (or their form) disagree with this reader: a
+/// bug, never the caller's input.
+pub fn malformed_searches() -> Error {
     Error::invalid(
-        "prime-compaction internal error (a bug, please report it): bad read-ahead projection facts",
+        "prime-compaction internal error (a bug, please report it): a bad projection search answer",
     )
 }
 
@@ -368,13 +361,14 @@ pub fn malformed_facts() -> Error {
 /// that holds message `usage_index` (by `entries[k].messages.length`), the
 /// first branch entry with its source's id, and the last `context_edit` or
 /// `compaction` among the branch entries. `projected` is
-/// `projection.entries`; `facts`, what was read of them and of the branch
-/// ahead (anything not read there is read here).
+/// `projection.entries`; `searches`, lib/projection-search.js's over them
+/// and the branch (anything they leave is read here; without them,
+/// everything).
 pub fn usage_is_current_in<V: View>(
     projected: &V,
     branch: &V,
     usage_index: usize,
-    facts: Option<&ProjectedFacts>,
+    searches: Option<&ProjectionSearches>,
 ) -> Result<bool> {
     let count = projected.expect_array("projection.entries")?;
     let mut start = 0usize;
@@ -384,7 +378,7 @@ pub fn usage_is_current_in<V: View>(
         let mut k = next;
         // Whether the search read entry k's messages (and found the usage there).
         let mut holds = false;
-        if let Some(f) = facts {
+        if let Some(f) = searches {
             match f.entry_holding(usage_index, next, count, start)? {
                 (Found::At(found), _) => (k, holds) = (found, true),
                 (Found::None, _) => break,
@@ -437,7 +431,7 @@ pub fn usage_is_current_in<V: View>(
             let mut next = 0;
             while next < len {
                 let mut i = next;
-                if let Some(f) = facts {
+                if let Some(f) = searches {
                     match f.first_id(&id, next, len)? {
                         Found::At(found) => {
                             at = Some(found);
@@ -475,7 +469,7 @@ pub fn usage_is_current_in<V: View>(
     let mut end = len;
     while end > 0 {
         let mut i = end - 1;
-        if let Some(f) = facts {
+        if let Some(f) = searches {
             match f.last_invalidating(end)? {
                 Found::At(found) => {
                     invalidating = Some(found);
@@ -508,7 +502,7 @@ mod branch_search_tests {
     use crate::js::json::{parse, Value};
     use std::cell::RefCell;
 
-    /// The searches, as lib/projected-facts.js's `entryHolding`,
+    /// The searches, as lib/projection-search.js's `entryHolding`,
     /// `indexOfId` and `lastIndexOfType`, but leaving `unread` (and the
     /// projected entries of no count) to the walk; their calls recorded.
     struct Search {
@@ -526,8 +520,9 @@ mod branch_search_tests {
             index: usize,
             from: usize,
             to: usize,
-            mut start: usize,
-        ) -> Result<(Found, usize)> {
+            start: usize,
+        ) -> Result<Holding> {
+            let mut start = start;
             self.calls.borrow_mut().push(format!("entry {from}..{to}"));
             for k in from..to {
                 let Some(count) = self.counts[k] else {
@@ -648,9 +643,9 @@ mod branch_search_tests {
                 out_of_range: false,
                 calls: RefCell::new(Vec::new()),
             };
-            let facts = ProjectedFacts { search: &search };
+            let searches = ProjectionSearches { search: &search };
             assert_eq!(
-                usage_is_current_in(&p, &b, 1, Some(&facts)).unwrap(),
+                usage_is_current_in(&p, &b, 1, Some(&searches)).unwrap(),
                 alone,
                 "{unread:?}"
             );
@@ -659,7 +654,7 @@ mod branch_search_tests {
             want.extend(&calls[1..]);
             assert_eq!(*search.calls.borrow(), want, "{unread:?} {counts:?}");
         }
-        // A search answering out of its range is the facts' internal error.
+        // A search answering out of its range is the searches' internal error.
         let search = Search {
             counts: vec![Some(1), Some(1)],
             fields,
@@ -667,8 +662,8 @@ mod branch_search_tests {
             out_of_range: true,
             calls: RefCell::new(Vec::new()),
         };
-        let facts = ProjectedFacts { search: &search };
-        let err = usage_is_current_in(&p, &b, 1, Some(&facts)).unwrap_err();
+        let searches = ProjectionSearches { search: &search };
+        let err = usage_is_current_in(&p, &b, 1, Some(&searches)).unwrap_err();
         assert!(err.to_string().contains("internal error"), "{err}");
     }
 }

@@ -28,7 +28,7 @@ const START = new Float64Array(1)
  * here once), or undefined where the native side reads them all (not
  * arrays, Proxies, too long, `projection.entries` unreadable).
  */
-function readProjectedFacts(projection, branchEntries) {
+function projectionSearches(projection, branchEntries) {
   if (!Array.isArray(branchEntries) || isProxy(branchEntries) || branchEntries.length > MAX_ENTRIES) return undefined
   if (projection === null || typeof projection !== 'object') return undefined
   let entries
@@ -100,4 +100,4 @@ function lastIndexOfType(branchEntries, to, a, b) {
   return -1
 }
 
-module.exports = { readProjectedFacts, entryHolding, indexOfId, lastIndexOfType }
+module.exports = { projectionSearches, entryHolding, indexOfId, lastIndexOfType }

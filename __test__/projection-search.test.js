@@ -1,26 +1,27 @@
 'use strict'
 // 1.6's estimateProjectedContextTokens reads the projection's entries and
-// the branch ahead in JS (lib/projected-facts.js) and the native side
-// decides from that. The public function must give what the binding gives
-// reading everything itself: the same estimate and the same errors, for the
-// reference's projections of generated sessions and for odd values in every
-// field the pass reads (holes, primitives, getters, throwing getters,
-// Proxies, frozen objects, ids and types that are not strings), and for
-// an id that more than one entry has.
+// the branch in JS, by searches the native side calls once it knows what
+// it looks for (lib/projection-search.js), and decides natively. The public
+// function must give what the binding gives reading everything itself: the
+// same estimate and the same errors, for the reference's projections of
+// generated sessions and for odd values in every field the searches read
+// (holes, primitives, getters, throwing getters, Proxies, frozen objects,
+// ids and types that are not strings), and for an id that more than one
+// entry has; and it must read what the agent reads.
 
 const path = require('node:path')
 const util = require('node:util')
 const fc = require('fast-check')
 const gen = require('./helpers/generator')
 const { platformSuffix, binaryName } = require('../platform.js')
-const { readProjectedFacts, entryHolding, indexOfId, lastIndexOfType } = require('../lib/projected-facts.js')
+const { projectionSearches, entryHolding, indexOfId, lastIndexOfType } = require('../lib/projection-search.js')
 const { loadReference } = require('./helpers/reference')
 const { ODD, setOdd } = require('./helpers/odd-values')
 
 const binding = require(path.join(__dirname, '..', `${binaryName}.${platformSuffix()}.node`))
 const ours = require('../agent-1.6.js')
 const LINE = binding.agentLineIndex('1.6')
-const RUNS = Number(process.env.PROJECTED_FACTS_RUNS) || 200
+const RUNS = Number(process.env.PROJECTION_SEARCH_RUNS) || 200
 
 jest.setTimeout(60_000)
 
@@ -40,7 +41,7 @@ function outcome(fn) {
 /** The public function and the binding alone, on inputs made afresh by `make`: the same outcome. */
 function expectSame(make) {
   const viaFacts = outcome(() => ours.estimateProjectedContextTokens(...make()))
-  // (no facts of the projection, none of its messages: `false`)
+  // (no searches of the projection, no facts of its messages: `false`)
   const alone = outcome(() => binding.estimateProjectedContextTokens(...make(), LINE, undefined, false))
   expect(util.inspect(viaFacts)).toBe(util.inspect(alone))
   return viaFacts
@@ -66,10 +67,10 @@ function projectionOf(branch) {
 test('the searches, and what they leave to the native side', () => {
   const branch = session(4)
   const projection = projectionOf(session(3))
-  const facts = readProjectedFacts(projection, branch)
-  expect(Object.keys(facts).sort()).toEqual(['entries', 'entryHolding', 'indexOfId', 'lastIndexOfType', 'start'])
-  expect(facts.entries).toBe(projection.entries)
-  expect([facts.entryHolding, facts.indexOfId, facts.lastIndexOfType]).toEqual([entryHolding, indexOfId, lastIndexOfType])
+  const searches = projectionSearches(projection, branch)
+  expect(Object.keys(searches).sort()).toEqual(['entries', 'entryHolding', 'indexOfId', 'lastIndexOfType', 'start'])
+  expect(searches.entries).toBe(projection.entries)
+  expect([searches.entryHolding, searches.indexOfId, searches.lastIndexOfType]).toEqual([entryHolding, indexOfId, lastIndexOfType])
   // The projected entries' search: the entry whose messages hold the message, none, or the entry it leaves (with where its messages start).
   const at = new Float64Array(1)
   const entries = [2, 1, 3].map((n) => ({ messages: new Array(n).fill({ role: 'user' }) }))
@@ -105,9 +106,9 @@ test('the searches, and what they leave to the native side', () => {
   expect(lastIndexOfType([types[1], throwing('type'), types[0]], 3, 'context_edit', 'compaction')).toBe(-2 - 1)
   expect(lastIndexOfType([types[1], undefined, types[0]], 3, 'context_edit', 'compaction')).toBe(-2 - 1)
   expect(lastIndexOfType([types[1], 'compaction', types[0]], 3, 'context_edit', 'compaction')).toBe(0)
-  expect(readProjectedFacts(projection, new Proxy(branch, {}))).toBe(undefined)
-  expect(readProjectedFacts({ entries: new Proxy([], {}) }, branch)).toBe(undefined)
-  expect(readProjectedFacts(null, branch)).toBe(undefined)
+  expect(projectionSearches(projection, new Proxy(branch, {}))).toBe(undefined)
+  expect(projectionSearches({ entries: new Proxy([], {}) }, branch)).toBe(undefined)
+  expect(projectionSearches(null, branch)).toBe(undefined)
 })
 
 test('the projection and the branch are read as far as the agent reads them, in its order', () => {
@@ -163,7 +164,7 @@ test('the projection and the branch are read as far as the agent reads them, in 
   }
 })
 
-test('odd values in every field the pass reads: the same estimate or the same error', () => {
+test('odd values in every field the searches read: the same estimate or the same error', () => {
   const fields = ['branch entry', 'branch type', 'branch id', 'projected entry', 'projected messages', 'projection entries']
   let errors = 0
   let estimates = 0
