@@ -364,10 +364,9 @@ function branchPreparation(entries, tokenBudget, line) {
  * (lib/context-facts.js).
  */
 function estimateProjectedContextTokens(projection, branchEntries, line) {
-  let searches
   readingAhead++
   try {
-    searches = readingAhead === 1 ? projectionSearches(projection, branchEntries) : undefined
+    const searches = readingAhead === 1 ? projectionSearches(projection, branchEntries) : undefined
     return withContextFacts(
       () => projection.messages,
       (context) => native.estimateProjectedContextTokens(projection, branchEntries, line, searches, context),

@@ -50,9 +50,8 @@ impl Texts {
         self.strings.push(cx, value)
     }
 
-    /// Adds `pieces` as the next text; returns where it starts in `codes`.
-    fn text(&mut self, cx: &Cx, pieces: &Pieces<JsVal<'_>>) -> Result<i32> {
-        let at = self.codes.len();
+    /// Adds `pieces` as the next text, at the end of `codes`.
+    fn text(&mut self, cx: &Cx, pieces: &Pieces<JsVal<'_>>) -> Result<()> {
         self.codes.push(pieces.0.len() as i32);
         for piece in &pieces.0 {
             let code = match piece {
@@ -62,7 +61,7 @@ impl Texts {
             };
             self.codes.push(code);
         }
-        i32::try_from(at).map_err(|_| Error::range("", "too many texts"))
+        Ok(())
     }
 
     /// Sets `codes` and `strings` (where any) on `o`.

@@ -22,8 +22,7 @@ use prime_compaction_core::tokens::context_facts::{
 use prime_compaction_core::tokens::estimate::{context_tokens, ContextEstimate, Counter};
 use prime_compaction_core::tokens::projected::{
     context_estimate, malformed_searches, projected_context_tokens, usage_is_current_in,
-    ContextList, Found, Holding, MessageArray, ProjectionSearch, ProjectionSearches,
-    INVALIDATING_TYPES,
+    ContextList, Found, Holding, MessageArray, ProjectionSearch, INVALIDATING_TYPES,
 };
 use std::ffi::CStr;
 
@@ -299,7 +298,7 @@ pub fn estimate_projected_context_tokens(
                 |index| match &searches {
                     Some(form) => {
                         let form = ProjectedForm::read(cx, form.0, branch.raw)?;
-                        usage_is_current_in(&form.entries, &branch, index, Some(&form.searches()))
+                        usage_is_current_in(&form.entries, &branch, index, Some(&form.search))
                     }
                     None => {
                         usage_is_current_in(&projection.get(Key::Entries)?, &branch, index, None)
@@ -341,12 +340,6 @@ impl<'c> ProjectedForm<'c> {
                 last_index_of_type: function(c"lastIndexOfType")?,
             },
         })
-    }
-
-    fn searches(&self) -> ProjectionSearches<'_> {
-        ProjectionSearches {
-            search: &self.search,
-        }
     }
 }
 

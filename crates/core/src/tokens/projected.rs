@@ -278,13 +278,6 @@ fn entry_type_is<V: View>(entry: &V, types: &[&str]) -> Result<bool> {
     Ok(false)
 }
 
-/// What lib/projection-search.js gives [`usage_is_current_in`]: `search`,
-/// the searches it makes among the projected and branch entries. What they
-/// leave is read here.
-pub struct ProjectionSearches<'f> {
-    pub search: &'f dyn ProjectionSearch,
-}
-
 /// The types of the entries that make a usage before them stale.
 pub const INVALIDATING_TYPES: [&str; 2] = ["context_edit", "compaction"];
 
@@ -321,25 +314,6 @@ pub enum Found {
 /// [`Found::Unread`] where that entry's messages start.
 pub type Holding = (Found, usize);
 
-impl ProjectionSearches<'_> {
-    /// [`ProjectionSearch::entry_holding`], held to its range: anything
-    /// else is the searches' internal error.
-    fn entry_holding(&self, index: usize, from: usize, to: usize, start: usize) -> Result<Holding> {
-        let (found, start) = self.search.entry_holding(index, from, to, start)?;
-        Ok((in_range(found, from..to)?, start))
-    }
-
-    /// [`ProjectionSearch::first_id`], held to its range.
-    fn first_id(&self, id: &JsStr, from: usize, to: usize) -> Result<Found> {
-        in_range(self.search.first_id(id, from, to)?, from..to)
-    }
-
-    /// [`ProjectionSearch::last_invalidating`], held to its range.
-    fn last_invalidating(&self, to: usize) -> Result<Found> {
-        in_range(self.search.last_invalidating(to)?, 0..to)
-    }
-}
-
 /// `found`, where it names an entry of `range`; else the searches' internal error.
 fn in_range(found: Found, range: std::ops::Range<usize>) -> Result<Found> {
     match found {
@@ -348,8 +322,8 @@ fn in_range(found: Found, range: std::ops::Range<usize>) -> Result<Found> {
     }
 }
 
-/// The [`ProjectionSearches`] (or their form) disagree with this reader: a
-/// bug, never the caller's input.
+/// A [`ProjectionSearch`] (or its form) disagrees with this reader: a bug,
+/// never the caller's input.
 pub fn malformed_searches() -> Error {
     Error::invalid(
         "prime-compaction internal error (a bug, please report it): a bad projection search answer",
@@ -368,7 +342,7 @@ pub fn usage_is_current_in<V: View>(
     projected: &V,
     branch: &V,
     usage_index: usize,
-    searches: Option<&ProjectionSearches>,
+    searches: Option<&dyn ProjectionSearch>,
 ) -> Result<bool> {
     let count = projected.expect_array("projection.entries")?;
     let mut start = 0usize;
@@ -379,10 +353,11 @@ pub fn usage_is_current_in<V: View>(
         // Whether the search read entry k's messages (and found the usage there).
         let mut holds = false;
         if let Some(f) = searches {
-            match f.entry_holding(usage_index, next, count, start)? {
-                (Found::At(found), _) => (k, holds) = (found, true),
-                (Found::None, _) => break,
-                (Found::Unread(unread), at) => (k, start) = (unread, at),
+            let (found, at) = f.entry_holding(usage_index, next, count, start)?;
+            match in_range(found, next..count)? {
+                Found::At(found) => (k, holds) = (found, true),
+                Found::None => break,
+                Found::Unread(unread) => (k, start) = (unread, at),
             }
         }
         next = k + 1;
@@ -432,7 +407,7 @@ pub fn usage_is_current_in<V: View>(
             while next < len {
                 let mut i = next;
                 if let Some(f) = searches {
-                    match f.first_id(&id, next, len)? {
+                    match in_range(f.first_id(&id, next, len)?, next..len)? {
                         Found::At(found) => {
                             at = Some(found);
                             break;
@@ -470,7 +445,7 @@ pub fn usage_is_current_in<V: View>(
     while end > 0 {
         let mut i = end - 1;
         if let Some(f) = searches {
-            match f.last_invalidating(end)? {
+            match in_range(f.last_invalidating(end)?, 0..end)? {
                 Found::At(found) => {
                     invalidating = Some(found);
                     break;
@@ -643,9 +618,8 @@ mod branch_search_tests {
                 out_of_range: false,
                 calls: RefCell::new(Vec::new()),
             };
-            let searches = ProjectionSearches { search: &search };
             assert_eq!(
-                usage_is_current_in(&p, &b, 1, Some(&searches)).unwrap(),
+                usage_is_current_in(&p, &b, 1, Some(&search)).unwrap(),
                 alone,
                 "{unread:?}"
             );
@@ -662,8 +636,7 @@ mod branch_search_tests {
             out_of_range: true,
             calls: RefCell::new(Vec::new()),
         };
-        let searches = ProjectionSearches { search: &search };
-        let err = usage_is_current_in(&p, &b, 1, Some(&searches)).unwrap_err();
+        let err = usage_is_current_in(&p, &b, 1, Some(&search)).unwrap_err();
         assert!(err.to_string().contains("internal error"), "{err}");
     }
 }
