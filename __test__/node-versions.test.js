@@ -87,6 +87,15 @@ describe.each(VERSIONS)('Node %s', (version) => {
     expect(names).toEqual(expect.arrayContaining(['prepareCompaction', 'compact', 'serializeForSummary', 'countTokens']))
   })
 
+  // Node 20 has no module.registerHooks: the hook runs on the loader thread (module.register).
+  testHere("prime-compaction/register on a stand-in agent: 1.6's bundled entry runs unbundled, with our compaction files", async () => {
+    const { fakeAgent, runEntry, registerOptions, FILES } = require('./helpers/fake-agent.js')
+    const agent = fakeAgent(path.join(tmp, `agent-${version}`), '1.6.0')
+    const r = await runEntry(binary, path.join(agent, 'dist', 'bundle', 'cli.js'), registerOptions())
+    const files = Object.fromEntries(FILES.map((f) => [f, f === 'compaction/branch-summarization.js' ? 'agent' : 'ours']))
+    expect(r).toEqual({ code: 0, out: { entry: 'unbundled', files }, stderr: '' })
+  })
+
   // A long transcript written whole (one buffer, then one string), in each Node's V8.
   testHere('long transcripts written whole: the two-call transcript, Latin-1 and UTF-16', async () => {
     const script = `

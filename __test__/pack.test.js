@@ -46,7 +46,7 @@ describe('the release tarballs', () => {
     const cli = fs.readdirSync(path.join(ROOT, 'cli')).map((f) => `cli/${f}`)
     const entries = ['index', 'agent-0.78', 'agent-1.6'].flatMap((e) => [`${e}.js`, `${e}.mjs`, `${e}.d.ts`])
     const lib = fs.readdirSync(path.join(ROOT, 'lib')).map((f) => `lib/${f}`)
-    const expected = ['README.md', 'package.json', ...entries, ...lib, 'binding.js', 'platform.js', 'flat-messages.js', ...cli]
+    const expected = ['README.md', 'package.json', ...entries, 'register.mjs', ...lib, 'binding.js', 'platform.js', 'flat-messages.js', ...cli]
     if (fs.existsSync(path.join(ROOT, 'LICENSE'))) expected.push('LICENSE')
     expect(main.files).toEqual(expected.sort())
   })
@@ -57,7 +57,7 @@ describe('the release tarballs', () => {
     expect(m).toEqual(await releaseManifest())
     for (const field of ['scripts', 'devDependencies', 'overrides', 'dependencies', 'napi']) expect(m[field]).toBeUndefined()
     expect(m.bin).toEqual({ 'prime-compaction': 'cli/prime-compaction.js' })
-    const targetsOfExports = [m.main, m.types, ...Object.values(m.exports['.'])].map((f) => f.replace(/^\.\//, ''))
+    const targetsOfExports = [m.main, m.types, ...Object.values(m.exports).flatMap((e) => (typeof e === 'string' ? [e] : Object.values(e)))].map((f) => f.replace(/^\.\//, ''))
     for (const f of [...targetsOfExports, m.bin['prime-compaction']]) expect(main.files).toContain(f)
   })
 

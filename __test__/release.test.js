@@ -221,6 +221,14 @@ describe('release: pack, publish to a local registry, install with npm, pnpm and
       expect(esm.names.sort()).toEqual(exports)
     })
 
+    testIf(`node --import prime-compaction/register swaps an agent's compaction module (a stand-in agent 1.6.0)${skipNote}`, () => {
+      const { fakeAgent, FILES } = require('./helpers/fake-agent.js')
+      const agent = fakeAgent(project, '1.6.0')
+      const { stdout } = run([process.execPath, '--import', 'prime-compaction/register', path.join(agent, 'dist', 'bundle', 'cli.js')], { cwd: project, env })
+      const files = Object.fromEntries(FILES.map((f) => [f, f === 'compaction/branch-summarization.js' ? 'agent' : 'ours']))
+      expect(JSON.parse(stdout.trim().split('\n').pop())).toEqual({ entry: 'unbundled', files })
+    })
+
     testIf(`the prime-compaction command runs${skipNote}`, () => {
       const bin = path.join(project, 'node_modules', '.bin', process.platform === 'win32' ? `${pkg.name}.cmd` : pkg.name)
       const { stdout } = run([bin, 'plan', EXAMPLE], { cwd: project, env, shell: process.platform === 'win32' })

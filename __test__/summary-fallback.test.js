@@ -121,20 +121,14 @@ test('1.6 line called directly where only a 0.78 pi-ai resolves: a clear error n
 })
 
 test("the real 1.6.0 agent's bug report (completeSummarization without a streamFn) with ours swapped in", async () => {
-  const ours = pathToFileURL(path.join(ROOT, 'agent-1.6.mjs')).href
-  const swaps = {}
-  // By the real path, as Node resolves the agent's imports (node_modules may be a symlink).
-  const agentDir = fs.realpathSync(AGENT_16)
-  for (const f of ['compaction/index.js', 'compaction/compaction.js', 'compaction/utils.js', 'compaction/branch-summarization.js', 'messages.js']) {
-    swaps[pathToFileURL(path.join(agentDir, 'dist', 'core', f)).href] = ours
-  }
-  const hooks = pathToFileURL(path.join(__dirname, 'agent', 'swap-hooks.mjs')).href
+  // prime-compaction/register's hook, as a user's `node --import` registers it.
+  const hooks = pathToFileURL(path.join(ROOT, 'lib', 'agent-hooks.mjs')).href
   const bugReport = pathToFileURL(path.join(AGENT_16, 'dist', 'core', 'bug-report.js')).href
   // The module bug-report.js imports completeSummarization from: ours has
   // serializeForSummary, which the agent's has not.
   const itsCompaction = pathToFileURL(path.join(AGENT_16, 'dist', 'core', 'compaction', 'compaction.js')).href
   const source = script(
-    `import { register } from 'node:module'\nif (process.argv[2] === 'ours') register(${JSON.stringify(hooks)}, { data: { swaps: ${JSON.stringify(swaps)} } })\n` +
+    `if (process.argv[2] === 'ours') (await import(${JSON.stringify(hooks)})).registerAgentSwap()\n` +
       `const { generateBugReportSummary } = await import(${JSON.stringify(bugReport)})`,
     `generateBugReportSummary({ messages: [{ role: 'user', content: 'it crashed', timestamp: 1 }], model, apiKey: 'sk-test', signal: new AbortController().signal, sessionId: 'S', retry: { enabled: true, maxRetries: 1, baseDelayMs: 1 } })`,
     `{ compactionIsOurs: typeof (await import(${JSON.stringify(itsCompaction)})).serializeForSummary === 'function' }`,

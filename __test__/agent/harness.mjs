@@ -5,8 +5,8 @@
 // left behind. Runs under Node 22 (see run-flows.mjs); the module swap, if
 // any, is registered before the agent is imported.
 
-import { cpSync, mkdirSync, readFileSync, readdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
-import { createRequire, register } from 'node:module'
+import { cpSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
 import { dirname, join, relative } from 'node:path'
 import { pathToFileURL } from 'node:url'
 
@@ -109,15 +109,13 @@ function listFiles(dir) {
 
 /**
  * From now on, every import of one of the agent line's swapped files loads
- * our entry instead. Call before the agent is first imported.
+ * our entry instead: the hook `prime-compaction/register` registers
+ * (lib/agent-hooks.mjs), as a user's `node --import` does. Call before the
+ * agent is first imported.
  */
-export function swapInOurs(line) {
-  const target = import.meta.resolve(line.entry)
-  // Keyed by the real path: Node resolves imports through symlinks (a
-  // node_modules that is one, in a copy of the checkout).
-  const packageDir = realpathSync(line.packageDir)
-  const swaps = Object.fromEntries(line.swap.map((file) => [pathToFileURL(join(packageDir, file)).href, target]))
-  register('./swap-hooks.mjs', import.meta.url, { data: { swaps } })
+export async function swapInOurs() {
+  const { registerAgentSwap } = await import('../../lib/agent-hooks.mjs')
+  registerAgentSwap()
 }
 
 /** The agent line's package (its ESM entry), as the swap hooks, if registered, resolve it. */

@@ -18,7 +18,7 @@ const job = JSON.parse(readFileSync(process.argv[2], 'utf8'))
 const line = LINES.find((l) => l.version === job.line)
 if (!line) throw new Error(`no agent version ${job.line} in lines.js`)
 
-if (job.variant === 'ours') swapInOurs(line)
+if (job.variant === 'ours') await swapInOurs()
 const records = {}
 for (const name of job.flows) {
   const flow = FLOWS.find((f) => f.name === name)

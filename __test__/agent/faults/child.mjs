@@ -24,7 +24,7 @@ const { OPS, RECOVER, RESUME } = require('./ops.js')
 const job = JSON.parse(process.argv[2])
 const line = LINES.find((l) => l.version === job.line)
 if (!line) throw new Error(`no agent version ${job.line} in lines.js`)
-if (job.variant === 'ours') swapInOurs(line)
+if (job.variant === 'ours') await swapInOurs()
 
 const agent = await loadAgent(line)
 // Whether the swap took: run.js refuses a run whose variant it is not.

@@ -1,0 +1,126 @@
+'use strict'
+// prime-compaction/register: which of the agent's files load this package
+// instead (lib/agent-swap.js), and the hook that does it
+// (lib/agent-hooks.mjs), here on a stand-in agent package
+// (helpers/fake-agent.js) in this Node. The real agent's `pi` command with
+// the hook: agent/pi-command.test.js; older and newer Node: node-versions.test.js.
+
+const fs = require('node:fs')
+const os = require('node:os')
+const path = require('node:path')
+const { pathToFileURL } = require('node:url')
+const { swapOf, LINES, AGENT_PACKAGE } = require('../lib/agent-swap.js')
+const { fakeAgent, runEntry, registerOptions, FILES } = require('./helpers/fake-agent.js')
+
+const ROOT = path.join(__dirname, '..')
+const FOLDER = 'file:///opt/n/node_modules/@earendil-works/pi-coding-agent/'
+
+/** swapOf's io over a folder whose package.json is `pkg` and whose files are `files`. */
+function io(pkg, files = []) {
+  return {
+    packageOf: (folder) => (folder === FOLDER ? pkg : undefined),
+    exists: (url) => files.includes(url.slice(FOLDER.length)),
+    entryUrl: (entry) => `file:///ours/${entry}`,
+  }
+}
+
+describe('swapOf', () => {
+  const v16 = io({ name: AGENT_PACKAGE, version: '1.6.0' }, ['dist/cli.js', 'dist/rpc-entry.js'])
+  const v078 = io({ name: AGENT_PACKAGE, version: '0.78.1' })
+
+  test("each line's files load that line's entry; other files and other lines' files stay", () => {
+    for (const file of ['dist/core/compaction/index.js', 'dist/core/compaction/compaction.js', 'dist/core/compaction/utils.js', 'dist/core/messages.js']) {
+      expect(swapOf(FOLDER + file, v16)).toEqual({ url: 'file:///ours/agent-1.6.mjs' })
+    }
+    expect(swapOf(FOLDER + 'dist/core/compaction/index.js', v078)).toEqual({ url: 'file:///ours/agent-0.78.mjs' })
+    expect(swapOf(FOLDER + 'dist/core/messages.js', v078)).toEqual({ url: 'file:///ours/agent-0.78.mjs' })
+    // 0.78's other compaction files are imported by its index.js alone (agent.test.js checks it).
+    expect(swapOf(FOLDER + 'dist/core/compaction/utils.js', v078)).toBeUndefined()
+    for (const file of ['dist/core/compaction/branch-summarization.js', 'dist/core/agent-session.js', 'dist/index.js', 'dist/core/messages.js.map']) {
+      expect(swapOf(FOLDER + file, v16)).toBeUndefined()
+    }
+    expect(LINES.map((row) => row.line)).toEqual(['0.78', '1.6'])
+  })
+
+  test('a bundled entry runs its unbundled build, or warns where there is none', () => {
+    expect(swapOf(FOLDER + 'dist/bundle/cli.js', v16)).toEqual({ url: FOLDER + 'dist/cli.js' })
+    expect(swapOf(FOLDER + 'dist/bundle/rpc-entry.js', v16)).toEqual({ url: FOLDER + 'dist/rpc-entry.js' })
+    expect(swapOf(FOLDER + 'dist/bundle/index.js', v16)).toBeUndefined()
+    expect(swapOf(FOLDER + 'dist/bundle/cli.js', io({ name: AGENT_PACKAGE, version: '1.6.2' }))).toEqual({
+      warning: `${AGENT_PACKAGE} 1.6.2: dist/bundle/cli.js holds the compaction module inlined, and dist/cli.js, which imports it, is missing: the agent's own compaction module runs`,
+    })
+  })
+
+  test('another version of the agent is left alone, with a warning naming it', () => {
+    const warning = `${AGENT_PACKAGE} 1.7.0 is none of the versions prime-compaction stands in for (0.78.x, 1.6.x): the agent's own compaction module runs`
+    const v17 = io({ name: AGENT_PACKAGE, version: '1.7.0' }, ['dist/cli.js'])
+    expect(swapOf(FOLDER + 'dist/core/compaction/index.js', v17)).toEqual({ warning })
+    expect(swapOf(FOLDER + 'dist/bundle/cli.js', v17)).toEqual({ warning })
+    for (const version of ['0.7.8', '1.60.0', '0.78', '10.78.1', '1.6']) {
+      expect(swapOf(FOLDER + 'dist/core/messages.js', io({ name: AGENT_PACKAGE, version }))).toHaveProperty('warning')
+    }
+    expect(swapOf(FOLDER + 'dist/core/messages.js', io({ name: AGENT_PACKAGE, version: '1.6.1-beta.2' }))).toEqual({ url: 'file:///ours/agent-1.6.mjs' })
+  })
+
+  test('files of other packages, or of none, are left alone without a warning', () => {
+    expect(swapOf(FOLDER + 'dist/core/messages.js', io({ name: 'some-other-agent', version: '1.6.0' }))).toBeUndefined()
+    expect(swapOf(FOLDER + 'dist/core/messages.js', io(undefined))).toBeUndefined()
+    expect(swapOf(FOLDER + 'dist/core/messages.js', io(null))).toBeUndefined()
+    expect(swapOf(FOLDER + 'dist/core/messages.js?x=1', v16)).toBeUndefined()
+    expect(swapOf('node:fs', v16)).toBeUndefined()
+    expect(swapOf('https://example.com/dist/core/messages.js', v16)).toBeUndefined()
+  })
+})
+
+describe('the hook, on a stand-in agent package', () => {
+  let tmp
+  beforeAll(() => {
+    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'prime-compaction-swap-'))
+  })
+  afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }))
+
+  const all = (whose) => Object.fromEntries(FILES.map((f) => [f, whose]))
+  const run = (name, version, entry, options) => runEntry(process.execPath, path.join(fakeAgent(path.join(tmp, name), version, options), entry), registerOptions())
+
+  test("1.6: its bundled `pi` entry runs the unbundled build, whose compaction files are ours (but branch-summarization.js, which only index.js imports)", async () => {
+    expect(await run('a', '1.6.0', 'dist/bundle/cli.js')).toEqual({
+      code: 0,
+      out: { entry: 'unbundled', files: { ...all('ours'), 'compaction/branch-summarization.js': 'agent' } },
+      stderr: '',
+    })
+  })
+
+  test("0.78: compaction/index.js and messages.js are ours, the files only index.js imports the agent's", async () => {
+    expect(await run('b', '0.78.0', 'dist/cli.js')).toEqual({
+      code: 0,
+      out: { entry: 'unbundled', files: { ...all('agent'), 'compaction/index.js': 'ours', 'messages.js': 'ours' } },
+      stderr: '',
+    })
+  })
+
+  test('another version runs as it is, with one warning', async () => {
+    const r = await run('c', '1.7.0', 'dist/bundle/cli.js')
+    expect({ code: r.code, out: r.out }).toEqual({ code: 0, out: { entry: 'bundle', files: all('agent') } })
+    expect(r.stderr.match(/PRIME_COMPACTION_NOT_SWAPPED/g)).toHaveLength(1)
+    expect(r.stderr).toContain(`${AGENT_PACKAGE} 1.7.0 is none of the versions prime-compaction stands in for (0.78.x, 1.6.x)`)
+  })
+
+  test('a bundled entry without its unbundled build runs as it is, with a warning; the files it imports are still ours', async () => {
+    const r = await run('d', '1.6.0', 'dist/bundle/cli.js', { unbundled: false })
+    expect({ code: r.code, out: r.out }).toEqual({ code: 0, out: { entry: 'bundle', files: { ...all('ours'), 'compaction/branch-summarization.js': 'agent' } } })
+    expect(r.stderr).toContain('dist/cli.js, which imports it, is missing')
+  })
+
+  test("another package's files of the same names are left alone", async () => {
+    expect(await run('e', '1.6.0', 'dist/bundle/cli.js', { name: '@someone/pi-coding-agent' })).toEqual({ code: 0, out: { entry: 'bundle', files: all('agent') }, stderr: '' })
+  })
+
+  test('imported by its package name, as `node --import prime-compaction/register` does', async () => {
+    fs.mkdirSync(path.join(tmp, 'node_modules'), { recursive: true })
+    fs.symlinkSync(ROOT, path.join(tmp, 'node_modules', 'prime-compaction'))
+    const index = pathToFileURL(path.join(fakeAgent(path.join(tmp, 'f'), '1.6.0'), 'dist', 'core', 'compaction', 'index.js')).href
+    const script = path.join(tmp, 'by-name.mjs')
+    fs.writeFileSync(script, `await import('prime-compaction/register')\nconst m = await import(${JSON.stringify(index)})\nconsole.log(JSON.stringify({ ours: typeof m.prepareCompaction === 'function' }))\n`)
+    expect(await runEntry(process.execPath, script)).toEqual({ code: 0, out: { ours: true }, stderr: '' })
+  })
+})

@@ -1,0 +1,62 @@
+// The resolve hook behind `prime-compaction/register` (register.mjs): every
+// import that resolves to one of the pi agent's files this package stands
+// in for (lib/agent-swap.js says which, by the agent's version) loads this
+// package's entry for that line instead, and the agent's bundled entries run
+// their unbundled build, whose imports the hook sees. Registered in the
+// loading thread (module.registerHooks, Node 22.15 and later, which every
+// agent version needs) or, on older Node, on the loader thread
+// (module.register, which imports this file and calls the same `resolve`).
+
+import nodeModule from 'node:module'
+import { existsSync, readFileSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+
+const { swapOf } = nodeModule.createRequire(import.meta.url)('./agent-swap.js')
+
+// package.json of each folder asked about, once.
+const packages = new Map()
+const warned = new Set()
+
+function packageOf(folder) {
+  if (!packages.has(folder)) {
+    let pkg
+    try {
+      pkg = JSON.parse(readFileSync(new URL('package.json', folder), 'utf8'))
+    } catch {
+      pkg = undefined
+    }
+    packages.set(folder, pkg)
+  }
+  return packages.get(folder)
+}
+
+const io = {
+  packageOf,
+  exists: (url) => existsSync(fileURLToPath(url)),
+  entryUrl: (entry) => new URL(`../${entry}`, import.meta.url).href,
+}
+
+function swapped(resolved) {
+  const swap = swapOf(resolved.url, io)
+  if (swap === undefined) return resolved
+  if (swap.warning !== undefined) {
+    if (!warned.has(swap.warning)) {
+      warned.add(swap.warning)
+      process.emitWarning(swap.warning, { code: 'PRIME_COMPACTION_NOT_SWAPPED' })
+    }
+    return resolved
+  }
+  return { ...resolved, url: swap.url, format: 'module' }
+}
+
+/** The hook: the next hook's resolution, or this package's file in its place. */
+export function resolve(specifier, context, nextResolve) {
+  const resolved = nextResolve(specifier, context)
+  return typeof resolved?.then === 'function' ? resolved.then(swapped) : swapped(resolved)
+}
+
+/** Registers the hook for every import from now on (see the top of this file). */
+export function registerAgentSwap() {
+  if (typeof nodeModule.registerHooks === 'function') nodeModule.registerHooks({ resolve })
+  else nodeModule.register(import.meta.url)
+}
