@@ -111,8 +111,8 @@ describe('prepareCompactionAsync', () => {
       steps.forEach((name, k) => (native[name] = saved[k]))
     }
     // The cut's three steps (the projection, the cut point, the lists),
-    // one more for each ask for measures (0.78's cut point), then the plan.
-    expect(asks > 0).toBe(line === '0.78')
+    // one more for each ask for measures (the cut point's walk), then the plan.
+    expect(asks).toBeGreaterThan(0)
     expect(seen).toEqual([...Array(3 + asks).fill('planCut then a timer'), 'planFinish then a timer'])
   })
 

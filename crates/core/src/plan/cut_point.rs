@@ -298,6 +298,7 @@ impl<V: View> CutEntries for RawEntries<'_, '_, V> {
             entries: self.entries,
             messages: &messages,
             rules: self.session(),
+            measured: true,
         };
         let mut total = 0u64;
         for k in 0..messages.len() {
@@ -529,6 +530,7 @@ impl<V: View> CutEntries for ProjectedEntries<'_, '_, '_, V> {
             entries: self.entries,
             messages,
             rules: &self.entries.line.session,
+            measured: true,
         };
         let mut total = 0u64;
         for m in 0..messages.len() {

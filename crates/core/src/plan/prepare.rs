@@ -372,6 +372,7 @@ fn tokens_before<V: View>(
         entries,
         messages: &projection.messages,
         rules: &entries.line.session,
+        measured: false,
     };
     let tokens = &entries.line.tokens;
     if !rules.tokens_before_projected {

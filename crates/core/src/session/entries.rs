@@ -232,17 +232,15 @@ impl<'a, V: View> Entries<'a, V> {
         Ok(None)
     }
 
-    /// `estimateTokens(entries[i].message)` (or the exact count); the role
-    /// is not read again where the entry's kind is known.
-    pub fn message_tokens(&self, i: usize) -> Result<u64> {
+    /// The estimated characters of entry `i`'s message (its own content)
+    /// where the measures read ahead settle them; with no measure of it
+    /// and entries asking for them ([`Entries::asking_for_measures`]),
+    /// [`Error::facts_wanted`], naming the entry.
+    pub fn measured_chars(&self, i: usize) -> Result<Option<u64>> {
         let role = self.known_kind(i).and_then(|k| k.role);
         if let (Some(role), Some(facts), Counter::Estimate) = (role, self.facts, self.counter) {
             match facts.measures().content(i) {
-                Some(Some(size)) => {
-                    if let Some(chars) = measured_chars(role, size) {
-                        return Ok(chars_to_tokens(chars));
-                    }
-                }
+                Some(Some(size)) => return Ok(measured_chars(role, size)),
                 None if self.ask && measured_by_content(role) => {
                     self.wanted.set(Some(i));
                     return Err(Error::facts_wanted());
@@ -250,6 +248,16 @@ impl<'a, V: View> Entries<'a, V> {
                 _ => {}
             }
         }
+        Ok(None)
+    }
+
+    /// `estimateTokens(entries[i].message)` (or the exact count); the role
+    /// is not read again where the entry's kind is known.
+    pub fn message_tokens(&self, i: usize) -> Result<u64> {
+        if let Some(chars) = self.measured_chars(i)? {
+            return Ok(chars_to_tokens(chars));
+        }
+        let role = self.known_kind(i).and_then(|k| k.role);
         self.with_entry(i, |entry| {
             let message = entry.get(Key::Message)?;
             match role {

@@ -41,6 +41,7 @@ pub fn compaction_system_message<V: View>(
         entries,
         messages: &projection.messages,
         rules,
+        measured: false,
     };
     let mut merge = Merge::default();
     for k in 0..list.len() {

@@ -11,7 +11,7 @@ use crate::js::string::JsStr;
 use crate::js::view::{Key, Kind, View};
 use crate::session::entries::Entries;
 use crate::session::model::{role_of, EntryType, Role};
-use crate::session::projection::{role_hint, with_message, Msg, ProjectedMessage};
+use crate::session::projection::{role_hint, with_message, MessageKind, Msg, ProjectedMessage};
 use crate::tokens::estimate::{
     chars_to_tokens, context_tokens, estimate_context, field, measure_content,
     measure_message_with, valid_assistant_usage, valid_usage, Chars, Content, ContextEstimate,
@@ -85,6 +85,11 @@ pub struct ProjectedMessages<'p, 'e, 'a, V: View> {
     pub entries: &'e Entries<'a, V>,
     pub messages: &'p [ProjectedMessage],
     pub rules: &'p SessionRules,
+    /// Whether an entry's own message is estimated from the measures read
+    /// ahead ([`Entries::measured_chars`]), asking for them where there
+    /// are none: for the cut's walk, which asks for the messages it goes
+    /// back over, a batch at a time, and goes on where it stopped.
+    pub measured: bool,
 }
 
 impl<V: View> ContextList for ProjectedMessages<'_, '_, '_, V> {
@@ -97,6 +102,13 @@ impl<V: View> ContextList for ProjectedMessages<'_, '_, '_, V> {
     }
     fn with<R>(&self, k: usize, f: impl FnOnce(Msg<V>) -> Result<R>) -> Result<R> {
         with_message(self.entries, self.messages[k], self.rules, f)
+    }
+    fn chars_ahead(&self, k: usize) -> Result<Option<u64>> {
+        let m = self.messages[k];
+        if !self.measured || m.kind != MessageKind::Message {
+            return Ok(None);
+        }
+        self.entries.measured_chars(m.entry)
     }
 }
 
