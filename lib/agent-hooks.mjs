@@ -58,5 +58,6 @@ export function resolve(specifier, context, nextResolve) {
 /** Registers the hook for every import from now on (see the top of this file). */
 export function registerAgentSwap() {
   if (typeof nodeModule.registerHooks === 'function') nodeModule.registerHooks({ resolve })
-  else nodeModule.register(import.meta.url)
+  else if (typeof nodeModule.register === 'function') nodeModule.register(import.meta.url)
+  else throw new Error(`prime-compaction/register needs Node 20.6 or later (module.register), and this is Node ${process.versions.node}`)
 }
