@@ -111,6 +111,17 @@ describe('the hook, on a stand-in agent package', () => {
     expect(r.stderr).toContain('dist/cli.js, which imports it, is missing')
   })
 
+  test('where our binary does not load, the agent runs as it is, with a warning saying why', async () => {
+    // The package's files as published, with no binary beside them and no platform package to find.
+    const copy = path.join(tmp, 'no-binary', 'prime-compaction')
+    for (const file of [...require('../package.json').files, 'package.json']) fs.cpSync(path.join(ROOT, file), path.join(copy, file), { recursive: true })
+    const agent = fakeAgent(path.join(tmp, 'no-binary'), '1.6.0')
+    const r = await runEntry(process.execPath, path.join(agent, 'dist', 'bundle', 'cli.js'), { NODE_OPTIONS: `--import=${pathToFileURL(path.join(copy, 'register.mjs')).href}` })
+    expect({ code: r.code, out: r.out }).toEqual({ code: 0, out: { entry: 'bundle', files: all('agent') } })
+    expect(r.stderr.match(/PRIME_COMPACTION_NOT_SWAPPED/g)).toHaveLength(1)
+    expect(r.stderr).toMatch(/prime-compaction: no native binary loads on [\w-]+\. The agent's own compaction module runs\./)
+  })
+
   test("another package's files of the same names are left alone", async () => {
     expect(await run('e', '1.6.0', 'dist/bundle/cli.js', { name: '@someone/pi-coding-agent' })).toEqual({ code: 0, out: { entry: 'bundle', files: all('agent') }, stderr: '' })
   })

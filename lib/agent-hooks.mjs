@@ -2,7 +2,8 @@
 // import that resolves to one of the pi agent's files this package stands
 // in for (lib/agent-swap.js says which, by the agent's version) loads this
 // package's entry for that line instead, and the agent's bundled entries run
-// their unbundled build, whose imports the hook sees. Registered in the
+// their unbundled build, whose imports the hook sees; where this package's
+// binary does not load, nothing is swapped. Registered in the
 // loading thread (module.registerHooks, Node 22.15 and later, which every
 // agent version needs) or, on older Node, on the loader thread
 // (module.register, which imports this file and calls the same `resolve`).
@@ -11,7 +12,8 @@ import nodeModule from 'node:module'
 import { existsSync, readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 
-const { swapOf } = nodeModule.createRequire(import.meta.url)('./agent-swap.js')
+const require = nodeModule.createRequire(import.meta.url)
+const { swapOf } = require('./agent-swap.js')
 
 // package.json of each folder asked about, once.
 const packages = new Map()
@@ -36,16 +38,37 @@ const io = {
   entryUrl: (entry) => new URL(`../${entry}`, import.meta.url).href,
 }
 
+function warn(warning) {
+  if (warned.has(warning)) return
+  warned.add(warning)
+  process.emitWarning(warning, { code: 'PRIME_COMPACTION_NOT_SWAPPED' })
+}
+
+// Whether this package's binary loads here, asked at the first swap: where
+// it does not, the agent starts with its own module, and a warning says
+// why, rather than failing to start.
+let loads
+function binaryLoads() {
+  if (loads === undefined) {
+    try {
+      require('../binding.js')
+      loads = true
+    } catch (err) {
+      loads = false
+      warn(`${String(err?.message).split('\n')[0]} The agent's own compaction module runs.`)
+    }
+  }
+  return loads
+}
+
 function swapped(resolved) {
   const swap = swapOf(resolved.url, io)
   if (swap === undefined) return resolved
   if (swap.warning !== undefined) {
-    if (!warned.has(swap.warning)) {
-      warned.add(swap.warning)
-      process.emitWarning(swap.warning, { code: 'PRIME_COMPACTION_NOT_SWAPPED' })
-    }
+    warn(swap.warning)
     return resolved
   }
+  if (!binaryLoads()) return resolved
   return { ...resolved, url: swap.url, format: 'module' }
 }
 
