@@ -122,7 +122,7 @@ describe.each(LINES.map((line) => [line.version, line]))('the `pi` command of ag
   beforeAll(async () => {
     ;[ours, own] = await Promise.all([runPi(line, registerOptions()), runPi(line, {})])
     prompts = {
-      ours: require(path.join('..', '..', line.entry.replace('prime-compaction/', ''))).SUMMARIZATION_SYSTEM_PROMPT,
+      ours: require(line.entry).SUMMARIZATION_SYSTEM_PROMPT,
       agent: (await loadReference(line.line)).SUMMARIZATION_SYSTEM_PROMPT,
     }
   })

@@ -8,6 +8,7 @@
 const { execFile } = require('node:child_process')
 const fs = require('node:fs')
 const path = require('node:path')
+const { pathToFileURL } = require('node:url')
 
 const ROOT = path.join(__dirname, '..', '..')
 const REGISTER = path.join(ROOT, 'register.mjs')
@@ -57,6 +58,6 @@ function runEntry(node, script, env = {}) {
 }
 
 /** NODE_OPTIONS that register the hook, as a user sets them for the `pi` command. */
-const registerOptions = () => ({ NODE_OPTIONS: `--import=${require('node:url').pathToFileURL(REGISTER).href}` })
+const registerOptions = () => ({ NODE_OPTIONS: `--import=${pathToFileURL(REGISTER).href}` })
 
 module.exports = { fakeAgent, runEntry, registerOptions, FILES, REGISTER }
