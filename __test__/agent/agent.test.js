@@ -2,7 +2,7 @@
 // The real agent with our package in place of its compaction module. For
 // each agent line (lines.js) every flow (flows.js) runs twice under the
 // line's Node 22 binary, in child processes: with the agent's own module and
-// with ours swapped in by a module.register resolve hook. The two runs must
+// with ours swapped in by prime-compaction/register's resolve hook. The two runs must
 // write the same session files, emit the same events, return the same
 // results, re-open to the same context and send the agent's own model
 // requests byte for byte; summarization requests are compared by structure.

@@ -118,7 +118,7 @@ export async function swapInOurs() {
   registerAgentSwap()
 }
 
-/** The agent line's package (its ESM entry), as the swap hooks, if registered, resolve it. */
+/** The agent line's package (its ESM entry), as the swap hook, if registered, resolves it. */
 export function loadAgent(line) {
   return import(agentEntryUrl(line.packageDir))
 }
