@@ -128,7 +128,7 @@ describe('the hook, on a stand-in agent package', () => {
 
   test('imported by its package name, as `node --import prime-compaction/register` does', async () => {
     fs.mkdirSync(path.join(tmp, 'node_modules'), { recursive: true })
-    fs.symlinkSync(ROOT, path.join(tmp, 'node_modules', 'prime-compaction'))
+    fs.symlinkSync(ROOT, path.join(tmp, 'node_modules', 'prime-compaction'), 'junction')
     const index = pathToFileURL(path.join(fakeAgent(path.join(tmp, 'f'), '1.6.0'), 'dist', 'core', 'compaction', 'index.js')).href
     const script = path.join(tmp, 'by-name.mjs')
     fs.writeFileSync(script, `await import('prime-compaction/register')\nconst m = await import(${JSON.stringify(index)})\nconsole.log(JSON.stringify({ ours: typeof m.prepareCompaction === 'function' }))\n`)
