@@ -1,7 +1,7 @@
 'use strict'
 // The agent's own `pi` command (the file its package.json names as its
-// bin, run by the line's Node 22), with prime-compaction/register in
-// NODE_OPTIONS as a user sets it, and without: in RPC mode, three prompts to
+// bin, run by the line's Node 22), with prime-compaction/register imported
+// first (`node --import`) as the README runs it, and without: in RPC mode, three prompts to
 // the scripted model, then a manual compaction. With the hook the summary
 // request is ours (this package's system prompt) and the session file holds
 // the compaction it answered; without it, the agent's own. On 1.6 the bin is
@@ -11,7 +11,7 @@ const { LINES } = require('./lines.js')
 const { unsupported, notRun } = require('./run.js')
 const { runPi, SUMMARY, PROMPTS } = require('./pi-rpc.js')
 const { loadReference } = require('../helpers/reference.js')
-const { registerOptions } = require('../helpers/fake-agent.js')
+const { REGISTER } = require('../helpers/fake-agent.js')
 
 jest.setTimeout(120_000)
 
@@ -24,7 +24,8 @@ describe.each(LINES.map((line) => [line.version, line]))('the `pi` command of ag
   let own
   let prompts
   beforeAll(async () => {
-    ;[ours, own] = await Promise.all([runPi(line, registerOptions()), runPi(line, {})])
+    // As the README runs it: `node --import=…/register.mjs <the pi bin>` (NODE_OPTIONS: node-versions.test.js).
+    ;[ours, own] = await Promise.all([runPi(line, {}, line.node.binary, [`--import=${REGISTER}`]), runPi(line, {})])
     prompts = {
       ours: require(line.entry).SUMMARIZATION_SYSTEM_PROMPT,
       agent: (await loadReference(line.line)).SUMMARIZATION_SYSTEM_PROMPT,

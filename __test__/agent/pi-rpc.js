@@ -19,12 +19,12 @@ function piBin(line) {
 }
 
 /**
- * Runs `pi --mode rpc` (with `env` over the run's own, on `node`) against a scripted
+ * Runs `pi --mode rpc` (on `node` with `execArgv`, `env` over the run's own) against a scripted
  * server: PROMPTS prompts, then `{ type: 'compact' }`. Returns the compact
  * response, the summary requests' system prompts, the session file's
  * compaction entries, and stderr.
  */
-async function runPi(line, env, node = line.node.binary) {
+async function runPi(line, env, node = line.node.binary, execArgv = []) {
   let turn = 0
   const server = await startServer((body) =>
     Array.isArray(body.tools) && body.tools.length > 0 ? { text: `Answer ${++turn}: ${'word '.repeat(150)}` } : { text: SUMMARY },
@@ -48,7 +48,7 @@ async function runPi(line, env, node = line.node.binary) {
     }),
   )
   fs.writeFileSync(path.join(agentDir, 'settings.json'), JSON.stringify({ compaction: { enabled: false, reserveTokens: 1000, keepRecentTokens: 100 }, retry: { enabled: false }, ...line.settings }))
-  const child = spawn(node, [piBin(line), '--mode', 'rpc', '--model', 'scripted/m', '--session-dir', sessions, '--no-extensions', '--no-skills', '--no-context-files'], {
+  const child = spawn(node, [...execArgv, piBin(line), '--mode', 'rpc', '--model', 'scripted/m', '--session-dir', sessions, '--no-extensions', '--no-skills', '--no-context-files'], {
     cwd: base,
     env: { ...process.env, NODE_OPTIONS: '', HOME: base, PI_CODING_AGENT_DIR: agentDir, PI_OFFLINE: '1', ...env },
     stdio: ['pipe', 'pipe', 'pipe'],
