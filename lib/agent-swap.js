@@ -61,7 +61,7 @@ function swapOf(url, { packageOf, exists, entryUrl }) {
   if (unbundled === undefined && !LINES.some((row) => row.files.includes(file))) return undefined
   const pkg = packageOf(folder)
   if (pkg === undefined || pkg === null || pkg.name !== AGENT_PACKAGE) return undefined
-  const version = typeof pkg.version === 'string' ? pkg.version : String(pkg.version)
+  const version = String(pkg.version)
   const row = LINES.find((r) => r.versions.test(version))
   if (row === undefined) {
     return {

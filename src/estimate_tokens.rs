@@ -360,12 +360,14 @@ struct JsSearch<'c> {
 }
 
 impl JsSearch<'_> {
-    /// Calls `f` with `args`; its answer, for entries below `to`.
-    fn ask(&self, f: Raw, args: &[Raw], to: usize) -> Result<Found> {
+    /// Calls `f` with `args`; its answer (an index out of the range
+    /// searched is the walk's to reject, `in_range`).
+    fn ask(&self, f: Raw, args: &[Raw]) -> Result<Found> {
         let cx = self.cx;
         let out = cx.call_with(cx.undefined(), f, args)?;
         let n = cx.wrap(out)?.number().ok_or_else(malformed_searches)?;
-        if n.fract() != 0.0 || !(-2.0 - to as f64..to as f64).contains(&n) {
+        // (NaN and the infinities have no zero fraction; `as usize` saturates.)
+        if n.fract() != 0.0 {
             return Err(malformed_searches());
         }
         Ok(match n {
@@ -387,7 +389,7 @@ impl ProjectionSearch for JsSearch<'_> {
             cx.number(start as f64)?,
             self.start,
         ];
-        let found = self.ask(self.entry_holding, &args, to)?;
+        let found = self.ask(self.entry_holding, &args)?;
         if !matches!(found, Found::Unread(_)) {
             return Ok((found, 0));
         }
@@ -408,14 +410,14 @@ impl ProjectionSearch for JsSearch<'_> {
             cx.number(from as f64)?,
             cx.number(to as f64)?,
         ];
-        self.ask(self.index_of_id, &args, to)
+        self.ask(self.index_of_id, &args)
     }
 
     fn last_invalidating(&self, to: usize) -> Result<Found> {
         let cx = self.cx;
         let [a, b] = INVALIDATING_TYPES;
         let args = [self.branch, cx.number(to as f64)?, cx.str(a)?, cx.str(b)?];
-        self.ask(self.last_index_of_type, &args, to)
+        self.ask(self.last_index_of_type, &args)
     }
 }
 

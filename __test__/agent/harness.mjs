@@ -12,7 +12,7 @@ import { pathToFileURL } from 'node:url'
 
 const require = createRequire(import.meta.url)
 const { startServer } = require('../helpers/openai-server.js')
-const { createScriptedModel } = require('./scripted-model.js')
+const { createScriptedModel, modelsJson } = require('./scripted-model.js')
 
 /** The model the flows talk to: small enough that a few file reads fill it. */
 export const MODEL = { provider: 'scripted', id: 'scripted-6k', contextWindow: 6000, maxTokens: 2000 }
@@ -146,30 +146,7 @@ const MODEL_ACCESS = {
  * or `sessionFile` re-opened; `settings` go over the suite's defaults.
  */
 export async function createSession({ line, agent, baseUrl, work, agentDir, sessionDir, sessionId, sessionFile, settings = {}, extensionFactories = [] }) {
-  writeFileSync(
-    join(agentDir, 'models.json'),
-    JSON.stringify({
-      providers: {
-        [MODEL.provider]: {
-          baseUrl,
-          api: 'openai-completions',
-          apiKey: 'scripted-key',
-          compat: { supportsDeveloperRole: false, supportsReasoningEffort: false },
-          models: [
-            {
-              id: MODEL.id,
-              name: 'Scripted 6k',
-              reasoning: false,
-              input: ['text'],
-              contextWindow: MODEL.contextWindow,
-              maxTokens: MODEL.maxTokens,
-              cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
-            },
-          ],
-        },
-      },
-    }),
-  )
+  writeFileSync(join(agentDir, 'models.json'), modelsJson(baseUrl, { ...MODEL, name: 'Scripted 6k' }))
   const models = await MODEL_ACCESS[line.models](agent, agentDir)
   const settingsManager = agent.SettingsManager.inMemory({
     compaction: COMPACTION,

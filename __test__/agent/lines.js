@@ -10,7 +10,7 @@ const path = require('node:path')
 const root = path.join(__dirname, '..', '..')
 const swapped = require('../../lib/agent-swap.js').LINES
 /** The agent's files our entry stands in for on `line` (lib/agent-swap.js, which prime-compaction/register reads). */
-const swapOf = (line) => swapped.find((row) => row.line === line).files
+const swappedFiles = (line) => swapped.find((row) => row.line === line).files
 const AGENT_16 = path.join(root, 'node_modules', 'pi-coding-agent-1.6')
 
 /**
@@ -39,7 +39,7 @@ const line078 = (version, packageDir, more) => ({
    * (checked by the suite): each loads our entry instead. messages.js is
    * swapped too, so convertToLlm and the summary messages are ours as well.
    */
-  swap: swapOf('0.78'),
+  swap: swappedFiles('0.78'),
   /** The folder of the agent's compaction module. */
   moduleDir: 'dist/core/compaction',
   /** Our package's entry for this line, as an import specifier. */
@@ -72,7 +72,7 @@ const LINES = [
      * bug-report.js imports compaction.js and utils.js directly, not through
      * index.js; branch-summarization.js is imported by index.js alone.
      */
-    swap: swapOf('1.6'),
+    swap: swappedFiles('1.6'),
     moduleDir: 'dist/core/compaction',
     entry: 'prime-compaction/agent-1.6',
     node: NODE_22,

@@ -8,9 +8,12 @@ const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
 const { startServer } = require('../helpers/openai-server.js')
+const { kindOf, modelsJson } = require('./scripted-model.js')
 
 const SUMMARY = '## Goal\nScripted summary of the questions so far.'
 const PROMPTS = 3
+/** A window the prompts never fill: the compaction is the RPC command's. */
+const MODEL = { provider: 'scripted', id: 'm', name: 'M', contextWindow: 100000, maxTokens: 2000 }
 
 /** The file the agent package's `pi` bin names. */
 function piBin(line) {
@@ -26,29 +29,14 @@ function piBin(line) {
  */
 async function runPi(line, env, node = line.node.binary, execArgv = []) {
   let turn = 0
-  const server = await startServer((body) =>
-    Array.isArray(body.tools) && body.tools.length > 0 ? { text: `Answer ${++turn}: ${'word '.repeat(150)}` } : { text: SUMMARY },
-  )
+  const server = await startServer((body) => (kindOf(body) === 'agent' ? { text: `Answer ${++turn}: ${'word '.repeat(150)}` } : { text: SUMMARY }))
   const base = fs.mkdtempSync(path.join(os.tmpdir(), `prime-compaction-pi-${line.version}-`))
   const agentDir = path.join(base, 'agent')
   const sessions = path.join(base, 'sessions')
   fs.mkdirSync(agentDir)
-  fs.writeFileSync(
-    path.join(agentDir, 'models.json'),
-    JSON.stringify({
-      providers: {
-        scripted: {
-          baseUrl: server.baseUrl,
-          api: 'openai-completions',
-          apiKey: 'scripted-key',
-          compat: { supportsDeveloperRole: false, supportsReasoningEffort: false },
-          models: [{ id: 'm', name: 'M', reasoning: false, input: ['text'], contextWindow: 100000, maxTokens: 2000, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 } }],
-        },
-      },
-    }),
-  )
+  fs.writeFileSync(path.join(agentDir, 'models.json'), modelsJson(server.baseUrl, MODEL))
   fs.writeFileSync(path.join(agentDir, 'settings.json'), JSON.stringify({ compaction: { enabled: false, reserveTokens: 1000, keepRecentTokens: 100 }, retry: { enabled: false }, ...line.settings }))
-  const child = spawn(node, [...execArgv, piBin(line), '--mode', 'rpc', '--model', 'scripted/m', '--session-dir', sessions, '--no-extensions', '--no-skills', '--no-context-files'], {
+  const child = spawn(node, [...execArgv, piBin(line), '--mode', 'rpc', '--model', `${MODEL.provider}/${MODEL.id}`, '--session-dir', sessions, '--no-extensions', '--no-skills', '--no-context-files'], {
     cwd: base,
     env: { ...process.env, NODE_OPTIONS: '', HOME: base, PI_CODING_AGENT_DIR: agentDir, PI_OFFLINE: '1', ...env },
     stdio: ['pipe', 'pipe', 'pipe'],
@@ -88,7 +76,7 @@ async function runPi(line, env, node = line.node.binary, execArgv = []) {
     const entries = fs.readFileSync(path.join(sessions, file), 'utf8').trim().split('\n').map((l) => JSON.parse(l))
     return {
       compacted,
-      systemPrompts: server.requests.filter((r) => !(Array.isArray(r.body.tools) && r.body.tools.length > 0)).map((r) => r.body.messages[0].content),
+      systemPrompts: server.requests.filter((r) => kindOf(r.body) === 'summary').map((r) => r.body.messages[0].content),
       compactions: entries.filter((e) => e.type === 'compaction'),
       agentTurns: turn,
       stderr,

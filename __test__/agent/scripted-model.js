@@ -162,4 +162,22 @@ function createScriptedModel({ contextWindow, agentReplies, summaryFaults = {} }
   return api
 }
 
-module.exports = { createScriptedModel, kindOf, partOf }
+/**
+ * The agent folder's models.json for one model of the scripted provider
+ * at `baseUrl`: `{ provider, id, name, contextWindow, maxTokens }`.
+ */
+function modelsJson(baseUrl, { provider, id, name, contextWindow, maxTokens }) {
+  return JSON.stringify({
+    providers: {
+      [provider]: {
+        baseUrl,
+        api: 'openai-completions',
+        apiKey: 'scripted-key',
+        compat: { supportsDeveloperRole: false, supportsReasoningEffort: false },
+        models: [{ id, name, reasoning: false, input: ['text'], contextWindow, maxTokens, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 } }],
+      },
+    },
+  })
+}
+
+module.exports = { createScriptedModel, kindOf, partOf, modelsJson }
