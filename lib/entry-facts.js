@@ -163,8 +163,10 @@ function readPaths(calls) {
 const THREW = {}
 
 // The array of the calls gathered by readMessageFacts, kept between calls
-// (growing a new one was a tenth of a call at 1k entries).
-const spareCalls = new SpareArray(2 ** 14)
+// (growing a new one was a tenth of a call at 1k entries, and a few per
+// cent at 100k): up to 2 ** 17 elements (1 MB), a session of about 250k
+// real-shaped entries.
+const spareCalls = new SpareArray(2 ** 17)
 
 /**
  * The gathered calls `from..to` (one message's), with their paths read
