@@ -122,6 +122,16 @@ describe('the hook, on a stand-in agent package', () => {
     expect(r.stderr).toMatch(/prime-compaction: no native binary loads on [\w-]+\. The agent's own compaction module runs\./)
   })
 
+  test('a release of the line that adds an export ours lacks still starts: the swapped file has the agent\'s exports too, ours in place of those of the same names', async () => {
+    const agent = fakeAgent(path.join(tmp, 'g'), '1.6.3')
+    fs.writeFileSync(path.join(agent, 'dist', 'core', 'compaction', 'index.js'), `export const own = 'compaction/index.js'\nexport const addedLater = () => "the agent's"\nexport const prepareCompaction = () => 'agent'\n`)
+    const script = path.join(agent, 'dist', 'named.js')
+    fs.writeFileSync(script, `import { addedLater, prepareCompaction } from './core/compaction/index.js'\nimport * as m from './core/compaction/index.js'\nconsole.log(JSON.stringify({ added: addedLater(), own: m.own, ours: typeof m.countTokens === 'function', prepareCompaction: prepareCompaction === m.prepareCompaction && prepareCompaction.length === 2 }))\n`)
+    expect(await runEntry(process.execPath, script, registerOptions())).toEqual({ code: 0, out: { added: "the agent's", own: 'compaction/index.js', ours: true, prepareCompaction: true }, stderr: '' })
+    // Without the hook, the agent's own.
+    expect((await runEntry(process.execPath, script)).out).toEqual({ added: "the agent's", own: 'compaction/index.js', ours: false, prepareCompaction: false })
+  })
+
   test("another package's files of the same names are left alone", async () => {
     expect(await run('e', '1.6.0', 'dist/bundle/cli.js', { name: '@someone/pi-coding-agent' })).toEqual({ code: 0, out: { entry: 'bundle', files: all('agent') }, stderr: '' })
   })

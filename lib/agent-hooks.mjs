@@ -1,19 +1,20 @@
-// The resolve hook behind `prime-compaction/register` (register.mjs): every
+// The hooks behind `prime-compaction/register` (register.mjs): every
 // import that resolves to one of the pi agent's files this package stands
 // in for (lib/agent-swap.js says which, by the agent's version) loads this
-// package's entry for that line instead, and the agent's bundled entries run
-// their unbundled build, whose imports the hook sees; where this package's
-// binary does not load, nothing is swapped. Registered in the
-// loading thread (module.registerHooks, Node 22.15 and later, which every
-// agent version needs) or, on older Node, on the loader thread
-// (module.register, which imports this file and calls the same `resolve`).
+// package's entry for that line instead (`resolve`; `load` makes the module
+// that carries the agent file's other exports too, see SHIM), and the
+// agent's bundled entries run their unbundled build, whose imports the hook
+// sees; where this package's binary does not load, nothing is swapped.
+// Registered in the loading thread (module.registerHooks, Node 22.15 and
+// later, which every agent version needs) or, on older Node, on the loader
+// thread (module.register, which imports this file and calls the same hooks).
 
 import nodeModule from 'node:module'
 import { existsSync, readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 
 const require = nodeModule.createRequire(import.meta.url)
-const { swapOf } = require('./agent-swap.js')
+const { swapOf, LINES } = require('./agent-swap.js')
 
 // package.json of each folder asked about, once.
 const packages = new Map()
@@ -61,6 +62,16 @@ function binaryLoads() {
   return loads
 }
 
+// An agent file swapped for one of this package's entries loads a module
+// made here (`load`): every export of the agent's own file, with this
+// package's taking the place of those of the same name. So an export a
+// later release of the line adds, which this package lacks, is still
+// there for the agent's other files to import, where importing this
+// package's entry alone would stop the agent at its start. The agent's
+// file is imported with ORIGINAL in its query, which no swap matches.
+const SHIM = 'prime-compaction-agent-file'
+const ORIGINAL = '?prime-compaction-original'
+
 function swapped(resolved) {
   const swap = swapOf(resolved.url, io)
   if (swap === undefined) return resolved
@@ -69,7 +80,27 @@ function swapped(resolved) {
     return resolved
   }
   if (!binaryLoads()) return resolved
+  // (a bundled entry's unbundled build is the agent's own file, run as it is)
+  if (ENTRIES.has(swap.url)) return { ...resolved, url: `${swap.url}?${SHIM}=${encodeURIComponent(resolved.url)}`, format: 'module' }
   return { ...resolved, url: swap.url, format: 'module' }
+}
+
+// This package's entries, one per line, by URL.
+const ENTRIES = new Set(LINES.map((row) => io.entryUrl(row.entry)))
+
+// The names each entry of this package exports, once.
+const entryNames = new Map()
+
+/** The module's text for a swapped agent file's URL (see SHIM), or undefined for any other URL. */
+function shimSource(url) {
+  if (!url.includes(`?${SHIM}=`)) return undefined
+  const at = new URL(url)
+  const agentFile = at.searchParams.get(SHIM)
+  at.search = ''
+  const entry = at.href
+  if (agentFile === null || !ENTRIES.has(entry)) return undefined
+  if (!entryNames.has(entry)) entryNames.set(entry, Object.keys(require(fileURLToPath(entry).replace(/\.mjs$/, '.js'))))
+  return `export * from ${JSON.stringify(agentFile + ORIGINAL)}\nexport { ${entryNames.get(entry).join(', ')} } from ${JSON.stringify(entry)}\n`
 }
 
 /** The hook: the next hook's resolution, or this package's file in its place. */
@@ -78,9 +109,16 @@ export function resolve(specifier, context, nextResolve) {
   return typeof resolved?.then === 'function' ? resolved.then(swapped) : swapped(resolved)
 }
 
+/** The hook: a swapped agent file's module (see SHIM), or the next hook's load. */
+export function load(url, context, nextLoad) {
+  const source = shimSource(url)
+  if (source === undefined) return nextLoad(url, context)
+  return { format: 'module', source, shortCircuit: true }
+}
+
 /** Registers the hook for every import from now on (see the top of this file). */
 export function registerAgentSwap() {
-  if (typeof nodeModule.registerHooks === 'function') nodeModule.registerHooks({ resolve })
+  if (typeof nodeModule.registerHooks === 'function') nodeModule.registerHooks({ resolve, load })
   else if (typeof nodeModule.register === 'function') nodeModule.register(import.meta.url)
   else throw new Error(`prime-compaction/register needs Node 20.6 or later (module.register), and this is Node ${process.versions.node}`)
 }

@@ -1,6 +1,6 @@
 'use strict'
 // Which of the pi agent's own files this package stands in for, by the
-// agent's version: the rows `prime-compaction/register` (its resolve hook,
+// agent's version: the rows `prime-compaction/register` (its hooks,
 // lib/agent-hooks.mjs) reads, and the real-agent suite's lines.
 
 const AGENT_PACKAGE = '@earendil-works/pi-coding-agent'

@@ -19,7 +19,7 @@ function reporter(entry, core) {
   return `const out = { entry: ${JSON.stringify(entry)}, files: {} }
 for (const file of ${JSON.stringify(FILES)}) {
   const m = await import(new URL(${JSON.stringify(core)} + file, import.meta.url))
-  out.files[file] = 'own' in m ? 'agent' : typeof m.prepareCompaction === 'function' || typeof m.convertToLlm === 'function' ? 'ours' : 'neither'
+  out.files[file] = typeof m.prepareCompaction === 'function' || typeof m.convertToLlm === 'function' ? 'ours' : 'own' in m ? 'agent' : 'neither'
 }
 console.log(JSON.stringify(out))
 `
