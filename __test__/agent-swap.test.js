@@ -10,7 +10,7 @@ const os = require('node:os')
 const path = require('node:path')
 const { pathToFileURL } = require('node:url')
 const { swapOf, LINES, AGENT_PACKAGE } = require('../lib/agent-swap.js')
-const { fakeAgent, runEntry, registerOptions, FILES } = require('./helpers/fake-agent.js')
+const { fakeAgent, runEntry, registerOptions, FILES, SWAPPED_1_6 } = require('./helpers/fake-agent.js')
 
 const ROOT = path.join(__dirname, '..')
 const FOLDER = 'file:///opt/n/node_modules/@earendil-works/pi-coding-agent/'
@@ -85,7 +85,7 @@ describe('the hook, on a stand-in agent package', () => {
   test("1.6: its bundled `pi` entry runs the unbundled build, whose compaction files are ours (but branch-summarization.js, which only index.js imports)", async () => {
     expect(await run('a', '1.6.0', 'dist/bundle/cli.js')).toEqual({
       code: 0,
-      out: { entry: 'unbundled', files: { ...all('ours'), 'compaction/branch-summarization.js': 'agent' } },
+      out: { entry: 'unbundled', files: SWAPPED_1_6 },
       stderr: '',
     })
   })
@@ -107,7 +107,7 @@ describe('the hook, on a stand-in agent package', () => {
 
   test('a bundled entry without its unbundled build runs as it is, with a warning; the files it imports are still ours', async () => {
     const r = await run('d', '1.6.0', 'dist/bundle/cli.js', { unbundled: false })
-    expect({ code: r.code, out: r.out }).toEqual({ code: 0, out: { entry: 'bundle', files: { ...all('ours'), 'compaction/branch-summarization.js': 'agent' } } })
+    expect({ code: r.code, out: r.out }).toEqual({ code: 0, out: { entry: 'bundle', files: SWAPPED_1_6 } })
     expect(r.stderr).toContain('dist/cli.js, which imports it, is missing')
   })
 

@@ -91,11 +91,10 @@ describe.each(VERSIONS)('Node %s', (version) => {
 
   // Node 20 has no module.registerHooks: the hook runs on the loader thread (module.register).
   testHere("prime-compaction/register on a stand-in agent: 1.6's bundled entry runs unbundled, with our compaction files", async () => {
-    const { fakeAgent, runEntry, registerOptions, FILES } = require('./helpers/fake-agent.js')
+    const { fakeAgent, runEntry, registerOptions, SWAPPED_1_6 } = require('./helpers/fake-agent.js')
     const agent = fakeAgent(path.join(tmp, `agent-${version}`), '1.6.0')
     const r = await runEntry(binary, path.join(agent, 'dist', 'bundle', 'cli.js'), registerOptions())
-    const files = Object.fromEntries(FILES.map((f) => [f, f === 'compaction/branch-summarization.js' ? 'agent' : 'ours']))
-    expect(r).toEqual({ code: 0, out: { entry: 'unbundled', files }, stderr: '' })
+    expect(r).toEqual({ code: 0, out: { entry: 'unbundled', files: SWAPPED_1_6 }, stderr: '' })
   })
 
   // The agent needs Node 22.19 or later: on 24 and 26, its own `pi` command with ours swapped in.

@@ -222,11 +222,10 @@ describe('release: pack, publish to a local registry, install with npm, pnpm and
     })
 
     testIf(`node --import prime-compaction/register swaps an agent's compaction module (a stand-in agent 1.6.0)${skipNote}`, () => {
-      const { fakeAgent, FILES } = require('./helpers/fake-agent.js')
+      const { fakeAgent, SWAPPED_1_6 } = require('./helpers/fake-agent.js')
       const agent = fakeAgent(project, '1.6.0')
       const { stdout } = run([process.execPath, '--import', 'prime-compaction/register', path.join(agent, 'dist', 'bundle', 'cli.js')], { cwd: project, env })
-      const files = Object.fromEntries(FILES.map((f) => [f, f === 'compaction/branch-summarization.js' ? 'agent' : 'ours']))
-      expect(JSON.parse(stdout.trim().split('\n').pop())).toEqual({ entry: 'unbundled', files })
+      expect(JSON.parse(stdout.trim().split('\n').pop())).toEqual({ entry: 'unbundled', files: SWAPPED_1_6 })
     })
 
     testIf(`the prime-compaction command runs${skipNote}`, () => {

@@ -14,6 +14,10 @@ const ROOT = path.join(__dirname, '..', '..')
 const REGISTER = path.join(ROOT, 'register.mjs')
 const FILES = ['compaction/index.js', 'compaction/compaction.js', 'compaction/utils.js', 'compaction/branch-summarization.js', 'messages.js']
 
+// What a 1.6 entry reports with the hook: every file ours but
+// branch-summarization.js, which only the agent's index.js imports.
+const SWAPPED_1_6 = Object.fromEntries(FILES.map((f) => [f, f === 'compaction/branch-summarization.js' ? 'agent' : 'ours']))
+
 /** An entry that imports each file (by URL, from `core`, relative to it) and prints what it got. */
 function reporter(entry, core) {
   return `const out = { entry: ${JSON.stringify(entry)}, files: {} }
@@ -60,4 +64,4 @@ function runEntry(node, script, env = {}) {
 /** NODE_OPTIONS that register the hook, as a user sets them for the `pi` command. */
 const registerOptions = () => ({ NODE_OPTIONS: `--import=${pathToFileURL(REGISTER).href}` })
 
-module.exports = { fakeAgent, runEntry, registerOptions, FILES, REGISTER }
+module.exports = { fakeAgent, runEntry, registerOptions, FILES, SWAPPED_1_6, REGISTER }
