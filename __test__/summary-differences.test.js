@@ -19,6 +19,16 @@ async function outcome(promise) {
   }
 }
 
+// The spec's structured summary format: its headings, in order.
+const SPEC_HEADINGS = ['## Goal', '## Constraints & Preferences', '## Progress', '### Done', '### In Progress', '### Blocked', '## Key Decisions', '## Reasoning Digest', '## Next Steps', '## Critical Context']
+
+/** The headings of a request's instructions (what follows its transcript and previous summary). */
+function headingsOf(prompt) {
+  const after = Math.max(prompt.lastIndexOf('</conversation>'), prompt.lastIndexOf('</previous-summary>'))
+  expect(after).toBeGreaterThan(0)
+  return prompt.slice(after).split('\n').filter((l) => /^#{2,3} /.test(l))
+}
+
 /** Each demonstration gets the line, the line's reference and ours. */
 const DEMOS = {
   async 'summary-text'(line, ref, ours) {
@@ -35,6 +45,16 @@ const DEMOS = {
     expect(history).toContain('## Reasoning Digest')
     expect(prefix.startsWith('<conversation>\n')).toBe(true)
     expect(ours.SUMMARIZATION_SYSTEM_PROMPT).not.toBe(ref.SUMMARIZATION_SYSTEM_PROMPT)
+    // Every summary asks for the spec's format: a first one, an update of a
+    // previous summary, a branch summary.
+    expect(headingsOf(history)).toEqual(SPEC_HEADINGS)
+    const update = scripted([text('U')])
+    await ours.compact({ ...plainPreparation(ref), previousSummary: 'earlier work' }, MODEL, 'k', undefined, undefined, undefined, undefined, update)
+    expect(update.calls[0].prompt).toContain('earlier work')
+    expect(headingsOf(update.calls[0].prompt)).toEqual(SPEC_HEADINGS)
+    const branch = scripted([text('B')])
+    await ours.generateBranchSummary(branchEntries(), { model: MODEL, apiKey: 'k', streamFn: branch })
+    expect(headingsOf(branch.calls[0].prompt)).toEqual(SPEC_HEADINGS)
     const [refHistory, refPrefix] = prompts.ref
     expect(refHistory).not.toContain('Reasoning Digest')
     if (line === '0.78') {
