@@ -66,7 +66,7 @@ fn non_decimal(text: &str) -> Option<f64> {
     if bytes.len() < 2 || bytes[0] != b'0' {
         return None;
     }
-    let radix = match bytes[1] {
+    let radix: u32 = match bytes[1] {
         b'b' | b'B' => 2,
         b'o' | b'O' => 8,
         b'x' | b'X' => 16,
@@ -76,14 +76,24 @@ fn non_decimal(text: &str) -> Option<f64> {
     if digits.is_empty() {
         return Some(f64::NAN);
     }
-    let mut value = 0.0f64;
+    // The digits' bits, as many as fit in 128, then how many more there were
+    // and whether any of them was set: enough for one correct rounding.
+    let bits = radix.trailing_zeros();
+    let (mut high, mut shift, mut sticky) = (0u128, 0i32, false);
     for c in digits.chars() {
-        match c.to_digit(radix) {
-            Some(d) => value = value * f64::from(radix) + f64::from(d),
-            None => return Some(f64::NAN),
+        let Some(d) = c.to_digit(radix) else {
+            return Some(f64::NAN);
+        };
+        if high >> (128 - bits) == 0 {
+            high = high << bits | u128::from(d);
+        } else {
+            shift = shift.saturating_add(bits as i32);
+            sticky |= d != 0;
         }
     }
-    Some(value)
+    // (`as f64` rounds to nearest, ties to even; the sticky bit lies far
+    // below the 53 bits kept, so it only breaks ties.)
+    Some((high | u128::from(sticky)) as f64 * 2f64.powi(shift))
 }
 
 /// `StrDecimalLiteral`: an optional sign, then `Infinity` or digits with an
@@ -155,9 +165,20 @@ mod tests {
             ("0x1f", 31.0),
             ("0B101", 5.0),
             ("0o17", 15.0),
+            // Rounded once, as JS rounds: 2 ** 53 + 1 is a tie (to even),
+            // 2 ** 53 + 3 one too (up); past 128 bits, a set bit after a
+            // tie rounds it up.
+            ("0x20000000000001", 9007199254740992.0),
+            ("0x20000000000003", 9007199254740996.0),
+            ("0x100000000000000000000000000000001", 2f64.powi(128)),
+            (
+                "0x1000000000000080000000000000000001",
+                2f64.powi(132) * (1.0 + 2f64.powi(-52)),
+            ),
             ("Infinity", f64::INFINITY),
             ("-Infinity", f64::NEG_INFINITY),
         ];
+        assert_eq!(num(&format!("0x{}", "f".repeat(300))), f64::INFINITY);
         for &(s, want) in cases {
             assert_eq!(num(s), want, "{s:?}");
         }
