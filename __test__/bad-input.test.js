@@ -251,7 +251,7 @@ describe.each(LINES)('agent line %s', (line) => {
     })
 
     it.each([
-      ['keepRecentTokens', { enabled: true, reserveTokens: 16384, keepRecentTokens: '20000' }],
+      ['keepRecentTokens', { enabled: true, reserveTokens: 16384, keepRecentTokens: 'lots' }],
       ['reserveTokens', { enabled: true, reserveTokens: null, keepRecentTokens: 20000 }],
     ])('settings.%s not a number', (field, settings) => {
       expectTypeError(`prepareCompaction(settings.${field} not a number)`, () => ours.prepareCompaction(entries, Object.freeze(settings)), [new RegExp(field)])

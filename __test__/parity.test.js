@@ -570,6 +570,31 @@ describe.each(LINES)('agent line %s', (line) => {
         expectSame(`shouldCompact(${tokens}, ${window}, ${JSON.stringify(settings)})`, () => ref.shouldCompact(tokens, window, settings), () => ours.shouldCompact(tokens, window, settings))
       })
     })
+
+    // The agents do not validate settings files: `enabled` can be any JSON
+    // value (read for its truthiness), and 0.78 passes token settings given
+    // as strings on (read by arithmetic: `contextWindow - "16384"`).
+    const enabledArb = fc.oneof(fc.boolean(), fc.constantFrom(0, 1, '', 'false', 'true', null, [], {}), fc.jsonValue({ maxDepth: 1 }))
+    const numericStringArb = fc
+      .tuple(fc.nat(300_000), fc.constantFrom('plain', 'spaced', 'exponent', 'hex', 'fraction'))
+      .map(([n, form]) => ({ plain: String(n), spaced: ` ${n}\n`, exponent: n.toExponential(), hex: `0x${n.toString(16)}`, fraction: `${n}.50` })[form])
+    const settingsFileArb = fc
+      .tuple(enabledArb, fc.oneof(gen.reserveTokensArb, numericStringArb), fc.oneof(fc.constantFrom(0, 1, 50, 2000), numericStringArb))
+      .map(([enabled, reserveTokens, keepRecentTokens]) => ({ enabled, reserveTokens, keepRecentTokens }))
+
+    it('shouldCompact on settings as a settings file gives them: any enabled, numeric strings', () => {
+      const num = fc.oneof(fc.nat(300_000), gen.oddNumberArb)
+      checkProperty(`${line} shouldCompact settings file`, [num, num, settingsFileArb], (tokens, window, settings) => {
+        deepFreeze(settings)
+        expectSame(`shouldCompact(${tokens}, ${window}, ${JSON.stringify(settings)})`, () => ref.shouldCompact(tokens, window, settings), () => ours.shouldCompact(tokens, window, settings))
+      })
+    })
+
+    it('prepareCompaction on settings as a settings file gives them', () => {
+      checkProperty(`${line} prepareCompaction settings file`, [sessionArb, settingsFileArb], (entries, settings) => {
+        checkPrepareCompaction(entries, settings)
+      }, { numRuns: runs(0.25) })
+    })
   })
 
   // ---------------------------------------------------------------------------

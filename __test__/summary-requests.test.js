@@ -85,6 +85,14 @@ describe.each(LINES)('agent line %s: summary requests', (line) => {
         expect(budgets(b2)).toEqual(budgets(a2))
         expect(budgets(b2)).toHaveLength(2)
       }
+      // A settings file's string (0.78 does not validate them): Math.floor(0.8 * "1000").
+      for (const reserveTokens of ['1000', ' 1e3\n', '0x3e8']) {
+        const fromFile = { ...splitPreparation(ref), settings: { enabled: 'yes', reserveTokens, keepRecentTokens: '150' } }
+        const a2 = await runCompact(ref, [fromFile, MODEL, 'k'])
+        const b2 = await runCompact(ours, [fromFile, MODEL, 'k'])
+        expect(b2.calls.map((c) => c.options.maxTokens)).toEqual(a2.calls.map((c) => c.options.maxTokens))
+        expect(b2.calls.map((c) => c.options.maxTokens)).toEqual([800, 500])
+      }
       const nan = await runCompact(ours, [{ ...splitPreparation(ref), settings: { enabled: true, reserveTokens: NaN, keepRecentTokens: 150 } }, MODEL, 'k'])
       expect(nan.calls.map((c) => c.options.maxTokens)).toEqual([NaN, NaN])
     } else {
@@ -239,6 +247,21 @@ describe('agent line 0.78: requests as ours made them before the 1.6 line', () =
       await ours.generateBranchSummary(branchEntries(), { model: { ...MODEL, maxTokens }, apiKey: 'k', reserveTokens: NaN, streamFn: unlimited })
       expect(unlimited.calls[0].options.maxTokens).toBe(2048)
     }
+  })
+
+  test("a settings file's reserveTokens given as a string is read as its number, as the agent's arithmetic reads it", async () => {
+    const requests = []
+    for (const reserveTokens of [2000, '2000', ' 2e3 ']) {
+      const streamFn = scripted([text('B')])
+      await ours.generateBranchSummary(branchEntries(), { model: MODEL, apiKey: 'k', reserveTokens, streamFn })
+      requests.push({ maxTokens: streamFn.calls[0].options.maxTokens, prompt: streamFn.calls[0].prompt })
+    }
+    expect(requests[0].maxTokens).toBe(1600)
+    expect(requests[1]).toEqual(requests[0])
+    expect(requests[2]).toEqual(requests[0])
+    await expect(ours.generateBranchSummary(branchEntries(), { model: MODEL, apiKey: 'k', reserveTokens: 'lots', streamFn: scripted([text('B')]) })).rejects.toThrow(
+      /options\.reserveTokens: expected a number, got a string that is no number, "lots"/,
+    )
   })
 
   test("branch summaries' option keys come in the agent's order, reasoning after them", async () => {

@@ -21,6 +21,7 @@ use prime_compaction_core::error::{Context, Error, Result};
 use prime_compaction_core::js::string::JsStr;
 use prime_compaction_core::js::to_number::to_number;
 use prime_compaction_core::js::view::{Key, Kind, View};
+use prime_compaction_core::plan::settings::token_setting;
 use prime_compaction_core::projection::is_claude_family;
 use prime_compaction_core::session::projection::MessageShape;
 use prime_compaction_core::summary::compact::{
@@ -269,16 +270,6 @@ fn usage_object(cx: &Cx, u: &UsageNumbers) -> Result<Raw> {
     Ok(o)
 }
 
-/// A number argument; anything else is a `TypeError` naming it.
-fn number_arg(v: &JsVal<'_>, name: &str) -> Result<f64> {
-    v.number().ok_or_else(|| {
-        Error::type_error(
-            name,
-            format!("expected a number, got {}", v.kind().describe()),
-        )
-    })
-}
-
 struct ModelFacts {
     limits: ModelLimits,
     /// Keep readable reasoning in the transcript (not for Claude-family summarizers).
@@ -388,7 +379,10 @@ pub fn start_compaction(
             if matches!(settings.kind(), Kind::Undefined | Kind::Null) {
                 settings.expect_object("preparation.settings", "compaction settings")?;
             }
-            number_field(&settings, Key::ReserveTokens).within("preparation.settings")?
+            match settings.get(Key::ReserveTokens)? {
+                none if none.is_undefined() => f64::NAN,
+                field => token_setting(&field, "reserveTokens").within("preparation.settings")?,
+            }
         } else {
             f64::NAN
         };
@@ -443,7 +437,7 @@ pub fn start_summary(
         let facts = model_facts(&cx.wrap(model.0)?, &cx.wrap(thinking_level.0)?)?;
         // Lines that send no maxTokens do not read reserveTokens (1.6 types it `number | undefined`).
         let reserve_tokens = if line.summary_requests.max_tokens {
-            number_arg(&cx.wrap(reserve_tokens.0)?, "reserveTokens")?
+            token_setting(&cx.wrap(reserve_tokens.0)?, "reserveTokens")?
         } else {
             f64::NAN
         };
@@ -764,7 +758,7 @@ pub fn start_branch_summary(
         };
         let facts =
             model_facts(&cx.wrap(model.0)?, &cx.wrap(thinking_level.0)?).within("options")?;
-        let reserve_tokens = number_arg(&cx.wrap(reserve_tokens.0)?, "options.reserveTokens")?;
+        let reserve_tokens = token_setting(&cx.wrap(reserve_tokens.0)?, "options.reserveTokens")?;
         let (read_files, modified_files) = file_lists(&cx.wrap(file_ops.0)?)?;
         let custom_instructions =
             optional_string(&cx.wrap(custom.0)?, "options.customInstructions")?;
