@@ -51,4 +51,22 @@ describe.each(LINES.map((line) => [line.version, line]))('the `pi` command of ag
     expect(compactions.map((e) => [e.summary, e.firstKeptEntryId])).toEqual([[compacted.data.summary, compacted.data.firstKeptEntryId]])
     expect(stderr).not.toMatch(/PRIME_COMPACTION/)
   })
+
+  // The agent does not validate a settings file's compaction.enabled, and
+  // 0.78 no compaction setting at all: what a hand-written one gives reaches
+  // shouldCompact (before every prompt) and prepareCompaction as it is.
+  test('a hand-written settings file (enabled: 0; on 0.78 token settings as strings): every prompt answered and the same compaction as the agent\'s own module', async () => {
+    const handWritten = { enabled: 0, ...(line.line === '0.78' ? { reserveTokens: '1000', keepRecentTokens: '100' } : {}) }
+    const [withOurs, withOwn] = await Promise.all([runPi(line, {}, line.node.binary, [`--import=${REGISTER}`], handWritten), runPi(line, {}, line.node.binary, [], handWritten)])
+    for (const run of [withOurs, withOwn]) {
+      expect(run.agentTurns).toBe(PROMPTS)
+      expect({ success: run.compacted.success, error: run.compacted.error }).toEqual({ success: true, error: undefined })
+    }
+    expect(new Set(withOurs.systemPrompts)).toEqual(new Set([prompts.ours]))
+    // The cut keepRecentTokens gave, as a place in the session file (ids differ between runs).
+    const cut = (run) => ({ at: run.compactions.map((c) => run.entries.findIndex((e) => e.id === c.firstKeptEntryId)), tokensBefore: run.compacted.data.tokensBefore })
+    expect(cut(withOurs)).toEqual(cut(withOwn))
+    expect(cut(withOurs).at).toHaveLength(1)
+    expect(cut(withOurs).at[0]).toBeGreaterThan(0)
+  })
 })

@@ -23,11 +23,12 @@ function piBin(line) {
 
 /**
  * Runs `pi --mode rpc` (on `node` with `execArgv`, `env` over the run's own) against a scripted
- * server: PROMPTS prompts, then `{ type: 'compact' }`. Returns the compact
+ * server: PROMPTS prompts, then `{ type: 'compact' }`. `compaction` goes
+ * over the settings file's compaction settings. Returns the compact
  * response, the summary requests' system prompts, the session file's
- * compaction entries, and stderr.
+ * entries and its compaction entries, and stderr.
  */
-async function runPi(line, env, node = line.node.binary, execArgv = []) {
+async function runPi(line, env, node = line.node.binary, execArgv = [], compaction = {}) {
   let turn = 0
   const server = await startServer((body) => (kindOf(body) === 'agent' ? { text: `Answer ${++turn}: ${'word '.repeat(150)}` } : { text: SUMMARY }))
   const base = fs.mkdtempSync(path.join(os.tmpdir(), `prime-compaction-pi-${line.version}-`))
@@ -35,7 +36,7 @@ async function runPi(line, env, node = line.node.binary, execArgv = []) {
   const sessions = path.join(base, 'sessions')
   fs.mkdirSync(agentDir)
   fs.writeFileSync(path.join(agentDir, 'models.json'), modelsJson(server.baseUrl, MODEL))
-  fs.writeFileSync(path.join(agentDir, 'settings.json'), JSON.stringify({ compaction: { enabled: false, reserveTokens: 1000, keepRecentTokens: 100 }, retry: { enabled: false }, ...line.settings }))
+  fs.writeFileSync(path.join(agentDir, 'settings.json'), JSON.stringify({ compaction: { enabled: false, reserveTokens: 1000, keepRecentTokens: 100, ...compaction }, retry: { enabled: false }, ...line.settings }))
   const child = spawn(node, [...execArgv, piBin(line), '--mode', 'rpc', '--model', `${MODEL.provider}/${MODEL.id}`, '--session-dir', sessions, '--no-extensions', '--no-skills', '--no-context-files'], {
     cwd: base,
     env: { ...process.env, NODE_OPTIONS: '', HOME: base, PI_CODING_AGENT_DIR: agentDir, PI_OFFLINE: '1', ...env },
@@ -78,6 +79,7 @@ async function runPi(line, env, node = line.node.binary, execArgv = []) {
       compacted,
       systemPrompts: server.requests.filter((r) => kindOf(r.body) === 'summary').map((r) => r.body.messages[0].content),
       compactions: entries.filter((e) => e.type === 'compaction'),
+      entries,
       agentTurns: turn,
       stderr,
     }
