@@ -231,6 +231,12 @@ export declare function formatFileOperations(readFiles: Arg, modifiedFiles: Arg)
 export declare function getSummarizationFailure(response: Arg, label: Arg, line: Arg): RawValue
 
 /**
+ * Whether a provider's error message says the request overflowed the
+ * model's context (the wordings compaction retries smaller).
+ */
+export declare function isContextOverflow(message: string): boolean
+
+/**
  * `lastAssistantUsageIndex(entries, line, contextFacts?)`: the index of
  * the entry whose message holds the last valid usage, or -1 (`lib/api.js`
  * returns that message's own `usage` object); or, where it asks for the

@@ -101,6 +101,31 @@ const DEMOS = {
     await expect(ours.compact(twoRounds(), MODEL, 'k', undefined, undefined, undefined, undefined, exhausted)).rejects.toThrow(
       "Summarization failed: the request still overflows the model's context after 2 smaller retries: " + OVERFLOW,
     )
+    // An overflow the streamFn throws (rather than answers) is retried the same way; any other
+    // thrown error rejects as it is, at once.
+    const thrown = scripted([new Error(OVERFLOW), text('OK')])
+    expect((await ours.compact(twoRounds(), MODEL, 'k', undefined, undefined, undefined, undefined, thrown)).summary.startsWith('OK')).toBe(true)
+    expect(thrown.calls).toHaveLength(2)
+    expect(thrown.calls[1].prompt.length).toBeLessThan(thrown.calls[0].prompt.length)
+    const refThrown = scripted([new Error(OVERFLOW), text('OK')])
+    await expect(ref.compact(twoRounds(), MODEL, 'k', undefined, undefined, undefined, undefined, refThrown)).rejects.toThrow(OVERFLOW)
+    expect(refThrown.calls).toHaveLength(1)
+    const thrownThrice = scripted([new Error(OVERFLOW), new Error(OVERFLOW), new Error(OVERFLOW)])
+    await expect(ours.compact(twoRounds(), MODEL, 'k', undefined, undefined, undefined, undefined, thrownThrice)).rejects.toThrow(
+      "Summarization failed: the request still overflows the model's context after 2 smaller retries: " + OVERFLOW,
+    )
+    const other = new Error('socket hang up')
+    const otherRun = scripted([other, text('never')])
+    await expect(ours.compact(twoRounds(), MODEL, 'k', undefined, undefined, undefined, undefined, otherRun)).rejects.toBe(other)
+    expect(otherRun.calls).toHaveLength(1)
+    // A branch summary's thrown overflow ends as its answered one does (this branch, one round, cannot shrink).
+    const branchOutcome = async (first) => {
+      const run = scripted([first, text('B')])
+      return { result: await ours.generateBranchSummary(branchEntries(), { model: MODEL, apiKey: 'k', streamFn: run }), calls: run.calls.length }
+    }
+    const answeredBranch = await branchOutcome(failure(OVERFLOW))
+    expect(answeredBranch.result.error).toMatch(/overflows the model's context/)
+    expect(await branchOutcome(new Error(OVERFLOW))).toEqual(answeredBranch)
     // A split turn's two requests share the two retries. This prefix is one short user message:
     // no retry of it would be smaller than it, so its overflow fails at once.
     const shared = scripted([failure(OVERFLOW), text('H'), failure(OVERFLOW), text('never')])

@@ -174,6 +174,21 @@ function summarizing(native, line, { argumentEntries, computeFileLists, branchPr
   }
 
   /**
+   * The error answer a thrown `err` stands for when its message says the
+   * request overflowed the model's context; undefined for any other.
+   */
+  function thrownOverflow(err) {
+    let message
+    try {
+      message = typeof err === 'object' && err !== null ? err.message : undefined
+    } catch {
+      return undefined
+    }
+    if (typeof message !== 'string' || !native.isContextOverflow(message)) return undefined
+    return { role: 'assistant', content: [], stopReason: 'error', errorMessage: message }
+  }
+
+  /**
    * Runs a native summarization job: each request goes out in turn, never
    * in parallel. Resolves with the usage of each answer the job accepted.
    */
@@ -185,12 +200,19 @@ function summarizing(native, line, { argumentEntries, computeFileLists, branchPr
       const context = contextOf(request)
       const options = optionsOf(request, call)
       let response
-      if (rules.completeSummarization) {
-        const requestOptions = requestOptionsOf(options)
-        const once = () => callModel(model, context, requestOptions, streamFn, signal, callers)
-        response = await retrying(once, new native.SummaryRetry(retry, true), signal, callbacks)
-      } else {
-        response = await callModel(model, context, options, streamFn, signal, callers)
+      try {
+        if (rules.completeSummarization) {
+          const requestOptions = requestOptionsOf(options)
+          const once = () => callModel(model, context, requestOptions, streamFn, signal, callers)
+          response = await retrying(once, new native.SummaryRetry(retry, true), signal, callbacks)
+        } else {
+          response = await callModel(model, context, options, streamFn, signal, callers)
+        }
+      } catch (err) {
+        // An overflow thrown rather than answered: the job retries it
+        // smaller, as it would the answer (the spec).
+        response = signal && signal.aborted ? undefined : thrownOverflow(err)
+        if (response === undefined) throw err
       }
       if (inspect) inspect(response)
       let accepted

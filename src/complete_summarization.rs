@@ -1,6 +1,7 @@
 //! What `completeSummarization()` (and every summary request of a line that
 //! makes them through it) needs from the core: the retry run of one request
-//! ([`SummaryRetry`]), fresh session ids, and `getSummarizationFailure()`.
+//! ([`SummaryRetry`]), fresh session ids, `getSummarizationFailure()`, and
+//! whether an error message says the context overflowed.
 
 use napi::Env;
 use napi_derive::napi;
@@ -14,6 +15,7 @@ use crate::js::view::{Cx, JsVal};
 use prime_compaction_core::error::{Context, Result};
 use prime_compaction_core::js::view::{Key, View};
 use prime_compaction_core::summary::failure::summarization_failure;
+use prime_compaction_core::summary::overflow::is_context_overflow;
 use prime_compaction_core::summary::transient::{Finished, RetryPolicy, RetryRun, Step};
 
 fn answer_arg<'c>(cx: &'c Cx, answer: &Arg) -> Result<JsVal<'c>> {
@@ -151,6 +153,13 @@ fn finished_args(cx: &Cx, finished: Finished, answer: &JsVal<'_>) -> Result<Raw>
 #[napi(js_name = "newSessionId")]
 pub fn new_session_id() -> String {
     uuid::Uuid::now_v7().to_string()
+}
+
+/// Whether a provider's error message says the request overflowed the
+/// model's context (the wordings compaction retries smaller).
+#[napi(js_name = "isContextOverflow")]
+pub fn is_context_overflow_message(message: String) -> bool {
+    is_context_overflow(&message)
 }
 
 /// `getSummarizationFailure(response, label)` in agent line `line`: the
