@@ -590,6 +590,14 @@ describe.each(LINES)('agent line %s', (line) => {
       })
     })
 
+    it('shouldCompact reads reserveTokens only when enabled holds, and never keepRecentTokens', () => {
+      checkProperty(`${line} shouldCompact unread settings`, [fc.nat(300_000), fc.nat(300_000), enabledArb, fc.option(fc.oneof(gen.reserveTokensArb, numericStringArb), { nil: undefined })], (tokens, window, enabled, reserveTokens) => {
+        const settings = deepFreeze(reserveTokens === undefined ? { enabled } : { enabled, reserveTokens })
+        if (reserveTokens === undefined && enabled) expect(() => ours.shouldCompact(tokens, window, settings)).toThrow(/settings\.reserveTokens: expected a number, got undefined/)
+        else expectSame(`shouldCompact(${tokens}, ${window}, ${JSON.stringify(settings)})`, () => ref.shouldCompact(tokens, window, settings), () => ours.shouldCompact(tokens, window, settings))
+      })
+    })
+
     it('prepareCompaction on settings as a settings file gives them', () => {
       checkProperty(`${line} prepareCompaction settings file`, [sessionArb, settingsFileArb], (entries, settings) => {
         checkPrepareCompaction(entries, settings)

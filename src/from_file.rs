@@ -24,7 +24,7 @@ use prime_compaction_core::js::view::{Kind, View};
 use prime_compaction_core::plan::from_file::{
     branch_lines, prepare_compaction_from_bytes, prepare_compaction_from_file, FilePlan,
 };
-use prime_compaction_core::plan::settings::{read_settings, Budget, DEFAULT_SETTINGS};
+use prime_compaction_core::plan::settings::{read_budget, Budget, DEFAULT_SETTINGS};
 use prime_compaction_core::transcript::from_file::{
     serialize_for_summary_from_file, FileTranscript,
 };
@@ -65,7 +65,7 @@ pub fn read_request(
     let path = string_of(&cx.wrap(path.0)?, "path")?;
     let options = cx.wrap(options.0)?;
     let mut leaf = None;
-    let mut settings = DEFAULT_SETTINGS;
+    let mut budget = Budget::from(&DEFAULT_SETTINGS);
     let mut reasoning = true;
     match options.kind() {
         Kind::Undefined | Kind::Null => {}
@@ -76,7 +76,7 @@ pub fn read_request(
             }
             let given = options_field(cx, &options, c"settings")?;
             if !given.is_undefined() {
-                settings = read_settings(&given).within("options.settings")?;
+                budget = read_budget(&given).within("options.settings")?;
             }
             if transcript {
                 let model = options_field(cx, &options, c"model")?;
@@ -97,7 +97,7 @@ pub fn read_request(
     Ok(FileRequest {
         path: PathBuf::from(path.to_string_lossy().into_owned()),
         leaf,
-        budget: Budget::from(&settings),
+        budget,
         reasoning,
         line,
     })

@@ -17,7 +17,7 @@ use prime_compaction_core::plan::prepare::{
     cut_lists, find_cut, finish_plan, prepare_compaction, start_cut, CutPlan, CutSearch,
     Preparation,
 };
-use prime_compaction_core::plan::settings::read_settings;
+use prime_compaction_core::plan::settings::read_budget;
 use prime_compaction_core::session::entries::Entries;
 use prime_compaction_core::session::facts::EntryFacts as CoreFacts;
 use prime_compaction_core::session::projection::{MessageShape, PlanMessage};
@@ -35,10 +35,10 @@ pub fn prepare_compaction_native(
 ) -> napi::Result<RawValue> {
     run(&env, |cx| {
         let line = line_arg(cx, &line)?;
-        let settings = read_settings(&arg(cx, &settings)?).within("settings")?;
+        let budget = read_budget(&arg(cx, &settings)?).within("settings")?;
         let array = arg(cx, &path_entries)?;
-        let entries = Entries::new(&array, "pathEntries", line)?.with_counter(settings.counter);
-        let plan = prepare_compaction(&entries, settings.keep_recent_tokens)?;
+        let entries = Entries::new(&array, "pathEntries", line)?.with_counter(budget.counter);
+        let plan = prepare_compaction(&entries, budget.keep_recent_tokens)?;
         Ok(RawValue(plan_object(cx, plan.as_ref(), None)?))
     })
 }
@@ -67,7 +67,7 @@ pub fn plan_cut(
     let all = !one_step.unwrap_or(false);
     run(&env, |cx| {
         let line = line_arg(cx, &line)?;
-        let settings = read_settings(&arg(cx, &settings)?).within("settings")?;
+        let budget = read_budget(&arg(cx, &settings)?).within("settings")?;
         let array = arg(cx, &path_entries)?;
         let mut state = facts.lock()?;
         let State { facts, stage, cut } = &mut *state;
@@ -76,13 +76,13 @@ pub fn plan_cut(
             facts.finish();
         }
         let entries = Entries::new(&array, "pathEntries", line)?
-            .with_counter(settings.counter)
+            .with_counter(budget.counter)
             .with_facts(facts)
             .asking_for_measures();
-        let err = match cut_steps(&entries, stage, settings.keep_recent_tokens, all) {
+        let err = match cut_steps(&entries, stage, budget.keep_recent_tokens, all) {
             Ok(Step::Made(made)) => {
                 let wanted = made.message_entries(&entries)?;
-                *cut = Some((made, settings.counter));
+                *cut = Some((made, budget.counter));
                 return Ok(RawValue(cx.u32_array(&wanted)?));
             }
             Ok(Step::Stepped) => return Ok(RawValue(cx.boolean(true)?)),
@@ -97,7 +97,7 @@ pub fn plan_cut(
         // to count: the JS pass measures about that many.
         let asked = facts.ask_measures_from(from);
         let units = match stage {
-            Stage::Started(_, search) => search.chars_left(settings.keep_recent_tokens),
+            Stage::Started(_, search) => search.chars_left(budget.keep_recent_tokens),
             _ => f64::INFINITY,
         };
         let o = cx.object()?;

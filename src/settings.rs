@@ -7,7 +7,7 @@ use crate::js::args::{arg, number_arg};
 use crate::js::errors::run;
 use crate::js::out::{Arg, RawValue};
 use prime_compaction_core::error::Context;
-use prime_compaction_core::plan::settings::{read_settings, should_compact, DEFAULT_SETTINGS};
+use prime_compaction_core::plan::settings::{should_compact, DEFAULT_SETTINGS};
 
 /// `shouldCompact(contextTokens, contextWindow, settings)`.
 #[napi(js_name = "shouldCompact")]
@@ -18,10 +18,9 @@ pub fn should_compact_native(
     settings: Arg,
 ) -> napi::Result<bool> {
     run(&env, |cx| {
-        let settings = read_settings(&arg(cx, &settings)?).within("settings")?;
         let tokens = number_arg(cx, &context_tokens, "contextTokens")?;
         let window = number_arg(cx, &context_window, "contextWindow")?;
-        Ok(should_compact(tokens, window, &settings))
+        should_compact(tokens, window, &arg(cx, &settings)?).within("settings")
     })
 }
 

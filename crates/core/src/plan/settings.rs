@@ -77,14 +77,12 @@ pub fn token_setting<V: View>(field: &V, name: &str) -> Result<f64> {
     ))
 }
 
-/// Reads a `CompactionSettings` object, as the agents read it: `enabled`
-/// for its truthiness (`if (!settings.enabled)`), the token settings as
-/// [`token_setting`]s, which must be there.
-pub fn read_settings<V: View>(v: &V) -> Result<Settings> {
+/// What `prepareCompaction` reads of its settings: `keepRecentTokens` (a
+/// [`token_setting`]) and this package's `tokenizer`. Like the agents'
+/// `prepareCompaction`, not `enabled` nor `reserveTokens`.
+pub fn read_budget<V: View>(v: &V) -> Result<Budget> {
     require_object(v)?;
-    Ok(Settings {
-        enabled: v.get(Key::Enabled)?.truthy(),
-        reserve_tokens: token_setting(&v.get(Key::ReserveTokens)?, "reserveTokens")?,
+    Ok(Budget {
         keep_recent_tokens: token_setting(&v.get(Key::KeepRecentTokens)?, "keepRecentTokens")?,
         counter: read_counter(v)?,
     })
@@ -112,76 +110,102 @@ pub fn read_counter<V: View>(options: &V) -> Result<Counter> {
         })
 }
 
-/// `shouldCompact`: whether the context has grown into the reserve.
-pub fn should_compact(context_tokens: f64, context_window: f64, settings: &Settings) -> bool {
-    settings.enabled && context_tokens > context_window - settings.reserve_tokens
+/// `shouldCompact`: whether the context has grown into the reserve, with
+/// `settings` read as the agents read them: `enabled` for its truthiness
+/// (`if (!settings.enabled)`), then, only where it holds, `reserveTokens`
+/// (a [`token_setting`]).
+pub fn should_compact<V: View>(
+    context_tokens: f64,
+    context_window: f64,
+    settings: &V,
+) -> Result<bool> {
+    require_object(settings)?;
+    if !settings.get(Key::Enabled)?.truthy() {
+        return Ok(false);
+    }
+    let reserve_tokens = token_setting(&settings.get(Key::ReserveTokens)?, "reserveTokens")?;
+    Ok(context_tokens > context_window - reserve_tokens)
 }
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
-    use crate::js::json::{parse, view::Val};
+    use crate::js::json::{parse, view::Val, Value};
 
-    fn settings(json: &str) -> Result<Settings> {
-        read_settings(&Val::new(&parse(json).unwrap()))
+    fn json(text: &str) -> Value {
+        parse(text).unwrap()
+    }
+
+    /// `shouldCompact(150, 100, settings)`, the window overfull.
+    fn over(settings: &str) -> Result<bool> {
+        should_compact(150.0, 100.0, &Val::new(&json(settings)))
     }
 
     #[test]
-    fn enabled_is_read_for_its_truthiness() {
-        let read = |enabled: &str| {
-            settings(&format!(
-                r#"{{"enabled":{enabled},"reserveTokens":1,"keepRecentTokens":2}}"#
-            ))
-            .unwrap()
-            .enabled
-        };
+    fn enabled_is_read_for_its_truthiness_and_reserve_tokens_only_then() {
         for truthy in ["true", "1", r#""false""#, r#""0""#, "[]", "{}"] {
-            assert!(read(truthy), "{truthy}");
+            let settings = format!(r#"{{"enabled":{truthy},"reserveTokens":10}}"#);
+            assert!(over(&settings).unwrap(), "{truthy}");
         }
         for falsy in ["false", "0", r#""""#, "null"] {
-            assert!(!read(falsy), "{falsy}");
+            // reserveTokens is not read: a missing one is no error.
+            assert!(
+                !over(&format!(r#"{{"enabled":{falsy}}}"#)).unwrap(),
+                "{falsy}"
+            );
         }
-        // Missing: undefined.
-        assert!(
-            !settings(r#"{"reserveTokens":1,"keepRecentTokens":2}"#)
-                .unwrap()
-                .enabled
+        assert!(!over("{}").unwrap());
+        assert_eq!(
+            over(r#"{"enabled":true}"#).unwrap_err().to_string(),
+            "reserveTokens: expected a number, got undefined"
         );
+        assert!(!over(r#"{"enabled":true,"reserveTokens":"-60"}"#).unwrap());
+        assert!(over(r#"{"enabled":true,"reserveTokens":" 1e1\n"}"#).unwrap());
     }
 
     #[test]
-    fn token_settings_take_numeric_strings() {
-        let s = settings(r#"{"enabled":true,"reserveTokens":" 16384\n","keepRecentTokens":"2e4"}"#)
-            .unwrap();
-        assert_eq!(s.reserve_tokens, 16384.0);
-        assert_eq!(s.keep_recent_tokens, 20000.0);
+    fn the_budget_takes_numeric_strings_and_reads_nothing_else() {
+        let budget = |text: &str| read_budget(&Val::new(&json(text)));
         assert_eq!(
-            settings(r#"{"enabled":true,"reserveTokens":"0x10","keepRecentTokens":""}"#)
+            budget(r#"{"keepRecentTokens":" 2e4\n"}"#)
+                .unwrap()
+                .keep_recent_tokens,
+            20000.0
+        );
+        assert_eq!(
+            budget(r#"{"keepRecentTokens":"0x10"}"#)
+                .unwrap()
+                .keep_recent_tokens,
+            16.0
+        );
+        assert_eq!(
+            budget(r#"{"keepRecentTokens":""}"#)
                 .unwrap()
                 .keep_recent_tokens,
             0.0
         );
-        for (json, message) in [
+        // enabled and reserveTokens are not read.
+        assert!(budget(r#"{"enabled":"x","reserveTokens":null,"keepRecentTokens":5}"#).is_ok());
+        for (text, message) in [
             (
-                r#"{"enabled":true,"reserveTokens":"lots","keepRecentTokens":1}"#,
-                r#"reserveTokens: expected a number, got a string that is no number, "lots""#,
+                r#"{"keepRecentTokens":"lots"}"#,
+                r#"keepRecentTokens: expected a number, got a string that is no number, "lots""#,
             ),
             (
-                r#"{"enabled":true,"reserveTokens":1,"keepRecentTokens":null}"#,
+                r#"{"keepRecentTokens":null}"#,
                 "keepRecentTokens: expected a number, got null",
             ),
             (
-                r#"{"enabled":true,"reserveTokens":1}"#,
+                r#"{}"#,
                 "keepRecentTokens: expected a number, got undefined",
             ),
             (
-                r#"{"enabled":true,"reserveTokens":true,"keepRecentTokens":1}"#,
-                "reserveTokens: expected a number, got a boolean",
+                r#"{"keepRecentTokens":true}"#,
+                "keepRecentTokens: expected a number, got a boolean",
             ),
         ] {
-            let err = settings(json).unwrap_err();
-            assert_eq!(err.to_string(), message, "{json}");
+            assert_eq!(budget(text).unwrap_err().to_string(), message, "{text}");
         }
     }
 }
