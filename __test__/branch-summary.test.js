@@ -111,6 +111,29 @@ describe.each(LINES.map((line) => [line, require(`../agent-${line}`)]))('agent l
     ).resolves.toEqual({ aborted: true })
   })
 
+  test('an error the streamFn throws that is named AbortError, the signal not aborted, rejects as the agent\'s does: it is no abort', async () => {
+    const ref = await loadReference(line)
+    const named = () => {
+      const err = new Error('socket timeout')
+      err.name = 'AbortError'
+      return err
+    }
+    const cases = [
+      ['result() rejects', (err) => async () => ({ result: async () => Promise.reject(err) })],
+      ['streamFn rejects', (err) => async () => Promise.reject(err)],
+      ['a DOMException', () => async () => ({ result: async () => Promise.reject(new DOMException('socket timeout', 'AbortError')) })],
+    ]
+    for (const [, make] of cases) {
+      for (const signal of [undefined, new AbortController().signal]) {
+        const err = named()
+        await expect(ours.generateBranchSummary(branchEntries(), { model: MODEL, apiKey: 'k', signal, streamFn: make(err) })).rejects.toThrow('socket timeout')
+        await expect(ref.generateBranchSummary(branchEntries(), { model: MODEL, apiKey: 'k', signal, streamFn: make(named()) })).rejects.toThrow('socket timeout')
+      }
+    }
+    const err = named()
+    await expect(ours.generateBranchSummary(branchEntries(), { model: MODEL, apiKey: 'k', streamFn: cases[0][1](err) })).rejects.toBe(err)
+  })
+
   test('nothing to summarize makes no call', async () => {
     const streamFn = scripted([])
     await expect(ours.generateBranchSummary([], { model: MODEL, apiKey: 'k', streamFn })).resolves.toEqual({ summary: 'No content to summarize' })

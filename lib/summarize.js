@@ -364,7 +364,9 @@ function summarizing(native, line, { argumentEntries, computeFileLists, branchPr
           if (response && response.stopReason === 'aborted') throw abortError(signal)
         })
       } catch (err) {
-        if (err && err.name === 'AbortError') return { aborted: true }
+        // Aborted: by the caller's signal, or an answer that says so (not
+        // an error the streamFn threw that merely calls itself AbortError).
+        if (isOwnAbort(err) || (signal && signal.aborted)) return { aborted: true }
         if (err && err.summarizationFailure) return { error: err.message }
         throw err
       }
