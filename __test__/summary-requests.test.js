@@ -106,6 +106,30 @@ describe.each(LINES)('agent line %s: summary requests', (line) => {
     }
   })
 
+  test("model fields read as the agent's arithmetic reads them (maxTokens null or '4000', contextWindow null or '200000', an odd id or provider)", async () => {
+    const models = [
+      { ...MODEL, maxTokens: null },
+      { ...MODEL, maxTokens: '4000' },
+      { ...MODEL, maxTokens: {} },
+      { ...MODEL, contextWindow: null },
+      { ...MODEL, contextWindow: '200000' },
+      { ...MODEL, id: 42, provider: { name: 'x' }, api: null },
+    ]
+    for (const model of models) {
+      const prep = { ...splitPreparation(ref), settings: { enabled: true, reserveTokens: 16384, keepRecentTokens: 150 } }
+      const a = await runCompact(ref, [prep, model, 'k'])
+      const b = await runCompact(ours, [prep, model, 'k'])
+      expect(b.calls.map((c) => c.options.maxTokens)).toEqual(a.calls.map((c) => c.options.maxTokens))
+      expect(b.calls.map((c) => c.model)).toEqual(a.calls.map((c) => c.model))
+      expect(typeof b.result.summary).toBe('string')
+    }
+    if (line === '0.78') {
+      const budgets = async (model) => (await runCompact(ours, [{ ...splitPreparation(ref), settings: { enabled: true, reserveTokens: 16384, keepRecentTokens: 150 } }, model, 'k'])).calls.map((c) => c.options.maxTokens)
+      expect(await budgets(models[0])).toEqual([13107, 8192])
+      expect(await budgets(models[1])).toEqual([4000, 4000])
+    }
+  })
+
   test.each([
     ['a reasoning model with a level', MODEL, 'high'],
     ['a reasoning model with "off"', MODEL, 'off'],

@@ -71,10 +71,6 @@ fn optional_string(v: &JsVal<'_>, name: &str) -> Result<Option<JsStr>> {
     }
 }
 
-fn number_field(v: &JsVal<'_>, key: Key) -> Result<f64> {
-    Ok(optional_number_field(v, key)?.unwrap_or(f64::NAN))
-}
-
 /// A number field, `None` when undefined; any other type is a `TypeError`.
 fn optional_number_field(v: &JsVal<'_>, key: Key) -> Result<Option<f64>> {
     let field = v.get(key)?;
@@ -280,6 +276,11 @@ struct ModelFacts {
 
 /// What the request depends on in `model`, and whether it gets the thinking
 /// level: `model.reasoning` truthy and a level that is truthy and not "off".
+/// Its fields are read as the agents read them: `maxTokens` and
+/// `contextWindow` by arithmetic (`model.maxTokens > 0`,
+/// `model.contextWindow || 128000`: null is none, "4000" is 4000, an object
+/// NaN), and `api`, `provider` and `id` (this package's Claude check) only
+/// where they are strings.
 fn model_facts(model: &JsVal<'_>, thinking_level: &JsVal<'_>) -> Result<ModelFacts> {
     if !model.is_object_like() {
         return Err(Error::type_error(
@@ -287,15 +288,17 @@ fn model_facts(model: &JsVal<'_>, thinking_level: &JsVal<'_>) -> Result<ModelFac
             format!("expected an object, got {}", model.kind().describe()),
         ));
     }
+    let string = |key| -> Result<Option<JsStr>> { Ok(model.get(key)?.string()) };
     let claude = is_claude_family(
-        string_field(model, Key::Api).within("model")?.as_ref(),
-        string_field(model, Key::Provider).within("model")?.as_ref(),
-        string_field(model, Key::Id).within("model")?.as_ref(),
+        string(Key::Api)?.as_ref(),
+        string(Key::Provider)?.as_ref(),
+        string(Key::Id)?.as_ref(),
     );
+    let number = |key| -> Result<f64> { Ok(to_number(&primitive(&model.get(key)?))) };
     Ok(ModelFacts {
         limits: ModelLimits {
-            max_tokens: number_field(model, Key::MaxTokens).within("model")?,
-            context_window: number_field(model, Key::ContextWindow).within("model")?,
+            max_tokens: number(Key::MaxTokens)?,
+            context_window: number(Key::ContextWindow)?,
         },
         reasoning: !claude,
         wants_reasoning: property(model, c"reasoning")?.truthy()
