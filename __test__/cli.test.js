@@ -68,6 +68,24 @@ describe('plan', () => {
     expect(r.stdout).toMatch(/files modified \(\d+\): /)
   })
 
+  test('one entry is "1 entry": summarized, and the first of a split turn', async () => {
+    const file = path.join(dir, 'one-each.jsonl')
+    const at = '2026-01-01T00:00:00.000Z'
+    const lines = [
+      { type: 'session', version: 3, id: 's1', timestamp: at, cwd: '/tmp' },
+      { type: 'message', id: 'a0000001', parentId: null, timestamp: at, message: { role: 'user', content: 'first question', timestamp: 1 } },
+      { type: 'message', id: 'a0000002', parentId: 'a0000001', timestamp: at, message: { role: 'user', content: 'second question', timestamp: 2 } },
+      { type: 'message', id: 'a0000003', parentId: 'a0000002', timestamp: at, message: { role: 'assistant', content: [{ type: 'text', text: 'y'.repeat(4000) }], stopReason: 'stop', timestamp: 3 } },
+    ]
+    fs.writeFileSync(file, lines.map((l) => JSON.stringify(l)).join('\n') + '\n')
+    const plan = api.prepareCompactionFromFileSync(file, { settings: { ...api.DEFAULT_COMPACTION_SETTINGS, keepRecentTokens: 100 } })
+    expect({ summarized: plan.messagesToSummarizeIds, prefix: plan.turnPrefixIds }).toEqual({ summarized: ['a0000001'], prefix: ['a0000002'] })
+    const r = await run(['plan', file, '--keep-recent', '100'])
+    expect(r.code).toBe(0)
+    expect(r.stdout).toMatch(/summarized: +1 entry\n/)
+    expect(r.stdout).toMatch(/split turn: +yes, the cut falls inside a turn; its first entry gets its own summary\n/)
+  })
+
   test('--json prints what prepareCompactionFromFile returns', async () => {
     const r = await run(['plan', EXAMPLE, '--json', '--keep-recent', '5000'])
     expect(r.code).toBe(0)

@@ -301,14 +301,19 @@ function report(file, plan, options) {
     `session:        ${file}${options.leaf ? ` (branch ending at ${options.leaf})` : ''}`,
     `tokens before:  ${plan.tokensBefore.toLocaleString('en-US')} (keep the last ${settings.keepRecentTokens.toLocaleString('en-US')}${settings.tokenizer ? ` counted with ${settings.tokenizer}` : ''}, reserve ${settings.reserveTokens.toLocaleString('en-US')})`,
     `cut:            keep from entry ${plan.firstKeptEntryId}`,
-    `summarized:     ${plan.messagesToSummarizeIds.length} entries${plan.previousSummary !== undefined ? ', updating the previous compaction summary' : ''}`,
+    `summarized:     ${entries(plan.messagesToSummarizeIds.length)}${plan.previousSummary !== undefined ? ', updating the previous compaction summary' : ''}`,
     plan.isSplitTurn && plan.turnPrefixIds.length > 0
-      ? `split turn:     yes, the cut falls inside a turn; its first ${plan.turnPrefixIds.length} entries get their own summary`
+      ? `split turn:     yes, the cut falls inside a turn; ${plan.turnPrefixIds.length === 1 ? 'its first entry gets its own summary' : `its first ${plan.turnPrefixIds.length} entries get their own summary`}`
       : 'split turn:     no',
     filesLine('files read', readFiles),
     filesLine('files modified', modifiedFiles),
   ]
   return `${lines.join('\n')}\n`
+}
+
+/** `n` entries, as a count reads: "1 entry", "2 entries". */
+function entries(n) {
+  return n === 1 ? '1 entry' : `${n} entries`
 }
 
 function printRequests(requests, model, options) {
