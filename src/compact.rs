@@ -12,7 +12,7 @@ use napi_derive::napi;
 
 use crate::agent_line::line_arg;
 use crate::file_ops::joined_elements;
-use crate::js::args::{primitive, property};
+use crate::js::args::{claude_summarizer, primitive, property};
 use crate::js::errors::run;
 use crate::js::out::{Arg, Raw, RawValue};
 use crate::js::view::{Cx, JsVal};
@@ -22,7 +22,6 @@ use prime_compaction_core::js::string::JsStr;
 use prime_compaction_core::js::to_number::to_number;
 use prime_compaction_core::js::view::{Key, Kind, View};
 use prime_compaction_core::plan::settings::token_setting;
-use prime_compaction_core::projection::is_claude_family;
 use prime_compaction_core::session::projection::MessageShape;
 use prime_compaction_core::summary::compact::{
     AnswerUsage, BranchOptions, Job, JobInput, ModelLimits, Part, Response, Stop,
@@ -198,13 +197,14 @@ impl CompactionJob {
     }
 }
 
-/// What JS `+` adds of `v[name]`.
-fn addend(v: &JsVal<'_>, name: &std::ffi::CStr) -> Result<f64> {
+/// `v[name]` as JS arithmetic reads it (`+`, `>`, `Math.min`): a
+/// primitive's ToNumber, NaN for an object.
+fn arithmetic(v: &JsVal<'_>, name: &std::ffi::CStr) -> Result<f64> {
     Ok(to_number(&primitive(&property(v, name)?)))
 }
 
 /// `v[name]`, `None` when it is `undefined` (an optional split of the usage).
-fn optional_addend(v: &JsVal<'_>, name: &std::ffi::CStr) -> Result<Option<f64>> {
+fn optional_arithmetic(v: &JsVal<'_>, name: &std::ffi::CStr) -> Result<Option<f64>> {
     let field = property(v, name)?;
     Ok((!field.is_undefined()).then(|| to_number(&primitive(&field))))
 }
@@ -213,24 +213,24 @@ fn usage_numbers(usage: &JsVal<'_>) -> Result<UsageNumbers> {
     let cost = property(usage, c"cost")?;
     let cost = if cost.is_object_like() {
         Some(CostNumbers {
-            input: addend(&cost, c"input")?,
-            output: addend(&cost, c"output")?,
-            cache_read: addend(&cost, c"cacheRead")?,
-            cache_write: addend(&cost, c"cacheWrite")?,
-            total: addend(&cost, c"total")?,
+            input: arithmetic(&cost, c"input")?,
+            output: arithmetic(&cost, c"output")?,
+            cache_read: arithmetic(&cost, c"cacheRead")?,
+            cache_write: arithmetic(&cost, c"cacheWrite")?,
+            total: arithmetic(&cost, c"total")?,
             total_from_provider: property(&cost, c"totalFromProvider")?.boolean() == Some(true),
         })
     } else {
         None
     };
     Ok(UsageNumbers {
-        input: addend(usage, c"input")?,
-        output: addend(usage, c"output")?,
-        cache_read: addend(usage, c"cacheRead")?,
-        cache_write: addend(usage, c"cacheWrite")?,
-        cache_write_1h: optional_addend(usage, c"cacheWrite1h")?,
-        reasoning: optional_addend(usage, c"reasoning")?,
-        total_tokens: addend(usage, c"totalTokens")?,
+        input: arithmetic(usage, c"input")?,
+        output: arithmetic(usage, c"output")?,
+        cache_read: arithmetic(usage, c"cacheRead")?,
+        cache_write: arithmetic(usage, c"cacheWrite")?,
+        cache_write_1h: optional_arithmetic(usage, c"cacheWrite1h")?,
+        reasoning: optional_arithmetic(usage, c"reasoning")?,
+        total_tokens: arithmetic(usage, c"totalTokens")?,
         cost,
     })
 }
@@ -288,19 +288,12 @@ fn model_facts(model: &JsVal<'_>, thinking_level: &JsVal<'_>) -> Result<ModelFac
             format!("expected an object, got {}", model.kind().describe()),
         ));
     }
-    let string = |key| -> Result<Option<JsStr>> { Ok(model.get(key)?.string()) };
-    let claude = is_claude_family(
-        string(Key::Api)?.as_ref(),
-        string(Key::Provider)?.as_ref(),
-        string(Key::Id)?.as_ref(),
-    );
-    let number = |key| -> Result<f64> { Ok(to_number(&primitive(&model.get(key)?))) };
     Ok(ModelFacts {
         limits: ModelLimits {
-            max_tokens: number(Key::MaxTokens)?,
-            context_window: number(Key::ContextWindow)?,
+            max_tokens: arithmetic(model, c"maxTokens")?,
+            context_window: arithmetic(model, c"contextWindow")?,
         },
-        reasoning: !claude,
+        reasoning: !claude_summarizer(model, "model")?,
         wants_reasoning: property(model, c"reasoning")?.truthy()
             && thinking_level.truthy()
             && !thinking_level.str_is("off"),
