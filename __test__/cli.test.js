@@ -277,6 +277,9 @@ describe('bad input', () => {
       // A value left out does not take the next option.
       [['compact', EXAMPLE, '--base-url', 'http://127.0.0.1:9/v1', '--model', '--append'], '--model needs a value, got the option --append (write --model=--append if that is the value)'],
       [['plan', EXAMPLE, '--leaf', '--quiet'], '--leaf needs a value, got the option --quiet (write --leaf=--quiet if that is the value)'],
+      // A negative number is out of range for a number option, written either way.
+      [['plan', EXAMPLE, '--keep-recent', '-5'], '--keep-recent expects a whole number, got "-5"'],
+      [['plan', EXAMPLE, '--reserve=-1.5'], '--reserve expects a whole number, got "-1.5"'],
       [['plan', '-q'], 'unknown option -q (a file whose name starts with - goes after --)'],
       [['plan', EXAMPLE, '-hq'], 'unknown option -hq (a file whose name starts with - goes after --)'],
     ]) {

@@ -139,6 +139,8 @@ function parseArgs(argv) {
     if (value === undefined) throw new UsageError(`--${name} needs a value`)
     // `--model --append` is a forgotten value, not a model named "--append".
     if (!token.inlineValue && value.startsWith('-') && value.length > 1) {
+      // A negative number is a number out of range, not a forgotten value.
+      if ((kind === 'count' || kind === 'size') && /^-[\d.]/.test(value)) throw new UsageError(`--${name} expects a whole number, got ${JSON.stringify(value)}`)
       throw new UsageError(`--${name} needs a value, got the option ${value} (write --${name}=${value} if that is the value)`)
     }
     if (kind === 'encoding') {
