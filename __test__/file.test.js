@@ -243,6 +243,26 @@ describe('prepareCompactionFromFile agrees with the reference', () => {
     expect([...plan.messagesToSummarizeIds, ...plan.turnPrefixIds].every((id) => branch.some((e) => e.id === id))).toBe(true)
   })
 
+  ;(process.platform !== 'win32' ? test : test.skip)('a pipe (a FIFO a process writes the file into) plans as the file does, sync and async', async () => {
+    const { spawn, execFileSync } = require('node:child_process')
+    const p = path.join(dir, 'piped.jsonl')
+    writeSessionFile(p, { seed: 77, entries: 3_000, words: 40, branchChance: 0.002, compactionChance: 0.001, danglingChance: 0 })
+    const fifo = path.join(dir, 'piped.fifo')
+    execFileSync('mkfifo', [fifo])
+    const writer = () => {
+      const child = spawn('sh', ['-c', 'cat "$0" > "$1"', p, fifo], { stdio: 'ignore' })
+      return new Promise((resolve) => child.on('exit', resolve))
+    }
+    const expected = ours.prepareCompactionFromFileSync(p)
+    expect(expected.messagesToSummarizeIds.length).toBeGreaterThan(10)
+    let wrote = writer()
+    expect(ours.prepareCompactionFromFileSync(fifo)).toEqual(expected)
+    expect(await wrote).toBe(0)
+    wrote = writer()
+    expect(await ours.prepareCompactionFromFile(fifo)).toEqual(expected)
+    expect(await wrote).toBe(0)
+  })
+
   test('a 20k-entry file', async () => {
     const p = path.join(dir, 'large.jsonl')
     writeSessionFile(p, { seed: 2024, entries: 20_000, words: 40, branchChance: 0.002, compactionChance: 0.0005, danglingChance: 0 })

@@ -179,7 +179,7 @@ pub fn plan_to_js(cx: &Cx, plan: Option<&FilePlan>) -> Result<Raw> {
     cx.set(ops, c"edited", cx.strings(plan.file_ops.edited.iter())?)?;
     cx.set(o, c"fileOps", ops)?;
     let previous = match &plan.previous_summary {
-        Some(v) => value_to_js(cx, v)?,
+        Some(v) => value_to_js(cx, v).within("previousSummary")?,
         None => cx.undefined(),
     };
     cx.set(o, c"previousSummary", previous)?;
@@ -303,9 +303,13 @@ pub fn transcript_to_js(cx: &Cx, transcript: Option<&FileTranscript>) -> Result<
     };
     let o = cx.object()?;
     cx.set(o, c"plan", plan_to_js(cx, Some(&t.plan))?)?;
-    cx.set(o, c"conversation", cx.js_str(&t.conversation)?)?;
+    cx.set(
+        o,
+        c"conversation",
+        cx.js_str(&t.conversation).within("conversation")?,
+    )?;
     let prefix = match &t.turn_prefix {
-        Some(p) => cx.js_str(p)?,
+        Some(p) => cx.js_str(p).within("turnPrefix")?,
         None => cx.undefined(),
     };
     cx.set(o, c"turnPrefix", prefix)?;

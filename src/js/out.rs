@@ -80,8 +80,12 @@ impl Cx {
         Ok(v)
     }
 
-    /// A string of Latin-1 bytes, one code unit each.
+    /// A string of Latin-1 bytes, one code unit each (past V8's longest
+    /// string, its `RangeError`, as [`Cx::utf16`]).
     pub fn latin1(&self, bytes: &[u8]) -> Result<Raw> {
+        if bytes.len() > MAX_STRING_UNITS {
+            return Err(Error::string_too_long());
+        }
         let mut v = ptr::null_mut();
         check(unsafe {
             sys::napi_create_string_latin1(
@@ -94,7 +98,15 @@ impl Cx {
         Ok(v)
     }
 
+    /// A string of this UTF-8 text (past V8's longest string, its
+    /// `RangeError`, as [`Cx::utf16`]: a UTF-8 text has at least as many
+    /// bytes as UTF-16 units, so only a long one is counted).
     pub fn str(&self, s: &str) -> Result<Raw> {
+        if s.len() > MAX_STRING_UNITS
+            && s.chars().map(char::len_utf16).sum::<usize>() > MAX_STRING_UNITS
+        {
+            return Err(Error::string_too_long());
+        }
         let mut v = ptr::null_mut();
         check(unsafe {
             sys::napi_create_string_utf8(self.env, s.as_ptr().cast(), s.len() as isize, &mut v)

@@ -490,11 +490,58 @@ pub fn read_session_file(path: &Path) -> Result<SessionFile> {
     read_session_file_with(path, json::parse)
 }
 
-/// [`read_session_file`], each line parsed by `parse_line`.
+/// [`read_session_file`], each line parsed by `parse_line`. A file that is
+/// not a regular one (a pipe, a device) is read up to [`MAX_STREAM_BYTES`]:
+/// an endless stream of short lines would otherwise take all memory.
 pub fn read_session_file_with(path: &Path, parse_line: LineParser) -> Result<SessionFile> {
     let name = path.display().to_string();
     let mut file = File::open(path).map_err(|e| file_error(&name, format!("cannot open: {e}")))?;
-    parse_with_chunk_size(&mut file, &name, CHUNK_BYTES, parse_line)
+    if file.metadata().is_ok_and(|m| m.is_file()) {
+        return parse_with_chunk_size(&mut file, &name, CHUNK_BYTES, parse_line);
+    }
+    let mut capped = Capped::new(file, MAX_STREAM_BYTES);
+    parse_with_chunk_size(&mut capped, &name, CHUNK_BYTES, parse_line)
+}
+
+/// The most read from a pipe or a device: 2 GiB, the most `readFileSync`
+/// reads of a regular file (the CLI reads a pipe up to as much).
+pub const MAX_STREAM_BYTES: u64 = (1 << 31) - 1;
+
+/// A reader that fails once more than `cap` bytes have come from it.
+struct Capped<R> {
+    inner: R,
+    cap: u64,
+    left: u64,
+}
+
+impl<R> Capped<R> {
+    fn new(inner: R, cap: u64) -> Self {
+        Capped {
+            inner,
+            cap,
+            left: cap,
+        }
+    }
+}
+
+impl<R: Read> Read for Capped<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        // One byte past the cap tells a stream that goes on from one that ends there.
+        let room = usize::try_from(self.left.saturating_add(1)).unwrap_or(usize::MAX);
+        let n = buf.len().min(room);
+        let got = self.inner.read(&mut buf[..n])?;
+        if got as u64 > self.left {
+            return Err(std::io::Error::new(
+                IoErrorKind::InvalidData,
+                format!(
+                    "more than {} bytes, the most read from a pipe or a device",
+                    self.cap
+                ),
+            ));
+        }
+        self.left -= got as u64;
+        Ok(got)
+    }
 }
 
 #[cfg(test)]

@@ -292,3 +292,55 @@ fn a_line_longer_than_any_session_line_ends_the_read() {
     assert_eq!(sent.concat(), line.as_bytes());
     assert_eq!(MAX_LINE_BYTES, 3 * 536_870_888);
 }
+
+/// Endless lines of a session: its header, then one entry after another.
+struct EndlessLines {
+    text: Vec<u8>,
+    at: usize,
+    read: u64,
+}
+
+impl Read for EndlessLines {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = buf.len().min(self.text.len() - self.at);
+        buf[..n].copy_from_slice(&self.text[self.at..self.at + n]);
+        // After the header, the entry line over and over.
+        self.at = if self.at + n == self.text.len() {
+            HEADER.len() + 1
+        } else {
+            self.at + n
+        };
+        self.read += n as u64;
+        Ok(n)
+    }
+}
+
+#[test]
+fn a_stream_is_read_up_to_its_cap() {
+    let text = format!("{HEADER}\n{}\n", entry("a")).into_bytes();
+    // Endless short lines, which no line limit ends.
+    let mut endless = Capped::new(
+        EndlessLines {
+            text: text.clone(),
+            at: 0,
+            read: 0,
+        },
+        100_000,
+    );
+    let err = parse_with_chunk_size(&mut endless, "pipe", 4096, json::parse)
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        err,
+        "pipe: cannot read: more than 100000 bytes, the most read from a pipe or a device"
+    );
+    assert!(
+        endless.inner.read <= 100_001,
+        "read {} bytes",
+        endless.inner.read
+    );
+    // A stream of exactly the cap is read whole.
+    let mut whole = Capped::new(&text[..], text.len() as u64);
+    let file = parse_with_chunk_size(&mut whole, "pipe", 4096, json::parse).unwrap();
+    assert_eq!(file.values.len(), 2);
+}
