@@ -86,6 +86,21 @@ describe.each(['o200k_base', 'cl100k_base'])('countTokens(text, %s) equals js-ti
       expectSameCount(s, encoding)
     }
   })
+
+  // Pieces over 256 bytes merge through the heap: random runs of letters,
+  // of CJK characters (three bytes each) and of mixed-case letters, several
+  // to a text (the merges' buffers are kept from one piece to the next).
+  test('long pieces', () => {
+    let seed = 11
+    const pick = (chars) => chars[(seed = (seed * 1103515245 + 12345) % 2147483648) % chars.length]
+    const run = (chars, n) => Array.from({ length: n }, () => pick(chars)).join('')
+    const alphabets = ['etaoinshrdlu', '的一是不了人我在有他这中大来上国个到说们为子和你地出道也时年', 'aAbBzZqQ', 'xy']
+    for (let k = 0; k < 12; k++) {
+      const chars = alphabets[k % alphabets.length]
+      const pieces = [run(chars, 260 + 40 * k), run(chars, 90), run(chars, 700 - 30 * k)]
+      expectSameCount(pieces.join(k % 2 ? '。' : ' '), encoding)
+    }
+  })
 })
 
 // Native errors come from Node's main realm, not Jest's sandbox, so

@@ -22,6 +22,8 @@
 //! plain `encode(text)` throws on them instead; with `encode(text, [], [])` it
 //! counts them as text, which is what a size estimate needs.)
 
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 use std::sync::OnceLock;
 
 use rustc_hash::FxHashMap;
@@ -146,9 +148,9 @@ struct Chars {
 }
 
 impl Chars {
-    fn new(text: &str) -> Chars {
-        let mut offsets = Vec::with_capacity(text.len() + 1);
-        let mut classes = Vec::with_capacity(text.len() + 1);
+    fn new(text: &str) -> Result<Chars> {
+        let mut offsets = buffer(text.len() + 1)?;
+        let mut classes = buffer(text.len() + 1)?;
         // Consecutive non-ASCII chars usually share a range (CJK, Cyrillic):
         // check the last hit before searching.
         let mut last: (u32, u32, Class) = (1, 0, Class::Other);
@@ -167,8 +169,22 @@ impl Chars {
             });
         }
         offsets.push(text.len() as u32);
-        Chars { offsets, classes }
+        Ok(Chars { offsets, classes })
     }
+}
+
+/// An empty vector with room for `n` items, or, where memory has no room
+/// for them, an error (the count of a text of hundreds of megabytes in
+/// one piece would otherwise abort the process).
+fn buffer<T>(n: usize) -> Result<Vec<T>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(n).map_err(|_| {
+        Error::invalid(format!(
+            "not enough memory to count the tokens of a text this long ({} bytes more needed)",
+            n.saturating_mul(std::mem::size_of::<T>())
+        ))
+    })?;
+    Ok(v)
 }
 
 /// A splitter over one text: `split(i)` returns where the piece starting at
@@ -365,17 +381,17 @@ impl Ranks {
 
     /// The number of tokens BPE turns one piece into.
     #[inline]
-    fn piece_tokens(&self, piece: &[u8]) -> usize {
+    fn piece_tokens(&self, piece: &[u8], scratch: &mut MergeScratch) -> Result<usize> {
         // Every single byte is a token.
-        if piece.len() == 1 || self.map.contains_key(piece) {
+        Ok(if piece.len() == 1 || self.map.contains_key(piece) {
             1
         } else if piece.is_empty() {
             0
         } else if piece.len() <= LONG_PIECE {
             self.merge_count(piece)
         } else {
-            self.merge_count_long(piece)
-        }
+            self.merge_count_long(piece, scratch)?
+        })
     }
 
     /// tiktoken's merge loop: repeatedly join the adjacent pair with the
@@ -418,58 +434,112 @@ impl Ranks {
     /// The same merges as [`Ranks::merge_count`] in O(n log n), for long
     /// pieces (a minified line, a base64 blob) where rescanning every pair
     /// after each merge would take quadratic time. Pairs wait in a min-heap
-    /// keyed by (rank, start), which is the scan's "lowest rank, leftmost"
-    /// order; entries that a merge made stale are skipped when popped.
-    fn merge_count_long(&self, piece: &[u8]) -> usize {
-        use std::cmp::Reverse;
-        use std::collections::BinaryHeap;
+    /// keyed by `rank << 32 | start`, the scan's "lowest rank, leftmost"
+    /// order; entries that a merge made stale are skipped when popped. Each
+    /// merge pops one entry and pushes at most two, so the heap holds at
+    /// most twice the piece's bytes: three `u32` and two `u64` a byte,
+    /// reserved up front (and kept for the text's next long piece), so a
+    /// piece too long for the memory left is an error.
+    #[inline(never)]
+    fn merge_count_long(&self, piece: &[u8], scratch: &mut MergeScratch) -> Result<usize> {
         const NONE: u32 = u32::MAX;
         let n = piece.len();
-        // Parts are identified by their start offset; next[i] is the start of
-        // the following part (n past the last), prev[i] the previous one.
-        let mut next: Vec<usize> = (1..=n).collect();
-        let mut prev: Vec<usize> = (0..n).map(|i| i.wrapping_sub(1)).collect();
-        let rank_of =
-            |from: usize, to: usize| self.map.get(&piece[from..to]).copied().unwrap_or(NONE);
-        let mut pair_rank: Vec<u32> = (0..n)
-            .map(|i| if i + 1 < n { rank_of(i, i + 2) } else { NONE })
-            .collect();
-        let mut heap: BinaryHeap<_> = (0..n)
-            .filter(|&i| pair_rank[i] != NONE)
-            .map(|i| Reverse((pair_rank[i], i)))
-            .collect();
+        // Positions are u32: a piece is part of one JS string's UTF-8 (at
+        // most 3 * 2^29 bytes).
+        let Ok(last) = u32::try_from(n) else {
+            return Err(Error::invalid(format!(
+                "a text of {n} bytes in one piece is too long to count"
+            )));
+        };
+        let rank_of = |from: u32, to: u32| {
+            self.map
+                .get(&piece[from as usize..to as usize])
+                .copied()
+                .unwrap_or(NONE)
+        };
+        let key = |rank: u32, start: u32| Reverse(u64::from(rank) << 32 | u64::from(start));
+        let MergeScratch {
+            next,
+            prev,
+            rank,
+            heap,
+        } = scratch;
+        // Parts are named by their start; next[i] is the start of the
+        // following part (n past the last), prev[i] of the previous one.
+        reset(next, n)?;
+        next.extend(1..=last);
+        reset(prev, n)?;
+        prev.extend((0..last).map(|i| i.wrapping_sub(1)));
+        // rank[i]: the rank of joining part i with the next (NONE: no token).
+        reset(rank, n)?;
+        rank.extend((0..last).map(|i| {
+            if i + 1 < last {
+                rank_of(i, i + 2)
+            } else {
+                NONE
+            }
+        }));
+        let mut items = heap.take().map(BinaryHeap::into_vec).unwrap_or_default();
+        reset(&mut items, 2 * n)?;
+        items.extend(
+            (0..last)
+                .filter(|&i| rank[i as usize] != NONE)
+                .map(|i| key(rank[i as usize], i)),
+        );
+        let mut pairs = BinaryHeap::from(items);
         let mut parts = n;
-        while let Some(Reverse((r, i))) = heap.pop() {
+        while let Some(Reverse(top)) = pairs.pop() {
+            let (r, i) = ((top >> 32) as u32, top as u32);
             // Stale: `i` was absorbed (its rank reset) or its pair changed.
-            if pair_rank[i] != r {
+            if rank[i as usize] != r {
                 continue;
             }
-            let j = next[i];
-            let after = next[j];
-            next[i] = after;
-            pair_rank[j] = NONE;
-            if after < n {
-                prev[after] = i;
+            let j = next[i as usize];
+            let after = next[j as usize];
+            next[i as usize] = after;
+            rank[j as usize] = NONE;
+            if after < last {
+                prev[after as usize] = i;
             }
             parts -= 1;
-            pair_rank[i] = if after < n {
-                rank_of(i, next[after])
+            rank[i as usize] = if after < last {
+                rank_of(i, next[after as usize])
             } else {
                 NONE
             };
-            if pair_rank[i] != NONE {
-                heap.push(Reverse((pair_rank[i], i)));
+            if rank[i as usize] != NONE {
+                pairs.push(key(rank[i as usize], i));
             }
             if i > 0 {
-                let p = prev[i];
-                pair_rank[p] = rank_of(p, after);
-                if pair_rank[p] != NONE {
-                    heap.push(Reverse((pair_rank[p], p)));
+                let p = prev[i as usize];
+                rank[p as usize] = rank_of(p, after);
+                if rank[p as usize] != NONE {
+                    pairs.push(key(rank[p as usize], p));
                 }
             }
         }
-        parts
+        *heap = Some(pairs);
+        Ok(parts)
     }
+}
+
+/// The buffers a long piece's merges use, kept from one piece to the next
+/// of a text.
+#[derive(Default)]
+struct MergeScratch {
+    next: Vec<u32>,
+    prev: Vec<u32>,
+    rank: Vec<u32>,
+    heap: Option<BinaryHeap<Reverse<u64>>>,
+}
+
+/// Empties `v` and makes room for `n` items (see [`buffer`]).
+fn reset<T>(v: &mut Vec<T>, n: usize) -> Result<()> {
+    v.clear();
+    if v.capacity() < n {
+        *v = buffer(n)?;
+    }
+    Ok(())
 }
 
 /// Pieces longer than this (in bytes) merge through a heap.
@@ -507,13 +577,28 @@ pub fn count_tokens_str(text: &str, encoding: Encoding) -> Result<usize> {
     if text.is_empty() {
         return Ok(0);
     }
-    let chars = Chars::new(text);
+    let mut count = 0;
+    let mut scratch = MergeScratch::default();
+    for_each_piece(text, encoding, |piece| {
+        count += ranks.piece_tokens(piece, &mut scratch)?;
+        Ok(())
+    })?;
+    Ok(count)
+}
+
+/// Calls `f` with each piece the pre-tokenizer splits `text` into, in order.
+#[inline]
+fn for_each_piece(
+    text: &str,
+    encoding: Encoding,
+    mut f: impl FnMut(&[u8]) -> Result<()>,
+) -> Result<()> {
+    let chars = Chars::new(text)?;
     let splitter = Splitter {
         text: text.as_bytes(),
         chars: &chars,
     };
     let n = splitter.len();
-    let mut count = 0;
     let mut i = 0;
     while i < n {
         let end = match encoding {
@@ -522,10 +607,10 @@ pub fn count_tokens_str(text: &str, encoding: Encoding) -> Result<usize> {
         };
         let from = chars.offsets[i] as usize;
         let to = chars.offsets[end] as usize;
-        count += ranks.piece_tokens(&text.as_bytes()[from..to]);
+        f(&text.as_bytes()[from..to])?;
         i = end;
     }
-    Ok(count)
+    Ok(())
 }
 
 /// The number of tokens `encoding` splits a JS string into: js-tiktoken's
@@ -535,25 +620,15 @@ pub fn count_tokens(text: &JsStr, encoding: Encoding) -> Result<usize> {
 }
 
 /// The pieces the pre-tokenizer splits `text` into (for tests and debugging).
-pub fn split(text: &str, encoding: Encoding) -> Vec<&str> {
-    let chars = Chars::new(text);
-    let splitter = Splitter {
-        text: text.as_bytes(),
-        chars: &chars,
-    };
+pub fn split(text: &str, encoding: Encoding) -> Result<Vec<&str>> {
     let mut out = Vec::new();
-    let mut i = 0;
-    while i < splitter.len() {
-        let end = match encoding {
-            Encoding::O200kBase => splitter.o200k(i),
-            Encoding::Cl100kBase => splitter.cl100k(i),
-        };
-        let from = chars.offsets[i] as usize;
-        let to = chars.offsets[end] as usize;
-        out.push(text.get(from..to).unwrap_or_default());
-        i = end;
-    }
-    out
+    let base = text.as_ptr() as usize;
+    for_each_piece(text, encoding, |piece| {
+        let from = piece.as_ptr() as usize - base;
+        out.push(text.get(from..from + piece.len()).unwrap_or_default());
+        Ok(())
+    })?;
+    Ok(out)
 }
 
 #[cfg(test)]

@@ -65,23 +65,24 @@ fn lone_surrogates_count_as_replacement_chars() {
 #[test]
 fn splits_like_the_js_patterns() {
     assert_eq!(
-        split("    \n\n\t  x  ", Encoding::O200kBase),
+        split("    \n\n\t  x  ", Encoding::O200kBase).unwrap(),
         ["    \n\n", "\t ", " x", "  "]
     );
     assert_eq!(
         split(
             "fn main() {\n    println!(\"hi\");\n}\n",
             Encoding::O200kBase
-        ),
+        )
+        .unwrap(),
         ["fn", " main", "()", " {\n", "   ", " println", "!(\"", "hi", "\");\n", "}\n"]
     );
     // o200k keeps case runs apart and attaches ASCII contractions only.
     assert_eq!(
-        split("HTTPServer don't \u{17F}'\u{17F}", Encoding::O200kBase),
+        split("HTTPServer don't \u{17F}'\u{17F}", Encoding::O200kBase).unwrap(),
         ["HTTPServer", " don't", " \u{17F}", "'\u{17F}"]
     );
     assert_eq!(
-        split("they'LL 12345 a//b\r\n", Encoding::Cl100kBase),
+        split("they'LL 12345 a//b\r\n", Encoding::Cl100kBase).unwrap(),
         ["they", "'LL", " ", "123", "45", " a", "//", "b", "\r\n"]
     );
 }
@@ -113,23 +114,38 @@ fn long_pieces_merge_the_same_through_the_heap() {
             .wrapping_add(1442695040888963407);
         (seed >> 33) as usize
     };
-    let alphabets: [&[u8]; 3] = [b"ab", b"etaoinshrdlu", b"abcdefghijklmnopqrstuvwxyz"];
-    for round in 0..200 {
-        let alphabet = alphabets[round % 3];
-        let len = 2 + next() % 600;
+    let cjk = "日本語の文章を数える".as_bytes();
+    let alphabets: [&[u8]; 5] = [
+        b"ab",
+        b"etaoinshrdlu",
+        b"abcdefghijklmnopqrstuvwxyz",
+        cjk,
+        b" \t\n{}();=.,abcxyz0123",
+    ];
+    // One scratch for every piece, as a text's pieces share one.
+    let mut scratch = MergeScratch::default();
+    for round in 0..400 {
+        let alphabet = alphabets[round % alphabets.len()];
+        let len = 2 + next() % 2000;
         let piece: Vec<u8> = (0..len)
             .map(|_| alphabet[next() % alphabet.len()])
             .collect();
         assert_eq!(
             ranks.merge_count(&piece),
-            ranks.merge_count_long(&piece),
+            ranks.merge_count_long(&piece, &mut scratch).unwrap(),
             "{}",
             String::from_utf8_lossy(&piece)
         );
     }
+    // A piece whose pair positions memory cannot hold is an error, not an abort.
+    let err = buffer::<u32>(usize::MAX / 2).unwrap_err().to_string();
+    assert!(
+        err.starts_with("not enough memory to count the tokens of a text"),
+        "{err}"
+    );
     // One 1 MB piece finishes (the scan would need ~10^11 steps).
     let text = "ab".repeat(500_000);
-    assert_eq!(split(&text, Encoding::O200kBase).len(), 1);
+    assert_eq!(split(&text, Encoding::O200kBase).unwrap().len(), 1);
     assert!(count_tokens_str(&text, Encoding::O200kBase).unwrap() > 0);
 }
 
