@@ -311,6 +311,36 @@ describe('errors', () => {
     await expectBoth(path.join(dir, 'nope.jsonl'), undefined, Error, /nope\.jsonl: cannot open/)
   })
 
+  test("a file the system will not open or read carries the code Node's fs gives it", async () => {
+    const codes = async (p) => {
+      const out = []
+      for (const f of ['prepareCompactionFromFileSync', 'serializeForSummaryFromFileSync']) {
+        try {
+          ours[f](p)
+        } catch (err) {
+          out.push(err.code)
+        }
+      }
+      for (const f of ['prepareCompactionFromFile', 'serializeForSummaryFromFile']) out.push(await ours[f](p).catch((err) => err.code))
+      return out
+    }
+    const nodeCode = (p) => {
+      try {
+        fs.readFileSync(p)
+      } catch (err) {
+        return err.code
+      }
+    }
+    const missing = path.join(dir, 'nope.jsonl')
+    const underFile = path.join(file('plain.jsonl', header), 'x.jsonl')
+    for (const [p, code] of [[missing, 'ENOENT'], [dir, 'EISDIR'], [underFile, 'ENOTDIR']]) {
+      expect(nodeCode(p)).toBe(code)
+      expect(await codes(p)).toEqual(Array(4).fill(code))
+    }
+    // Any other reason is the package's own GenericFailure (a malformed line too).
+    expect(await codes(file('bad.jsonl', '{'))).toEqual(Array(4).fill('GenericFailure'))
+  })
+
   // In a child process: reading up to the limit takes about 1.6 GB for a moment.
   ;(fs.existsSync('/dev/zero') ? test : test.skip)('an endless line (/dev/zero) ends the read with an error at the longest line a session holds, in every file function', () => {
     const script = `
@@ -334,6 +364,9 @@ describe('errors', () => {
   test('bad arguments are TypeErrors, thrown before any work', async () => {
     const p = file('ok.jsonl', `${header}\n${entry}`)
     expect(() => ours.prepareCompactionFromFile(42)).toThrow(/path: expected a string/)
+    // As Node's fs refuses them: an empty path, a NUL in one.
+    expect(() => ours.prepareCompactionFromFile('')).toThrow(/^path: expected a file path, got an empty string$/)
+    expect(() => ours.serializeForSummaryFromFileSync(`${p}\0x`)).toThrow(/^path: expected a file path without NUL characters$/)
     expect(() => ours.prepareCompactionFromFile(p, 'x')).toThrow(/options: expected an object/)
     expect(() => ours.prepareCompactionFromFile(p, { leafId: 3 })).toThrow(/options\.leafId: expected a string/)
     expect(() => ours.prepareCompactionFromFileSync(p, { settings: { enabled: true } })).toThrow(/options\.settings\.keepRecentTokens/)

@@ -63,6 +63,19 @@ pub fn read_request(
 ) -> Result<FileRequest> {
     let line = line_arg(cx, line)?;
     let path = string_of(&cx.wrap(path.0)?, "path")?;
+    // As Node's `fs` takes a path: none empty, none with a NUL in it.
+    if path.is_empty() {
+        return Err(Error::type_error(
+            "path",
+            "expected a file path, got an empty string",
+        ));
+    }
+    if path.code_units().any(|u| u == 0) {
+        return Err(Error::type_error(
+            "path",
+            "expected a file path without NUL characters",
+        ));
+    }
     let options = cx.wrap(options.0)?;
     let mut leaf = None;
     let mut budget = Budget::from(&DEFAULT_SETTINGS);

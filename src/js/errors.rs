@@ -11,7 +11,8 @@ use prime_compaction_core::error::{Error, ErrorKind};
 
 /// The JS error `err` becomes: a `TypeError` or `RangeError` with `code`
 /// `"InvalidArg"`, or an `Error` with `code` `"GenericFailure"` (the codes
-/// napi-rs gives them), its message made from UTF-16 so the caller's text in
+/// napi-rs gives them) or, for a file the system would not open or read,
+/// the code Node's `fs` gives (`ENOENT`), its message made from UTF-16 so the caller's text in
 /// it (lone surrogates included) is exactly what the caller gave. Null when
 /// the environment cannot build one (it is tearing down).
 pub fn error_value(env: sys::napi_env, err: &Error) -> sys::napi_value {
@@ -24,6 +25,7 @@ pub fn error_value(env: sys::napi_env, err: &Error) -> sys::napi_value {
     let (code, create): (&str, Create) = match err.kind {
         ErrorKind::Type => ("InvalidArg", sys::napi_create_type_error),
         ErrorKind::Range => ("InvalidArg", sys::napi_create_range_error),
+        ErrorKind::Os(code) => (code, sys::napi_create_error),
         ErrorKind::Invalid | ErrorKind::JsException | ErrorKind::FactsWanted => {
             ("GenericFailure", sys::napi_create_error)
         }

@@ -17,6 +17,9 @@ pub enum ErrorKind {
     Range,
     /// Anything else the input makes impossible (parent cycles, unreadable files): a JS `Error`.
     Invalid,
+    /// A file the system would not open or read, for a reason Node's `fs`
+    /// names: a JS `Error` whose `code` is that name (`ENOENT`, `EACCES`, ...).
+    Os(&'static str),
     /// A JavaScript exception is pending (a getter or `toJSON` threw); the binding rethrows it as is.
     JsException,
     /// The planner stopped to ask the JS pass for facts it can read
@@ -72,6 +75,14 @@ impl Error {
             path: Vec::new(),
             message: message.into(),
             rooted: false,
+        }
+    }
+
+    /// See [`ErrorKind::Os`].
+    pub fn os(code: &'static str, message: impl Into<JsStr>) -> Self {
+        Error {
+            kind: ErrorKind::Os(code),
+            ..Error::invalid(message)
         }
     }
 

@@ -188,6 +188,20 @@ fn file_error(path: &str, message: impl std::fmt::Display) -> Error {
     Error::invalid(format!("{path}: {message}"))
 }
 
+/// `{path}: {what}: {e}`, with the code Node's `fs` gives the reason where
+/// it is one of these ([`ErrorKind::Os`](crate::error::ErrorKind::Os)).
+fn io_error(path: &str, what: &str, e: &std::io::Error) -> Error {
+    let message = format!("{path}: {what}: {e}");
+    let code = match e.kind() {
+        IoErrorKind::NotFound => "ENOENT",
+        IoErrorKind::PermissionDenied => "EACCES",
+        IoErrorKind::IsADirectory => "EISDIR",
+        IoErrorKind::NotADirectory => "ENOTDIR",
+        _ => return Error::invalid(message),
+    };
+    Error::os(code, message)
+}
+
 /// Reads `len` or more bytes (up to EOF) onto the end of `buf`.
 fn fill(reader: &mut impl Read, buf: &mut Vec<u8>, len: usize) -> std::io::Result<bool> {
     let target = buf.len() + len;
@@ -351,7 +365,7 @@ fn parse_with_chunk_size(
         }
         result
     });
-    read_result.map_err(|e| file_error(path, format!("cannot read: {e}")))?;
+    read_result.map_err(|e| io_error(path, "cannot read", &e))?;
     assemble(chunks, path)
 }
 
@@ -379,7 +393,7 @@ pub fn parse_session_sequential(
             !failed
         },
     );
-    read_result.map_err(|e| file_error(path, format!("cannot read: {e}")))?;
+    read_result.map_err(|e| io_error(path, "cannot read", &e))?;
     assemble(chunks, path)
 }
 
@@ -495,7 +509,7 @@ pub fn read_session_file(path: &Path) -> Result<SessionFile> {
 /// an endless stream of short lines would otherwise take all memory.
 pub fn read_session_file_with(path: &Path, parse_line: LineParser) -> Result<SessionFile> {
     let name = path.display().to_string();
-    let mut file = File::open(path).map_err(|e| file_error(&name, format!("cannot open: {e}")))?;
+    let mut file = File::open(path).map_err(|e| io_error(&name, "cannot open", &e))?;
     if file.metadata().is_ok_and(|m| m.is_file()) {
         return parse_with_chunk_size(&mut file, &name, CHUNK_BYTES, parse_line);
     }
