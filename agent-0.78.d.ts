@@ -1085,7 +1085,9 @@ export interface FilePlan {
  * (off the JavaScript thread) and plan its compaction, without building the
  * entries in JavaScript. Resolves to `undefined` where `prepareCompaction`
  * would return `undefined`; rejects with an error naming the line for a
- * malformed line, a missing header or a session version below 3.
+ * malformed line, a missing header or a session version below 3, and with
+ * Node's `fs` code (`ENOENT`, `EACCES`, `EISDIR`, `ENOTDIR`) for a file the
+ * system will not open or read.
  */
 export declare function prepareCompactionFromFile(path: string, options?: PrepareFromFileOptions): Promise<FilePlan | undefined>
 
