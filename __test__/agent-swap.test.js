@@ -59,6 +59,9 @@ describe('swapOf', () => {
     for (const version of ['0.7.8', '1.60.0', '0.78', '10.78.1', '1.6']) {
       expect(swapOf(FOLDER + 'dist/core/messages.js', io({ name: AGENT_PACKAGE, version }))).toHaveProperty('warning')
     }
+    expect(swapOf(FOLDER + 'dist/core/messages.js', io({ name: AGENT_PACKAGE }))).toEqual({
+      warning: `${AGENT_PACKAGE} with no version in its package.json is none of the versions prime-compaction stands in for (0.78.x, 1.6.x): the agent's own compaction module runs`,
+    })
     expect(swapOf(FOLDER + 'dist/core/messages.js', io({ name: AGENT_PACKAGE, version: '1.6.1-beta.2' }))).toEqual({ url: 'file:///ours/agent-1.6.mjs' })
   })
 
@@ -130,6 +133,26 @@ describe('the hook, on a stand-in agent package', () => {
     expect(await runEntry(process.execPath, script, registerOptions())).toEqual({ code: 0, out: { added: "the agent's", own: 'compaction/index.js', ours: true, prepareCompaction: true }, stderr: '' })
     // Without the hook, the agent's own.
     expect((await runEntry(process.execPath, script)).out).toEqual({ added: "the agent's", own: 'compaction/index.js', ours: false, prepareCompaction: false })
+  })
+
+  // require() of an ES module (Node 22.12 and later, unflagged) keys it by
+  // its path: the swapped file must be a module of its own there too. (On
+  // Node without module.registerHooks, the hook runs on the loader thread,
+  // which require() never asks.)
+  ;(typeof require('node:module').registerHooks === 'function' ? test : test.skip)('required from CommonJS, each swapped file is ours, and the very module an import gives', async () => {
+    for (const [name, version] of [['h', '1.6.0'], ['i', '0.78.1']]) {
+      const agent = fakeAgent(path.join(tmp, name), version)
+      const script = path.join(tmp, `${name}.cjs`)
+      const files = ['compaction/index.js', 'messages.js'].map((f) => path.join(agent, 'dist', 'core', f))
+      fs.writeFileSync(
+        script,
+        `const { pathToFileURL } = require('node:url')\nconst files = ${JSON.stringify(files)}\n` +
+          `const required = files.map((f) => require(f))\n` +
+          `Promise.all(files.map((f) => import(pathToFileURL(f).href))).then((imported) => console.log(JSON.stringify(required.map((m, k) => ({ own: m.own, ours: typeof m.countTokens === 'function', same: m === imported[k] })))))\n`,
+      )
+      const own = ['compaction/index.js', 'messages.js'].map((f) => ({ own: f, ours: true, same: true }))
+      expect(await runEntry(process.execPath, script, registerOptions())).toEqual({ code: 0, out: own, stderr: '' })
+    }
   })
 
   test("another package's files of the same names are left alone", async () => {

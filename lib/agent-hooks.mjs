@@ -69,7 +69,11 @@ function binaryLoads() {
 // there for the agent's other files to import, where importing this
 // package's entry alone would stop the agent at its start. The agent's
 // file is imported with ORIGINAL in its query, which no swap matches.
-const SHIM = 'prime-compaction-agent-file'
+// The module's URL is a path of its own under SHIM (no file is there):
+// `SHIM<entry>/<the agent file's URL, base64url>.mjs`. A query would not
+// do: `require()` of an ES module keys it by its path, which would make
+// the module made here the entry itself, importing itself.
+const SHIM = new URL('./agent-file/', import.meta.url).href
 const ORIGINAL = '?prime-compaction-original'
 
 function swapped(resolved) {
@@ -81,24 +85,25 @@ function swapped(resolved) {
   }
   if (!binaryLoads()) return resolved
   // (a bundled entry's unbundled build is the agent's own file, run as it is)
-  if (ENTRIES.has(swap.url)) return { ...resolved, url: `${swap.url}?${SHIM}=${encodeURIComponent(resolved.url)}`, format: 'module' }
+  const entry = ENTRIES.get(swap.url)
+  if (entry !== undefined) return { ...resolved, url: `${SHIM}${entry}/${Buffer.from(resolved.url).toString('base64url')}.mjs`, format: 'module' }
   return { ...resolved, url: swap.url, format: 'module' }
 }
 
-// This package's entries, one per line, by URL.
-const ENTRIES = new Set(LINES.map((row) => io.entryUrl(row.entry)))
+// This package's entries, one per line: each one's file name by its URL.
+const ENTRIES = new Map(LINES.map((row) => [io.entryUrl(row.entry), row.entry]))
+const ENTRY_URLS = new Map(LINES.map((row) => [row.entry, io.entryUrl(row.entry)]))
 
 // The names each entry of this package exports, once.
 const entryNames = new Map()
 
 /** The module's text for a swapped agent file's URL (see SHIM), or undefined for any other URL. */
 function shimSource(url) {
-  if (!url.includes(`?${SHIM}=`)) return undefined
-  const at = new URL(url)
-  const agentFile = at.searchParams.get(SHIM)
-  at.search = ''
-  const entry = at.href
-  if (agentFile === null || !ENTRIES.has(entry)) return undefined
+  if (!url.startsWith(SHIM)) return undefined
+  const [name, file, ...rest] = url.slice(SHIM.length).split('/')
+  const entry = ENTRY_URLS.get(name)
+  if (entry === undefined || rest.length > 0 || !file?.endsWith('.mjs')) return undefined
+  const agentFile = Buffer.from(file.slice(0, -'.mjs'.length), 'base64url').toString()
   if (!entryNames.has(entry)) entryNames.set(entry, Object.keys(require(fileURLToPath(entry).replace(/\.mjs$/, '.js'))))
   return `export * from ${JSON.stringify(agentFile + ORIGINAL)}\nexport { ${entryNames.get(entry).join(', ')} } from ${JSON.stringify(entry)}\n`
 }

@@ -64,8 +64,9 @@ function swapOf(url, { packageOf, exists, entryUrl }) {
   const version = String(pkg.version)
   const row = LINES.find((r) => r.versions.test(version))
   if (row === undefined) {
+    const named = pkg.version === undefined ? `${AGENT_PACKAGE} with no version in its package.json` : `${AGENT_PACKAGE} ${version}`
     return {
-      warning: `${AGENT_PACKAGE} ${version} is none of the versions prime-compaction stands in for (${LINES.map(known).join(', ')}): the agent's own compaction module runs`,
+      warning: `${named} is none of the versions prime-compaction stands in for (${LINES.map(known).join(', ')}): the agent's own compaction module runs`,
     }
   }
   if (unbundled !== undefined) {
