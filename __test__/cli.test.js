@@ -463,6 +463,62 @@ describe('compact against a local OpenAI-compatible server', () => {
     expect(retry.length).toBeLessThan(first.length)
   })
 
+  test("servers' own corners: llama.cpp's error: lines, a [DONE] with no finish_reason, content as parts, other overflow wordings, a key a header cannot carry", async () => {
+    const sse = (...events) => ({ raw: events.map((e) => `${e}\n\n`).join(''), contentType: 'text/event-stream' })
+    const delta = (content, finish = null) => `data: ${JSON.stringify({ choices: [{ index: 0, delta: { content }, finish_reason: finish }] })}`
+    const copy = path.join(dir, 'corners.jsonl')
+    const compact = async (replies, ...more) => {
+      fs.copyFileSync(EXAMPLE, copy)
+      server = await startServer(replies)
+      const r = await run(['compact', copy, '--base-url', server.baseUrl, '--model', 'm', '--quiet', '--append', ...more])
+      const requests = server.requests.length
+      await server.close()
+      server = undefined
+      return { ...r, requests, appended: fs.readFileSync(copy, 'utf8') !== fs.readFileSync(EXAMPLE, 'utf8') }
+    }
+    // An error mid-answer (llama.cpp writes `error:`, then [DONE]): the server's words, nothing appended.
+    const midError = await compact([sse(delta('## Goal\nThe user asked to'), 'error: {"code":500,"message":"Input prompt is too big compared to KV size","type":"server_error"}', 'data: [DONE]')], '--stream')
+    expect({ code: midError.code, appended: midError.appended }).toEqual({ code: 1, appended: false })
+    expect(midError.stderr).toContain('Input prompt is too big compared to KV size')
+    // The same line with llama.cpp's overflow: retried smaller, then appended.
+    const overflowLine = 'error: {"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error"}'
+    const retried = await compact([sse(overflowLine, 'data: [DONE]'), sse(delta('Short history.', 'stop'), 'data: [DONE]'), sse(delta('Prefix.', 'stop'), 'data: [DONE]')], '--stream', '--context-window', '4096')
+    expect({ code: retried.code, requests: retried.requests, appended: retried.appended }).toEqual({ code: 0, requests: 3, appended: true })
+    // An event named error.
+    const named = await compact([sse(delta('Half'), 'event: error\ndata: {"message":"engine died"}', 'data: [DONE]')], '--stream')
+    expect({ code: named.code, appended: named.appended, said: named.stderr.includes('engine died') }).toEqual({ code: 1, appended: false, said: true })
+    // Text, then [DONE] with no finish_reason: maybe cut short, so not stored.
+    const unfinished = await compact([sse(delta('## Goal\nThe user asked to'), 'data: [DONE]')], '--stream')
+    expect({ code: unfinished.code, appended: unfinished.appended }).toEqual({ code: 1, appended: false })
+    expect(unfinished.stderr).toContain('with [DONE] but no finish_reason')
+    // Content as parts (Mistral's thinking and text): the text parts are the summary.
+    const parts = (text) => ({ raw: JSON.stringify({ choices: [{ index: 0, message: { role: 'assistant', content: [{ type: 'thinking', thinking: [{ type: 'text', text: 'hmm' }] }, { type: 'text', text }] }, finish_reason: 'stop' }] }), contentType: 'application/json' })
+    const partsRun = await compact([parts('History from parts.'), parts('Prefix from parts.')], '--json')
+    expect(partsRun.code).toBe(0)
+    expect(JSON.parse(partsRun.stdout).result.summary).toMatch(/^History from parts\.\n\n---\n\n\*\*Turn Context \(split turn\):\*\*\n\nPrefix from parts\./)
+    // Overflow as LM Studio, vLLM's engine and TGI word it, and as OpenAI's code alone: retried smaller.
+    for (const error of [
+      'Trying to keep the first 9000 tokens when context the overflows. However, the model is loaded with context length of only 4096 tokens, which is not enough.',
+      'The decoder prompt (length 9000) is longer than the maximum model length of 4096.',
+      '`inputs` tokens + `max_new_tokens` must be <= 4096. Given: 9000 `inputs` tokens and 512 `max_new_tokens`',
+    ]) {
+      const r = await compact([{ status: 400, error }, { text: 'Short history.' }, { text: 'Prefix.' }], '--context-window', '4096')
+      expect({ error, code: r.code, requests: r.requests }).toEqual({ error, code: 0, requests: 3 })
+    }
+    const coded = await compact([{ status: 400, error: 'Request too large.' }, { text: 'x' }], '--context-window', '4096')
+    expect(coded.requests).toBe(1)
+    const openAi = { raw: JSON.stringify({ error: { message: 'Request too large.', type: 'invalid_request_error', code: 'context_length_exceeded' } }), contentType: 'application/json' }
+    const byCode = await compact([openAi, { text: 'Short history.' }, { text: 'Prefix.' }], '--context-window', '4096')
+    expect({ code: byCode.code, requests: byCode.requests }).toEqual({ code: 0, requests: 3 })
+    // A key with a line break: a clear error that does not show it.
+    fs.copyFileSync(EXAMPLE, copy)
+    server = await startServer([{ text: 'x' }])
+    const key = await run(['compact', copy, '--base-url', server.baseUrl, '--model', 'm', '--quiet', '--api-key-env', 'CORNER_KEY'], { env: { CORNER_KEY: 'sk-secret\nrest' } })
+    expect({ code: key.code, shown: key.stderr.includes('sk-secret') }).toEqual({ code: 1, shown: false })
+    expect(key.stderr).toContain('a request header holds a character HTTP cannot carry')
+    expect(server.requests).toHaveLength(0)
+  })
+
   test('HTTP errors give the provider message and exit 1; an overflow that never fits gives up', async () => {
     server = await startServer([{ status: 500, error: 'model not loaded' }])
     const r = await run(['compact', EXAMPLE, '--base-url', server.baseUrl, '--model', 'm'])

@@ -51,13 +51,21 @@ function errorText(body) {
     const value = JSON.parse(body)
     const error = value && value.error
     if (typeof error === 'string') return error
-    if (error && typeof error.message === 'string') return error.message
+    // The code too, where the message leaves it out (OpenAI's context_length_exceeded).
+    if (error && typeof error.message === 'string') return typeof error.code === 'string' && !error.message.includes(error.code) ? `${error.message} (${error.code})` : error.message
     if (value && typeof value.message === 'string') return value.message
     if (value && typeof value.detail === 'string') return value.detail
   } catch {
     // not JSON: the text as sent
   }
   return body.trim() || '(empty response body)'
+}
+
+/** A message's or delta's `content`: a string, or parts whose `text` parts are the text (a `thinking` part is not). */
+function contentText(content) {
+  if (typeof content === 'string') return content
+  if (!Array.isArray(content)) return ''
+  return content.map((part) => (part && part.type === 'text' && typeof part.text === 'string' ? part.text : '')).join('')
 }
 
 function toolCallsOf(calls) {
@@ -74,14 +82,19 @@ function fromJson(model, value) {
   const choice = value && Array.isArray(value.choices) ? value.choices[0] : undefined
   if (!choice) return assistantMessage(model, '', 'error', 'the response has no choices')
   const message = choice.message || {}
-  const text = typeof message.content === 'string' ? message.content : ''
+  const text = contentText(message.content)
   const calls = toolCallsOf(message.tool_calls)
   const stop = calls.length > 0 ? 'toolUse' : stopReasonOf(choice.finish_reason)
   // Some servers (Moonshot) put it in the choice.
   return assistantMessage(model, text, stop, undefined, calls, value.usage ?? choice.usage)
 }
 
-/** Reads an SSE body: `data: {...}` events carrying `choices[0].delta`, ended by `data: [DONE]`. */
+/**
+ * Reads an SSE body: `data: {...}` events carrying `choices[0].delta`, ended
+ * by `data: [DONE]`. An error is an event whose data has `error`, an event
+ * named `error`, or (llama.cpp) an `error:` line; an answer that ends with
+ * no `finish_reason`, `[DONE]` or not, is incomplete.
+ */
 async function fromEventStream(model, body, onText) {
   const decoder = new TextDecoder()
   let buffer = ''
@@ -91,10 +104,14 @@ async function fromEventStream(model, body, onText) {
   let done = false
   const calls = []
   let data = []
+  let eventName = ''
   const dispatch = () => {
+    const named = eventName
+    eventName = ''
     if (data.length === 0) return undefined
     const payload = data.join('\n')
     data = []
+    if (named === 'error') return assistantMessage(model, text, 'error', errorText(payload))
     if (payload.trim() === '[DONE]') {
       done = true
       return undefined
@@ -112,8 +129,9 @@ async function fromEventStream(model, body, onText) {
     if (!choice) return undefined
     if (!event.usage && choice.usage) usage = choice.usage
     const delta = choice.delta || {}
-    if (typeof delta.content === 'string' && delta.content.length > 0) {
-      text += delta.content
+    const part = contentText(delta.content)
+    if (part.length > 0) {
+      text += part
       if (onText) onText(text.length)
     }
     if (Array.isArray(delta.tool_calls)) calls.push(...delta.tool_calls.filter((c) => c.id || (c.function && c.function.name)))
@@ -131,6 +149,11 @@ async function fromEventStream(model, body, onText) {
         if (failed) return failed
       } else if (line.startsWith('data:')) {
         data.push(line.slice(5).replace(/^ /, ''))
+      } else if (line.startsWith('event:')) {
+        eventName = line.slice(6).trim()
+      } else if (line.startsWith('error:')) {
+        // llama.cpp's own field for an error, outside the SSE standard.
+        return assistantMessage(model, text, 'error', errorText(line.slice(6).trim()))
       }
     }
     if (done) break
@@ -139,8 +162,8 @@ async function fromEventStream(model, body, onText) {
   if (buffer.startsWith('data:')) data.push(buffer.slice(5).replace(/^ /, ''))
   const failed = dispatch()
   if (failed) return failed
-  if (!done && finishReason === undefined) {
-    return assistantMessage(model, text, 'error', 'the event stream ended before the answer was complete')
+  if (finishReason === undefined) {
+    return assistantMessage(model, text, 'error', `the event stream ended ${done ? 'with [DONE] but no finish_reason' : 'before the answer was complete'}: the answer may be cut short`)
   }
   const toolCalls = toolCallsOf(calls)
   return assistantMessage(model, text, toolCalls.length > 0 ? 'toolUse' : stopReasonOf(finishReason), undefined, toolCalls, usage)
@@ -151,7 +174,10 @@ function describeFetchError(err, url, answered) {
   const cause = err && err.cause
   const code = (cause && (cause.code || cause.message)) || (err && (err.code || err.message)) || err
   if (code === 'UND_ERR_HEADERS_TIMEOUT') {
-    return `${url} sent no response headers within 300 s (the limit of Node's fetch); use --stream for long answers`
+    return `${url} sent no response headers within 300 s (the limit of Node's fetch, whatever --timeout says); with --stream, a server that streams sends them with its first words`
+  }
+  if (code === 'UND_ERR_BODY_TIMEOUT') {
+    return `${url} sent nothing more for 300 s (the limit of Node's fetch between parts of an answer, whatever --timeout says)`
   }
   if (answered) return `the answer from ${url} broke off: ${code}`
   if (UNREACHABLE.has(code)) return `cannot reach ${url}: ${code}`
@@ -195,6 +221,12 @@ function openAiStreamFn({ baseUrl, stream = false, timeoutMs, onEvent = () => {}
       if (askUsage) body.stream_options = { include_usage: true }
       const headers = { 'content-type': 'application/json', ...(options.headers || {}) }
       if (options.apiKey) headers.authorization = `Bearer ${options.apiKey}`
+      try {
+        new Headers(headers)
+      } catch {
+        // fetch's own error would quote the key.
+        return assistantMessage(model, '', 'error', 'a request header holds a character HTTP cannot carry (a line break in the API key?); the value is not shown here')
+      }
       const signals = []
       if (options.signal) signals.push(options.signal)
       const timeout = timeoutMs > 0 ? AbortSignal.timeout(timeoutMs) : undefined
@@ -220,7 +252,7 @@ function openAiStreamFn({ baseUrl, stream = false, timeoutMs, onEvent = () => {}
           }
           if (!response.ok) return assistantMessage(model, '', 'error', `${response.status} ${errorText(text)}`)
         }
-        const type = response.headers.get('content-type') || ''
+        const type = (response.headers.get('content-type') || '').toLowerCase()
         if (type.includes('text/event-stream')) {
           return await fromEventStream(model, response.body, (chars) => onEvent({ type: 'text', chars }))
         }
@@ -229,7 +261,9 @@ function openAiStreamFn({ baseUrl, stream = false, timeoutMs, onEvent = () => {}
         try {
           value = JSON.parse(text)
         } catch {
-          return assistantMessage(model, '', 'error', `the response is not JSON: ${text.slice(0, 200)}`)
+          // An event stream sent under another type.
+          if (stream && text.trimStart().startsWith('data:')) return await fromEventStream(model, [new TextEncoder().encode(text)])
+          return assistantMessage(model, '', 'error', text.trim() === '' ? 'the response is empty' : `the response is not JSON: ${text.slice(0, 200)}`)
         }
         return fromJson(model, value)
       } catch (err) {

@@ -88,9 +88,24 @@ pub const OVERFLOW_PATTERNS: &[OverflowPattern] = &[
         example: "The number of tokens to keep from the initial prompt is greater than the context length.",
     },
     OverflowPattern {
+        source: "LM Studio (its usual wording)",
+        pattern: r"trying to keep the first \d+ tokens when context (the )?overflows",
+        example: "Trying to keep the first 9000 tokens when context the overflows. However, the model is loaded with context length of only 4096 tokens, which is not enough.",
+    },
+    OverflowPattern {
         source: "vLLM",
         pattern: r"maximum model length is \d+",
         example: "This model's maximum model length is 32768 tokens. However, you requested 40000 tokens.",
+    },
+    OverflowPattern {
+        source: "vLLM (its engine's check)",
+        pattern: r"is longer than the maximum model length of \d+",
+        example: "The decoder prompt (length 9000) is longer than the maximum model length of 4096.",
+    },
+    OverflowPattern {
+        source: "Hugging Face TGI",
+        pattern: r"`?inputs`? tokens \+ `?max_new_tokens`? must be <= \d+",
+        example: "`inputs` tokens + `max_new_tokens` must be <= 4096. Given: 9000 `inputs` tokens and 512 `max_new_tokens`",
     },
     OverflowPattern {
         source: "Ollama",
