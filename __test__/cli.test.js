@@ -533,6 +533,8 @@ describe('compact against a local OpenAI-compatible server', () => {
     const wrongPath = await run(['compact', EXAMPLE, '--base-url', server.baseUrl.replace('/v1', '/v2'), '--model', 'm'])
     expect(wrongPath.code).toBe(1)
     expect(wrongPath.stderr).toContain('404 no route POST /v2/chat/completions')
+    // The URL asked, for a wrong --base-url.
+    expect(wrongPath.stderr).toContain(`(POST ${server.baseUrl.replace('/v1', '/v2')}/chat/completions)`)
   })
 
   test('a server that does not answer times out', async () => {

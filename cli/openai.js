@@ -250,7 +250,7 @@ function openAiStreamFn({ baseUrl, stream = false, timeoutMs, onEvent = () => {}
             answered = true
             if (!response.ok) text = await response.text()
           }
-          if (!response.ok) return assistantMessage(model, '', 'error', `${response.status} ${errorText(text)}`)
+          if (!response.ok) return assistantMessage(model, '', 'error', `${response.status} ${errorText(text)} (POST ${url})`)
         }
         const type = (response.headers.get('content-type') || '').toLowerCase()
         if (type.includes('text/event-stream')) {
