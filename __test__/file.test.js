@@ -361,6 +361,31 @@ describe('errors', () => {
     expect(out).toEqual(Array(4).fill('Error: /dev/zero: cannot read: the line at byte 0 is longer than 1610612664 bytes, more than any session line holds'))
   })
 
+  // In a child process: before, freeing a line nested near the parse's cap
+  // overflowed a worker thread's stack when its JS was already deep (SIGSEGV).
+  test('a line nested 4,900 deep, planned from a worker thread with almost no stack left, sync', () => {
+    const p = path.join(dir, 'deep.jsonl')
+    const d = 4_900
+    fs.writeFileSync(p, `${header}\n{"type":"message","id":"e0","parentId":null,"timestamp":"t","message":{"role":"user","content":"hi","timestamp":1},"details":${'['.repeat(d)}${']'.repeat(d)}}\n`)
+    const worker = `
+      const m = require(${JSON.stringify(path.join(__dirname, '..', 'agent-1.6.js'))})
+      const out = []
+      for (const f of ['prepareCompactionFromFileSync', 'serializeForSummaryFromFileSync']) {
+        let done = false
+        // Called at the deepest frame JS reaches, where a RangeError stops the recursion.
+        const g = () => {
+          try { g() } catch {}
+          if (done) return
+          try { out.push(f + ' ' + typeof m[f](${JSON.stringify(p)})); done = true } catch (err) { if (!(err instanceof RangeError)) { out.push(f + ' threw ' + err.message); done = true } }
+        }
+        g()
+      }
+      require('node:worker_threads').parentPort.postMessage(out)`
+    const script = `new (require('node:worker_threads').Worker)(${JSON.stringify(worker)}, { eval: true }).on('message', (m) => console.log(JSON.stringify(m)))`
+    const { execFileSync } = require('node:child_process')
+    expect(JSON.parse(execFileSync(process.execPath, ['-e', script], { timeout: 60_000, encoding: 'utf8' }))).toEqual(['prepareCompactionFromFileSync undefined', 'serializeForSummaryFromFileSync undefined'])
+  })
+
   test('bad arguments are TypeErrors, thrown before any work', async () => {
     const p = file('ok.jsonl', `${header}\n${entry}`)
     expect(() => ours.prepareCompactionFromFile(42)).toThrow(/path: expected a string/)

@@ -174,6 +174,18 @@ describe.each(AGENT_LINES.map((name) => [name]))('the %s line', (line) => {
     }
   })
 
+  test('a getter that grows or shrinks the list while it is read: the messages of the length the call began with, as the agent reads them', async () => {
+    const ref = await loadReference(line)
+    const make = (change) => {
+      const list = [{ role: 'user', content: 'a', timestamp: 1 }, null, { role: 'user', content: 'c', timestamp: 3 }]
+      Object.defineProperty(list, 1, { enumerable: true, configurable: true, get: () => (change(list), { role: 'custom', customType: 'n', content: 'b', display: true, timestamp: 2 }) })
+      return list
+    }
+    for (const change of [(l) => l.push({ role: 'user', content: 'pushed', timestamp: 4 }), (l) => (l.length = 2), (l) => l.unshift({ role: 'user', content: 'first', timestamp: 0 })]) {
+      expect(outcome(() => ours.convertToLlm(make(change)))).toEqual(outcome(() => ref.convertToLlm(make(change))))
+    }
+  })
+
   test('generated messages: the same messages either way', () => {
     fc.assert(
       fc.property(fc.array(fc.oneof({ weight: 8, arbitrary: gen.agentMessageArb }, { weight: 1, arbitrary: gen.systemMessageArb }), { maxLength: 30 }), (messages) => {

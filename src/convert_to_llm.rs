@@ -132,13 +132,16 @@ pub fn convert_to_llm(
     run(&env, |cx| {
         let line = line_arg(cx, &line)?;
         let list = cx.wrap(messages.0)?;
-        let len = list.expect_array("messages")?;
+        let mut len = list.expect_array("messages")?;
         let ahead = match (&roles, &values) {
             (Some(roles), Some(values)) => {
                 let codes = typed_array_slice::<u8>(cx, roles.0, sys::TypedarrayType::uint8_array)
                     .ok()
-                    .filter(|c| c.len() == len && len < i32::MAX as usize)
+                    .filter(|c| c.len() < i32::MAX as usize)
                     .ok_or_else(malformed)?;
+                // The length as the read-ahead began, as the agent's `map`
+                // takes it: a getter it ran may have changed it since.
+                len = codes.len();
                 Some((codes, cx.wrap(values.0)?))
             }
             _ => None,

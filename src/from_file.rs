@@ -199,6 +199,40 @@ pub fn plan_to_js(cx: &Cx, plan: Option<&FilePlan>) -> Result<Raw> {
     Ok(o)
 }
 
+/// The stack a synchronous file function's work gets (see [`on_own_stack`]).
+const STACK_BYTES: usize = 16 << 20;
+
+/// Runs a synchronous file function's work (`f`, which touches no JS value)
+/// on a thread of its own with [`STACK_BYTES`] of stack, and waits for it.
+/// A parsed line may be nested up to the parse's cap, and freeing it
+/// recurses once per level; the calling JS thread may have little stack
+/// left (a worker thread deep in its own recursion), where a stack
+/// overflow would end the process. Where no thread can be started, `f`
+/// runs here.
+fn on_own_stack<T: Send>(f: impl FnOnce() -> Result<T> + Send) -> Result<T> {
+    let mut work = Some(f);
+    let mut run = || match work.take() {
+        Some(f) => guarded(f),
+        None => Err(Error::invalid(
+            "prime-compaction internal error (a bug, please report it): file work run twice",
+        )),
+    };
+    let ran = std::thread::scope(|scope| {
+        std::thread::Builder::new()
+            .stack_size(STACK_BYTES)
+            .spawn_scoped(scope, &mut run)
+            .ok()
+            .map(|thread| thread.join())
+    });
+    match ran {
+        Some(Ok(result)) => result,
+        Some(Err(_)) => Err(Error::invalid(
+            "prime-compaction internal error (a bug, please report it): panic in work off the JS thread",
+        )),
+        None => run(),
+    }
+}
+
 /// Runs `f` off the JS thread, turning a panic into an error.
 pub fn guarded<T>(f: impl FnOnce() -> Result<T>) -> Result<T> {
     catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|_| {
@@ -281,7 +315,9 @@ pub fn prepare_compaction_from_file_sync(
 ) -> napi::Result<RawValue> {
     run(&env, |cx| {
         let r = read_request(cx, &path, &options, &line, false)?;
-        let plan = prepare_compaction_from_file(&r.path, r.leaf.as_ref(), r.budget, r.line)?;
+        let plan = on_own_stack(|| {
+            prepare_compaction_from_file(&r.path, r.leaf.as_ref(), r.budget, r.line)
+        })?;
         Ok(RawValue(plan_to_js(cx, plan.as_ref())?))
     })
 }
@@ -304,7 +340,10 @@ pub fn plan_session_bytes(
     run(&env, |cx| {
         let r = read_request(cx, &name, &options, &line, false)?;
         let name = r.path.display().to_string();
-        let plan = prepare_compaction_from_bytes(&bytes, &name, r.leaf.as_ref(), r.budget, r.line)?;
+        let bytes: &[u8] = &bytes;
+        let plan = on_own_stack(|| {
+            prepare_compaction_from_bytes(bytes, &name, r.leaf.as_ref(), r.budget, r.line)
+        })?;
         Ok(RawValue(plan_to_js(cx, plan.as_ref())?))
     })
 }
@@ -380,7 +419,7 @@ pub fn serialize_for_summary_from_file_sync(
 ) -> napi::Result<RawValue> {
     run(&env, |cx| {
         let request = read_request(cx, &path, &options, &line, true)?;
-        let transcript = transcript_of(&request)?;
+        let transcript = on_own_stack(|| transcript_of(&request))?;
         Ok(RawValue(transcript_to_js(cx, transcript.as_ref())?))
     })
 }
@@ -409,7 +448,8 @@ pub fn session_file_branch(
             Kind::Undefined => None,
             _ => Some(string_of(&leaf, "leafId")?),
         };
-        let found = branch_lines(&bytes, &name.to_string_lossy(), leaf.as_ref())?;
+        let bytes: &[u8] = &bytes;
+        let found = on_own_stack(|| branch_lines(bytes, &name.to_string_lossy(), leaf.as_ref()))?;
         let o = cx.object()?;
         cx.set(
             o,

@@ -1,6 +1,8 @@
 use super::names::{known_index, known_names, KNOWN_NAMES};
 use super::*;
+use crate::js::json::view::Val;
 use crate::js::string::JsStr;
+use crate::js::view::View;
 
 #[test]
 fn known_property_names_behave_like_any_other() {
@@ -815,4 +817,65 @@ fn a_text_cut_short_is_told_from_a_malformed_one() {
             assert!(!err.input_ended(text), "{text:?}: {err}");
         }
     }
+}
+
+/// A value nested `depth` arrays deep (or objects, each `{"k": ...}`), built without recursion.
+fn nested(depth: usize, objects: bool) -> Value {
+    let mut v = Value::Number(1.0);
+    for _ in 0..depth {
+        v = if objects {
+            Value::Object(Object::from_iter([("k", v)]))
+        } else {
+            Value::Array(vec![v, Value::Null])
+        };
+    }
+    v
+}
+
+#[test]
+fn string_of_a_deep_array_on_a_small_stack() {
+    // A worker thread deep in its own JS recursion has little stack left;
+    // a parsed file line may be nested up to the parse's cap.
+    let small = std::thread::Builder::new().stack_size(64 * 1024);
+    let deep = small
+        .spawn(|| {
+            let deep = nested(DEFAULT_MAX_DEPTH, false);
+            let s = Val::new(&deep)
+                .to_js_string()
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            assert_eq!(s.len(), 1 + DEFAULT_MAX_DEPTH);
+            assert_eq!(&s[..3], "1,,");
+            // (dropped out here: its drop recurses once per level)
+            deep
+        })
+        .unwrap()
+        .join()
+        .unwrap();
+    drop(deep);
+}
+
+#[test]
+fn string_of_an_array_is_js_string() {
+    let v = parse(r#"[[1,2],[],null,[null,[true]],"a",{},1.5e300,[[[]]],-0]"#).unwrap();
+    // String([[1,2],[],null,[null,[true]],"a",{},1.5e300,[[[]]],-0]) in Node:
+    assert_eq!(
+        Val::new(&v).to_js_string().unwrap().to_string_lossy(),
+        "1,2,,,,true,a,[object Object],1.5e+300,,0"
+    );
+    assert_eq!(
+        Val::new(&Value::Null)
+            .to_js_string()
+            .unwrap()
+            .to_string_lossy(),
+        "null"
+    );
+    assert_eq!(
+        Val::new(&parse("[null]").unwrap())
+            .to_js_string()
+            .unwrap()
+            .to_string_lossy(),
+        ""
+    );
 }

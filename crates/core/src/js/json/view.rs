@@ -25,7 +25,34 @@ fn measured_text() -> Error {
     Error::invalid("internal error: a measured text was read for its content")
 }
 
+/// `String(value)`: an array's items joined with commas, nested arrays
+/// likewise (`String([[1, 2], 3])` is `"1,2,3"`), null items empty. From an
+/// explicit stack: a parsed value may be nested thousands deep.
 fn js_string_of(value: &Value, out: &mut Utf16Builder) {
+    let Value::Array(items) = value else {
+        return scalar_string_of(value, out);
+    };
+    // Each array being joined, and whether an item of it was written yet.
+    let mut stack = vec![(items.iter(), false)];
+    while let Some((items, wrote)) = stack.last_mut() {
+        let Some(item) = items.next() else {
+            stack.pop();
+            continue;
+        };
+        if *wrote {
+            out.push_str(",");
+        }
+        *wrote = true;
+        match item {
+            Value::Array(inner) => stack.push((inner.iter(), false)),
+            Value::Null => {}
+            other => scalar_string_of(other, out),
+        }
+    }
+}
+
+/// `String(value)` of anything but an array.
+fn scalar_string_of(value: &Value, out: &mut Utf16Builder) {
     match value {
         Value::Null => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
@@ -34,16 +61,7 @@ fn js_string_of(value: &Value, out: &mut Utf16Builder) {
         // Reached only through arrays of planning trees, which hold no
         // measured texts; a measured text itself is an error in to_js_string.
         Value::Measured(_) => debug_assert!(false, "String() of a measured text"),
-        Value::Array(items) => {
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(",");
-                }
-                if !item.is_null() {
-                    js_string_of(item, out);
-                }
-            }
-        }
+        Value::Array(_) => debug_assert!(false, "String() of an array: js_string_of"),
         Value::Object(_) => out.push_str("[object Object]"),
     }
 }
