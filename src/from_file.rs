@@ -250,7 +250,9 @@ pub fn rejection(env: &Env, err: Error) -> napi::Error {
     napi::Error::from_unknown_without_coercion(unsafe { Unknown::from_raw_unchecked(raw, value) })
 }
 
-/// Builds a JS result on the JS thread, after the work is done.
+/// Builds a JS result on the JS thread, after the work is done. (napi-rs
+/// calls this from a C callback, where a panic would end the process: one
+/// here is an error, as in `run`.)
 pub fn resolve_with<T>(
     env: &Env,
     output: Result<T>,
@@ -258,7 +260,11 @@ pub fn resolve_with<T>(
 ) -> napi::Result<RawValue> {
     let built = output.and_then(|value| {
         let cx = Cx::new(env.raw())?;
-        build(&cx, value)
+        catch_unwind(AssertUnwindSafe(|| build(&cx, value))).unwrap_or_else(|_| {
+            Err(Error::invalid(
+                "prime-compaction internal error (a bug, please report it): panic while building a result",
+            ))
+        })
     });
     built.map(RawValue).map_err(|e| rejection(env, e))
 }
