@@ -206,12 +206,11 @@ function openAiStreamFn({ baseUrl, stream = false, timeoutMs, onEvent = () => {}
       // Either context shape: { systemPrompt, messages } or a transcript whose first message is the system prompt.
       const system = context.messages.find((m) => m.role === 'system')
       const user = context.messages.find((m) => m.role === 'user')
-      const text = (content) => (typeof content === 'string' ? content : content.map((b) => b.text || '').join(''))
       const body = {
         model: model.id,
         messages: [
-          { role: 'system', content: system ? text(system.content) : context.systemPrompt },
-          { role: 'user', content: text(user.content) },
+          { role: 'system', content: system ? contentText(system.content) : context.systemPrompt },
+          { role: 'user', content: contentText(user.content) },
         ],
         // Lines that send no maxTokens leave the cap to the model, as pi-ai does.
         max_tokens: options.maxTokens ?? model.maxTokens,

@@ -226,20 +226,20 @@ fn on_own_stack<T: Send>(f: impl FnOnce() -> Result<T> + Send) -> Result<T> {
     });
     match ran {
         Some(Ok(result)) => result,
-        Some(Err(_)) => Err(Error::invalid(
-            "prime-compaction internal error (a bug, please report it): panic in work off the JS thread",
-        )),
+        Some(Err(_)) => Err(off_thread_panic()),
         None => run(),
     }
 }
 
 /// Runs `f` off the JS thread, turning a panic into an error.
 pub fn guarded<T>(f: impl FnOnce() -> Result<T>) -> Result<T> {
-    catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|_| {
-        Err(Error::invalid(
-            "prime-compaction internal error (a bug, please report it): panic in work off the JS thread",
-        ))
-    })
+    catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|_| Err(off_thread_panic()))
+}
+
+fn off_thread_panic() -> Error {
+    Error::invalid(
+        "prime-compaction internal error (a bug, please report it): panic in work off the JS thread",
+    )
 }
 
 /// A core error as the value a Promise rejects with: a `TypeError`,

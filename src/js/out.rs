@@ -7,7 +7,7 @@ use napi::sys;
 
 use crate::js::view::{check, Cx};
 use prime_compaction_core::error::{Error, Result};
-use prime_compaction_core::js::string::{JsStr, MAX_STRING_UNITS};
+use prime_compaction_core::js::string::{utf16_len_of_str, JsStr, MAX_STRING_UNITS};
 
 pub type Raw = sys::napi_value;
 
@@ -102,9 +102,7 @@ impl Cx {
     /// `RangeError`, as [`Cx::utf16`]: a UTF-8 text has at least as many
     /// bytes as UTF-16 units, so only a long one is counted).
     pub fn str(&self, s: &str) -> Result<Raw> {
-        if s.len() > MAX_STRING_UNITS
-            && s.chars().map(char::len_utf16).sum::<usize>() > MAX_STRING_UNITS
-        {
+        if s.len() > MAX_STRING_UNITS && utf16_len_of_str(s) > MAX_STRING_UNITS {
             return Err(Error::string_too_long());
         }
         let mut v = ptr::null_mut();

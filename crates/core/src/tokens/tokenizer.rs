@@ -479,7 +479,7 @@ impl Ranks {
                 NONE
             }
         }));
-        let mut items = heap.take().map(BinaryHeap::into_vec).unwrap_or_default();
+        let mut items = std::mem::take(heap);
         reset(&mut items, 2 * n)?;
         items.extend(
             (0..last)
@@ -518,7 +518,7 @@ impl Ranks {
                 }
             }
         }
-        *heap = Some(pairs);
+        *heap = pairs.into_vec();
         Ok(parts)
     }
 }
@@ -530,7 +530,8 @@ struct MergeScratch {
     next: Vec<u32>,
     prev: Vec<u32>,
     rank: Vec<u32>,
-    heap: Option<BinaryHeap<Reverse<u64>>>,
+    /// The heap's buffer, between pieces.
+    heap: Vec<Reverse<u64>>,
 }
 
 /// Empties `v` and makes room for `n` items (see [`buffer`]).
