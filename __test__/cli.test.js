@@ -463,7 +463,7 @@ describe('compact against a local OpenAI-compatible server', () => {
     expect(retry.length).toBeLessThan(first.length)
   })
 
-  test("servers' own corners: llama.cpp's error: lines, a [DONE] with no finish_reason, content as parts, other overflow wordings, a key a header cannot carry", async () => {
+  test("servers' own corners: llama.cpp's error: lines, a [DONE] with no finish_reason, lines ended by a lone CR, content as parts, other overflow wordings, a key a header cannot carry", async () => {
     const sse = (...events) => ({ raw: events.map((e) => `${e}\n\n`).join(''), contentType: 'text/event-stream' })
     const delta = (content, finish = null) => `data: ${JSON.stringify({ choices: [{ index: 0, delta: { content }, finish_reason: finish }] })}`
     const copy = path.join(dir, 'corners.jsonl')
@@ -491,6 +491,17 @@ describe('compact against a local OpenAI-compatible server', () => {
     const unfinished = await compact([sse(delta('## Goal\nThe user asked to'), 'data: [DONE]')], '--stream')
     expect({ code: unfinished.code, appended: unfinished.appended }).toEqual({ code: 1, appended: false })
     expect(unfinished.stderr).toContain('with [DONE] but no finish_reason')
+    // Lines ended by a lone CR, or CRLF, even where a chunk ends between the CR and its LF.
+    const ended = (end, ...splits) => {
+      const body = [delta('Bare ', null), delta('CR.', 'stop'), 'data: [DONE]'].map((e) => `${e}${end}${end}`).join('')
+      const at = splits.map((s) => body.indexOf(s) + s.length)
+      return { raw: [0, ...at].map((from, i) => body.slice(from, at[i])), contentType: 'text/event-stream' }
+    }
+    for (const reply of [ended('\r', '"Bare "'), ended('\r', 'null}]}\r'), ended('\r\n', 'null}]}\r'), ended('\r\n', 'null}]}\r\n\r')]) {
+      const run = await compact([reply], '--stream', '--json')
+      expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: '' })
+      expect(JSON.parse(run.stdout).result.summary).toMatch(/^Bare CR\./)
+    }
     // Content as parts (Mistral's thinking and text): the text parts are the summary.
     const parts = (text) => ({ raw: JSON.stringify({ choices: [{ index: 0, message: { role: 'assistant', content: [{ type: 'thinking', thinking: [{ type: 'text', text: 'hmm' }] }, { type: 'text', text }] }, finish_reason: 'stop' }] }), contentType: 'application/json' })
     const partsRun = await compact([parts('History from parts.'), parts('Prefix from parts.')], '--json')

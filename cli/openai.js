@@ -95,6 +95,8 @@ function fromJson(model, value) {
  * named `error`, or (llama.cpp) an `error:` line; an answer that ends with
  * no `finish_reason`, `[DONE]` or not, is incomplete.
  */
+const lineEnd = /\r\n|\r|\n/g
+
 async function fromEventStream(model, body, onText) {
   const decoder = new TextDecoder()
   let buffer = ''
@@ -105,6 +107,17 @@ async function fromEventStream(model, body, onText) {
   const calls = []
   let data = []
   let eventName = ''
+  // A line ends at CRLF, LF or a lone CR (the SSE standard); a CR that ends
+  // the buffer waits for the next chunk, which may begin with its LF, unless
+  // the body has ended. What follows the last line end is left in `buffer`.
+  const takeLine = (ended) => {
+    lineEnd.lastIndex = 0
+    const end = lineEnd.exec(buffer)
+    if (end === null || (!ended && end[0] === '\r' && end.index === buffer.length - 1)) return undefined
+    const line = buffer.slice(0, end.index)
+    buffer = buffer.slice(end.index + end[0].length)
+    return line
+  }
   const dispatch = () => {
     const named = eventName
     eventName = ''
@@ -138,12 +151,10 @@ async function fromEventStream(model, body, onText) {
     if (choice.finish_reason) finishReason = choice.finish_reason
     return undefined
   }
-  for await (const chunk of body) {
-    buffer += decoder.decode(chunk, { stream: true })
-    let newline
-    while ((newline = buffer.indexOf('\n')) >= 0) {
-      const line = buffer.slice(0, newline).replace(/\r$/, '')
-      buffer = buffer.slice(newline + 1)
+  // Each line's field; an error ends the read with it.
+  const readLines = (ended) => {
+    let line
+    while ((line = takeLine(ended)) !== undefined) {
       if (line === '') {
         const failed = dispatch()
         if (failed) return failed
@@ -156,9 +167,18 @@ async function fromEventStream(model, body, onText) {
         return assistantMessage(model, text, 'error', errorText(line.slice(6).trim()))
       }
     }
+    return undefined
+  }
+  for await (const chunk of body) {
+    buffer += decoder.decode(chunk, { stream: true })
+    const failed = readLines(false)
+    if (failed) return failed
     if (done) break
   }
   buffer += decoder.decode()
+  const failedLast = readLines(true)
+  if (failedLast) return failedLast
+  // A last line with no line end still carries its data.
   if (buffer.startsWith('data:')) data.push(buffer.slice(5).replace(/^ /, ''))
   const failed = dispatch()
   if (failed) return failed

@@ -14,7 +14,8 @@
 //   { ..., onEnd }                    server-sent events; onEnd() is called once the last one is sent
 //   { ..., resetAfterChunks: k }      server-sent events, the socket destroyed after the first k chunks
 //   { ..., stallAfterChunks: k }      server-sent events, nothing more after the first k chunks
-//   { raw, contentType }              status 200 and `raw` (a string or Buffer) as the whole body
+//   { raw, contentType }              status 200 and `raw` (a string or Buffer) as the whole body;
+//                                     an array of them is written a part at a time, 20 ms apart
 //   { destroy: true }                 the socket destroyed before any response
 // A reply may also be a Promise of one. The last reply repeats once the
 // script runs out. Requests are recorded, with the body as parsed and as sent (`raw`).
@@ -137,7 +138,11 @@ async function startServer(script) {
       }
       if (reply.raw !== undefined) {
         res.writeHead(200, { 'content-type': reply.contentType || 'text/event-stream', 'cache-control': 'no-cache' })
-        res.end(reply.raw)
+        for (const part of Array.isArray(reply.raw) ? reply.raw.slice(0, -1) : []) {
+          res.write(part)
+          await new Promise((resolve) => setTimeout(resolve, 20))
+        }
+        res.end(Array.isArray(reply.raw) ? reply.raw[reply.raw.length - 1] : reply.raw)
         return
       }
       if (reply.sse || (parsed && parsed.stream === true)) {
