@@ -174,6 +174,15 @@ const DEMOS = {
     await ours.compact(withBodies(), MODEL, 'k', undefined, undefined, undefined, undefined, fresh)
     expect(fits.calls[2].prompt).toBe(fresh.calls[1].prompt)
     expect(['p1', 'p2', 'p3'].filter((id) => fits.calls[2].prompt.includes(`BODY-${id}`))).toEqual(['p1', 'p2', 'p3'])
+    // One round that fits the model's declared window (1M tokens) overflows a server run with less:
+    // its retries keep half, then a quarter, of it, head and tail.
+    const long = { role: 'user', content: `HEAD ${'x'.repeat(400_000)} TAIL`, timestamp: 1 }
+    const oneLongRound = () => ({ ...plainPreparation(ref), messagesToSummarize: [long], previousSummary: undefined })
+    const bounded = scripted([failure(OVERFLOW), failure(OVERFLOW), text('OK')])
+    expect((await ours.compact(oneLongRound(), { ...MODEL, contextWindow: 1_000_000 }, 'k', undefined, undefined, undefined, undefined, bounded)).summary).toMatch(/^OK/)
+    const lengths = bounded.calls.map((c) => c.prompt.length)
+    expect([lengths[1] - lengths[0], lengths[2] - lengths[0]].map((d) => Math.round((d + 400_000) / 1000))).toEqual([200, 100])
+    expect(bounded.calls.slice(1).every((c) => /HEAD x+\n\n\[\.\.\. \d+ characters of this round omitted \.\.\.\]\n\nx+ TAIL/.test(c.prompt))).toBe(true)
     if (line === '1.6') {
       // An overflow that holds a retryable word ("500"), under a retry policy.
       const worded = "This model's maximum context length is 500 tokens. However, your messages resulted in 900 tokens."

@@ -510,7 +510,7 @@ pub fn project_serialize(data: &[u8]) {
         let _ = serialize(&messages, SerializeOptions { reasoning });
         for attempt in 0..3 {
             for bound in [0, 7, 2000] {
-                let options = ProjectOptions::for_attempt(attempt, reasoning, bound);
+                let options = attempt_options(attempt, reasoning, bound);
                 let projected = project(&messages, &options);
                 assert!(projected.len() <= messages.len(), "projection grew");
                 let _ = serialize(&projected, SerializeOptions { reasoning });
@@ -1172,7 +1172,7 @@ pub fn recipe(data: &[u8]) {
         let expected = serialize(&messages, options);
         assert_eq!(sink.assemble(), expected.to_utf16(), "transcript");
         for attempt in 0..3 {
-            let options = ProjectOptions::for_attempt(attempt, reasoning, 40);
+            let options = attempt_options(attempt, reasoning, 40);
             let mut sink = RecipeWriter::new(seed.rotate_left(attempt as u32));
             serialize_projection(&messages, &options, &mut sink);
             let projected = project(&messages, &options);
@@ -1650,7 +1650,7 @@ pub fn projection_plan(data: &[u8]) {
     let sourced: Vec<_> = messages.iter().map(|m| sources.message(m)).collect();
     let attempt = usize::from(seed % 3);
     let bound = [0, 40, 2000][usize::from(seed / 3 % 3)];
-    let options = ProjectOptions::for_attempt(attempt, seed & 0x40 != 0, bound);
+    let options = attempt_options(attempt, seed & 0x40 != 0, bound);
     let mut plan = PlanWriter::new(FuzzValues(Vec::new()), sourced.len());
     project_each(&sourced, &options, |m| {
         plan.projected(m).expect("values are taken");
@@ -1979,9 +1979,12 @@ pub fn compact_job(data: &[u8]) {
                         reasoning,
                     };
                     // The answer's room is 8,192 tokens in every request here.
+                    let whole = transcript
+                        .render(&shrink_for(0, &limits, 8_192.0, 0))
+                        .utf16_len();
                     let units = |step| {
                         transcript
-                            .render(&shrink_for(step, &limits, 8_192.0))
+                            .render(&shrink_for(step, &limits, 8_192.0, whole))
                             .utf16_len()
                     };
                     assert!(
@@ -2186,5 +2189,16 @@ fn context_message(mode: u8, i: usize) -> Value {
                 ]),
             ),
         ]),
+    }
+}
+
+/// Projection options like those of overflow retry `attempt` (0 to 2), with
+/// `bound` on a round from the first retry on.
+fn attempt_options(attempt: usize, reasoning: bool, bound: usize) -> ProjectOptions {
+    ProjectOptions {
+        tool_result_bodies: [3, 1, 0][attempt.min(2)],
+        drop_oldest_rounds: attempt,
+        round_bound: (attempt > 0).then_some(bound),
+        reasoning,
     }
 }

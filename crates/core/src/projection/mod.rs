@@ -53,26 +53,6 @@ impl Default for ProjectOptions {
     }
 }
 
-impl ProjectOptions {
-    /// The spec's schedule: the first attempt keeps three bodies; retry `n`
-    /// (1 or 2) drops `n` oldest rounds, keeps `3 - 2n`-ish bodies (1, then
-    /// 0) and bounds oversized rounds.
-    pub fn for_attempt(attempt: usize, reasoning: bool, round_bound: usize) -> Self {
-        match attempt {
-            0 => ProjectOptions {
-                reasoning,
-                ..ProjectOptions::default()
-            },
-            n => ProjectOptions {
-                tool_result_bodies: if n == 1 { 1 } else { 0 },
-                drop_oldest_rounds: n.min(2),
-                round_bound: Some(round_bound),
-                reasoning,
-            },
-        }
-    }
-}
-
 /// Whether a summarizer model belongs to the Claude family, which rejects
 /// prior assistant reasoning replayed as transcript text.
 pub fn is_claude_family(api: Option<&JsStr>, provider: Option<&JsStr>, id: Option<&JsStr>) -> bool {

@@ -427,17 +427,14 @@ fn serialize_projection_writes_the_projection_transcript() {
 fn projection_is_repeatable_and_does_not_change_input() {
     let input = msgs(&format!("[{},{}]", call("a"), result("a", "x")));
     let before = input.clone();
-    let a = project(&input, &ProjectOptions::for_attempt(2, false, 10));
-    let b = project(&input, &ProjectOptions::for_attempt(2, false, 10));
+    let options = ProjectOptions {
+        tool_result_bodies: 0,
+        drop_oldest_rounds: 2,
+        round_bound: Some(10),
+        reasoning: false,
+    };
+    let a = project(&input, &options);
+    let b = project(&input, &options);
     assert_eq!(a, b);
     assert_eq!(input, before);
-    assert_eq!(
-        ProjectOptions::for_attempt(1, true, 7).tool_result_bodies,
-        1
-    );
-    assert_eq!(
-        ProjectOptions::for_attempt(2, true, 7).drop_oldest_rounds,
-        2
-    );
-    assert_eq!(ProjectOptions::for_attempt(0, true, 7).round_bound, None);
 }

@@ -4,6 +4,8 @@
 //! `streamFn` (the CLI too, through `compact()`); the tests drive it with
 //! a scripted [`Llm`].
 
+use std::cell::OnceCell;
+
 use crate::agent_line::AgentLine;
 use crate::error::{Error, Result};
 use crate::js::json::number_to_js_string;
@@ -111,6 +113,9 @@ pub struct Job<T: Transcript> {
     /// The shrink level of the compaction's last retry (`shrink_for`): the
     /// next retry, of either part, shrinks further.
     shrink_level: u8,
+    /// The length of each part's whole transcript, once a retry asks.
+    history_units: OnceCell<usize>,
+    turn_prefix_units: OnceCell<usize>,
 }
 
 /// A branch summary instead of a compaction: `customInstructions` may
@@ -180,6 +185,8 @@ impl<T: Transcript> Job<T> {
             answered: Vec::new(),
             overflow_retries: 0,
             shrink_level: 0,
+            history_units: OnceCell::new(),
+            turn_prefix_units: OnceCell::new(),
         };
         job.state = if job.branch.is_some() {
             State::Asking {
@@ -240,11 +247,22 @@ impl<T: Transcript> Job<T> {
         // Room for the answer when shrinking: the budget asked for, or else
         // what the model may write.
         let answer_room = max_tokens.unwrap_or(self.limits.max_tokens);
-        let shrink = shrink_for(level, &self.limits, answer_room);
-        match part {
-            Part::History | Part::Branch => Some(self.history.render(&shrink)),
-            Part::TurnPrefix => self.turn_prefix.as_ref().map(|p| p.render(&shrink)),
-        }
+        let transcript = match part {
+            Part::History | Part::Branch => &self.history,
+            Part::TurnPrefix => self.turn_prefix.as_ref()?,
+        };
+        let whole_units = if level == 0 {
+            usize::MAX
+        } else {
+            let units = match part {
+                Part::History | Part::Branch => &self.history_units,
+                Part::TurnPrefix => &self.turn_prefix_units,
+            };
+            *units.get_or_init(|| {
+                (transcript.render(&shrink_for(0, &self.limits, answer_room, 0))).utf16_len()
+            })
+        };
+        Some(transcript.render(&shrink_for(level, &self.limits, answer_room, whole_units)))
     }
 
     /// The shrink level of the compaction's next retry after `part`
@@ -475,4 +493,5 @@ pub fn run<T: Transcript>(job: &mut Job<T>, llm: &mut dyn Llm) -> Result<JsStr> 
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests;

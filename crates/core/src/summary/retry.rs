@@ -19,7 +19,13 @@ pub struct Shrink {
 }
 
 /// The shrink level of `attempt` (0 is the first try, then the retries).
-pub fn shrink_for(attempt: u8, limits: &ModelLimits, max_tokens: f64) -> Shrink {
+/// `whole_units`: the length of the part's whole (attempt 0) transcript.
+pub fn shrink_for(
+    attempt: u8,
+    limits: &ModelLimits,
+    max_tokens: f64,
+    whole_units: usize,
+) -> Shrink {
     if attempt == 0 {
         return Shrink {
             drop_rounds: 0,
@@ -42,10 +48,18 @@ pub fn shrink_for(attempt: u8, limits: &ModelLimits, max_tokens: f64) -> Shrink 
         })
     .max(4096.0);
     let share = if attempt == 1 { 0.5 } else { 0.25 };
+    // The same share of the whole transcript where that is less: a round
+    // that fits the declared window by this count overflowed all the same
+    // (a server run with a smaller window than the model's, text of more
+    // tokens a unit), and a bound on the window alone would leave it whole.
+    // Never under 4,096 units (the window's least, a quarter of 4,096
+    // tokens): a shorter round is not what overflows.
+    let by_window = (room * 4.0 * share) as usize;
+    let by_transcript = ((whole_units as f64 * share) as usize).max(4096);
     Shrink {
         drop_rounds: attempt as usize,
         tool_result_bodies: if attempt == 1 { 1 } else { 0 },
-        round_bound: Some((room * 4.0 * share) as usize),
+        round_bound: Some(by_window.min(by_transcript)),
     }
 }
 
@@ -66,7 +80,7 @@ mod tests {
         // half, then a quarter, at four units a token.
         let window = limits(128_000.0);
         assert_eq!(
-            [0, 1, 2].map(|a| shrink_for(a, &window, 16_384.0)),
+            [0, 1, 2].map(|a| shrink_for(a, &window, 16_384.0, usize::MAX)),
             [
                 Shrink {
                     drop_rounds: 0,
@@ -87,14 +101,37 @@ mod tests {
         );
         // An unknown window counts as 128k; an answer budget that is no number, as none.
         assert_eq!(
-            shrink_for(1, &limits(f64::NAN), 0.0).round_bound,
+            shrink_for(1, &limits(f64::NAN), 0.0, usize::MAX).round_bound,
             Some(256_000)
         );
         assert_eq!(
-            shrink_for(1, &limits(0.0), f64::INFINITY).round_bound,
+            shrink_for(1, &limits(0.0), f64::INFINITY, usize::MAX).round_bound,
             Some(256_000)
         );
         // Never less room than 4,096 tokens, however large the answer.
-        assert_eq!(shrink_for(2, &window, 200_000.0).round_bound, Some(4_096));
+        assert_eq!(
+            shrink_for(2, &window, 200_000.0, usize::MAX).round_bound,
+            Some(4_096)
+        );
+    }
+
+    #[test]
+    fn a_transcript_under_the_window_bound_is_bounded_by_its_own_length() {
+        // 400,000 units fit a 1M window's bound; half, then a quarter, of them.
+        let window = limits(1_000_000.0);
+        let bound = |a| shrink_for(a, &window, 16_384.0, 400_000).round_bound;
+        assert_eq!(
+            [bound(0), bound(1), bound(2)],
+            [None, Some(200_000), Some(100_000)]
+        );
+        // Never under 4,096 units; past the window's bound, the window's.
+        assert_eq!(
+            shrink_for(2, &window, 16_384.0, 1_000).round_bound,
+            Some(4_096)
+        );
+        assert_eq!(
+            shrink_for(1, &limits(128_000.0), 16_384.0, 1_000_000).round_bound,
+            Some(223_232)
+        );
     }
 }

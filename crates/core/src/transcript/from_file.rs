@@ -123,7 +123,10 @@ fn llm_messages(branch: &Branch, messages: &[PlanMessage]) -> Result<Vec<Message
 }
 
 fn transcript(messages: &[Message], reasoning: bool) -> JsStr {
-    let options = ProjectOptions::for_attempt(0, reasoning, usize::MAX);
+    let options = ProjectOptions {
+        reasoning,
+        ..ProjectOptions::default()
+    };
     serialize(&project(messages, &options), SerializeOptions { reasoning })
 }
 

@@ -555,3 +555,58 @@ fn a_prefix_may_take_step_two_when_the_history_skipped_to_it() {
     .unwrap_or_default();
     assert!(m.starts_with("Turn prefix summarization failed: the request overflows the model's context, and the compaction's 2 smaller retries are spent: "), "{m}");
 }
+
+#[test]
+fn one_round_that_fits_the_declared_window_is_still_bounded_on_overflow() {
+    use crate::js::json::parse;
+    use crate::js::json::view::Val;
+    use crate::summary::message_transcript::MessageTranscript;
+    use crate::transcript::llm_message::from_agent_messages;
+    // One user round of 400,000 units: under a 1M window's bound, but the
+    // server (run with a smaller window) reports an overflow.
+    let json = format!(
+        r#"[{{"role":"user","content":"{}"}},{{"role":"assistant","content":[{{"type":"text","text":"done"}}]}}]"#,
+        "x".repeat(400_000)
+    );
+    let value = parse(&json).unwrap();
+    let messages = from_agent_messages(&Val::new(&value)).unwrap();
+    let mut job = Job::new(JobInput {
+        line: &AgentLine::V0_78,
+        wants_reasoning: false,
+        history: MessageTranscript {
+            messages,
+            reasoning: false,
+        },
+        history_is_empty: false,
+        turn_prefix: None,
+        previous_summary: None,
+        custom_instructions: None,
+        reserve_tokens: 16384.0,
+        limits: ModelLimits {
+            max_tokens: 8192.0,
+            context_window: 1_000_000.0,
+        },
+        read_files: vec![],
+        modified_files: vec![],
+        branch: None,
+    });
+    let overflow = "the request exceeds the available context size, try increasing it";
+    let mut llm = Scripted {
+        answers: vec![error(overflow), error(overflow), text("ok")],
+        seen: vec![],
+    };
+    assert!(run(&mut job, &mut llm).is_ok());
+    let lengths: Vec<usize> = llm.seen.iter().map(|r| r.prompt.utf16_len()).collect();
+    // Half, then a quarter, of the round, each around the omission marker.
+    assert_eq!(lengths.len(), 3);
+    assert!(lengths[0] > 400_000, "{lengths:?}");
+    assert!(
+        (200_000..201_000).contains(&(lengths[1] - (lengths[0] - 400_000))),
+        "{lengths:?}"
+    );
+    assert!(
+        (100_000..101_000).contains(&(lengths[2] - (lengths[0] - 400_000))),
+        "{lengths:?}"
+    );
+    assert!(prompt(&llm.seen[1]).contains(" characters of this round omitted ...]"));
+}
