@@ -71,7 +71,7 @@ module.exports = {
       id: 'custom-instructions',
       area: 'summary request',
       what:
-        'Custom instructions go into every request, the turn prefix of a split turn included, in a block that says they take priority over the defaults, and compact() returns them as customInstructions; 0.78.1 appends them as "Additional focus" to the history request only.',
+        'Custom instructions go into every request, the turn prefix of a split turn included, in a block that says they take priority over the defaults, and compact() returns them as customInstructions; 0.78.1 appends them as "Additional focus" to the history request only and returns none.',
       why: 'The spec: instructions are passed to the summarization prompt with high priority and persisted on the compaction entry.',
     },
     overflowRetries('0.78.1 rejects the first overflow.'),
@@ -79,7 +79,7 @@ module.exports = {
       id: 'sequential-split-turn',
       area: 'summary request',
       what: "A split turn's history and turn-prefix requests are sent one after the other; 0.78.1 sends them in parallel.",
-      why: 'The spec sends requests one after the other; single-slot local servers reject a second concurrent request.',
+      why: 'Single-slot local servers reject a second concurrent request (the spec sets no order; the history goes first).',
     },
     {
       id: 'previous-summary-split-turn',

@@ -62,7 +62,7 @@ pub fn turn_prefix_instructions() -> String {
 /// The user's own instructions, placed last and marked as overriding.
 pub fn custom_instructions_block(custom: &JsStr) -> JsStr {
     let mut out = Utf16Builder::new();
-    out.push_str("\n\n<user-instructions priority=\"high\">\nThe user asked for this compaction with the following instructions. They take priority over the defaults above wherever the two differ:\n");
+    out.push_str("\n\n<user-instructions priority=\"high\">\nThe user gave the following instructions for this summary. They take priority over the defaults above wherever the two differ:\n");
     out.push_js(custom);
     out.push_str("\n</user-instructions>");
     out.finish()
