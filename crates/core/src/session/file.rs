@@ -454,6 +454,12 @@ fn check_header(file: &SessionFile, path: &str) -> Result<()> {
     };
     let line = file.lines.first().copied().unwrap_or(1);
     let at = |message: String| file_error(path, format!("line {line}: {message}"));
+    if !matches!(header, Value::Object(_)) {
+        return Err(at(format!(
+            "no session header: expected the session header object, got {}",
+            type_of(header)
+        )));
+    }
     if header.get("type").and_then(Value::as_str) != Some("session") {
         return Err(at(
             "no session header: the first entry is not {\"type\":\"session\",...}".to_string(),

@@ -170,6 +170,12 @@ fn header_problems_are_named() {
     assert!(err_of("\n \n").contains("no session header"));
     let e = err_of(&format!("\n{}\n", entry("a")));
     assert!(e.contains("line 2: no session header"), "{e}");
+    // A line before the header that is no object says what it is.
+    let e = err_of(&format!("null\n{HEADER}\n"));
+    assert!(
+        e.contains("line 1: no session header: expected the session header object, got null"),
+        "{e}"
+    );
     let e = err_of(r#"{"type":"session","version":2,"id":"s"}"#);
     assert!(
         e.contains("line 1: session version 2 is older than 3"),
