@@ -28,7 +28,7 @@ const overflowRetries = (agent) => ({
     "tool-result bodies, an oversized round bounded to its head and tail), and only then rejects (\"... still overflows the model's context after 2 smaller retries: ...\"); " +
     'a retry step that would be no smaller is skipped for the next, and when none is smaller the overflow rejects at once, saying so. A split turn\'s two requests share the two retries, each starting ' +
     'from its whole request, the second request\'s retry taking the step after the first\'s. An overflow is an error in ' +
-    "the wordings 1.6's pi-ai takes for one (not a rate limit or throttling), in an error answer or in an error streamFn throws, or a `length` stop with no output and the window full. " +
+    "the wordings 1.6's pi-ai takes for one (not a rate limit or throttling), in an error answer or in an error streamFn throws (then the rejection's cause), or a `length` stop with no output and the window full. " +
     agent,
   why: "The compaction spec's overflow retries.",
 })

@@ -110,10 +110,14 @@ const DEMOS = {
     const refThrown = scripted([new Error(OVERFLOW), text('OK')])
     await expect(ref.compact(twoRounds(), MODEL, 'k', undefined, undefined, undefined, undefined, refThrown)).rejects.toThrow(OVERFLOW)
     expect(refThrown.calls).toHaveLength(1)
-    const thrownThrice = scripted([new Error(OVERFLOW), new Error(OVERFLOW), new Error(OVERFLOW)])
-    await expect(ours.compact(twoRounds(), MODEL, 'k', undefined, undefined, undefined, undefined, thrownThrice)).rejects.toThrow(
-      "Summarization failed: the request still overflows the model's context after 2 smaller retries: " + OVERFLOW,
-    )
+    const lastThrown = Object.assign(new Error(OVERFLOW), { status: 400, code: 'context_length_exceeded' })
+    const thrownThrice = scripted([new Error(OVERFLOW), new Error(OVERFLOW), lastThrown])
+    const spentThrown = await ours.compact(twoRounds(), MODEL, 'k', undefined, undefined, undefined, undefined, thrownThrice).catch((err) => err)
+    expect(spentThrown.message).toBe("Summarization failed: the request still overflows the model's context after 2 smaller retries: " + OVERFLOW)
+    // A plain Error as the agents raise theirs, the error thrown last as its cause; an answered failure has none.
+    expect([spentThrown.constructor.name, Object.keys(spentThrown), spentThrown.cause]).toEqual(['Error', [], lastThrown])
+    const answeredSpent = await ours.compact(twoRounds(), MODEL, 'k', undefined, undefined, undefined, undefined, scripted([failure(OVERFLOW)])).catch((err) => err)
+    expect([answeredSpent.constructor.name, Object.keys(answeredSpent), 'cause' in answeredSpent]).toEqual(['Error', [], false])
     const other = new Error('socket hang up')
     const otherRun = scripted([other, text('never')])
     await expect(ours.compact(twoRounds(), MODEL, 'k', undefined, undefined, undefined, undefined, otherRun)).rejects.toBe(other)

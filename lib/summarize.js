@@ -22,6 +22,20 @@ function abortError(signal) {
 
 const isOwnAbort = (err) => Boolean(err && err[OWN_ABORT])
 
+/** The errors of a job's own verdict on an answer (not a failing streamFn's). */
+const verdicts = new WeakSet()
+
+/**
+ * The job's verdict `err`: an Error of the job's message, as the agents
+ * raise theirs (without the N-API status `code`), whose `cause` is the
+ * overflow the streamFn threw where that was the answer judged.
+ */
+function verdictError(err, thrown) {
+  const verdict = err.name === 'Error' ? new Error(err.message, thrown === undefined ? undefined : { cause: thrown }) : err
+  verdicts.add(verdict)
+  return verdict
+}
+
 /**
  * Calls `onAbort` once `signal` aborts, and gives back how to stop
  * listening; null where the signal cannot be listened to. A signal-like
@@ -200,6 +214,8 @@ function summarizing(native, line, { argumentEntries, computeFileLists, branchPr
       const context = contextOf(request)
       const options = optionsOf(request, call)
       let response
+      // An overflow the streamFn threw, standing as the answer.
+      let thrown
       try {
         if (rules.completeSummarization) {
           const requestOptions = requestOptionsOf(options)
@@ -213,15 +229,15 @@ function summarizing(native, line, { argumentEntries, computeFileLists, branchPr
         // smaller, as it would the answer (the spec).
         response = signal && signal.aborted ? undefined : thrownOverflow(err)
         if (response === undefined) throw err
+        thrown = err
       }
       if (inspect) inspect(response)
       let accepted
       try {
         accepted = job.respond(response)
       } catch (err) {
-        // The job's own verdict on the answer, as opposed to a failing streamFn.
-        if (err && !(err instanceof TypeError)) err.summarizationFailure = true
-        throw err
+        // The job's own verdict on the answer; a TypeError is bad input.
+        throw err instanceof TypeError ? err : verdictError(err, thrown)
       }
       if (accepted) usages.push(response.usage)
     }
@@ -367,7 +383,7 @@ function summarizing(native, line, { argumentEntries, computeFileLists, branchPr
         // Aborted: by the caller's signal, or an answer that says so (not
         // an error the streamFn threw that merely calls itself AbortError).
         if (isOwnAbort(err) || (signal && signal.aborted)) return { aborted: true }
-        if (err && err.summarizationFailure) return { error: err.message }
+        if (verdicts.has(err)) return { error: err.message }
         throw err
       }
       const result = job.branchResult(usages)
