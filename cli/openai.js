@@ -89,14 +89,15 @@ function fromJson(model, value) {
   return assistantMessage(model, text, stop, undefined, calls, value.usage ?? choice.usage)
 }
 
+// A line end in an event stream: CRLF, LF or a lone CR (the SSE standard).
+const LINE_END = /\r\n|\r|\n/
+
 /**
  * Reads an SSE body: `data: {...}` events carrying `choices[0].delta`, ended
  * by `data: [DONE]`. An error is an event whose data has `error`, an event
  * named `error`, or (llama.cpp) an `error:` line; an answer that ends with
  * no `finish_reason`, `[DONE]` or not, is incomplete.
  */
-const lineEnd = /\r\n|\r|\n/g
-
 async function fromEventStream(model, body, onText) {
   const decoder = new TextDecoder()
   let buffer = ''
@@ -107,12 +108,10 @@ async function fromEventStream(model, body, onText) {
   const calls = []
   let data = []
   let eventName = ''
-  // A line ends at CRLF, LF or a lone CR (the SSE standard); a CR that ends
-  // the buffer waits for the next chunk, which may begin with its LF, unless
-  // the body has ended. What follows the last line end is left in `buffer`.
+  // The next whole line taken from `buffer`; a CR that ends the buffer waits
+  // for the next chunk, which may begin with its LF, unless the body has ended.
   const takeLine = (ended) => {
-    lineEnd.lastIndex = 0
-    const end = lineEnd.exec(buffer)
+    const end = LINE_END.exec(buffer)
     if (end === null || (!ended && end[0] === '\r' && end.index === buffer.length - 1)) return undefined
     const line = buffer.slice(0, end.index)
     buffer = buffer.slice(end.index + end[0].length)

@@ -259,7 +259,9 @@ impl<T: Transcript> Job<T> {
                 Part::TurnPrefix => &self.turn_prefix_units,
             };
             *units.get_or_init(|| {
-                (transcript.render(&shrink_for(0, &self.limits, answer_room, 0))).utf16_len()
+                transcript
+                    .render(&shrink_for(0, &self.limits, answer_room, 0))
+                    .utf16_len()
             })
         };
         Some(transcript.render(&shrink_for(level, &self.limits, answer_room, whole_units)))
