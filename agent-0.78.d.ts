@@ -956,7 +956,7 @@ export interface SerializeOptions {
  * model reads it as material rather than a conversation to continue. Long tool
  * results are shortened. Run `convertToLlm` first for agent messages.
  */
-export declare function serializeConversation(messages: Message[], options?: SerializeOptions): string
+export declare function serializeConversation(messages: (Message | ProjectedMessage)[], options?: SerializeOptions): string
 
 /**
  * System prompt of every summarization request: the spec's, not the agent's
@@ -1032,7 +1032,15 @@ export interface ProjectionOptions {
  * text without building them (0.35 to 0.6 of the time of the two calls in
  * benches/serialize.mjs).
  */
-export declare function projectForSummary(messages: Message[], options?: ProjectionOptions): Message[]
+export declare function projectForSummary(messages: Message[], options?: ProjectionOptions): ProjectedMessage[]
+
+/**
+ * A message of a summary projection (`projectForSummary`): a new object with
+ * what a transcript reads; an assistant message keeps only its `role`,
+ * `content` and `timestamp` (no `api`, `model`, `usage` or `stopReason`), a
+ * tool result no `details`, a thinking block no signature.
+ */
+export type ProjectedMessage = Exclude<Message, AssistantMessage> | Pick<AssistantMessage, 'role' | 'content' | 'timestamp'>
 
 /**
  * Prime-compaction addition. The transcript a summarization request carries:
@@ -1077,7 +1085,8 @@ export interface FilePlan {
   turnPrefixIds: string[]
   /** Touched files, as arrays. */
   fileOps: { read: string[]; written: string[]; edited: string[] }
-  previousSummary?: string
+  /** The previous compaction's summary; `undefined` where there is none. */
+  previousSummary: string | undefined
 }
 
 /**
@@ -1087,7 +1096,9 @@ export interface FilePlan {
  * would return `undefined`; rejects with an error naming the line for a
  * malformed line, a missing header or a session version below 3, and with
  * Node's `fs` code (`ENOENT`, `EACCES`, `EISDIR`, `ENOTDIR`) for a file the
- * system will not open or read.
+ * system will not open or read. Bad arguments (a path that is no string,
+ * empty or holding a NUL; options of the wrong types) throw a `TypeError` at
+ * once, as the synchronous twin does, rather than reject.
  */
 export declare function prepareCompactionFromFile(path: string, options?: PrepareFromFileOptions): Promise<FilePlan | undefined>
 
@@ -1107,14 +1118,15 @@ export interface FileTranscript {
   plan: FilePlan
   /** The projected, serialized history transcript (first attempt). */
   conversation: string
-  /** The split turn's prefix transcript, when the cut splits a turn. */
-  turnPrefix?: string
+  /** The split turn's prefix transcript, when the cut splits a turn; else `undefined`. */
+  turnPrefix: string | undefined
 }
 
 /**
  * Prime-compaction addition. Plan a compaction of a session file and return
  * the projected, serialized transcripts its summarization request would
- * carry. Resolves to `undefined` where there is nothing to compact.
+ * carry. Resolves to `undefined` where there is nothing to compact; fails as
+ * `prepareCompactionFromFile` does (bad arguments throw at once).
  */
 export declare function serializeForSummaryFromFile(
   path: string,

@@ -1172,7 +1172,7 @@ export declare function extractFileOpsFromMessage(message: AgentMessage, fileOps
  * tool-result content). `options.reasoning` decides whether assistant
  * reasoning is written. Run `convertToLlm` first for agent messages.
  */
-export declare function serializeConversation(messages: Message[], options?: V078.SerializeOptions): string
+export declare function serializeConversation(messages: (Message | ProjectedMessage)[], options?: V078.SerializeOptions): string
 
 /**
  * System prompt of every summarization request: the spec's, not the agent's
@@ -1205,7 +1205,15 @@ export declare function convertToLlm(messages: AgentMessage[]): Message[]
  * models that accept it. The input is not modified; the copies are new plain
  * objects. `serializeForSummary` gives their transcript without building them.
  */
-export declare function projectForSummary(messages: Message[], options?: V078.ProjectionOptions): Message[]
+export declare function projectForSummary(messages: Message[], options?: V078.ProjectionOptions): ProjectedMessage[]
+
+/**
+ * A message of a summary projection (`projectForSummary`): a new object with
+ * what a transcript reads; an assistant message keeps only its `role`,
+ * `content` and `timestamp` (no `api`, `model`, `usage` or `stopReason`), a
+ * tool result no `details`, a thinking block no signature.
+ */
+export type ProjectedMessage = Exclude<Message, AssistantMessage> | Pick<AssistantMessage, 'role' | 'content' | 'timestamp'>
 
 /**
  * Prime-compaction addition. The transcript a summarization request carries:

@@ -88,6 +88,8 @@ accepts<typeof Ours.formatFileOperations>(Ref.formatFileOperations)
 // Ours takes an extra optional `options` argument; a function with fewer
 // parameters is still assignable to one with more, so this holds both ways.
 accepts<typeof Ref.serializeConversation>(Ours.serializeConversation)
+// @ts-expect-error ours also takes a summary projection's messages (ProjectedMessage:
+// an assistant message there has only role, content and timestamp): one way only
 accepts<typeof Ours.serializeConversation>(Ref.serializeConversation)
 // @ts-expect-error the agent declares its own prompt text as a literal type; ours is
 // another text (the spec's prompt), so it is declared a string: one way only
@@ -265,6 +267,10 @@ accepts<Ours.AssistantMessageStreamLike>(value<Ai.AssistantMessageEventStream>()
 // ---------------------------------------------------------------------------
 accepts<Parameters<typeof Ours.projectForSummary>[0]>(value<Ai.Message[]>())
 accepts<Parameters<typeof Ours.projectForSummary>[1]>({ model: value<Ai.Model<any>>(), toolResultBodies: 1 })
+// A projection's messages go to serializeConversation; its assistant messages
+// carry only role, content and timestamp, so they are no reference Message.
+accepts<Parameters<typeof Ours.serializeConversation>[0]>(Ours.projectForSummary(value<Ai.Message[]>()))
+// @ts-expect-error no api, provider, model, usage or stopReason on a projected assistant message
 accepts<Ai.Message[]>(Ours.projectForSummary(value<Ai.Message[]>()))
 accepts<Ai.Message[][]>(Ours.splitUserRounds(value<Ai.Message[]>()))
 accepts<Ours.GenerateBranchSummaryOptions>({

@@ -112,6 +112,8 @@ accepts<typeof Ours.computeFileLists>(Ref.computeFileLists)
 accepts<typeof Ref.formatFileOperations>(Ours.formatFileOperations)
 accepts<typeof Ours.formatFileOperations>(Ref.formatFileOperations)
 accepts<typeof Ref.serializeConversation>(Ours.serializeConversation)
+// @ts-expect-error ours also takes a summary projection's messages (ProjectedMessage:
+// an assistant message there has only role, content and timestamp): one way only
 accepts<typeof Ours.serializeConversation>(Ref.serializeConversation)
 // @ts-expect-error the agent declares its own prompt text as a literal type; ours is
 // another text (the spec's prompt), so it is declared a string: one way only
@@ -362,7 +364,11 @@ mutual<Awaited<ReturnType<typeof Ours.prepareCompactionAsync>>, ReturnType<typeo
 accepts<Parameters<typeof Ours.buildSummaryRequests>>(value<[Ref.CompactionPreparation, Ai.Model<any>, string]>())
 mutual<Parameters<typeof Ours.projectForSummary>[0], Ai.Message[]>(same, same)
 accepts<Parameters<typeof Ours.projectForSummary>[1]>({ model: value<Ai.Model<any>>(), toolResultBodies: 1 })
-mutual<ReturnType<typeof Ours.projectForSummary>, Ai.Message[]>(same, same)
+// A projection's messages go to serializeConversation; its assistant messages
+// carry only role, content and timestamp, so they are no reference Message.
+accepts<Parameters<typeof Ours.serializeConversation>[0]>(Ours.projectForSummary(value<Ai.Message[]>()))
+// @ts-expect-error no api, provider, model, usage or stopReason on a projected assistant message
+accepts<Ai.Message[]>(Ours.projectForSummary(value<Ai.Message[]>()))
 mutual<Parameters<typeof Ours.serializeForSummary>[0], Ai.Message[]>(same, same)
 mutual<Parameters<typeof Ours.splitUserRounds>[0], Ai.Message[]>(same, same)
 mutual<ReturnType<typeof Ours.splitUserRounds>, Ai.Message[][]>(same, same)
