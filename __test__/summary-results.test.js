@@ -119,6 +119,16 @@ describe.each(LINES)('agent line %s: summary results', (line) => {
       const y = await ours.generateBranchSummary(branchEntries(), { model: MODEL, apiKey: 'k', streamFn: scripted(answers) })
       expect(y).toEqual(x)
     }
+    // What a getter of the answer throws comes through as it is, from both summarizers, as from the agent's.
+    class Refused extends Error {}
+    for (const thrown of [new Refused('no'), null, 'a string']) {
+      const answers = () => [Object.defineProperty({ ...text('## Goal') }, 'content', { get: () => { throw thrown } })]
+      const caught = (promise) => promise.then(() => 'resolved', (err) => err)
+      for (const impl of [ref, ours]) {
+        expect(await caught(compactOf(impl, answers()))).toBe(thrown)
+        expect(await caught(impl.generateBranchSummary(branchEntries(), { model: MODEL, apiKey: 'k', streamFn: scripted(answers()) }))).toBe(thrown)
+      }
+    }
     // errorMessage is read on an error answer only.
     const odd = [{ ...text('## Goal'), errorMessage: Symbol('not read') }]
     expect(await outcome(compactOf(ours, odd))).toEqual(await outcome(compactOf(ref, odd)))

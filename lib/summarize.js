@@ -26,12 +26,20 @@ const isOwnAbort = (err) => Boolean(err && err[OWN_ABORT])
 const verdicts = new WeakSet()
 
 /**
- * The job's verdict `err`: an Error of the job's message, as the agents
- * raise theirs (without the N-API status `code`), whose `cause` is the
- * overflow the streamFn threw where that was the answer judged.
+ * What `job.respond` threw: the job's verdict on the answer (the binding's
+ * own Error, code `GenericFailure`) as an Error of its message, as the agents
+ * raise theirs, whose `cause` is the overflow the streamFn threw where that
+ * was the answer judged; anything else (a TypeError of bad input, or what a
+ * getter of the answer threw) as it is, as the agents let it through.
  */
-function verdictError(err, thrown) {
-  const verdict = err.name === 'Error' ? new Error(err.message, thrown === undefined ? undefined : { cause: thrown }) : err
+function judged(err, thrown) {
+  let verdict
+  try {
+    if (typeof err !== 'object' || err === null || err.code !== 'GenericFailure') return err
+    verdict = new Error(err.message, thrown === undefined ? undefined : { cause: thrown })
+  } catch {
+    return err
+  }
   verdicts.add(verdict)
   return verdict
 }
@@ -236,8 +244,7 @@ function summarizing(native, line, { argumentEntries, computeFileLists, branchPr
       try {
         accepted = job.respond(response)
       } catch (err) {
-        // The job's own verdict on the answer; a TypeError is bad input.
-        throw err instanceof TypeError ? err : verdictError(err, thrown)
+        throw judged(err, thrown)
       }
       if (accepted) usages.push(response.usage)
     }
