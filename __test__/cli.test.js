@@ -497,10 +497,14 @@ describe('compact against a local OpenAI-compatible server', () => {
       const at = splits.map((s) => body.indexOf(s) + s.length)
       return { raw: [0, ...at].map((from, i) => body.slice(from, at[i])), contentType: 'text/event-stream' }
     }
-    for (const reply of [ended('\r', '"Bare "'), ended('\r', 'null}]}\r'), ended('\r\n', 'null}]}\r'), ended('\r\n', 'null}]}\r\n\r')]) {
-      const run = await compact([reply], '--stream', '--json')
+    // An event of two data lines whose CRLF is split between chunks; a lone-CR stream left open after [DONE].
+    const twoLines = delta('Two lines.', 'stop').replace('"choices"', '\r\ndata: "choices"')
+    const split = { raw: [twoLines.slice(0, twoLines.indexOf('\n')), `${twoLines.slice(twoLines.indexOf('\n'))}\r\n\r\ndata: [DONE]\r\n\r\n`], contentType: 'text/event-stream' }
+    const open = { ...ended('\r', '"Bare "'), open: true }
+    for (const reply of [ended('\r', '"Bare "'), ended('\r', 'null}]}\r'), ended('\r\n', 'null}]}\r'), ended('\r\n', 'null}]}\r\n\r'), split, open]) {
+      const run = await compact([reply], '--stream', '--json', '--timeout', '5000')
       expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: '' })
-      expect(JSON.parse(run.stdout).result.summary).toMatch(/^Bare CR\./)
+      expect(JSON.parse(run.stdout).result.summary).toMatch(reply === split ? /^Two lines\./ : /^Bare CR\./)
     }
     // Content as parts (Mistral's thinking and text): the text parts are the summary.
     const parts = (text) => ({ raw: JSON.stringify({ choices: [{ index: 0, message: { role: 'assistant', content: [{ type: 'thinking', thinking: [{ type: 'text', text: 'hmm' }] }, { type: 'text', text }] }, finish_reason: 'stop' }] }), contentType: 'application/json' })

@@ -108,13 +108,20 @@ async function fromEventStream(model, body, onText) {
   const calls = []
   let data = []
   let eventName = ''
-  // The next whole line taken from `buffer`; a CR that ends the buffer waits
-  // for the next chunk, which may begin with its LF, unless the body has ended.
-  const takeLine = (ended) => {
+  // Set where a line ended at a CR that ended the buffer: an LF opening the
+  // next chunk is that line end's.
+  let endedAtCr = false
+  // The next whole line taken from `buffer`.
+  const takeLine = () => {
+    if (endedAtCr && buffer.length > 0) {
+      if (buffer.charCodeAt(0) === 10) buffer = buffer.slice(1)
+      endedAtCr = false
+    }
     const end = LINE_END.exec(buffer)
-    if (end === null || (!ended && end[0] === '\r' && end.index === buffer.length - 1)) return undefined
+    if (end === null) return undefined
     const line = buffer.slice(0, end.index)
     buffer = buffer.slice(end.index + end[0].length)
+    endedAtCr = end[0] === '\r' && buffer.length === 0
     return line
   }
   const dispatch = () => {
@@ -151,9 +158,9 @@ async function fromEventStream(model, body, onText) {
     return undefined
   }
   // Each line's field; an error ends the read with it.
-  const readLines = (ended) => {
+  const readLines = () => {
     let line
-    while ((line = takeLine(ended)) !== undefined) {
+    while ((line = takeLine()) !== undefined) {
       if (line === '') {
         const failed = dispatch()
         if (failed) return failed
@@ -170,12 +177,12 @@ async function fromEventStream(model, body, onText) {
   }
   for await (const chunk of body) {
     buffer += decoder.decode(chunk, { stream: true })
-    const failed = readLines(false)
+    const failed = readLines()
     if (failed) return failed
     if (done) break
   }
   buffer += decoder.decode()
-  const failedLast = readLines(true)
+  const failedLast = readLines()
   if (failedLast) return failedLast
   // A last line with no line end still carries its data.
   if (buffer.startsWith('data:')) data.push(buffer.slice(5).replace(/^ /, ''))

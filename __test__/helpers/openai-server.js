@@ -16,6 +16,7 @@
 //   { ..., stallAfterChunks: k }      server-sent events, nothing more after the first k chunks
 //   { raw, contentType }              status 200 and `raw` (a string or Buffer) as the whole body;
 //                                     an array of them is written a part at a time, 20 ms apart
+//   { raw: [...], open: true }        the same, the response then left open
 //   { destroy: true }                 the socket destroyed before any response
 // A reply may also be a Promise of one. The last reply repeats once the
 // script runs out. Requests are recorded, with the body as parsed and as sent (`raw`).
@@ -142,7 +143,12 @@ async function startServer(script) {
           res.write(part)
           await new Promise((resolve) => setTimeout(resolve, 20))
         }
-        res.end(Array.isArray(reply.raw) ? reply.raw[reply.raw.length - 1] : reply.raw)
+        const last = Array.isArray(reply.raw) ? reply.raw[reply.raw.length - 1] : reply.raw
+        if (reply.open) {
+          res.write(last)
+          hanging.add(res)
+          res.on('close', () => hanging.delete(res))
+        } else res.end(last)
         return
       }
       if (reply.sse || (parsed && parsed.stream === true)) {
