@@ -1211,7 +1211,8 @@ export declare function projectForSummary(messages: Message[], options?: V078.Pr
  * A message of a summary projection (`projectForSummary`): a new object with
  * what a transcript reads; an assistant message keeps only its `role`,
  * `content` and `timestamp` (no `api`, `model`, `usage` or `stopReason`), a
- * tool result no `details`, a thinking block no signature.
+ * tool result no `details`, a text or thinking block no signature, and an
+ * image is a `[image]` text block.
  */
 export type ProjectedMessage = Exclude<Message, AssistantMessage> | Pick<AssistantMessage, 'role' | 'content' | 'timestamp'>
 

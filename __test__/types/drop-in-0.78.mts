@@ -267,6 +267,9 @@ accepts<Ours.AssistantMessageStreamLike>(value<Ai.AssistantMessageEventStream>()
 // ---------------------------------------------------------------------------
 accepts<Parameters<typeof Ours.projectForSummary>[0]>(value<Ai.Message[]>())
 accepts<Parameters<typeof Ours.projectForSummary>[1]>({ model: value<Ai.Model<any>>(), toolResultBodies: 1 })
+// The file functions' results always carry previousSummary and turnPrefix (undefined where there is none).
+accepts<{ previousSummary: string | undefined }>(value<Ours.FilePlan>())
+accepts<{ turnPrefix: string | undefined }>(value<Ours.FileTranscript>())
 // A projection's messages go to serializeConversation; its assistant messages
 // carry only role, content and timestamp, so they are no reference Message.
 accepts<Parameters<typeof Ours.serializeConversation>[0]>(Ours.projectForSummary(value<Ai.Message[]>()))

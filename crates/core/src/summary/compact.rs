@@ -247,17 +247,13 @@ impl<T: Transcript> Job<T> {
         // Room for the answer when shrinking: the budget asked for, or else
         // what the model may write.
         let answer_room = max_tokens.unwrap_or(self.limits.max_tokens);
-        let transcript = match part {
-            Part::History | Part::Branch => &self.history,
-            Part::TurnPrefix => self.turn_prefix.as_ref()?,
+        let (transcript, units) = match part {
+            Part::History | Part::Branch => (&self.history, &self.history_units),
+            Part::TurnPrefix => (self.turn_prefix.as_ref()?, &self.turn_prefix_units),
         };
         let whole_units = if level == 0 {
             usize::MAX
         } else {
-            let units = match part {
-                Part::History | Part::Branch => &self.history_units,
-                Part::TurnPrefix => &self.turn_prefix_units,
-            };
             *units.get_or_init(|| {
                 transcript
                     .render(&shrink_for(0, &self.limits, answer_room, 0))

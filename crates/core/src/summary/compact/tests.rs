@@ -1,5 +1,9 @@
 use super::*;
 use crate::agent_line::AgentLine;
+use crate::js::json::parse;
+use crate::js::json::view::Val;
+use crate::summary::message_transcript::MessageTranscript;
+use crate::transcript::llm_message::from_agent_messages;
 
 /// Renders its shrink level, so tests can see what each retry asked for,
 /// padded to a length per level (shorter at each by default).
@@ -556,29 +560,31 @@ fn a_prefix_may_take_step_two_when_the_history_skipped_to_it() {
     assert!(m.starts_with("Turn prefix summarization failed: the request overflows the model's context, and the compaction's 2 smaller retries are spent: "), "{m}");
 }
 
-#[test]
-fn one_round_that_fits_the_declared_window_is_still_bounded_on_overflow() {
-    use crate::js::json::parse;
-    use crate::js::json::view::Val;
-    use crate::summary::message_transcript::MessageTranscript;
-    use crate::transcript::llm_message::from_agent_messages;
-    // One user round of 400,000 units: under a 1M window's bound, but the
-    // server (run with a smaller window) reports an overflow.
-    let json = format!(
-        r#"[{{"role":"user","content":"{}"}},{{"role":"assistant","content":[{{"type":"text","text":"done"}}]}}]"#,
-        "x".repeat(400_000)
-    );
-    let value = parse(&json).unwrap();
-    let messages = from_agent_messages(&Val::new(&value)).unwrap();
-    let mut job = Job::new(JobInput {
+/// A transcript of the agent messages in `json`.
+fn transcript_of(json: &str) -> MessageTranscript {
+    let value = parse(json).unwrap();
+    MessageTranscript {
+        messages: from_agent_messages(&Val::new(&value)).unwrap(),
+        reasoning: false,
+    }
+}
+
+/// A user round of `n` units of `x`, answered.
+fn long_round(n: usize) -> String {
+    format!(
+        r#"{{"role":"user","content":"{}"}},{{"role":"assistant","content":[{{"type":"text","text":"done"}}]}}"#,
+        "x".repeat(n)
+    )
+}
+
+/// A job on `history` (and `prefix`, a split turn's) under a 1M-token window.
+fn job_1m(history: MessageTranscript, prefix: Option<MessageTranscript>) -> Job<MessageTranscript> {
+    Job::new(JobInput {
         line: &AgentLine::V0_78,
         wants_reasoning: false,
-        history: MessageTranscript {
-            messages,
-            reasoning: false,
-        },
+        history,
         history_is_empty: false,
-        turn_prefix: None,
+        turn_prefix: prefix,
         previous_summary: None,
         custom_instructions: None,
         reserve_tokens: 16384.0,
@@ -589,10 +595,18 @@ fn one_round_that_fits_the_declared_window_is_still_bounded_on_overflow() {
         read_files: vec![],
         modified_files: vec![],
         branch: None,
-    });
-    let overflow = "the request exceeds the available context size, try increasing it";
+    })
+}
+
+const SERVER_OVERFLOW: &str = "the request exceeds the available context size, try increasing it";
+
+#[test]
+fn one_round_that_fits_the_declared_window_is_still_bounded_on_overflow() {
+    // One user round of 400,000 units: under a 1M window's bound, but the
+    // server (run with a smaller window) reports an overflow.
+    let mut job = job_1m(transcript_of(&format!("[{}]", long_round(400_000))), None);
     let mut llm = Scripted {
-        answers: vec![error(overflow), error(overflow), text("ok")],
+        answers: vec![error(SERVER_OVERFLOW), error(SERVER_OVERFLOW), text("ok")],
         seen: vec![],
     };
     assert!(run(&mut job, &mut llm).is_ok());
@@ -609,4 +623,36 @@ fn one_round_that_fits_the_declared_window_is_still_bounded_on_overflow() {
         "{lengths:?}"
     );
     assert!(prompt(&llm.seen[1]).contains(" characters of this round omitted ...]"));
+}
+
+#[test]
+fn a_split_turns_prefix_is_bounded_by_its_own_whole_length() {
+    // The history's three short rounds; the prefix, one long round: the
+    // prefix's bound is a share of the prefix, not of the history.
+    let history = [long_round(6_000), long_round(6_000), long_round(6_000)].join(",");
+    let mut job = job_1m(
+        transcript_of(&format!("[{history}]")),
+        Some(transcript_of(&format!("[{}]", long_round(400_000)))),
+    );
+    // The history retried once (its length taken first), then the prefix at step 2.
+    let mut llm = Scripted {
+        answers: vec![
+            error(SERVER_OVERFLOW),
+            text("H"),
+            error(SERVER_OVERFLOW),
+            text("P"),
+        ],
+        seen: vec![],
+    };
+    assert!(run(&mut job, &mut llm).is_ok());
+    assert_eq!(levels(&llm.seen), history_then_prefix(1));
+    let prefix: Vec<usize> = (llm.seen.iter().skip(2))
+        .map(|r| r.prompt.utf16_len())
+        .collect();
+    // A quarter of the prefix's round, not of the history's length.
+    assert!(prefix[0] > 400_000, "{prefix:?}");
+    assert!(
+        (100_000..101_500).contains(&(prefix[1] - (prefix[0] - 400_000))),
+        "{prefix:?}"
+    );
 }
