@@ -113,7 +113,7 @@ pub struct Job<T: Transcript> {
     /// The shrink level of the compaction's last retry (`shrink_for`): the
     /// next retry, of either part, shrinks further.
     shrink_level: u8,
-    /// The length of each part's whole transcript, once a retry asks.
+    /// The length of each part's whole transcript, from its first request.
     history_units: OnceCell<usize>,
     turn_prefix_units: OnceCell<usize>,
 }
@@ -251,14 +251,15 @@ impl<T: Transcript> Job<T> {
             Part::History | Part::Branch => (&self.history, &self.history_units),
             Part::TurnPrefix => (self.turn_prefix.as_ref()?, &self.turn_prefix_units),
         };
-        let whole_units = if level == 0 {
-            usize::MAX
-        } else {
-            *units.get_or_init(|| {
-                transcript
-                    .render(&shrink_for(0, &self.limits, answer_room, 0))
-                    .utf16_len()
-            })
+        if level == 0 {
+            let whole = transcript.render(&shrink_for(0, &self.limits, answer_room, 0));
+            // Its length bounds a retry's rounds (shrink_for): kept from the first request.
+            let _ = units.set(whole.utf16_len());
+            return Some(whole);
+        }
+        let whole_units = match units.get() {
+            Some(&n) => n,
+            None => self.conversation(part, 0)?.utf16_len(),
         };
         Some(transcript.render(&shrink_for(level, &self.limits, answer_room, whole_units)))
     }
