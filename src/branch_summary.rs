@@ -170,9 +170,7 @@ fn id_error(own: &JsVal<'_>) -> Error {
 
 /// The read-ahead form disagrees with this reader: a bug, never the caller's input.
 fn malformed() -> Error {
-    Error::invalid(
-        "prime-compaction internal error (a bug, please report it): bad read-ahead entry path",
-    )
+    Error::internal("bad read-ahead entry path")
 }
 
 fn element(cx: &Cx, array: Raw, index: u32) -> Result<Raw> {

@@ -287,9 +287,7 @@ impl Plan {
 
 /// The read-ahead roles disagree with this reader: a bug, never the caller's input.
 fn malformed() -> Error {
-    Error::invalid(
-        "prime-compaction internal error (a bug, please report it): bad read-ahead message roles",
-    )
+    Error::internal("bad read-ahead message roles")
 }
 
 /// `bashExecutionToText(msg)`, as `{ codes, strings }` of one text at 0 (see

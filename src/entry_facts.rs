@@ -55,11 +55,9 @@ pub struct EntryFacts {
 
 impl EntryFacts {
     pub fn lock(&self) -> Result<MutexGuard<'_, State>> {
-        self.state.lock().map_err(|_| {
-            Error::invalid(
-                "prime-compaction internal error (a bug, please report it): entry facts poisoned",
-            )
-        })
+        self.state
+            .lock()
+            .map_err(|_| Error::internal("entry facts poisoned"))
     }
 }
 

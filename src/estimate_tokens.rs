@@ -211,9 +211,7 @@ fn form_slice<'c, T: Copy>(
 }
 
 fn context_malformed() -> Error {
-    Error::invalid(
-        "prime-compaction internal error (a bug, please report it): malformed context facts",
-    )
+    Error::internal("malformed context facts")
 }
 
 /// An estimate, or where it stopped to ask for facts: `{ readFrom, readTo }`,

@@ -213,9 +213,7 @@ fn on_own_stack<T: Send>(f: impl FnOnce() -> Result<T> + Send) -> Result<T> {
     let mut work = Some(f);
     let mut run = || match work.take() {
         Some(f) => guarded(f),
-        None => Err(Error::invalid(
-            "prime-compaction internal error (a bug, please report it): file work run twice",
-        )),
+        None => Err(Error::internal("file work run twice")),
     };
     let ran = std::thread::scope(|scope| {
         std::thread::Builder::new()
@@ -237,9 +235,7 @@ pub fn guarded<T>(f: impl FnOnce() -> Result<T>) -> Result<T> {
 }
 
 fn off_thread_panic() -> Error {
-    Error::invalid(
-        "prime-compaction internal error (a bug, please report it): panic in work off the JS thread",
-    )
+    Error::internal("panic in work off the JS thread")
 }
 
 /// A core error as the value a Promise rejects with: a `TypeError`,
@@ -260,11 +256,8 @@ pub fn resolve_with<T>(
 ) -> napi::Result<RawValue> {
     let built = output.and_then(|value| {
         let cx = Cx::new(env.raw())?;
-        catch_unwind(AssertUnwindSafe(|| build(&cx, value))).unwrap_or_else(|_| {
-            Err(Error::invalid(
-                "prime-compaction internal error (a bug, please report it): panic while building a result",
-            ))
-        })
+        catch_unwind(AssertUnwindSafe(|| build(&cx, value)))
+            .unwrap_or_else(|_| Err(Error::internal("panic while building a result")))
     });
     built.map(RawValue).map_err(|e| rejection(env, e))
 }

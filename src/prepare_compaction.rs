@@ -173,9 +173,7 @@ pub fn plan_finish(
         let array = arg(cx, &path_entries)?;
         let mut state = facts.lock()?;
         let Some((cut, counter)) = state.cut.take() else {
-            return Err(Error::invalid(
-                "prime-compaction internal error (a bug, please report it): planFinish without planCut",
-            ));
+            return Err(Error::internal("planFinish without planCut"));
         };
         let entries = Entries::new(&array, "pathEntries", line)?
             .with_counter(counter)

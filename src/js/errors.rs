@@ -93,12 +93,6 @@ pub fn run<T>(
     match outcome {
         Ok(Ok(value)) => Ok(value),
         Ok(Err(err)) => Err(throw(raw, err)),
-        Err(payload) => Err(throw(
-            raw,
-            Error::invalid(format!(
-                "prime-compaction internal error (a bug, please report it): {}",
-                panic_message(payload.as_ref())
-            )),
-        )),
+        Err(payload) => Err(throw(raw, Error::internal(panic_message(payload.as_ref())))),
     }
 }

@@ -78,6 +78,14 @@ impl Error {
         }
     }
 
+    /// An error the caller's input cannot cause (a bug of this package's):
+    /// `what` after the words that ask for a report.
+    pub fn internal(what: impl std::fmt::Display) -> Self {
+        Error::invalid(format!(
+            "prime-compaction internal error (a bug, please report it): {what}"
+        ))
+    }
+
     /// See [`ErrorKind::Os`].
     pub fn os(code: &'static str, message: impl Into<JsStr>) -> Self {
         Error {
@@ -99,9 +107,7 @@ impl Error {
     pub fn facts_wanted() -> Self {
         Error {
             kind: ErrorKind::FactsWanted,
-            path: Vec::new(),
-            message: "prime-compaction internal error (a bug, please report it): facts wanted but not asked for".into(),
-            rooted: false,
+            ..Error::internal("facts wanted but not asked for")
         }
     }
 

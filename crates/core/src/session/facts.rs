@@ -120,9 +120,7 @@ pub struct MessagesChunk<'a> {
 }
 
 fn malformed(what: &str) -> Error {
-    Error::invalid(format!(
-        "prime-compaction internal error (a bug, please report it): malformed entry facts: {what}"
-    ))
+    Error::internal(format!("malformed entry facts: {what}"))
 }
 
 /// Takes the strings of `text` one length at a time.

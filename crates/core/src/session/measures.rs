@@ -77,9 +77,7 @@ pub struct MeasuresChunk<'a> {
 }
 
 fn malformed(what: &str) -> Error {
-    Error::invalid(format!(
-        "prime-compaction internal error (a bug, please report it): malformed measures: {what}"
-    ))
+    Error::internal(format!("malformed measures: {what}"))
 }
 
 impl Measures {

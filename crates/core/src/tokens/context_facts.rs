@@ -73,9 +73,7 @@ pub struct ContextFacts {
 }
 
 fn malformed(what: &str) -> Error {
-    Error::invalid(format!(
-        "prime-compaction internal error (a bug, please report it): malformed context facts: {what}"
-    ))
+    Error::internal(format!("malformed context facts: {what}"))
 }
 
 impl ContextFacts {

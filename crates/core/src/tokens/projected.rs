@@ -337,9 +337,7 @@ fn in_range(found: Found, range: std::ops::Range<usize>) -> Result<Found> {
 /// A [`ProjectionSearch`] (or its form) disagrees with this reader: a bug,
 /// never the caller's input.
 pub fn malformed_searches() -> Error {
-    Error::invalid(
-        "prime-compaction internal error (a bug, please report it): a bad projection search answer",
-    )
+    Error::internal("a bad projection search answer")
 }
 
 /// `usageEntryIndex > latestInvalidatingEntryIndex` for the agent's own

@@ -77,7 +77,7 @@ pub trait FlatTexts: Copy {
 
 /// flat-messages.js and this reader disagree: a bug, never the caller's input.
 pub fn malformed() -> Error {
-    Error::invalid("prime-compaction internal error (a bug, please report it): bad flat messages")
+    Error::internal("bad flat messages")
 }
 
 /// Element `index` of the texts array, `len` units long; `None` when
