@@ -21,7 +21,7 @@
 // getter twice runs the caller's code twice.
 
 // (A runtime without util.types.isProxy reads a Proxy's elements here.)
-const isProxy = require('node:util').types?.isProxy ?? (() => false)
+const { isProxy } = require('./lib/plain-array.js')
 
 // Message codes. `string` is a text's index in the texts array; `id`,
 // `name`, `key`, `json` and `mimeType` are lengths of short strings, taken

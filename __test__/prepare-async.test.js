@@ -147,6 +147,50 @@ describe('prepareCompactionAsync', () => {
     expect(turns).toBe(40)
   })
 
+  test.each(LINES)('%s: the entries are copied at the call without running caller code: a subclass, an own constructor, a Proxy', async (line) => {
+    const m = lines[line]
+    const S = { enabled: true, reserveTokens: 16384, keepRecentTokens: 2000 }
+    const entries = gen.buildLargeSession(1000, 3)
+    const expected = m.prepareCompaction(entries, S)
+    let constructed = 0
+    class Entries extends Array {
+      constructor(...args) {
+        super(...args)
+        constructed++
+      }
+    }
+    const subclass = Entries.from(entries)
+    constructed = 0
+    const ownConstructor = [...entries]
+    let constructorReads = 0
+    Object.defineProperty(ownConstructor, 'constructor', { get: () => (constructorReads++, Array) })
+    for (const input of [subclass, ownConstructor]) {
+      const pending = m.prepareCompactionAsync(input, S)
+      input.reverse() // a change after the call: the copy is made at the call
+      const got = await pending
+      input.reverse()
+      expect(findDifference(expected, got)).toBeNull()
+    }
+    expect({ constructed, constructorReads }).toEqual({ constructed: 0, constructorReads: 0 })
+    // A Proxy: its length and each index read once, in order, at the call; nothing else.
+    const reads = []
+    const traps = new Proxy(
+      {},
+      {
+        get: (_t, trap) =>
+          trap === 'get'
+            ? (target, key, receiver) => (reads.push(key), Reflect.get(target, key, receiver))
+            : (...args) => (reads.push(`trap ${trap}`), Reflect[trap](...args)),
+      },
+    )
+    const pending = m.prepareCompactionAsync(new Proxy(entries, traps), S)
+    const atCall = reads.length
+    expect(findDifference(expected, await pending)).toBeNull()
+    expect(reads.length).toBe(atCall)
+    const indices = reads.filter((key) => key !== 'length')
+    expect(indices).toEqual(entries.map((_e, i) => String(i)))
+  })
+
   test('nothing to do and empty sessions resolve to undefined, as the synchronous call returns', async () => {
     const settings = { enabled: true, reserveTokens: 100, keepRecentTokens: 100 }
     await expect(ours.prepareCompactionAsync([], settings)).resolves.toBeUndefined()

@@ -14,6 +14,7 @@ const { Scratch } = require('./typed-array.js')
 const { readMessageRoles, messagesOfPlan, textAt } = require('./message-roles.js')
 const { projectionSearches } = require('./projection-search.js')
 const { withContextFacts } = require('./context-facts.js')
+const { plainCopy } = require('./plain-array.js')
 
 // The agent's context reads summaries between these exact strings.
 const {
@@ -256,8 +257,7 @@ async function prepareCompactionAsync(entries, settings, line) {
   if (!Array.isArray(entries) || entries.length > MAX_FACTS) return prepareCompaction(entries, settings, line)
   // The entries as they are now: a caller that changes its array before the
   // Promise settles changes nothing here (the entries are its own objects).
-  const pathEntries = new Array(entries.length)
-  for (let i = 0; i < pathEntries.length; i++) pathEntries[i] = entries[i]
+  const pathEntries = plainCopy(entries)
   // Bad settings reject before any entry is read, as the synchronous call throws.
   native.prepareCompaction([], settings, line)
   // Room for every entry's facts up front: the slices' pushes then never

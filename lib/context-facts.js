@@ -15,7 +15,7 @@
 // same of session entries: each entry's kind (typeKind, or its message's
 // role) and its message's usage, with no measures.
 
-const isProxy = require('node:util').types?.isProxy ?? (() => false)
+const { isProxy } = require('./plain-array.js')
 const { checkCodes } = require('./codes.js')
 const { grown } = require('./typed-array.js')
 const { roleKind, typeKind, NOT_READ, measuresChunk, measuresOf, measureContent } = require('./entry-facts.js')

@@ -8,7 +8,7 @@
 // not a string, a read that throws) is left unread (code NOT_READ): the
 // native side reads and judges it, as without the pass.
 
-const isProxy = require('node:util').types?.isProxy ?? (() => false)
+const { isProxy } = require('./plain-array.js')
 const native = require('../binding.js')
 const { roleKind, NOT_READ } = require('./entry-facts.js')
 

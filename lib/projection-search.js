@@ -13,7 +13,7 @@
 // back). Each leaves to the native side an entry it does not read (a read
 // that throws, or `messages` that is not an array).
 
-const isProxy = require('node:util').types?.isProxy ?? (() => false)
+const { isProxy } = require('./plain-array.js')
 
 // Longer lists are read natively (no dense array is this long).
 const MAX_ENTRIES = 2 ** 23
