@@ -5,7 +5,7 @@
 // entry's `id` and `parentId`, then the parent's entry, and so on, making
 // the very calls and reads the native walk makes, in its order. A call from
 // native code into getEntry and each property read there is an N-API call
-// of 50 to 100 ns; here they are JIT-compiled. The native walk
+// each; here they are JIT-compiled. The native walk
 // (src/branch_summary.rs, the rules in crates/core/src/plan/branch_summary.rs)
 // takes each step from this form while it follows the same path, and reads
 // on natively where the pass stopped, so every rule (which ids end a path,
