@@ -536,9 +536,10 @@ describe('compact against a local OpenAI-compatible server', () => {
 
   test('HTTP errors give the provider message and exit 1; an overflow that never fits gives up', async () => {
     server = await startServer([{ status: 500, error: 'model not loaded' }])
-    const r = await run(['compact', EXAMPLE, '--base-url', server.baseUrl, '--model', 'm'])
+    const r = await run(['compact', EXAMPLE, '--base-url', server.baseUrl, '--model', 'm', '--retries', '0'])
     expect(r.code).toBe(1)
     expect(r.stderr).toContain('Summarization failed: 500 model not loaded')
+    expect(server.requests).toHaveLength(1)
     await server.close()
     server = await startServer([{ status: 400, error: OVERFLOW }])
     const o = await run(['compact', EXAMPLE, '--base-url', server.baseUrl, '--model', 'm'])
@@ -552,10 +553,44 @@ describe('compact against a local OpenAI-compatible server', () => {
     expect(wrongPath.stderr).toContain(`(POST ${server.baseUrl.replace('/v1', '/v2')}/chat/completions)`)
   })
 
+  test('a transient failure is sent again, as pi does: --retries times, waiting --retry-delay and twice as long each time', async () => {
+    // Two 503s, then the summaries: the compaction succeeds.
+    server = await startServer([{ status: 503, error: 'Loading model' }, { status: 503, error: 'Loading model' }, { text: 'History.' }, { text: 'Prefix.' }])
+    const started = Date.now()
+    const r = await run(['compact', EXAMPLE, '--base-url', server.baseUrl, '--model', 'm', '--retry-delay', '300', '--json'])
+    expect(r.code).toBe(0)
+    expect(Date.now() - started).toBeGreaterThanOrEqual(900) // 300 + 600 ms of waiting
+    expect(server.requests).toHaveLength(4)
+    expect(JSON.parse(r.stdout).result.summary).toContain('History.')
+    const url = `${server.baseUrl}/chat/completions`
+    expect(r.stderr.split('\n').filter((l) => l.includes('retry'))).toEqual([
+      `prime-compaction: retry 1 of 3 in 0.3s after: 503 Loading model (POST ${url})`,
+      `prime-compaction: retry 2 of 3 in 0.6s after: 503 Loading model (POST ${url})`,
+    ])
+    await server.close()
+    // Retries run out: the last failure is the command's.
+    server = await startServer([{ status: 429, error: 'Too many requests' }])
+    const out = await run(['compact', EXAMPLE, '--base-url', server.baseUrl, '--model', 'm', '--retries', '2', '--retry-delay', '0'])
+    expect({ code: out.code, requests: server.requests.length }).toEqual({ code: 1, requests: 3 })
+    expect(out.stderr).toContain('Summarization failed: 429 Too many requests')
+    await server.close()
+    // A connection the server drops (undici's "other side closed"), in the request and in a stream.
+    server = await startServer([{ destroy: true }, { sse: ['Hist', 'ory', ' summary.'], chunkDelayMs: 200, resetAfterChunks: 2 }, { text: 'History.' }, { text: 'Prefix.' }])
+    const dropped = await run(['compact', EXAMPLE, '--base-url', server.baseUrl, '--model', 'm', '--retry-delay', '0', '--stream'])
+    expect({ code: dropped.code, requests: server.requests.length }).toEqual({ code: 0, requests: 4 })
+    expect(dropped.stderr).toContain('failed: UND_ERR_SOCKET (other side closed)')
+    expect(dropped.stderr).toContain('broke off: UND_ERR_SOCKET (other side closed)')
+    await server.close()
+    // A failure that is not transient is not sent again.
+    server = await startServer([{ status: 400, error: 'bad model' }])
+    const bad = await run(['compact', EXAMPLE, '--base-url', server.baseUrl, '--model', 'm', '--retry-delay', '0'])
+    expect({ code: bad.code, requests: server.requests.length }).toEqual({ code: 1, requests: 1 })
+  })
+
   test('a server that does not answer times out', async () => {
     server = await startServer([{ hang: true }])
     const started = Date.now()
-    const r = await run(['compact', EXAMPLE, '--base-url', server.baseUrl, '--model', 'm', '--timeout', '1500'])
+    const r = await run(['compact', EXAMPLE, '--base-url', server.baseUrl, '--model', 'm', '--timeout', '1500', '--retries', '0'])
     expect(r.code).toBe(1)
     expect(r.stderr).toContain('within 1500 ms (--timeout)')
     expect(r.stderr).toContain('waiting for m at') // progress after about a second
@@ -564,7 +599,7 @@ describe('compact against a local OpenAI-compatible server', () => {
     // A port nothing listens on any more.
     const closed = await startServer([])
     await closed.close()
-    const refused = await run(['compact', EXAMPLE, '--base-url', closed.baseUrl, '--model', 'm'])
+    const refused = await run(['compact', EXAMPLE, '--base-url', closed.baseUrl, '--model', 'm', '--retries', '0'])
     expect(refused.code).toBe(1)
     expect(refused.stderr).toContain(`cannot reach ${closed.baseUrl}/chat/completions: ECONNREFUSED`)
   })
@@ -635,13 +670,13 @@ describe('compact against a local OpenAI-compatible server', () => {
 
   test('a stream that breaks off is told apart from a server that cannot be reached', async () => {
     server = await startServer([{ sse: ['Hist', 'ory', ' summary.'], chunkDelayMs: 200, resetAfterChunks: 2 }])
-    const r = await run(['compact', EXAMPLE, '--base-url', server.baseUrl, '--model', 'm', '--stream'])
+    const r = await run(['compact', EXAMPLE, '--base-url', server.baseUrl, '--model', 'm', '--stream', '--retries', '0'])
     expect(r.code).toBe(1)
     expect(r.stderr).toContain(`Summarization failed: the answer from ${server.baseUrl}/chat/completions broke off: `)
     await server.close()
     // Closed before any response: reached, but no answer.
     server = await startServer([{ destroy: true }])
-    const closed = await run(['compact', EXAMPLE, '--base-url', server.baseUrl, '--model', 'm'])
+    const closed = await run(['compact', EXAMPLE, '--base-url', server.baseUrl, '--model', 'm', '--retries', '0'])
     expect(closed.code).toBe(1)
     expect(closed.stderr).toContain(`Summarization failed: the request to ${server.baseUrl}/chat/completions failed: `)
   })

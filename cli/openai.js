@@ -205,9 +205,12 @@ function describeFetchError(err, url, answered) {
   if (code === 'UND_ERR_BODY_TIMEOUT') {
     return `${url} sent nothing more for 300 s (the limit of Node's fetch between parts of an answer, whatever --timeout says)`
   }
-  if (answered) return `the answer from ${url} broke off: ${code}`
-  if (UNREACHABLE.has(code)) return `cannot reach ${url}: ${code}`
-  return `the request to ${url} failed: ${code}`
+  // The cause's words too (undici's "other side closed" for UND_ERR_SOCKET):
+  // compact()'s retry rules read them.
+  const words = cause && typeof cause.message === 'string' && cause.message !== code ? ` (${cause.message})` : ''
+  if (answered) return `the answer from ${url} broke off: ${code}${words}`
+  if (UNREACHABLE.has(code)) return `cannot reach ${url}: ${code}${words}`
+  return `the request to ${url} failed: ${code}${words}`
 }
 
 /** A 400 or 422 whose message names the `stream_options` field. */

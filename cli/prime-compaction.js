@@ -28,9 +28,9 @@ const USAGE = `Usage:
                         [--instructions TEXT] [--context-window N] [--max-tokens N]]
   prime-compaction compact <session.jsonl> --base-url URL --model ID
                         [--api-key-env VAR] [--instructions TEXT] [--append] [--stream]
-                        [--timeout MS] [--context-window N] [--max-tokens N]
-                        [--leaf ID] [--keep-recent N] [--reserve N] [--tokenizer ENC]
-                        [--json]
+                        [--timeout MS] [--retries N] [--retry-delay MS]
+                        [--context-window N] [--max-tokens N] [--leaf ID]
+                        [--keep-recent N] [--reserve N] [--tokenizer ENC] [--json]
   prime-compaction --version
 
 Common options:
@@ -57,6 +57,11 @@ compact:
   --append             write the compaction entry into the session file
   --stream             ask for a streamed (server-sent events) response
   --timeout MS         give up on a request after MS milliseconds (default 600000)
+  --retries N          send a request again up to N times after a transient failure
+                       (a rate limit, a 5xx, an overloaded server, a dropped
+                       connection, a timeout), as pi does (default 3; 0: never)
+  --retry-delay MS     wait MS, then twice as long each time, before a retry
+                       (default 2000; each wait at most 60000)
   --context-window N   the model's context window in tokens (default 128000)
   --max-tokens N       the model's output limit in tokens (caps the summary budget)
   --json               print the compaction result (and appended entry) as JSON
@@ -67,7 +72,7 @@ const FLAGS = {
   plan: { 'print-request': 'bool', model: 'string', instructions: 'string', 'context-window': 'size', 'max-tokens': 'size' },
   compact: {
     'base-url': 'string', model: 'string', 'api-key-env': 'string', instructions: 'string', append: 'bool',
-    stream: 'bool', timeout: 'size', 'context-window': 'size', 'max-tokens': 'size',
+    stream: 'bool', timeout: 'size', retries: 'count', 'retry-delay': 'count', 'context-window': 'size', 'max-tokens': 'size',
   },
 }
 
@@ -235,6 +240,12 @@ function settingsOf(options) {
   if (options.reserve !== undefined) settings.reserveTokens = options.reserve
   if (options.tokenizer !== undefined) settings.tokenizer = options.tokenizer
   return settings
+}
+
+/** compact()'s retry policy (1.6's `retry`) from --retries and --retry-delay; pi's own settings' defaults. */
+function retryOf(options) {
+  const maxRetries = options.retries ?? 3
+  return { enabled: maxRetries > 0, maxRetries, baseDelayMs: options['retry-delay'] ?? 2000 }
 }
 
 function modelOf(options, baseUrl) {
@@ -435,7 +446,11 @@ async function compactCommand(file, options) {
   let result
   let ok = false
   try {
-    result = await api.compact(preparation, model, apiKey, undefined, options.instructions, controller.signal, undefined, streamFn)
+    result = await api.compact(preparation, model, apiKey, undefined, options.instructions, controller.signal, undefined, streamFn, undefined, retryOf(options), {
+      onRetryScheduled(attempt, maxAttempts, delayMs, errorMessage) {
+        say.note(`retry ${attempt} of ${maxAttempts} in ${(delayMs / 1000).toFixed(1)}s after: ${errorMessage}`)
+      },
+    })
     ok = !result.aborted
   } catch (err) {
     throw new CliError(err.message)
