@@ -186,6 +186,33 @@ describe.each(AGENT_LINES.map((name) => [name]))('the %s line', (line) => {
     }
   })
 
+  test("messages made after the call's first handle scopes (many dropped or read natively before them): the reference's messages, plain and behind a Proxy", async () => {
+    // Each message the native side reads is read in a handle scope of its
+    // own, but for the first few; a result array first made in one of those
+    // was a dead handle once it closed (a V8 fatal error from 17 dropped
+    // bash runs then a made message, 16 behind a Proxy).
+    const ref = await loadReference(line)
+    const excluded = (i) => ({ ...bash, excludeFromContext: true, timestamp: 100 + i })
+    const made = [custom, { ...custom, content: [{ type: 'text', text: 'blocks' }] }, summary, { role: 'branchSummary', summary: 's', fromId: 'x', timestamp: 7 }, bash, user]
+    let compared = 0
+    for (const before of [15, 16, 17, 20, 40, 300]) {
+      const lists = [
+        [...Array.from({ length: before }, (_, i) => excluded(i)), ...made],
+        // Made messages all along: each text and object pushed from its own scope.
+        Array.from({ length: before }, (_, i) => ({ ...made[i % made.length], timestamp: i })),
+      ]
+      for (const list of lists) {
+        for (const input of [list, new Proxy(list, {})]) {
+          const want = ref.convertToLlm(list)
+          const got = ours.convertToLlm(input)
+          expect(exactly(got)).toBe(exactly(want))
+          compared++
+        }
+      }
+    }
+    expect(compared).toBe(24)
+  })
+
   test('generated messages: the same messages either way', () => {
     fc.assert(
       fc.property(fc.array(fc.oneof({ weight: 8, arbitrary: gen.agentMessageArb }, { weight: 1, arbitrary: gen.systemMessageArb }), { maxLength: 30 }), (messages) => {

@@ -38,11 +38,11 @@ struct Texts {
 }
 
 impl Texts {
-    fn new() -> Texts {
-        Texts {
+    fn new(cx: &Cx) -> Result<Texts> {
+        Ok(Texts {
             codes: Vec::new(),
-            strings: Appended::default(),
-        }
+            strings: Appended::new(cx)?,
+        })
     }
 
     /// `value` as a piece: its code.
@@ -67,30 +67,40 @@ impl Texts {
     /// Sets `codes` and `strings` (where any) on `o`.
     fn set_on(&self, cx: &Cx, o: Raw) -> Result<()> {
         cx.set(o, c"codes", cx.i32_array(&self.codes)?)?;
-        match self.strings.array {
+        match self.strings.filled() {
             Some(strings) => cx.set(o, c"strings", strings),
             None => Ok(()),
         }
     }
 }
 
-/// A JS array this call appends to, made when first appended to.
-#[derive(Default)]
+/// A JS array this call appends to. It is made with the call's plan, in
+/// the call's outermost handle scope: the messages are read in scopes of
+/// their own (`View::scoped`), and an array made in one of those would
+/// be a dead handle once it closed.
 struct Appended {
-    array: Option<Raw>,
+    array: Raw,
     count: u32,
 }
 
 impl Appended {
+    fn new(cx: &Cx) -> Result<Appended> {
+        Ok(Appended {
+            array: cx.array(std::iter::empty())?,
+            count: 0,
+        })
+    }
+
     /// Appends `value`; its index i, as `-1 - i`.
     fn push(&mut self, cx: &Cx, value: Raw) -> Result<i32> {
-        let array = match self.array {
-            Some(array) => array,
-            None => *self.array.insert(cx.array(std::iter::empty())?),
-        };
-        check(unsafe { sys::napi_set_element(cx.env, array, self.count, value) })?;
+        check(unsafe { sys::napi_set_element(cx.env, self.array, self.count, value) })?;
         self.count += 1;
         Ok(-(self.count as i32))
+    }
+
+    /// The array, if anything was appended.
+    fn filled(&self) -> Option<Raw> {
+        (self.count > 0).then_some(self.array)
     }
 }
 
@@ -146,7 +156,7 @@ pub fn convert_to_llm(
             }
             _ => None,
         };
-        let mut plan = Plan::new();
+        let mut plan = Plan::new(cx)?;
         let mut elements = Elements::new(&list, len);
         match &ahead {
             Some((codes, values)) => {
@@ -215,10 +225,10 @@ pub fn convert_to_llm(
             None => cx.set(o, c"order", first)?,
         }
         // Arrays nothing was put into are left out.
-        if let Some(objects) = plan.objects.array {
+        if let Some(objects) = plan.objects.filled() {
             cx.set(o, c"objects", objects)?;
         }
-        if let Some(strings) = plan.texts.strings.array {
+        if let Some(strings) = plan.texts.strings.filled() {
             cx.set(o, c"strings", strings)?;
         }
         Ok(RawValue(o))
@@ -235,13 +245,13 @@ struct Plan {
 }
 
 impl Plan {
-    fn new() -> Plan {
-        Plan {
+    fn new(cx: &Cx) -> Result<Plan> {
+        Ok(Plan {
             order: Vec::new(),
             made: Vec::new(),
-            objects: Appended::default(),
-            texts: Texts::new(),
-        }
+            objects: Appended::new(cx)?,
+            texts: Texts::new(cx)?,
+        })
     }
 
     /// Adds what `message` gives, decided as `decided`: itself, nothing, a
@@ -296,7 +306,7 @@ fn malformed() -> Error {
 pub fn bash_execution_to_text(env: Env, msg: Arg) -> napi::Result<RawValue> {
     run(&env, |cx| {
         let pieces = bash_execution_pieces(&cx.wrap(msg.0)?).within("msg")?;
-        let mut texts = Texts::new();
+        let mut texts = Texts::new(cx)?;
         texts.text(cx, &pieces)?;
         let o = cx.object()?;
         texts.set_on(cx, o)?;
