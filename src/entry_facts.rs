@@ -4,7 +4,7 @@
 //! planner keeps between `planCut` and `planFinish`.
 
 use std::ffi::CStr;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 use std::thread;
 
 use napi::bindgen_prelude::AsyncTask;
@@ -54,10 +54,17 @@ pub struct EntryFacts {
 }
 
 impl EntryFacts {
+    /// The facts, unless a call holds them: one of this object's calls
+    /// made from code another runs (a getter of the entries a plan step
+    /// reads), which waiting would deadlock, or the libuv pool's `finish`,
+    /// which prepareCompactionAsync waits for before any other call.
     pub fn lock(&self) -> Result<MutexGuard<'_, State>> {
-        self.state
-            .lock()
-            .map_err(|_| Error::internal("entry facts poisoned"))
+        self.state.try_lock().map_err(|e| match e {
+            TryLockError::WouldBlock => {
+                Error::invalid("the entry facts are in use by another call")
+            }
+            TryLockError::Poisoned(_) => Error::internal("entry facts poisoned"),
+        })
     }
 }
 
@@ -162,7 +169,8 @@ impl EntryFacts {
     /// thousands of small strings take milliseconds to free).
     #[napi]
     pub fn release(&self) {
-        let Ok(mut state) = self.state.lock() else {
+        // Held by a call (this one made from a getter it runs): left to it.
+        let Ok(mut state) = self.state.try_lock() else {
             return;
         };
         if state.facts.len() < KEEP_ROOM {

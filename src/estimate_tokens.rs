@@ -200,7 +200,7 @@ fn context_facts(
 
 /// Field `name` of a form a JS pass made, a typed array of `kind`; any
 /// other value is the form's internal error (`malformed`).
-fn form_slice<'c, T: Copy>(
+fn form_slice<'c, T: Copy + 'static>(
     cx: &'c Cx,
     form: Raw,
     name: &CStr,

@@ -3,11 +3,12 @@
 //! synchronous twin. Only argument reading and building the small result
 //! object happen on the JS thread.
 
+use std::borrow::Cow;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
 use std::ptr;
 
-use napi::bindgen_prelude::{AsyncTask, Uint8Array, Unknown};
+use napi::bindgen_prelude::{AsyncTask, Unknown};
 use napi::{sys, Env, Task};
 use napi_derive::napi;
 
@@ -321,6 +322,51 @@ pub fn prepare_compaction_from_file_sync(
     })
 }
 
+/// The bytes of `bytes`, a `Uint8Array` (a `Buffer`), read after every
+/// other argument, so no JS runs while they are used. Bytes over a
+/// SharedArrayBuffer, which another thread may write meanwhile, are copied.
+fn bytes_arg<'c>(cx: &'c Cx, bytes: &Arg) -> Result<Cow<'c, [u8]>> {
+    let not_bytes = || Error::type_error("bytes", "expected a Uint8Array");
+    let mut kind = 0;
+    let mut length = 0usize;
+    let mut data = ptr::null_mut();
+    let mut buffer = ptr::null_mut();
+    let mut offset = 0usize;
+    let mut is_typed = false;
+    check(unsafe { sys::napi_is_typedarray(cx.env, bytes.0, &mut is_typed) })?;
+    if !is_typed {
+        return Err(not_bytes());
+    }
+    check(unsafe {
+        sys::napi_get_typedarray_info(
+            cx.env,
+            bytes.0,
+            &mut kind,
+            &mut length,
+            &mut data,
+            &mut buffer,
+            &mut offset,
+        )
+    })?;
+    if kind != sys::TypedarrayType::uint8_array || (data.is_null() && length > 0) {
+        return Err(not_bytes());
+    }
+    if length == 0 {
+        return Ok(Cow::Borrowed(&[]));
+    }
+    let mut plain = false;
+    check(unsafe { sys::napi_is_arraybuffer(cx.env, buffer, &mut plain) })?;
+    // SAFETY: a Uint8Array of `length` bytes at `data`. Its buffer stays
+    // attached, and its memory in place, while no JS runs: the caller
+    // parses them on this thread or waits for the thread that does.
+    let view = unsafe { std::slice::from_raw_parts(data.cast::<u8>().cast_const(), length) };
+    Ok(if plain {
+        Cow::Borrowed(view)
+    } else {
+        Cow::Owned(view.to_vec())
+    })
+}
+
 /// `planSessionBytes(bytes, name, options?, line)`: the plan
 /// `prepareCompactionFromFileSync(name, options?)` makes, from the file's
 /// bytes as the caller read them (the CLI, which reads a pipe only once);
@@ -331,7 +377,7 @@ pub fn prepare_compaction_from_file_sync(
 )]
 pub fn plan_session_bytes(
     env: Env,
-    bytes: Uint8Array,
+    bytes: Arg,
     name: Arg,
     options: Arg,
     line: Arg,
@@ -339,6 +385,7 @@ pub fn plan_session_bytes(
     run(&env, |cx| {
         let r = read_request(cx, &name, &options, &line, false)?;
         let name = r.path.display().to_string();
+        let bytes = bytes_arg(cx, &bytes)?;
         let bytes: &[u8] = &bytes;
         let plan = on_own_stack(|| {
             prepare_compaction_from_bytes(bytes, &name, r.leaf.as_ref(), r.budget, r.line)
@@ -434,12 +481,7 @@ pub fn serialize_for_summary_from_file_sync(
     ts_args_type = "bytes: Uint8Array, name: string, leafId?: string",
     ts_return_type = "{ lines: number[], ids: string[] }"
 )]
-pub fn session_file_branch(
-    env: Env,
-    bytes: Uint8Array,
-    name: Arg,
-    leaf: Arg,
-) -> napi::Result<RawValue> {
+pub fn session_file_branch(env: Env, bytes: Arg, name: Arg, leaf: Arg) -> napi::Result<RawValue> {
     run(&env, |cx| {
         let name = string_of(&cx.wrap(name.0)?, "name")?;
         let leaf = cx.wrap(leaf.0)?;
@@ -447,6 +489,7 @@ pub fn session_file_branch(
             Kind::Undefined => None,
             _ => Some(string_of(&leaf, "leafId")?),
         };
+        let bytes = bytes_arg(cx, &bytes)?;
         let bytes: &[u8] = &bytes;
         let found = on_own_stack(|| branch_lines(bytes, &name.to_string_lossy(), leaf.as_ref()))?;
         let o = cx.object()?;

@@ -3,7 +3,7 @@
 //! nanosecond, an N-API read from here 50 to 100) and hands over an
 //! `Int32Array` of codes, an array of the texts it met and a `Uint16Array`
 //! of the short strings' units (ids, names, arguments) one after another.
-//! Both typed arrays are read in place, and texts are named by index and
+//! Both typed arrays are copied for the call, and texts are named by index and
 //! stay the caller's strings ([`JsText::Indexed`]; a long string argument
 //! of a tool call comes as [`JsText::JsonOf`]). The codes are decoded
 //! by the core ([`prime_compaction_core::transcript::flat`], where they are
@@ -38,16 +38,15 @@ pub struct Flat<'c> {
     strings: Raw,
 }
 
-/// The elements of one of flat-messages.js's typed arrays (`T` must match
-/// `kind`), read in place for the rest of the call.
+/// The elements of a typed array one of this package's JS passes made
+/// (`T` must match `kind`), copied and kept for the rest of the call.
 ///
-/// They stay valid that long: the arrays are that module's own and never
-/// handed to anyone, so no code but the module's can detach or resize
-/// their buffers, and it touches them only in the JS pass before this call
-/// and in `releaseFlat` after it (a call made meanwhile, from a getter,
-/// makes arrays of its own); the caller's arguments keep them alive, and
-/// V8 never moves an array buffer's memory.
-pub(crate) fn typed_array_slice<T: Copy>(
+/// Not read in place: JS runs while they are used (the caller's getters,
+/// `getEntry`, `JSON.stringify` of arguments), and though the package's own
+/// arrays are never handed to anyone, a caller of the binding's exports
+/// could pass arrays of its own and detach, resize or write them from such
+/// code. A copy is memory the call owns.
+pub(crate) fn typed_array_slice<T: Copy + 'static>(
     cx: &Cx,
     array: Raw,
     kind: sys::napi_typedarray_type,
@@ -76,8 +75,9 @@ pub(crate) fn typed_array_slice<T: Copy>(
         return Ok(&[]);
     }
     // A typed array of this kind holds `length` aligned elements of `T` at
-    // `data`, valid for the call (see above).
-    Ok(unsafe { std::slice::from_raw_parts(data.cast::<T>(), length) })
+    // `data`; no JS runs before they are copied here.
+    let items: Box<[T]> = unsafe { std::slice::from_raw_parts(data.cast::<T>(), length) }.into();
+    Ok(cx.keep(items))
 }
 
 /// Field `name` of a form JS made for this call (the flat form, the entry
@@ -148,8 +148,8 @@ impl<'c> FlatTexts for Texts<'c> {
 }
 
 impl<'c> Flat<'c> {
-    /// Reads `{ codes, texts, shorts, ... }`; codes and units are read in
-    /// place ([`typed_array_slice`]).
+    /// Reads `{ codes, texts, shorts, ... }`; codes and units are copied
+    /// ([`typed_array_slice`]).
     pub fn new(cx: &'c Cx, form: Raw) -> Result<Flat<'c>> {
         let codes = form_field(cx, form, c"codes")?;
         let strings = form_field(cx, form, c"texts")?;

@@ -578,8 +578,11 @@ impl<'c> Sink<JsText<'c>> for RecipeSink<'c> {
 pub struct StringSink<'c> {
     cx: &'c Cx,
     /// `out`'s pages faulted in ahead of the writes (prefault.rs in the
-    /// core); declared before `out`, so it is stopped before `out` is freed.
+    /// core); declared before `out`, so it is stopped before `out` is freed,
+    /// and stopped once `out` outgrows `capacity` (moved, it is no longer
+    /// the range the helper names).
     prefault: Prefault,
+    capacity: usize,
     out: Vec<u16>,
     /// The units of a string whose JSON is being written, read here first.
     read: Vec<u16>,
@@ -596,6 +599,7 @@ impl<'c> StringSink<'c> {
         Some(StringSink {
             cx,
             prefault,
+            capacity: out.capacity(),
             out,
             read: Vec::new(),
         })
@@ -611,9 +615,20 @@ impl<'c> StringSink<'c> {
     }
 }
 
+impl StringSink<'_> {
+    /// Stops the helper once `out` has grown past the room it populates.
+    fn check_room(&mut self) {
+        if self.out.capacity() != self.capacity {
+            self.prefault = Prefault::default();
+            self.capacity = self.out.capacity();
+        }
+    }
+}
+
 impl<'c> Sink<JsText<'c>> for StringSink<'c> {
     fn push_str(&mut self, s: &str) {
         push_str_utf16(s, &mut self.out);
+        self.check_room();
     }
 
     fn push_text(&mut self, text: &JsText<'c>) {
@@ -641,6 +656,7 @@ impl<'c> Sink<JsText<'c>> for StringSink<'c> {
                 }
             }
         }
+        self.check_room();
     }
 }
 

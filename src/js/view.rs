@@ -3,7 +3,8 @@
 //! lengths come from `napi_get_value_string_utf16` with no buffer (no copy,
 //! and lone surrogates count as JS counts them).
 
-use std::cell::Cell;
+use std::any::Any;
+use std::cell::{Cell, RefCell};
 use std::ptr;
 
 use napi::sys;
@@ -44,6 +45,8 @@ pub struct Cx {
     /// costs V8 a TypeError with its stack trace (microseconds), so from
     /// then on a value of unknown type is asked its type first.
     nullish_read: Cell<bool>,
+    /// What [`Cx::keep`] keeps until the call ends.
+    kept: RefCell<Vec<Box<dyn Any>>>,
 }
 
 /// How many of a call's outermost scopes run without a scope of their own:
@@ -127,7 +130,18 @@ impl Cx {
             argument_entries: Cell::new(ptr::null_mut()),
             string_code_point_at: Cell::new(ptr::null_mut()),
             nullish_read: Cell::new(false),
+            kept: RefCell::new(Vec::new()),
         })
+    }
+
+    /// `items`, kept until the call ends, borrowed for that long.
+    pub fn keep<T: 'static>(&self, items: Box<[T]>) -> &[T] {
+        let kept: *const [T] = &*items;
+        self.kept.borrow_mut().push(Box::new(items));
+        // SAFETY: the boxed items never move (the vector moves only the
+        // boxes) and are freed only with `self`, which the borrow returned
+        // cannot outlive; nothing removes a box before that.
+        unsafe { &*kept }
     }
 
     /// `object[name]`, read as a named property.

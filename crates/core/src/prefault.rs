@@ -78,8 +78,12 @@ fn populate(start: usize, bytes: usize, stop: &AtomicBool) {
             break;
         }
         // SAFETY: madvise only asks the kernel to fault in pages of this
-        // range, which the caller's buffer owns while the guard lives; it
-        // reads and writes no memory of this process.
+        // range; it reads and writes no memory of this process and never
+        // changes what a page holds. The range is the caller's buffer while
+        // the guard lives, if the caller keeps the guard's rule; were the
+        // buffer moved meanwhile, the range is unmapped (the kernel refuses,
+        // and this stops) or another mapping's, whose pages are faulted in
+        // holding what they held.
         let refused =
             unsafe { libc::madvise(at as *mut libc::c_void, len, libc::MADV_POPULATE_WRITE) != 0 };
         if refused {

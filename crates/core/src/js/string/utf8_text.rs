@@ -21,8 +21,16 @@ pub const INLINE: usize = 22;
 /// and nothing changes them), which equality relies on.
 #[derive(Clone)]
 pub enum Utf8Text {
-    Inline { len: u8, bytes: [u8; INLINE] },
+    Inline(Inline),
     Boxed(Box<str>),
+}
+
+/// An inline text's bytes: private, so only this module's constructors,
+/// which write UTF-8 (or ASCII) and zeros past `len`, make one.
+#[derive(Clone)]
+pub struct Inline {
+    len: u8,
+    bytes: [u8; INLINE],
 }
 
 impl Utf8Text {
@@ -39,17 +47,17 @@ impl Utf8Text {
             }
             *b = u as u8;
         }
-        Some(Utf8Text::Inline {
+        Some(Utf8Text::Inline(Inline {
             len: units.len() as u8,
             bytes,
-        })
+        }))
     }
 
     /// The empty inline text.
-    pub const EMPTY: Utf8Text = Utf8Text::Inline {
+    pub const EMPTY: Utf8Text = Utf8Text::Inline(Inline {
         len: 0,
         bytes: [0; INLINE],
-    };
+    });
 
     /// Makes this text, when it is empty and inline (as [`Utf8Text::EMPTY`]),
     /// the ASCII code units `units`, in place; false, changing nothing, when
@@ -58,7 +66,7 @@ impl Utf8Text {
     /// read back in wider pieces right after, which stalls on store
     /// forwarding when one is made and then moved into place.
     pub fn fill_inline_ascii(&mut self, units: &[u16]) -> bool {
-        let Utf8Text::Inline { len, bytes } = self else {
+        let Utf8Text::Inline(Inline { len, bytes }) = self else {
             return false;
         };
         if units.len() > INLINE || *len != 0 {
@@ -77,7 +85,7 @@ impl Utf8Text {
 
     pub fn as_str(&self) -> &str {
         match self {
-            Utf8Text::Inline { len, bytes } => {
+            Utf8Text::Inline(Inline { len, bytes }) => {
                 let bytes = &bytes[..usize::from(*len)];
                 // SAFETY: every constructor fills `bytes[..len]` from a
                 // `str` or from ASCII units, so it is valid UTF-8.
@@ -102,10 +110,10 @@ impl From<&str> for Utf8Text {
         if s.len() <= INLINE {
             let mut bytes = [0u8; INLINE];
             bytes[..s.len()].copy_from_slice(s.as_bytes());
-            return Utf8Text::Inline {
+            return Utf8Text::Inline(Inline {
                 len: s.len() as u8,
                 bytes,
-            };
+            });
         }
         Utf8Text::Boxed(Box::from(s))
     }
@@ -136,9 +144,10 @@ impl PartialEq for Utf8Text {
     #[inline]
     fn eq(&self, other: &Utf8Text) -> bool {
         match (self, other) {
-            (Utf8Text::Inline { len: a, bytes: x }, Utf8Text::Inline { len: b, bytes: y }) => {
-                a == b && x == y
-            }
+            (
+                Utf8Text::Inline(Inline { len: a, bytes: x }),
+                Utf8Text::Inline(Inline { len: b, bytes: y }),
+            ) => a == b && x == y,
             _ => self.as_str() == other.as_str(),
         }
     }
