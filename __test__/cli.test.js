@@ -562,17 +562,22 @@ describe('compact against a local OpenAI-compatible server', () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(900) // 300 + 600 ms of waiting
     expect(server.requests).toHaveLength(4)
     expect(JSON.parse(r.stdout).result.summary).toContain('History.')
-    const url = `${server.baseUrl}/chat/completions`
     expect(r.stderr.split('\n').filter((l) => l.includes('retry'))).toEqual([
-      `prime-compaction: retry 1 of 3 in 0.3s after: 503 Loading model (POST ${url})`,
-      `prime-compaction: retry 2 of 3 in 0.6s after: 503 Loading model (POST ${url})`,
+      'prime-compaction: retry 1 of 3 in 300 ms after: 503 Loading model',
+      'prime-compaction: retry 2 of 3 in 600 ms after: 503 Loading model',
     ])
     await server.close()
     // Retries run out: the last failure is the command's.
     server = await startServer([{ status: 429, error: 'Too many requests' }])
     const out = await run(['compact', EXAMPLE, '--base-url', server.baseUrl, '--model', 'm', '--retries', '2', '--retry-delay', '0'])
     expect({ code: out.code, requests: server.requests.length }).toEqual({ code: 1, requests: 3 })
-    expect(out.stderr).toContain('Summarization failed: 429 Too many requests')
+    expect(out.stderr).toContain(`Summarization failed: 429 Too many requests (POST ${server.baseUrl}/chat/completions)`)
+    await server.close()
+    // A proxy's HTML error page: one line a retry, the page once in the failure.
+    const page = '<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1></center>\r\n</body>\r\n</html>'
+    server = await startServer([{ status: 502, body: page, contentType: 'text/html' }])
+    const html = await run(['compact', EXAMPLE, '--base-url', server.baseUrl, '--model', 'm', '--retries', '1', '--retry-delay', '0'])
+    expect(html.stderr.split('\n').filter((l) => l.includes('retry'))).toEqual(['prime-compaction: retry 1 of 1 in 0 ms after: 502 <html>'])
     await server.close()
     // A connection the server drops (undici's "other side closed"), in the request and in a stream.
     server = await startServer([{ destroy: true }, { sse: ['Hist', 'ory', ' summary.'], chunkDelayMs: 200, resetAfterChunks: 2 }, { text: 'History.' }, { text: 'Prefix.' }])
@@ -581,10 +586,13 @@ describe('compact against a local OpenAI-compatible server', () => {
     expect(dropped.stderr).toContain('failed: UND_ERR_SOCKET (other side closed)')
     expect(dropped.stderr).toContain('broke off: UND_ERR_SOCKET (other side closed)')
     await server.close()
-    // A failure that is not transient is not sent again.
-    server = await startServer([{ status: 400, error: 'bad model' }])
+    // A failure that is not transient is not sent again, whatever words its URL holds.
+    server = await startServer([{ status: 400, error: 'bad model' }], { anyPath: true })
     const bad = await run(['compact', EXAMPLE, '--base-url', server.baseUrl, '--model', 'm', '--retry-delay', '0'])
     expect({ code: bad.code, requests: server.requests.length }).toEqual({ code: 1, requests: 1 })
+    const timeoutPath = await run(['compact', EXAMPLE, '--base-url', server.baseUrl.replace('/v1', '/timeout/503/v1'), '--model', 'm', '--retry-delay', '0'])
+    expect({ code: timeoutPath.code, requests: server.requests.length }).toEqual({ code: 1, requests: 2 })
+    expect(timeoutPath.stderr).toContain(`Summarization failed: 400 bad model (POST ${server.baseUrl.replace('/v1', '/timeout/503/v1')}/chat/completions)`)
   })
 
   test('a server that does not answer times out', async () => {
@@ -678,7 +686,8 @@ describe('compact against a local OpenAI-compatible server', () => {
     server = await startServer([{ destroy: true }])
     const closed = await run(['compact', EXAMPLE, '--base-url', server.baseUrl, '--model', 'm', '--retries', '0'])
     expect(closed.code).toBe(1)
-    expect(closed.stderr).toContain(`Summarization failed: the request to ${server.baseUrl}/chat/completions failed: `)
+    expect(closed.stderr).toContain('Summarization failed: the request failed: ')
+    expect(closed.stderr).toContain(`(POST ${server.baseUrl}/chat/completions)`)
   })
 
   test('progress gives the time each step has taken', async () => {

@@ -207,10 +207,13 @@ function describeFetchError(err, url, answered) {
   }
   // The cause's words too (undici's "other side closed" for UND_ERR_SOCKET):
   // compact()'s retry rules read them.
-  const words = cause && typeof cause.message === 'string' && cause.message !== code ? ` (${cause.message})` : ''
+  const words = cause && typeof cause.message === 'string' && cause.message !== '' && cause.message !== code ? ` (${cause.message})` : ''
   if (answered) return `the answer from ${url} broke off: ${code}${words}`
   if (UNREACHABLE.has(code)) return `cannot reach ${url}: ${code}${words}`
-  return `the request to ${url} failed: ${code}${words}`
+  // No URL here: compact()'s retry rules read the whole message, and words
+  // in a URL (a path with "timeout" in it) are no failure of the request.
+  // The command names the URL when it reports the failure.
+  return `the request failed: ${code}${words}`
 }
 
 /** A 400 or 422 whose message names the `stream_options` field. */
@@ -224,7 +227,8 @@ const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNR
 /**
  * `streamFn(model, context, options)` for compact(): one POST to
  * `{baseUrl}/chat/completions` per request. `timeoutMs` bounds each request
- * (headers and body); `onEvent` hears about progress.
+ * (headers and body); `onEvent` hears about progress, and of each failure
+ * whose message leaves out the URL (`{ type: 'failed', url, message }`).
  */
 function openAiStreamFn({ baseUrl, stream = false, timeoutMs, onEvent = () => {} }) {
   const url = `${baseUrl.replace(/\/+$/, '')}/chat/completions`
@@ -261,6 +265,11 @@ function openAiStreamFn({ baseUrl, stream = false, timeoutMs, onEvent = () => {}
       if (timeout) signals.push(timeout)
       const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0]
       onEvent({ type: 'request', url, body })
+      // A failure whose words leave out the URL: `onEvent` hears which.
+      const failed = (message) => {
+        onEvent({ type: 'failed', url, message })
+        return assistantMessage(model, '', 'error', message)
+      }
       let answered = false
       try {
         let response = await fetch(url, { method: 'POST', headers, body: JSON.stringify(body), signal })
@@ -278,7 +287,7 @@ function openAiStreamFn({ baseUrl, stream = false, timeoutMs, onEvent = () => {}
             answered = true
             if (!response.ok) text = await response.text()
           }
-          if (!response.ok) return assistantMessage(model, '', 'error', `${response.status} ${errorText(text)} (POST ${url})`)
+          if (!response.ok) return failed(`${response.status} ${errorText(text)}`)
         }
         const type = (response.headers.get('content-type') || '').toLowerCase()
         if (type.includes('text/event-stream')) {
@@ -299,7 +308,8 @@ function openAiStreamFn({ baseUrl, stream = false, timeoutMs, onEvent = () => {}
           return assistantMessage(model, '', 'error', `no complete answer from ${url} within ${timeoutMs} ms (--timeout)`)
         }
         if (options.signal && options.signal.aborted) return assistantMessage(model, '', 'aborted', 'aborted')
-        return assistantMessage(model, '', 'error', describeFetchError(err, url, answered))
+        const described = describeFetchError(err, url, answered)
+        return described.includes(url) ? assistantMessage(model, '', 'error', described) : failed(described)
       }
     })()
     return { result: () => result }

@@ -242,6 +242,12 @@ function settingsOf(options) {
   return settings
 }
 
+/** A server's error as one line of at most 200 characters (a proxy's HTML error page is many). */
+function firstLine(message) {
+  const line = String(message).trim().split(/\r?\n|\r/, 1)[0]
+  return line.length > 200 ? `${line.slice(0, 200)}...` : line
+}
+
 /** compact()'s retry policy (1.6's `retry`) from --retries and --retry-delay; pi's own settings' defaults. */
 function retryOf(options) {
   const maxRetries = options.retries ?? 3
@@ -430,6 +436,8 @@ async function compactCommand(file, options) {
   const onSignal = () => controller.abort()
   process.once('SIGINT', onSignal)
   let requests = 0
+  // The last failure the model's server gave whose words leave out its URL.
+  let failure
   const streamFn = openAiStreamFn({
     baseUrl: options['base-url'],
     stream: Boolean(options.stream),
@@ -440,6 +448,8 @@ async function compactCommand(file, options) {
         say.step(`waiting for ${model.id} at ${event.url} (request ${requests}${event.note ? `, ${event.note}` : ''})`)
       } else if (event.type === 'text') {
         say.detail(`, ${event.chars} characters so far`)
+      } else if (event.type === 'failed') {
+        failure = event
       }
     },
   })
@@ -448,12 +458,16 @@ async function compactCommand(file, options) {
   try {
     result = await api.compact(preparation, model, apiKey, undefined, options.instructions, controller.signal, undefined, streamFn, undefined, retryOf(options), {
       onRetryScheduled(attempt, maxAttempts, delayMs, errorMessage) {
-        say.note(`retry ${attempt} of ${maxAttempts} in ${(delayMs / 1000).toFixed(1)}s after: ${errorMessage}`)
+        const wait = delayMs < 1000 ? `${delayMs} ms` : `${(delayMs / 1000).toFixed(1)}s`
+        say.note(`retry ${attempt} of ${maxAttempts} in ${wait} after: ${firstLine(errorMessage)}`)
+        say.step(`waiting ${wait} to send request ${requests + 1}`)
       },
     })
     ok = !result.aborted
   } catch (err) {
-    throw new CliError(err.message)
+    // The URL the failure came from, where its words leave it out.
+    const where = failure && err.message.endsWith(failure.message) ? ` (POST ${failure.url})` : ''
+    throw new CliError(`${err.message}${where}`)
   } finally {
     process.removeListener('SIGINT', onSignal)
     say.done(ok)

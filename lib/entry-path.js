@@ -3,9 +3,9 @@
 // pass (readEntryPath): the target's first TARGET_STEPS entries, then the
 // old branch from oldLeafId. A step is `session.getEntry(id)`, then that
 // entry's `id` and `parentId`, then the parent's entry, and so on, making
-// the very calls and reads the native walk makes, in its order. A call from
-// native code into getEntry and each property read there is an N-API call
-// each; here they are JIT-compiled. The native walk
+// the very calls and reads the native walk makes, in its order. From native
+// code, the call into getEntry and each property read would be an N-API
+// call of its own; here they are JIT-compiled. The native walk
 // (src/branch_summary.rs, the rules in crates/core/src/plan/branch_summary.rs)
 // takes each step from this form while it follows the same path, and reads
 // on natively where the pass stopped, so every rule (which ids end a path,

@@ -95,7 +95,7 @@ async function writeEvents(res, reply, includeUsage, hanging) {
   }
 }
 
-async function startServer(script) {
+async function startServer(script, { anyPath = false } = {}) {
   const requests = []
   const hanging = new Set()
   let n = 0
@@ -111,7 +111,7 @@ async function startServer(script) {
         parsed = body
       }
       requests.push({ method: req.method, url: req.url, headers: req.headers, body: parsed, raw: body })
-      if (req.method !== 'POST' || req.url !== '/v1/chat/completions') {
+      if (req.method !== 'POST' || !(req.url === '/v1/chat/completions' || (anyPath && req.url.endsWith('/chat/completions')))) {
         res.writeHead(404, { 'content-type': 'application/json' })
         res.end(JSON.stringify({ error: { message: `no route ${req.method} ${req.url}` } }))
         return
@@ -130,6 +130,11 @@ async function startServer(script) {
       if (reply.status && reply.noBody) {
         res.writeHead(reply.status, reply.headers || {})
         res.end()
+        return
+      }
+      if (reply.status && reply.body !== undefined) {
+        res.writeHead(reply.status, { 'content-type': reply.contentType || 'text/plain', ...(reply.headers || {}) })
+        res.end(reply.body)
         return
       }
       if (reply.status) {

@@ -1,10 +1,9 @@
 //! Transcript messages from `flat-messages.js`: one JIT-compiled pass in JS
-//! reads the message objects (a property read there costs about a
-//! nanosecond, an N-API read from here 50 to 100) and hands over an
-//! `Int32Array` of codes, an array of the texts it met and a `Uint16Array`
-//! of the short strings' units (ids, names, arguments) one after another.
-//! Both typed arrays are copied for the call, and texts are named by index and
-//! stay the caller's strings ([`JsText::Indexed`]; a long string argument
+//! reads the message objects (a property read there is far cheaper than an
+//! N-API read from here) and hands over an `Int32Array` of codes, an array
+//! of the texts it met and a `Uint16Array` of the short strings' units (ids,
+//! names, arguments) one after another. Both typed arrays are copied for the
+//! call, and texts are named by index and stay the caller's strings ([`JsText::Indexed`]; a long string argument
 //! of a tool call comes as [`JsText::JsonOf`]). The codes are decoded
 //! by the core ([`prime_compaction_core::transcript::flat`], where they are
 //! documented, as in `flat-messages.js`); a message the pass does not

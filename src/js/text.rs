@@ -579,10 +579,9 @@ pub struct StringSink<'c> {
     cx: &'c Cx,
     /// `out`'s pages faulted in ahead of the writes (prefault.rs in the
     /// core); declared before `out`, so it is stopped before `out` is freed,
-    /// and stopped once `out` outgrows `capacity` (moved, it is no longer
-    /// the range the helper names).
+    /// and stopped before a write that could outgrow `out`'s room (grown,
+    /// `out` moves, and is no longer the range the helper names).
     prefault: Prefault,
-    capacity: usize,
     out: Vec<u16>,
     /// The units of a string whose JSON is being written, read here first.
     read: Vec<u16>,
@@ -599,7 +598,6 @@ impl<'c> StringSink<'c> {
         Some(StringSink {
             cx,
             prefault,
-            capacity: out.capacity(),
             out,
             read: Vec::new(),
         })
@@ -616,19 +614,20 @@ impl<'c> StringSink<'c> {
 }
 
 impl StringSink<'_> {
-    /// Stops the helper once `out` has grown past the room it populates.
-    fn check_room(&mut self) {
-        if self.out.capacity() != self.capacity {
+    /// Stops the helper before a write of at most `units` units that does
+    /// not fit in `out`'s room.
+    fn before_write(&mut self, units: usize) {
+        if self.out.len().saturating_add(units) > self.out.capacity() {
             self.prefault = Prefault::default();
-            self.capacity = self.out.capacity();
         }
     }
 }
 
 impl<'c> Sink<JsText<'c>> for StringSink<'c> {
     fn push_str(&mut self, s: &str) {
+        // A str has no more UTF-16 units than UTF-8 bytes.
+        self.before_write(s.len());
         push_str_utf16(s, &mut self.out);
-        self.check_room();
     }
 
     fn push_text(&mut self, text: &JsText<'c>) {
@@ -636,6 +635,21 @@ impl<'c> Sink<JsText<'c>> for StringSink<'c> {
     }
 
     fn push_text_prefix(&mut self, text: &JsText<'c>, units: usize) {
+        let most = match *text {
+            // Its UTF-8 (or WTF-8) bytes: no fewer than its units.
+            JsText::Owned(ref s) => s.stored_len(),
+            JsText::Short { len, .. } | JsText::Js { len, .. } | JsText::Indexed { len, .. } => {
+                len as usize
+            }
+            // Written whole before it is cut: JSON escapes a unit in at
+            // most six, and adds two quotes.
+            JsText::JsonOf { len, .. } => (len as usize).saturating_mul(6).saturating_add(2),
+        };
+        // (A JS string is copied with room for one unit more.)
+        self.before_write(match text {
+            JsText::JsonOf { .. } => most,
+            _ => most.min(units).saturating_add(1),
+        });
         match text {
             JsText::Owned(s) if units >= s.utf16_len() => s.push_utf16_into(&mut self.out),
             JsText::Owned(s) => s
@@ -656,7 +670,6 @@ impl<'c> Sink<JsText<'c>> for StringSink<'c> {
                 }
             }
         }
-        self.check_room();
     }
 }
 

@@ -1,9 +1,10 @@
 //! A large output buffer's fresh pages, faulted in on another thread while
 //! the buffer is written. The first write to each page of a new buffer
 //! costs the writer a page fault and the kernel's zeroing of the page
-//! (most of the time a large buffer takes to write once); a helper thread asking the kernel to populate the pages ahead of
-//! the writer (`madvise(MADV_POPULATE_WRITE)`, which never changes what a
-//! page holds) takes that off the writer. Linux only; elsewhere, and where
+//! (most of the time a large buffer takes to write once); a helper thread
+//! asking the kernel to populate the pages ahead of the writer
+//! (`madvise(MADV_POPULATE_WRITE)`, which never changes what a page holds)
+//! takes that off the writer. Linux only; elsewhere, and where
 //! the kernel refuses, nothing is done.
 
 use std::sync::atomic::{AtomicBool, Ordering};
