@@ -58,6 +58,9 @@ function errorText(body) {
   } catch {
     // not JSON: the text as sent
   }
+  // A proxy's HTML error page: its title.
+  const title = /<title>([^<]*)<\/title>/i.exec(body)
+  if (title && title[1].trim()) return title[1].trim()
   return body.trim() || '(empty response body)'
 }
 
@@ -195,24 +198,26 @@ async function fromEventStream(model, body, onText) {
   return assistantMessage(model, text, toolCalls.length > 0 ? 'toolUse' : stopReasonOf(finishReason), undefined, toolCalls, usage)
 }
 
-/** Why a request failed: before the response (`answered` false) or while its body came. */
-function describeFetchError(err, url, answered) {
+/**
+ * Why a request failed: before the response (`answered` false) or while its
+ * body came. No URL in it: compact()'s retry rules read the whole message,
+ * and a URL's words (a path with "timeout" in it) are no failure of the
+ * request; the command names the URL when it reports the failure.
+ */
+function describeFetchError(err, answered) {
   const cause = err && err.cause
   const code = (cause && (cause.code || cause.message)) || (err && (err.code || err.message)) || err
   if (code === 'UND_ERR_HEADERS_TIMEOUT') {
-    return `${url} sent no response headers within 300 s (the limit of Node's fetch, whatever --timeout says); with --stream, a server that streams sends them with its first words`
+    return "no response headers within 300 s (the limit of Node's fetch, whatever --timeout says); with --stream, a server that streams sends them with its first words"
   }
   if (code === 'UND_ERR_BODY_TIMEOUT') {
-    return `${url} sent nothing more for 300 s (the limit of Node's fetch between parts of an answer, whatever --timeout says)`
+    return "nothing more of the answer for 300 s (the limit of Node's fetch between parts of an answer, whatever --timeout says)"
   }
   // The cause's words too (undici's "other side closed" for UND_ERR_SOCKET):
   // compact()'s retry rules read them.
   const words = cause && typeof cause.message === 'string' && cause.message !== '' && cause.message !== code ? ` (${cause.message})` : ''
-  if (answered) return `the answer from ${url} broke off: ${code}${words}`
-  if (UNREACHABLE.has(code)) return `cannot reach ${url}: ${code}${words}`
-  // No URL here: compact()'s retry rules read the whole message, and words
-  // in a URL (a path with "timeout" in it) are no failure of the request.
-  // The command names the URL when it reports the failure.
+  if (answered) return `the answer broke off: ${code}${words}`
+  if (UNREACHABLE.has(code)) return `cannot reach the server: ${code}${words}`
   return `the request failed: ${code}${words}`
 }
 
@@ -228,7 +233,8 @@ const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNR
  * `streamFn(model, context, options)` for compact(): one POST to
  * `{baseUrl}/chat/completions` per request. `timeoutMs` bounds each request
  * (headers and body); `onEvent` hears about progress, and of each failure
- * whose message leaves out the URL (`{ type: 'failed', url, message }`).
+ * of the request itself (`{ type: 'failed', url, message }`: an HTTP error,
+ * no connection, a timeout, a broken answer), whose message leaves out the URL.
  */
 function openAiStreamFn({ baseUrl, stream = false, timeoutMs, onEvent = () => {} }) {
   const url = `${baseUrl.replace(/\/+$/, '')}/chat/completions`
@@ -265,10 +271,12 @@ function openAiStreamFn({ baseUrl, stream = false, timeoutMs, onEvent = () => {}
       if (timeout) signals.push(timeout)
       const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0]
       onEvent({ type: 'request', url, body })
-      // A failure whose words leave out the URL: `onEvent` hears which.
+      // A failure of the request itself, whose words leave out the URL:
+      // `onEvent` hears which.
       const failed = (message) => {
-        onEvent({ type: 'failed', url, message })
-        return assistantMessage(model, '', 'error', message)
+        const trimmed = message.trim()
+        onEvent({ type: 'failed', url, message: trimmed })
+        return assistantMessage(model, '', 'error', trimmed)
       }
       let answered = false
       try {
@@ -305,11 +313,10 @@ function openAiStreamFn({ baseUrl, stream = false, timeoutMs, onEvent = () => {}
         return fromJson(model, value)
       } catch (err) {
         if (timeout && timeout.aborted && !(options.signal && options.signal.aborted)) {
-          return assistantMessage(model, '', 'error', `no complete answer from ${url} within ${timeoutMs} ms (--timeout)`)
+          return failed(`no complete answer within ${timeoutMs} ms (--timeout)`)
         }
         if (options.signal && options.signal.aborted) return assistantMessage(model, '', 'aborted', 'aborted')
-        const described = describeFetchError(err, url, answered)
-        return described.includes(url) ? assistantMessage(model, '', 'error', described) : failed(described)
+        return failed(describeFetchError(err, answered))
       }
     })()
     return { result: () => result }

@@ -245,7 +245,10 @@ function settingsOf(options) {
 /** A server's error as one line of at most 200 characters (a proxy's HTML error page is many). */
 function firstLine(message) {
   const line = String(message).trim().split(/\r?\n|\r/, 1)[0]
-  return line.length > 200 ? `${line.slice(0, 200)}...` : line
+  if (line.length <= 200) return line
+  // Not between the two halves of a surrogate pair.
+  const end = /[\uD800-\uDBFF]/.test(line[199]) ? 199 : 200
+  return `${line.slice(0, end)}...`
 }
 
 /** compact()'s retry policy (1.6's `retry`) from --retries and --retry-delay; pi's own settings' defaults. */
@@ -436,7 +439,7 @@ async function compactCommand(file, options) {
   const onSignal = () => controller.abort()
   process.once('SIGINT', onSignal)
   let requests = 0
-  // The last failure the model's server gave whose words leave out its URL.
+  // The last request's failure, if it failed itself (its words leave out the URL).
   let failure
   const streamFn = openAiStreamFn({
     baseUrl: options['base-url'],
@@ -444,6 +447,7 @@ async function compactCommand(file, options) {
     timeoutMs: options.timeout ?? 600000,
     onEvent(event) {
       if (event.type === 'request') {
+        failure = undefined
         requests++
         say.step(`waiting for ${model.id} at ${event.url} (request ${requests}${event.note ? `, ${event.note}` : ''})`)
       } else if (event.type === 'text') {

@@ -645,9 +645,11 @@ impl<'c> Sink<JsText<'c>> for StringSink<'c> {
             // most six, and adds two quotes.
             JsText::JsonOf { len, .. } => (len as usize).saturating_mul(6).saturating_add(2),
         };
-        // (A JS string is copied with room for one unit more.)
+        // A prefix of an owned text reserves room by its UTF-8 bytes, and
+        // JSON is written whole before it is cut: both count whole. (A JS
+        // string is copied with room for one unit more.)
         self.before_write(match text {
-            JsText::JsonOf { .. } => most,
+            JsText::JsonOf { .. } | JsText::Owned(_) => most,
             _ => most.min(units).saturating_add(1),
         });
         match text {
