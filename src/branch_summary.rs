@@ -2,7 +2,6 @@
 //! (walking the caller's session through its own `getEntry`) and
 //! `prepareBranchEntries`.
 
-use std::cell::RefCell;
 use std::hash::{Hash, Hasher};
 use std::ptr;
 
@@ -28,29 +27,11 @@ use prime_compaction_core::session::entries::Entries;
 /// paths as lib/entry-path.js read them ahead, if it did.
 struct JsSession<'c> {
     cx: &'c Cx,
-    read_ids: &'c ReadIds,
     session: Raw,
     get_entry: Raw,
     ahead: Option<ReadAhead<'c>>,
     /// What a step of the target's path threw, while the walk holds it.
     thrown: Option<Raw>,
-}
-
-/// The units of the ids read here (not taken from the read-ahead path),
-/// kept until the call ends, so that every [`JsId`] borrows its units and
-/// is a plain copy: the walk passes ids by value at every step.
-#[derive(Default)]
-struct ReadIds(RefCell<Vec<Box<[u16]>>>);
-
-impl ReadIds {
-    fn keep(&self, units: Box<[u16]>) -> &[u16] {
-        let kept: *const [u16] = &*units;
-        self.0.borrow_mut().push(units);
-        // SAFETY: the boxed units never move (the vector moves only the
-        // boxes) and are freed only with `self`, which the borrow returned
-        // cannot outlive; nothing removes a box before that.
-        unsafe { &*kept }
-    }
 }
 
 /// Ids are short (8 hex digits from the agent), so one read here takes a
@@ -59,7 +40,7 @@ const INLINE: usize = 11;
 
 /// A JS string id: its code units (compared and hashed), a run of the
 /// read-ahead path's `ids` string (the walk's common case, no copy) or
-/// kept in [`ReadIds`]; and its string, to hand back to `getEntry` or
+/// kept for the call ([`Cx::keep`]); and its string, to hand back to `getEntry` or
 /// return: a handle of this call, or null for an id of the read-ahead path,
 /// whose string is made from its units only when needed (a string equal to
 /// the original, which no JS code can tell from it).
@@ -127,8 +108,11 @@ struct ReadAhead<'c> {
     expect: Option<JsId<'c>>,
 }
 
-/// Reads `raw` as a string id: `Ok(None)` when it is not a string.
-fn read_units<'c>(cx: &Cx, raw: Raw, read_ids: &'c ReadIds) -> Result<Option<&'c [u16]>> {
+/// Reads `raw` as a string id: `Ok(None)` when it is not a string. Its
+/// units are kept for the call ([`Cx::keep`]), so that every [`JsId`]
+/// borrows its units and is a plain copy: the walk passes ids by value at
+/// every step.
+fn read_units(cx: &Cx, raw: Raw) -> Result<Option<&[u16]>> {
     let mut buf = [0u16; INLINE + 1];
     let mut written = 0usize;
     let status = unsafe {
@@ -139,15 +123,15 @@ fn read_units<'c>(cx: &Cx, raw: Raw, read_ids: &'c ReadIds) -> Result<Option<&'c
     }
     check(status)?;
     if written < INLINE {
-        return Ok(Some(read_ids.keep(buf[..written].into())));
+        return Ok(Some(cx.keep(buf[..written].into())));
     }
-    Ok(Some(read_ids.keep(cx.read_utf16(raw)?.into_boxed_slice())))
+    Ok(Some(cx.keep(cx.read_utf16(raw)?.into_boxed_slice())))
 }
 
 /// A truthy id argument or `parentId`; `None` when falsy, as the
 /// reference's `while (current)` and `parentId ? ... : undefined` read it.
-fn js_id<'c>(cx: &Cx, raw: Raw, name: &str, read_ids: &'c ReadIds) -> Result<Option<JsId<'c>>> {
-    if let Some(units) = read_units(cx, raw, read_ids)? {
+fn js_id<'c>(cx: &'c Cx, raw: Raw, name: &str) -> Result<Option<JsId<'c>>> {
+    if let Some(units) = read_units(cx, raw)? {
         return Ok((!units.is_empty()).then_some(JsId { units, raw }));
     }
     let v = cx.wrap(raw)?;
@@ -257,12 +241,7 @@ impl<'c> ReadAhead<'c> {
 
     /// The next step, found by looking up `id`, as the native read below
     /// would have found it (its checks and errors the same).
-    fn step(
-        &mut self,
-        cx: &Cx,
-        id: &JsId<'c>,
-        read_ids: &'c ReadIds,
-    ) -> Result<Option<Found<EntryRef, JsId<'c>>>> {
+    fn step(&mut self, cx: &'c Cx, id: &JsId<'c>) -> Result<Option<Found<EntryRef, JsId<'c>>>> {
         let step = self
             .codes
             .next_step()
@@ -294,7 +273,7 @@ impl<'c> ReadAhead<'c> {
             },
         };
         let parent = match step.parent {
-            StepParent::NotString => js_id(cx, self.next_other(cx)?, "parentId", read_ids)?,
+            StepParent::NotString => js_id(cx, self.next_other(cx)?, "parentId")?,
             StepParent::Units(units) => {
                 let units = self.id(units)?;
                 (!units.is_empty()).then_some(JsId {
@@ -344,13 +323,13 @@ impl<'c> JsSession<'c> {
         // `id` is read first: a missing entry reads as undefined, so the
         // common case costs no separate type check.
         let own = entry.get(Key::Id)?;
-        let Some(units) = read_units(cx, own.raw, self.read_ids)? else {
+        let Some(units) = read_units(cx, own.raw)? else {
             if !entry.truthy() {
                 return Ok(None);
             }
             return Err(id_error(&own));
         };
-        let parent = js_id(cx, entry.get(Key::ParentId)?.raw, "parentId", self.read_ids)?;
+        let parent = js_id(cx, entry.get(Key::ParentId)?.raw, "parentId")?;
         Ok(Some(Found {
             entry: EntryRef::Handle(entry.raw),
             id: JsId {
@@ -369,7 +348,7 @@ impl<'c> EntryLookup for JsSession<'c> {
     fn get_entry(&mut self, id: &JsId<'c>) -> Result<Option<Found<EntryRef, JsId<'c>>>> {
         let found = match &mut self.ahead {
             Some(ahead) if ahead.expect.as_ref() == Some(id) && ahead.codes.has_more() => {
-                ahead.step(self.cx, id, self.read_ids)
+                ahead.step(self.cx, id)
             }
             _ => {
                 if let Some(ahead) = &mut self.ahead {
@@ -435,11 +414,10 @@ pub fn collect_entries_for_branch_summary_native(
         // The read-ahead path's ids and the ids read here, which the
         // walk's ids borrow.
         let ahead_units: Vec<u16>;
-        let read_ids = ReadIds::default();
-        let old_leaf = js_id(cx, old_leaf_id.0, "oldLeafId", &read_ids)?;
+        let old_leaf = js_id(cx, old_leaf_id.0, "oldLeafId")?;
         let (collected, lookup) = match old_leaf {
             Some(old_leaf) => {
-                let target = js_id(cx, target_id.0, "targetId", &read_ids)?;
+                let target = js_id(cx, target_id.0, "targetId")?;
                 let s = cx.wrap(session.0)?;
                 if !s.is_object_like() {
                     return Err(Error::type_error(
@@ -461,7 +439,6 @@ pub fn collect_entries_for_branch_summary_native(
                 };
                 let mut lookup = JsSession {
                     cx,
-                    read_ids: &read_ids,
                     session: s.raw,
                     get_entry: method,
                     ahead,

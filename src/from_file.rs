@@ -15,6 +15,7 @@ use napi_derive::napi;
 use crate::agent_line::line_arg;
 use crate::js::args::claude_summarizer;
 use crate::js::errors::{error_value, run};
+use crate::js::flat::typed_array_parts;
 use crate::js::out::{Arg, Raw, RawValue};
 use crate::js::view::{check, Cx, JsVal};
 use prime_compaction_core::agent_line::AgentLine;
@@ -327,39 +328,25 @@ pub fn prepare_compaction_from_file_sync(
 /// SharedArrayBuffer, which another thread may write meanwhile, are copied.
 fn bytes_arg<'c>(cx: &'c Cx, bytes: &Arg) -> Result<Cow<'c, [u8]>> {
     let not_bytes = || Error::type_error("bytes", "expected a Uint8Array");
-    let mut kind = 0;
-    let mut length = 0usize;
-    let mut data = ptr::null_mut();
-    let mut buffer = ptr::null_mut();
-    let mut offset = 0usize;
     let mut is_typed = false;
     check(unsafe { sys::napi_is_typedarray(cx.env, bytes.0, &mut is_typed) })?;
     if !is_typed {
         return Err(not_bytes());
     }
-    check(unsafe {
-        sys::napi_get_typedarray_info(
-            cx.env,
-            bytes.0,
-            &mut kind,
-            &mut length,
-            &mut data,
-            &mut buffer,
-            &mut offset,
-        )
-    })?;
-    if kind != sys::TypedarrayType::uint8_array || (data.is_null() && length > 0) {
+    let parts = typed_array_parts(cx, bytes.0)?;
+    if parts.kind != sys::TypedarrayType::uint8_array || (parts.data.is_null() && parts.length > 0)
+    {
         return Err(not_bytes());
     }
-    if length == 0 {
+    if parts.length == 0 {
         return Ok(Cow::Borrowed(&[]));
     }
     let mut plain = false;
-    check(unsafe { sys::napi_is_arraybuffer(cx.env, buffer, &mut plain) })?;
+    check(unsafe { sys::napi_is_arraybuffer(cx.env, parts.buffer, &mut plain) })?;
     // SAFETY: a Uint8Array of `length` bytes at `data`. Its buffer stays
     // attached, and its memory in place, while no JS runs: the caller
     // parses them on this thread or waits for the thread that does.
-    let view = unsafe { std::slice::from_raw_parts(data.cast::<u8>().cast_const(), length) };
+    let view = unsafe { std::slice::from_raw_parts(parts.data.cast::<u8>(), parts.length) };
     Ok(if plain {
         Cow::Borrowed(view)
     } else {

@@ -3,8 +3,9 @@
 //! N-API read from here) and hands over an `Int32Array` of codes, an array
 //! of the texts it met and a `Uint16Array` of the short strings' units (ids,
 //! names, arguments) one after another. Both typed arrays are copied for the
-//! call, and texts are named by index and stay the caller's strings ([`JsText::Indexed`]; a long string argument
-//! of a tool call comes as [`JsText::JsonOf`]). The codes are decoded
+//! call, and texts are named by index and stay the caller's strings
+//! ([`JsText::Indexed`]; a long string argument of a tool call comes as
+//! [`JsText::JsonOf`]). The codes are decoded
 //! by the core ([`prime_compaction_core::transcript::flat`], where they are
 //! documented, as in `flat-messages.js`); a message the pass does not
 //! recognise as a plain user, assistant or tool-result message comes as
@@ -37,6 +38,40 @@ pub struct Flat<'c> {
     strings: Raw,
 }
 
+/// A typed array's kind, its elements (`data`, `length`) and its buffer, as
+/// N-API tells them; nothing is read from `data`.
+pub(crate) struct TypedArrayParts {
+    pub kind: sys::napi_typedarray_type,
+    pub data: *const std::ffi::c_void,
+    pub length: usize,
+    pub buffer: Raw,
+}
+
+pub(crate) fn typed_array_parts(cx: &Cx, array: Raw) -> Result<TypedArrayParts> {
+    let mut kind = 0;
+    let mut length = 0usize;
+    let mut data = ptr::null_mut();
+    let mut buffer = ptr::null_mut();
+    let mut offset = 0usize;
+    check(unsafe {
+        sys::napi_get_typedarray_info(
+            cx.env,
+            array,
+            &mut kind,
+            &mut length,
+            &mut data,
+            &mut buffer,
+            &mut offset,
+        )
+    })?;
+    Ok(TypedArrayParts {
+        kind,
+        data: data.cast_const(),
+        length,
+        buffer,
+    })
+}
+
 /// The elements of a typed array one of this package's JS passes made
 /// (`T` must match `kind`), copied and kept for the rest of the call.
 ///
@@ -50,32 +85,17 @@ pub(crate) fn typed_array_slice<T: Copy + 'static>(
     array: Raw,
     kind: sys::napi_typedarray_type,
 ) -> Result<&[T]> {
-    let mut found = 0;
-    let mut length = 0usize;
-    let mut data = ptr::null_mut();
-    let mut buffer = ptr::null_mut();
-    let mut offset = 0usize;
-    check(unsafe {
-        sys::napi_get_typedarray_info(
-            cx.env,
-            array,
-            &mut found,
-            &mut length,
-            &mut data,
-            &mut buffer,
-            &mut offset,
-        )
-    })
-    .map_err(|_| malformed())?;
-    if found != kind || (data.is_null() && length > 0) {
+    let parts = typed_array_parts(cx, array).map_err(|_| malformed())?;
+    if parts.kind != kind || (parts.data.is_null() && parts.length > 0) {
         return Err(malformed());
     }
-    if length == 0 {
+    if parts.length == 0 {
         return Ok(&[]);
     }
     // A typed array of this kind holds `length` aligned elements of `T` at
     // `data`; no JS runs before they are copied here.
-    let items: Box<[T]> = unsafe { std::slice::from_raw_parts(data.cast::<T>(), length) }.into();
+    let items: Box<[T]> =
+        unsafe { std::slice::from_raw_parts(parts.data.cast::<T>(), parts.length) }.into();
     Ok(cx.keep(items))
 }
 

@@ -635,22 +635,17 @@ impl<'c> Sink<JsText<'c>> for StringSink<'c> {
     }
 
     fn push_text_prefix(&mut self, text: &JsText<'c>, units: usize) {
-        let most = match *text {
-            // Its UTF-8 (or WTF-8) bytes: no fewer than its units.
+        // At most what this write adds: a prefix of an owned text reserves
+        // room by the text's UTF-8 (or WTF-8) bytes, no fewer than its
+        // units; JSON is written whole before it is cut, at most six units
+        // a unit and two quotes; a JS string is copied with room for one
+        // unit more.
+        self.before_write(match *text {
             JsText::Owned(ref s) => s.stored_len(),
-            JsText::Short { len, .. } | JsText::Js { len, .. } | JsText::Indexed { len, .. } => {
-                len as usize
-            }
-            // Written whole before it is cut: JSON escapes a unit in at
-            // most six, and adds two quotes.
             JsText::JsonOf { len, .. } => (len as usize).saturating_mul(6).saturating_add(2),
-        };
-        // A prefix of an owned text reserves room by its UTF-8 bytes, and
-        // JSON is written whole before it is cut: both count whole. (A JS
-        // string is copied with room for one unit more.)
-        self.before_write(match text {
-            JsText::JsonOf { .. } | JsText::Owned(_) => most,
-            _ => most.min(units).saturating_add(1),
+            JsText::Short { len, .. } | JsText::Js { len, .. } | JsText::Indexed { len, .. } => {
+                (len as usize).min(units).saturating_add(1)
+            }
         });
         match text {
             JsText::Owned(s) if units >= s.utf16_len() => s.push_utf16_into(&mut self.out),

@@ -45,7 +45,8 @@ pub struct Cx {
     /// costs V8 a TypeError with its stack trace (microseconds), so from
     /// then on a value of unknown type is asked its type first.
     nullish_read: Cell<bool>,
-    /// What [`Cx::keep`] keeps until the call ends.
+    /// What [`Cx::keep`] keeps until the call ends: a `Vec<Box<[T]>>` for
+    /// each element type `T` kept.
     kept: RefCell<Vec<Box<dyn Any>>>,
 }
 
@@ -134,11 +135,19 @@ impl Cx {
         })
     }
 
-    /// `items`, kept until the call ends, borrowed for that long.
+    /// `items`, kept until the call ends, borrowed for that long (a copy of
+    /// a typed array's elements, the units of an id the branch walk read).
     pub fn keep<T: 'static>(&self, items: Box<[T]>) -> &[T] {
         let kept: *const [T] = &*items;
-        self.kept.borrow_mut().push(Box::new(items));
-        // SAFETY: the boxed items never move (the vector moves only the
+        let mut stores = self.kept.borrow_mut();
+        match stores
+            .iter_mut()
+            .find_map(|store| (**store).downcast_mut::<Vec<Box<[T]>>>())
+        {
+            Some(store) => store.push(items),
+            None => stores.push(Box::new(vec![items])),
+        }
+        // SAFETY: the boxed items never move (the vectors move only the
         // boxes) and are freed only with `self`, which the borrow returned
         // cannot outlive; nothing removes a box before that.
         unsafe { &*kept }

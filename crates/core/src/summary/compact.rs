@@ -254,7 +254,7 @@ impl<T: Transcript> Job<T> {
         if level == 0 {
             let whole = transcript.render(&shrink_for(0, &self.limits, answer_room, 0));
             // Its length bounds a retry's rounds (shrink_for): kept from the first request.
-            let _ = units.set(whole.utf16_len());
+            units.get_or_init(|| whole.utf16_len());
             return Some(whole);
         }
         let whole_units = match units.get() {
