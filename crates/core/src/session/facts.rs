@@ -160,36 +160,46 @@ fn push_none(out: &mut Vec<Id>) {
 }
 
 /// Pushes the id of code `code` onto `out` (`None` where absent or not
-/// read); whether it was read. Written straight into `out`, and a short
-/// ASCII id in its very slot: an id made elsewhere and moved in was copied
-/// in wider pieces than it was written in, each copy stalling on store
-/// forwarding (half of `pushEntries`).
-fn push_id(out: &mut Vec<Id>, code: u8, strings: &mut Strings) -> Result<bool> {
+/// read); whether it was read, and a string id's units.
+fn push_id<'t>(
+    out: &mut Vec<Id>,
+    code: u8,
+    strings: &mut Strings<'t>,
+) -> Result<(bool, Option<&'t [u16]>)> {
     match code {
         code::ID_NOT_READ => push_none(out),
         code::ID_ABSENT => {
             push_none(out);
-            return Ok(true);
+            return Ok((true, None));
         }
         code::ID_STRING => {
             let units = strings.next_units()?;
-            // Most ids are short ASCII (the agent's are eight hex digits),
-            // and those are written in their slot (fill_inline_ascii).
-            out.push(Some(JsStr::Utf8(Utf8Text::EMPTY)));
-            if let Some(slot) = out.last_mut() {
-                let filled = match slot {
-                    Some(JsStr::Utf8(text)) => text.fill_inline_ascii(units),
-                    _ => false,
-                };
-                if !filled {
-                    *slot = Some(JsStr::from_utf16(units));
-                }
-            }
-            return Ok(true);
+            push_units(out, units);
+            return Ok((true, Some(units)));
         }
         _ => return Err(malformed("an id code")),
     }
-    Ok(false)
+    Ok((false, None))
+}
+
+/// Pushes the string id of UTF-16 units `units` onto `out`. Written
+/// straight into `out`, and a short ASCII id in its very slot: an id made
+/// elsewhere and moved in, or cloned in, was copied in wider pieces than
+/// it was written in, each copy stalling on store forwarding (half of
+/// `pushEntries`).
+fn push_units(out: &mut Vec<Id>, units: &[u16]) {
+    // Most ids are short ASCII (the agent's are eight hex digits), and
+    // those are written in their slot (fill_inline_ascii).
+    out.push(Some(JsStr::Utf8(Utf8Text::EMPTY)));
+    if let Some(slot) = out.last_mut() {
+        let filled = match slot {
+            Some(JsStr::Utf8(text)) => text.fill_inline_ascii(units),
+            _ => false,
+        };
+        if !filled {
+            *slot = Some(JsStr::from_utf16(units));
+        }
+    }
 }
 
 impl EntryFacts {
@@ -283,6 +293,8 @@ impl EntryFacts {
         self.ids.ids.reserve(count);
         self.ids.parents.reserve(count);
         self.ids_read.reserve(count);
+        // The units of the string id of the chunk's entry before.
+        let mut previous: Option<&[u16]> = None;
         for k in 0..count {
             let kind = EntryKind::from_code(chunk.kinds[k]);
             self.kinds.push(kind);
@@ -290,19 +302,21 @@ impl EntryFacts {
             if id_codes >> 4 != 0 {
                 return Err(malformed("an id code"));
             }
-            let id_read = push_id(&mut self.ids.ids, id_codes & code::ID_MASK, &mut strings)?;
+            let (id_read, units) =
+                push_id(&mut self.ids.ids, id_codes & code::ID_MASK, &mut strings)?;
             let parent_code = id_codes >> code::PARENT_SHIFT & code::ID_MASK;
             let parent_read = if parent_code == code::ID_PREVIOUS {
-                // This entry's id is pushed: the one before it is the previous entry's.
-                let ids = &self.ids.ids;
-                let Some(previous) = (k > 0).then(|| ids[ids.len() - 2].clone()).flatten() else {
+                // The previous entry's id, made again from its units, as
+                // it was made (a clone of it stalled, see push_units).
+                let Some(previous) = previous else {
                     return Err(malformed("a parent code naming no previous id"));
                 };
-                self.ids.parents.push(Some(previous));
+                push_units(&mut self.ids.parents, previous);
                 true
             } else {
-                push_id(&mut self.ids.parents, parent_code, &mut strings)?
+                push_id(&mut self.ids.parents, parent_code, &mut strings)?.0
             };
+            previous = units;
             self.ids_read.push(kind.is_some() && id_read && parent_read);
         }
         strings.done()
@@ -781,6 +795,30 @@ mod tests {
                 .to_string()
                 .contains("a parent code naming no previous id"));
             assert_eq!(facts, pushed);
+        }
+        // Ids that are not short ASCII (boxed, WTF-8) are the parent's too.
+        let long = "x".repeat(40);
+        let odd: Vec<Vec<u16>> = vec![units("é1"), units(&long), vec![0xD800, 0x61]];
+        let mut text = Vec::new();
+        let mut ids = Vec::new();
+        for id in &odd {
+            text.extend_from_slice(id);
+            ids.push(code::ID_STRING | previous);
+        }
+        let lengths: Vec<u32> = odd.iter().map(|id| id.len() as u32).collect();
+        ids[0] = code::ID_STRING | code::ID_ABSENT << code::PARENT_SHIFT;
+        facts
+            .push_entries(&EntriesChunk {
+                first: 3,
+                kinds: &[KIND_ROLE_BASE; 3],
+                ids: &ids,
+                lengths: &lengths,
+                text: &text,
+            })
+            .unwrap();
+        for i in 4..6 {
+            let (_, parent) = facts.id_and_parent(i).unwrap();
+            assert_eq!(parent, &Some(JsStr::from_utf16(&odd[i - 4])), "parent {i}");
         }
     }
 
