@@ -56,25 +56,32 @@ function parseArgs(argv) {
 
 const fmtInt = (n) => n.toLocaleString('en-US')
 
-/** The two prepareCompaction sections of an agent line: real-shaped, then generated. */
+/**
+ * The prepareCompaction sections of an agent line: real-shaped (without
+ * compactions, so everything before the cut is summarized), real-shaped
+ * with the source's compactions kept (as a long session has them), then
+ * generated.
+ */
 function prepareSections(line) {
   const suffix = line === '0.78' ? '' : `-${line}`
   const title = `prepareCompaction(pathEntries, DEFAULT_COMPACTION_SETTINGS), ${line} line`
+  const real = (name, shape, options) => ({
+    name: `${name}${suffix}`,
+    title: `${title}, ${shape}`,
+    line,
+    source: async () => (await realSource())[options?.compactions ? 'compactedLabel' : 'label'],
+    columns: ['entries'],
+    cases: ({ ref, ours, sizes }) =>
+      sizes.map((n) => ({
+        label: [fmtInt(n)],
+        setup: async () => ({ entries: await realEntries(n, options), settings: { ...ref.DEFAULT_COMPACTION_SETTINGS } }),
+        reference: ({ entries, settings }) => ref.prepareCompaction(entries, settings),
+        ours: ({ entries, settings }) => ours.prepareCompaction(entries, settings),
+      })),
+  })
   return [
-    {
-      name: `prepareCompaction-real${suffix}`,
-      title: `${title}, real-shaped`,
-      line,
-      source: async () => (await realSource()).label,
-      columns: ['entries'],
-      cases: ({ ref, ours, sizes }) =>
-        sizes.map((n) => ({
-          label: [fmtInt(n)],
-          setup: async () => ({ entries: await realEntries(n), settings: { ...ref.DEFAULT_COMPACTION_SETTINGS } }),
-          reference: ({ entries, settings }) => ref.prepareCompaction(entries, settings),
-          ours: ({ entries, settings }) => ours.prepareCompaction(entries, settings),
-        })),
-    },
+    real('prepareCompaction-real', 'real-shaped'),
+    real('prepareCompaction-compacted', 'real-shaped with its compactions', { compactions: true }),
     {
       name: `prepareCompaction${suffix}`,
       title: `${title}, generated`,

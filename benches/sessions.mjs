@@ -18,8 +18,11 @@
 // compaction would hide everything before it from the planners), repeated
 // until there are enough. Every copy gets a fresh 8-hex-digit id (the
 // agent's form), its parent is the entry before it, references to ids of
-// the same copy (`fromId`) follow them, and each copy's tool-call ids get a
-// suffix of their own, so a tool result still answers the call of its copy.
+// the same copy (`fromId`, a compaction's `firstKeptEntryId`) follow them,
+// and each copy's tool-call ids get a suffix of their own, so a tool
+// result still answers the call of its copy. `realEntries(n, { compactions:
+// true })` keeps the compactions, as a long real session has them: the
+// planners then read everything but summarize only what the last one left.
 // Each entry is made by JSON.parse of its line, as a session file gives it:
 // every copy has objects and strings of its own.
 
@@ -54,9 +57,10 @@ function sampleFile() {
 }
 
 /**
- * The source, loaded once: `{ kind, label, header, entries, messages }`.
+ * The source, loaded once: `{ kind, label, compactedLabel, header, entries, withCompactions, messages }`.
  * `entries` are the v3 entries one copy is made of (no header, no
- * compaction), `messages` the agent's context messages for them
+ * compaction), `withCompactions` the same with the source's compactions,
+ * `messages` the agent's context messages for `entries`
  * (buildSessionContext over the linear chain).
  */
 export async function realSource() {
@@ -89,7 +93,7 @@ export async function realSource() {
   }
   const body = entries.filter((e) => e.type !== 'compaction')
   const context = sm.buildSessionContext(Array.from(chain(body), (line) => JSON.parse(line)))
-  loaded = { kind, label: `${label}, ${body.length} entries a copy`, header, entries: body, messages: context.messages }
+  loaded = { kind, label: `${label}, ${body.length} entries a copy`, compactedLabel: `${label}, ${entries.length} entries a copy, ${entries.length - body.length} of them compactions`, header, entries: body, withCompactions: entries, messages: context.messages }
   return loaded
 }
 
@@ -121,10 +125,17 @@ function* chain(body, n = body.length) {
     for (const e of body) if (typeof e.id === 'string') ids.set(e.id, hexId(next + ids.size))
     for (const e of body) {
       if (made >= n) break
+      // (a session that ends in a compaction has nothing to compact; the
+      // id it would have had stays unused, so the copy's others stand)
+      if (e.type === 'compaction' && made === n - 1) {
+        next++
+        continue
+      }
       const id = hexId(next++)
       const copy = { ...e, id, parentId: parent }
       if (e.type === 'message') copy.message = withCallIds(e.message, r)
       if (e.type === 'branch_summary' && ids.has(e.fromId)) copy.fromId = ids.get(e.fromId)
+      if (e.type === 'compaction' && ids.has(e.firstKeptEntryId)) copy.firstKeptEntryId = ids.get(e.firstKeptEntryId)
       made++
       parent = id
       yield JSON.stringify(copy)
@@ -132,10 +143,13 @@ function* chain(body, n = body.length) {
   }
 }
 
-/** `n` real-shaped path entries (v3, linear), each parsed from its own JSON line. */
-export async function realEntries(n) {
-  const { entries } = await realSource()
-  return Array.from(chain(entries, n), (line) => JSON.parse(line))
+/**
+ * `n` real-shaped path entries (v3, linear), each parsed from its own JSON
+ * line; with `compactions`, the source's compactions kept in every copy.
+ */
+export async function realEntries(n, { compactions = false } = {}) {
+  const { entries, withCompactions } = await realSource()
+  return Array.from(chain(compactions ? withCompactions : entries, n), (line) => JSON.parse(line))
 }
 
 /** Writes a real-shaped session file of `n` entries after the source's header; returns its path. */
