@@ -35,9 +35,29 @@ pub fn read_id<V: View>(entry: &V, key: Key, allow_null: bool) -> Result<Id> {
 pub struct Ids {
     pub ids: Vec<Id>,
     pub parents: Vec<Id>,
+    /// For each entry, whether its `parentId` is the `id` of the entry
+    /// before (read ahead as such: `parents` holds `None` there, and
+    /// [`Ids::parent`] gives that id); it may be empty where no entry's is.
+    pub previous: Vec<bool>,
 }
 
 impl Ids {
+    /// Entry `i`'s `parentId`.
+    #[inline]
+    pub fn parent(&self, i: usize) -> &Id {
+        if self.is_previous(i) {
+            &self.ids[i - 1]
+        } else {
+            &self.parents[i]
+        }
+    }
+
+    /// Whether entry `i`'s `parentId` is the id of the entry before.
+    #[inline]
+    fn is_previous(&self, i: usize) -> bool {
+        self.previous.get(i).copied().unwrap_or(false)
+    }
+
     /// The ids as the facts read ahead hold them, when they hold all;
     /// else read here (from the facts where they have them).
     pub fn read<'a, V: View>(entries: &Entries<'a, V>) -> Result<Cow<'a, Ids>> {
@@ -74,7 +94,11 @@ impl Ids {
                 from += 1;
             }
         }
-        Ok(Cow::Owned(Ids { ids, parents }))
+        Ok(Cow::Owned(Ids {
+            ids,
+            parents,
+            previous: Vec::new(),
+        }))
     }
 
     /// The first index whose id equals `id` (`findIndex(e => e.id === id)`).
@@ -94,14 +118,20 @@ impl Ids {
         // from the entry before back (mostly the entry before is the
         // parent); the index is built only for a parent not found that way.
         let mut by_id = None;
-        let mut scan = all_distinct(&self.ids).then(|| Scan::new(&self.ids));
+        let distinct = all_distinct(&self.ids);
+        let mut scan = distinct.then(|| Scan::new(&self.ids));
         let mut path = Vec::with_capacity(crate::capacity::reserve_for(self.ids.len()));
         path.push(last);
         let mut current = last;
-        while let Some(parent) = self.parents[current].as_ref().filter(|p| !p.is_empty()) {
-            let found = scan
-                .as_mut()
-                .and_then(|scan| scan.back_from(current, parent));
+        while let Some(parent) = self.parent(current).as_ref().filter(|p| !p.is_empty()) {
+            // Among distinct ids, a parent read as the id of the entry
+            // before is that entry, with nothing to compare.
+            let found = if distinct && self.is_previous(current) {
+                Some(current - 1)
+            } else {
+                scan.as_mut()
+                    .and_then(|scan| scan.back_from(current, parent))
+            };
             let next = match found {
                 Some(next) => Some(next),
                 None => {
@@ -175,7 +205,7 @@ mod tests {
             return Some(Vec::new());
         };
         let mut path = vec![current];
-        while let Some(parent) = ids.parents[current].as_ref().filter(|p| !p.is_empty()) {
+        while let Some(parent) = ids.parent(current).as_ref().filter(|p| !p.is_empty()) {
             let Some(&next) = by_id.get(parent) else {
                 break;
             };
@@ -199,6 +229,7 @@ mod tests {
             state % n.max(1)
         };
         let mut seen = [0; 4];
+        let mut held = 0;
         for round in 0..400 {
             let n = 1 + next(if round % 10 == 0 { 3000 } else { 40 }) as usize;
             let ids: Vec<Id> = (0..n)
@@ -222,7 +253,28 @@ mod tests {
                     _ => None,
                 })
                 .collect();
-            let ids = Ids { ids, parents };
+            // Now and then (every other round) parents equal to the id
+            // before are held as that, as the facts read ahead hold them.
+            let mut parents = parents;
+            let mut previous = Vec::new();
+            if round % 2 == 1 {
+                previous = (0..n)
+                    .map(|i| {
+                        i > 0 && ids[i - 1].is_some() && parents[i] == ids[i - 1] && next(4) > 0
+                    })
+                    .collect();
+                for (parent, &p) in parents.iter_mut().zip(&previous) {
+                    if p {
+                        *parent = None;
+                    }
+                }
+            }
+            let ids = Ids {
+                ids,
+                parents,
+                previous,
+            };
+            held += ids.previous.iter().filter(|&&p| p).count();
             let walked = ids.path_to_last().ok();
             assert_eq!(walked, naive(&ids), "round {round}: {ids:?}");
             let distinct = all_distinct(&ids.ids);
@@ -230,5 +282,6 @@ mod tests {
         }
         // Distinct ids and not, each with paths walked and cycles found.
         assert!(seen.iter().all(|&k| k > 0), "{seen:?}");
+        assert!(held > 0);
     }
 }

@@ -160,33 +160,27 @@ fn push_none(out: &mut Vec<Id>) {
 }
 
 /// Pushes the id of code `code` onto `out` (`None` where absent or not
-/// read); whether it was read, and a string id's units.
-fn push_id<'t>(
-    out: &mut Vec<Id>,
-    code: u8,
-    strings: &mut Strings<'t>,
-) -> Result<(bool, Option<&'t [u16]>)> {
+/// read); whether it was read, and whether it is a string.
+fn push_id(out: &mut Vec<Id>, code: u8, strings: &mut Strings<'_>) -> Result<(bool, bool)> {
     match code {
         code::ID_NOT_READ => push_none(out),
         code::ID_ABSENT => {
             push_none(out);
-            return Ok((true, None));
+            return Ok((true, false));
         }
         code::ID_STRING => {
-            let units = strings.next_units()?;
-            push_units(out, units);
-            return Ok((true, Some(units)));
+            push_units(out, strings.next_units()?);
+            return Ok((true, true));
         }
         _ => return Err(malformed("an id code")),
     }
-    Ok((false, None))
+    Ok((false, false))
 }
 
 /// Pushes the string id of UTF-16 units `units` onto `out`. Written
 /// straight into `out`, and a short ASCII id in its very slot: an id made
-/// elsewhere and moved in, or cloned in, was copied in wider pieces than
-/// it was written in, each copy stalling on store forwarding (half of
-/// `pushEntries`).
+/// elsewhere and moved in was copied in wider pieces than it was written
+/// in, each copy stalling on store forwarding (half of `pushEntries`).
 fn push_units(out: &mut Vec<Id>, units: &[u16]) {
     // Most ids are short ASCII (the agent's are eight hex digits), and
     // those are written in their slot (fill_inline_ascii).
@@ -219,6 +213,7 @@ impl EntryFacts {
         let reserved = facts.kinds.try_reserve_exact(entries).is_ok()
             && facts.ids.ids.try_reserve_exact(entries).is_ok()
             && facts.ids.parents.try_reserve_exact(entries).is_ok()
+            && facts.ids.previous.try_reserve_exact(entries).is_ok()
             && facts.ids_read.try_reserve_exact(entries).is_ok()
             && facts.messages.try_reserve_exact(entries).is_ok();
         if reserved {
@@ -234,6 +229,7 @@ impl EntryFacts {
         self.kinds.clear();
         self.ids.ids.clear();
         self.ids.parents.clear();
+        self.ids.previous.clear();
         self.ids_read.clear();
         self.ids_unread = 0;
         self.messages.clear();
@@ -270,6 +266,7 @@ impl EntryFacts {
             self.kinds.truncate(before);
             self.ids.ids.truncate(before);
             self.ids.parents.truncate(before);
+            self.ids.previous.truncate(before);
             self.ids_read.truncate(before);
             return read;
         }
@@ -292,9 +289,10 @@ impl EntryFacts {
         self.kinds.reserve(count);
         self.ids.ids.reserve(count);
         self.ids.parents.reserve(count);
+        self.ids.previous.reserve(count);
         self.ids_read.reserve(count);
-        // The units of the string id of the chunk's entry before.
-        let mut previous: Option<&[u16]> = None;
+        // Whether the chunk's entry before has a string id.
+        let mut previous = false;
         for k in 0..count {
             let kind = EntryKind::from_code(chunk.kinds[k]);
             self.kinds.push(kind);
@@ -302,21 +300,22 @@ impl EntryFacts {
             if id_codes >> 4 != 0 {
                 return Err(malformed("an id code"));
             }
-            let (id_read, units) =
+            let (id_read, id_is_string) =
                 push_id(&mut self.ids.ids, id_codes & code::ID_MASK, &mut strings)?;
             let parent_code = id_codes >> code::PARENT_SHIFT & code::ID_MASK;
-            let parent_read = if parent_code == code::ID_PREVIOUS {
-                // The previous entry's id, made again from its units, as
-                // it was made (a clone of it stalled, see push_units).
-                let Some(previous) = previous else {
+            let is_previous = parent_code == code::ID_PREVIOUS;
+            let parent_read = if is_previous {
+                // The previous entry's id, which `Ids::parent` gives.
+                if !previous {
                     return Err(malformed("a parent code naming no previous id"));
-                };
-                push_units(&mut self.ids.parents, previous);
+                }
+                push_none(&mut self.ids.parents);
                 true
             } else {
                 push_id(&mut self.ids.parents, parent_code, &mut strings)?.0
             };
-            previous = units;
+            self.ids.previous.push(is_previous);
+            previous = id_is_string;
             self.ids_read.push(kind.is_some() && id_read && parent_read);
         }
         strings.done()
@@ -471,7 +470,7 @@ impl EntryFacts {
 
     /// Entry `i`'s `id` and `parentId`, when they and its kind were read.
     pub fn id_and_parent(&self, i: usize) -> Option<(&Id, &Id)> {
-        (*self.ids_read.get(i)?).then(|| (&self.ids.ids[i], &self.ids.parents[i]))
+        (*self.ids_read.get(i)?).then(|| (&self.ids.ids[i], self.ids.parent(i)))
     }
 
     /// Entry `i`'s message facts, when they were read.
