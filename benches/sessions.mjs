@@ -114,7 +114,8 @@ function withCallIds(message, r) {
 
 /**
  * JSON lines of the first `n` entries of the cycled session: fresh ids
- * counted from 1, a linear parent chain from the first.
+ * counted from 1, a linear parent chain from the first (a compaction that
+ * would come last is left out, and the next entry comes in its place).
  */
 function* chain(body, n = body.length) {
   let next = 1

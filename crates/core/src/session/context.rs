@@ -52,10 +52,11 @@ impl Ids {
         }
     }
 
-    /// Whether entry `i`'s `parentId` is the id of the entry before.
+    /// Whether entry `i`'s `parentId` is the id of the entry before (never
+    /// for the first entry).
     #[inline]
     fn is_previous(&self, i: usize) -> bool {
-        self.previous.get(i).copied().unwrap_or(false)
+        i > 0 && self.previous.get(i).copied().unwrap_or(false)
     }
 
     /// The ids as the facts read ahead hold them, when they hold all;
@@ -195,21 +196,22 @@ mod tests {
     use super::*;
     use std::collections::HashMap;
 
-    /// The walk as the reference makes it: a map of every id to its last
-    /// entry, then parents from the last entry (`None` for a cycle).
-    fn naive(ids: &Ids) -> Option<Vec<usize>> {
-        let by_id: HashMap<&JsStr, usize> = (ids.ids.iter().enumerate())
+    /// The walk as the reference makes it over `ids` and their `parents`
+    /// as read: a map of every id to its last entry, then parents from the
+    /// last entry (`None` for a cycle).
+    fn naive(ids: &[Id], parents: &[Id]) -> Option<Vec<usize>> {
+        let by_id: HashMap<&JsStr, usize> = (ids.iter().enumerate())
             .filter_map(|(i, id)| id.as_ref().map(|id| (id, i)))
             .collect();
-        let Some(mut current) = ids.ids.len().checked_sub(1) else {
+        let Some(mut current) = ids.len().checked_sub(1) else {
             return Some(Vec::new());
         };
         let mut path = vec![current];
-        while let Some(parent) = ids.parent(current).as_ref().filter(|p| !p.is_empty()) {
+        while let Some(parent) = parents[current].as_ref().filter(|p| !p.is_empty()) {
             let Some(&next) = by_id.get(parent) else {
                 break;
             };
-            if path.len() >= ids.ids.len() {
+            if path.len() >= ids.len() {
                 return None;
             }
             path.push(next);
@@ -234,8 +236,9 @@ mod tests {
             let n = 1 + next(if round % 10 == 0 { 3000 } else { 40 }) as usize;
             let ids: Vec<Id> = (0..n)
                 .map(|i| match next(40) {
-                    // Now and then an absent id, or one met before.
+                    // Now and then an absent id, an empty one, or one met before.
                     0 => None,
+                    2 => Some(JsStr::from("")),
                     1 if i > 0 => Some(JsStr::from(format!("e{}", next(i as u64)).as_str())),
                     _ => Some(JsStr::from(format!("e{i}").as_str())),
                 })
@@ -255,6 +258,7 @@ mod tests {
                 .collect();
             // Now and then (every other round) parents equal to the id
             // before are held as that, as the facts read ahead hold them.
+            let read = parents.clone();
             let mut parents = parents;
             let mut previous = Vec::new();
             if round % 2 == 1 {
@@ -269,14 +273,16 @@ mod tests {
                     }
                 }
             }
+            let expected = naive(&ids, &read);
             let ids = Ids {
                 ids,
                 parents,
                 previous,
             };
             held += ids.previous.iter().filter(|&&p| p).count();
+            assert!((0..n).all(|i| ids.parent(i) == &read[i]), "round {round}");
             let walked = ids.path_to_last().ok();
-            assert_eq!(walked, naive(&ids), "round {round}: {ids:?}");
+            assert_eq!(walked, expected, "round {round}: {ids:?}");
             let distinct = all_distinct(&ids.ids);
             seen[usize::from(distinct) * 2 + usize::from(walked.is_some())] += 1;
         }

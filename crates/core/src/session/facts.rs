@@ -160,7 +160,10 @@ fn push_none(out: &mut Vec<Id>) {
 }
 
 /// Pushes the id of code `code` onto `out` (`None` where absent or not
-/// read); whether it was read, and whether it is a string.
+/// read); whether it was read, and whether it is a string. Written
+/// straight into `out`, and a short ASCII id in its very slot: an id made
+/// elsewhere and moved in was copied in wider pieces than it was written
+/// in, each copy stalling on store forwarding (half of `pushEntries`).
 fn push_id(out: &mut Vec<Id>, code: u8, strings: &mut Strings<'_>) -> Result<(bool, bool)> {
     match code {
         code::ID_NOT_READ => push_none(out),
@@ -169,31 +172,24 @@ fn push_id(out: &mut Vec<Id>, code: u8, strings: &mut Strings<'_>) -> Result<(bo
             return Ok((true, false));
         }
         code::ID_STRING => {
-            push_units(out, strings.next_units()?);
+            let units = strings.next_units()?;
+            // Most ids are short ASCII (the agent's are eight hex digits),
+            // and those are written in their slot (fill_inline_ascii).
+            out.push(Some(JsStr::Utf8(Utf8Text::EMPTY)));
+            if let Some(slot) = out.last_mut() {
+                let filled = match slot {
+                    Some(JsStr::Utf8(text)) => text.fill_inline_ascii(units),
+                    _ => false,
+                };
+                if !filled {
+                    *slot = Some(JsStr::from_utf16(units));
+                }
+            }
             return Ok((true, true));
         }
         _ => return Err(malformed("an id code")),
     }
     Ok((false, false))
-}
-
-/// Pushes the string id of UTF-16 units `units` onto `out`. Written
-/// straight into `out`, and a short ASCII id in its very slot: an id made
-/// elsewhere and moved in was copied in wider pieces than it was written
-/// in, each copy stalling on store forwarding (half of `pushEntries`).
-fn push_units(out: &mut Vec<Id>, units: &[u16]) {
-    // Most ids are short ASCII (the agent's are eight hex digits), and
-    // those are written in their slot (fill_inline_ascii).
-    out.push(Some(JsStr::Utf8(Utf8Text::EMPTY)));
-    if let Some(slot) = out.last_mut() {
-        let filled = match slot {
-            Some(JsStr::Utf8(text)) => text.fill_inline_ascii(units),
-            _ => false,
-        };
-        if !filled {
-            *slot = Some(JsStr::from_utf16(units));
-        }
-    }
 }
 
 impl EntryFacts {
