@@ -17,7 +17,8 @@
 // The cut is ours (its entry is read from our result beforehand), so the
 // floor does not search for it: that makes it a lower bound.
 //
-// Usage: node benches/floor.mjs [--line 0.78|1.6] [sizes...]   (default: both lines, 1000 10000 100000)
+// Usage: node benches/floor.mjs [--line 0.78|1.6] [--compactions] [sizes...]   (default: both lines, 1000 10000 100000)
+// --compactions: the real-shaped sessions with the source's compactions kept.
 // Prints a markdown table: medians of alternating runs, each side ~3 s.
 
 import { createRequire } from 'node:module'
@@ -31,6 +32,9 @@ const { loadOurs } = require('../__test__/helpers/ours.js')
 const args = process.argv.slice(2)
 const lineAt = args.indexOf('--line')
 const lines = lineAt >= 0 ? [args.splice(lineAt, 2)[1]] : ['0.78', '1.6']
+const compactionsAt = args.indexOf('--compactions')
+const compactions = compactionsAt >= 0
+if (compactions) args.splice(compactionsAt, 1)
 const sizes = args.length > 0 ? args.map(Number) : [1_000, 10_000, 100_000]
 
 /** The characters the estimate counts in a kept message (read, not judged). */
@@ -128,7 +132,8 @@ function time(fns, budgetMs = 3_000) {
 
 const fmt = (ms) => (ms >= 100 ? ms.toFixed(0) : ms >= 1 ? ms.toFixed(2) : ms.toFixed(3))
 
-console.log(`prepareCompaction against its floor: node ${process.version}, ${new Date().toISOString().slice(0, 10)}, ${(await realSource()).label}`)
+const source = await realSource()
+console.log(`prepareCompaction against its floor: node ${process.version}, ${new Date().toISOString().slice(0, 10)}, ${compactions ? source.compactedLabel : source.label}`)
 console.log('')
 console.log('| line | entries | reference ms | ours ms | floor ms | ours / reference | floor / reference | ours / floor | rounds |')
 console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|')
@@ -136,7 +141,7 @@ for (const line of lines) {
   const ref = await loadReference(line)
   const ours = await loadOurs(line)
   for (const n of sizes) {
-    const entries = await realEntries(n)
+    const entries = await realEntries(n, { compactions })
     const settings = { ...ref.DEFAULT_COMPACTION_SETTINGS }
     const preparation = ours.prepareCompaction(entries, settings)
     const cut = entries.findIndex((e) => e.id === preparation.firstKeptEntryId)
