@@ -160,16 +160,16 @@ fn push_none(out: &mut Vec<Id>) {
 }
 
 /// Pushes the id of code `code` onto `out` (`None` where absent or not
-/// read); whether it was read, and whether it is a string. Written
+/// read); whether it was read. Written
 /// straight into `out`, and a short ASCII id in its very slot: an id made
 /// elsewhere and moved in was copied in wider pieces than it was written
 /// in, each copy stalling on store forwarding (half of `pushEntries`).
-fn push_id(out: &mut Vec<Id>, code: u8, strings: &mut Strings<'_>) -> Result<(bool, bool)> {
+fn push_id(out: &mut Vec<Id>, code: u8, strings: &mut Strings) -> Result<bool> {
     match code {
         code::ID_NOT_READ => push_none(out),
         code::ID_ABSENT => {
             push_none(out);
-            return Ok((true, false));
+            return Ok(true);
         }
         code::ID_STRING => {
             let units = strings.next_units()?;
@@ -185,11 +185,11 @@ fn push_id(out: &mut Vec<Id>, code: u8, strings: &mut Strings<'_>) -> Result<(bo
                     *slot = Some(JsStr::from_utf16(units));
                 }
             }
-            return Ok((true, true));
+            return Ok(true);
         }
         _ => return Err(malformed("an id code")),
     }
-    Ok((false, false))
+    Ok(false)
 }
 
 impl EntryFacts {
@@ -288,7 +288,7 @@ impl EntryFacts {
         self.ids.previous.reserve(count);
         self.ids_read.reserve(count);
         // Whether the chunk's entry before has a string id.
-        let mut previous = false;
+        let mut before_is_string = false;
         for k in 0..count {
             let kind = EntryKind::from_code(chunk.kinds[k]);
             self.kinds.push(kind);
@@ -296,22 +296,22 @@ impl EntryFacts {
             if id_codes >> 4 != 0 {
                 return Err(malformed("an id code"));
             }
-            let (id_read, id_is_string) =
-                push_id(&mut self.ids.ids, id_codes & code::ID_MASK, &mut strings)?;
+            let id_code = id_codes & code::ID_MASK;
+            let id_read = push_id(&mut self.ids.ids, id_code, &mut strings)?;
             let parent_code = id_codes >> code::PARENT_SHIFT & code::ID_MASK;
             let is_previous = parent_code == code::ID_PREVIOUS;
             let parent_read = if is_previous {
                 // The previous entry's id, which `Ids::parent` gives.
-                if !previous {
+                if !before_is_string {
                     return Err(malformed("a parent code naming no previous id"));
                 }
                 push_none(&mut self.ids.parents);
                 true
             } else {
-                push_id(&mut self.ids.parents, parent_code, &mut strings)?.0
+                push_id(&mut self.ids.parents, parent_code, &mut strings)?
             };
             self.ids.previous.push(is_previous);
-            previous = id_is_string;
+            before_is_string = id_code == code::ID_STRING;
             self.ids_read.push(kind.is_some() && id_read && parent_read);
         }
         strings.done()
