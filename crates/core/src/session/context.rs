@@ -39,6 +39,10 @@ pub struct Ids {
     /// before (read ahead as such: `parents` holds `None` there, and
     /// [`Ids::parent`] gives that id); it may be empty where no entry's is.
     pub previous: Vec<bool>,
+    /// Whether no two string ids are known to be equal (set where the
+    /// path is walked ahead, `EntryFacts::finish`; false where unknown,
+    /// and wherever the ids change).
+    pub distinct: bool,
 }
 
 impl Ids {
@@ -99,11 +103,18 @@ impl Ids {
             ids,
             parents,
             previous: Vec::new(),
+            distinct: false,
         }))
     }
 
     /// The first index whose id equals `id` (`findIndex(e => e.id === id)`).
+    /// Among distinct ids a string id is the only one equal to it, looked
+    /// for from the end, where the ids asked for (a compaction's kept
+    /// entry, the last usage's) lie.
     pub fn position(&self, id: &Id) -> Option<usize> {
+        if self.distinct && id.is_some() {
+            return self.ids.iter().rposition(|x| x == id);
+        }
         self.ids.iter().position(|x| x == id)
     }
 
@@ -119,7 +130,7 @@ impl Ids {
         // from the entry before back (mostly the entry before is the
         // parent); the index is built only for a parent not found that way.
         let mut by_id = None;
-        let distinct = all_distinct(&self.ids);
+        let distinct = self.distinct || all_distinct(&self.ids);
         let mut scan = distinct.then(|| Scan::new(&self.ids));
         let mut path = Vec::with_capacity(crate::capacity::reserve_for(self.ids.len()));
         path.push(last);
@@ -278,6 +289,7 @@ mod tests {
                 ids,
                 parents,
                 previous,
+                distinct: false,
             };
             held += ids.previous.iter().filter(|&&p| p).count();
             assert!((0..n).all(|i| ids.parent(i) == &read[i]), "round {round}");
@@ -285,6 +297,17 @@ mod tests {
             assert_eq!(walked, expected, "round {round}: {ids:?}");
             let distinct = all_distinct(&ids.ids);
             seen[usize::from(distinct) * 2 + usize::from(walked.is_some())] += 1;
+            // Known distinct (as `EntryFacts::finish` marks them): the same
+            // path, and every id (an absent one too, and one not there)
+            // found where `findIndex` finds it.
+            let mut known = ids.clone();
+            known.distinct = distinct;
+            assert_eq!(known.path_to_last().ok(), walked, "round {round}");
+            let asked = (known.ids.iter().cloned()).chain([None, Some(JsStr::from("gone"))]);
+            for id in asked {
+                let first = known.ids.iter().position(|x| x == &id);
+                assert_eq!(known.position(&id), first, "round {round}: {id:?}");
+            }
         }
         // Distinct ids and not, each with paths walked and cycles found.
         assert!(seen.iter().all(|&k| k > 0), "{seen:?}");

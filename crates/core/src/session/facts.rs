@@ -43,6 +43,7 @@ use crate::error::{Error, Result};
 use crate::js::string::{JsStr, Utf8Text};
 use crate::plan::file_ops::{file_tool_op, insert_call_path, FileOpKind, PathSet};
 use crate::session::context::{Id, Ids};
+use crate::session::id_index::all_distinct;
 use crate::session::measures::{Measures, MeasuresChunk};
 use crate::session::model::EntryKind;
 use crate::tokens::estimate::measured_by_content;
@@ -234,6 +235,7 @@ impl EntryFacts {
         self.path_sources.clear();
         self.strings_pushed = 0;
         self.path = None;
+        self.ids.distinct = false;
         self.measures.clear();
     }
 
@@ -271,6 +273,7 @@ impl EntryFacts {
             .filter(|&&read| !read)
             .count();
         self.path = None;
+        self.ids.distinct = false;
         Ok(())
     }
 
@@ -444,6 +447,7 @@ impl EntryFacts {
     /// no cycle (else the planner finds the path, or the error, itself).
     pub fn finish(&mut self) {
         if self.path.is_none() && self.ids_unread == 0 {
+            self.ids.distinct = all_distinct(&self.ids.ids);
             self.path = self.ids.path_to_last().ok();
         }
     }
@@ -815,6 +819,34 @@ mod tests {
             let (_, parent) = facts.id_and_parent(i).unwrap();
             assert_eq!(parent, &Some(JsStr::from_utf16(&odd[i - 4])), "parent {i}");
         }
+    }
+
+    #[test]
+    fn ids_known_distinct_until_more_are_pushed() {
+        let ids = [code::ID_STRING | code::ID_ABSENT << code::PARENT_SHIFT; 2];
+        let (first, again) = (units("a1b2"), units("b2c3"));
+        let chunk = |first: usize, text| EntriesChunk {
+            first,
+            kinds: &[KIND_ROLE_BASE; 2],
+            ids: &ids,
+            lengths: &[2, 2],
+            text,
+        };
+        let mut facts = EntryFacts::new();
+        facts.push_entries(&chunk(0, &first)).unwrap();
+        assert!(!facts.ids.distinct);
+        facts.finish();
+        assert!(facts.ids.distinct);
+        // "b2" again: the first is still the one found.
+        facts.push_entries(&chunk(2, &again)).unwrap();
+        assert!(!facts.ids.distinct);
+        let b2 = Some(JsStr::from("b2"));
+        assert_eq!(facts.ids.position(&b2), Some(1));
+        facts.finish();
+        assert!(!facts.ids.distinct);
+        assert_eq!(facts.ids.position(&b2), Some(1));
+        facts.clear();
+        assert!(!facts.ids.distinct);
     }
 
     #[test]

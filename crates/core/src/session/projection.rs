@@ -330,7 +330,8 @@ pub fn project<V: View>(
             let first_kept = entries.with_entry(c, |e| read_id(e, Key::FirstKeptEntryId, false))?;
             let mut out = Vec::with_capacity(path.len() - at);
             out.push(c);
-            if let Some(from) = path[..at].iter().position(|&i| ids.ids[i] == first_kept) {
+            // (looked for from the compaction back, where the kept entry lies)
+            if let Some(from) = path[..at].iter().rposition(|&i| ids.ids[i] == first_kept) {
                 for &i in &path[from..at] {
                     if rules.kept_range_drops_system && entries.kind(i)?.has_role(Role::System) {
                         continue;
