@@ -17,6 +17,7 @@
 //! from a plan's [`MessageShape`]s.
 
 use rustc_hash::FxHashMap;
+use std::borrow::Cow;
 
 use crate::agent_line::SessionRules;
 use crate::error::{Context, Error, Result};
@@ -310,21 +311,32 @@ pub fn project<V: View>(
     ids: &Ids,
     rules: &SessionRules,
 ) -> Result<Projection> {
-    let path = match entries.facts().and_then(EntryFacts::path) {
-        Some(path) => path.to_vec(),
-        None => ids.path_to_last()?,
+    let (path, kinds_known) = match entries.facts().and_then(EntryFacts::path) {
+        Some(path) => (Cow::Borrowed(path), true),
+        None => (Cow::Owned(ids.path_to_last()?), false),
     };
     let mut compaction_at = None;
-    for (p, &i) in path.iter().enumerate() {
-        if entries.kind(i)?.ty == EntryType::Compaction {
-            compaction_at = Some(p);
+    if kinds_known {
+        // The facts walked the path and hold every entry's kind, so no read
+        // can fail: the last compaction is looked for from the end.
+        for (p, &i) in path.iter().enumerate().rev() {
+            if entries.kind(i)?.ty == EntryType::Compaction {
+                compaction_at = Some(p);
+                break;
+            }
+        }
+    } else {
+        for (p, &i) in path.iter().enumerate() {
+            if entries.kind(i)?.ty == EntryType::Compaction {
+                compaction_at = Some(p);
+            }
         }
     }
 
     // Ids are unique along a path (the walk goes through the id map, and a
     // repeat is a cycle), so the compaction's position is where its id is.
     let context: Vec<usize> = match compaction_at {
-        None => path,
+        None => path.into_owned(),
         Some(at) => {
             let c = path[at];
             let first_kept = entries.with_entry(c, |e| read_id(e, Key::FirstKeptEntryId, false))?;
