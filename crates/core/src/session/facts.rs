@@ -153,11 +153,18 @@ impl<'a> Strings<'a> {
     }
 }
 
-/// `out.push(None)`, which built the `None` on the stack and copied it in
-/// wider pieces than it was written in, stalling on store forwarding.
+/// `out.push(None)`, written in its slot: `push` built the `None` on the
+/// stack and copied it in wider pieces than it was written in, stalling on
+/// store forwarding, and `resize_with` was a call each.
 #[inline]
 fn push_none(out: &mut Vec<Id>) {
-    out.resize_with(out.len() + 1, || None);
+    out.reserve(1);
+    let len = out.len();
+    // SAFETY: the room was reserved above; the slot is written before the length covers it.
+    unsafe {
+        out.as_mut_ptr().add(len).write(None);
+        out.set_len(len + 1);
+    }
 }
 
 /// Pushes the id of code `code` onto `out` (`None` where absent or not

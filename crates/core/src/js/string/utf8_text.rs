@@ -61,22 +61,19 @@ impl Utf8Text {
 
     /// Makes this text, when it is empty and inline (as [`Utf8Text::EMPTY`]),
     /// the ASCII code units `units`, in place; false, changing nothing, when
-    /// it is not empty or they do not fit inline or are not all ASCII. For
-    /// texts in a vector: written byte by byte where it lies, a text is not
-    /// read back in wider pieces right after, which stalls on store
-    /// forwarding when one is made and then moved into place.
+    /// it is not empty or they do not fit inline or are not all ASCII (all
+    /// checked first, so the narrowing is one loop without a branch). For
+    /// texts in a vector: written where it lies, a text is not read back in
+    /// wider pieces right after, which stalls on store forwarding when one
+    /// is made and then moved into place.
     pub fn fill_inline_ascii(&mut self, units: &[u16]) -> bool {
         let Utf8Text::Inline(Inline { len, bytes }) = self else {
             return false;
         };
-        if units.len() > INLINE || *len != 0 {
+        if units.len() > INLINE || *len != 0 || units.iter().fold(0, |all, &u| all | u) >= 0x80 {
             return false;
         }
         for (b, &u) in bytes.iter_mut().zip(units) {
-            if u >= 0x80 {
-                *bytes = [0; INLINE];
-                return false;
-            }
             *b = u as u8;
         }
         *len = units.len() as u8;
