@@ -39,10 +39,10 @@ pub struct Ids {
     /// before (read ahead as such: `parents` holds `None` there, and
     /// [`Ids::parent`] gives that id); it may be empty where no entry's is.
     pub previous: Vec<bool>,
-    /// Whether no two string ids are known to be equal (set where the
-    /// path is walked ahead, `EntryFacts::finish`; false where unknown,
-    /// and wherever the ids change).
-    pub distinct: bool,
+    /// Whether no two string ids are equal, where known (found where the
+    /// path is walked ahead, `EntryFacts::finish`; `None` until then, and
+    /// again wherever the ids change).
+    pub distinct: Option<bool>,
 }
 
 impl Ids {
@@ -103,7 +103,7 @@ impl Ids {
             ids,
             parents,
             previous: Vec::new(),
-            distinct: false,
+            distinct: None,
         }))
     }
 
@@ -112,7 +112,7 @@ impl Ids {
     /// for from the end, where the ids asked for (a compaction's kept
     /// entry, the last usage's) lie.
     pub fn position(&self, id: &Id) -> Option<usize> {
-        if self.distinct && id.is_some() {
+        if self.distinct == Some(true) && id.is_some() {
             return self.ids.iter().rposition(|x| x == id);
         }
         self.ids.iter().position(|x| x == id)
@@ -130,7 +130,7 @@ impl Ids {
         // from the entry before back (mostly the entry before is the
         // parent); the index is built only for a parent not found that way.
         let mut by_id = None;
-        let distinct = self.distinct || all_distinct(&self.ids);
+        let distinct = self.distinct.unwrap_or_else(|| all_distinct(&self.ids));
         let mut scan = distinct.then(|| Scan::new(&self.ids));
         let mut path = Vec::with_capacity(crate::capacity::reserve_for(self.ids.len()));
         path.push(last);
@@ -289,7 +289,7 @@ mod tests {
                 ids,
                 parents,
                 previous,
-                distinct: false,
+                distinct: None,
             };
             held += ids.previous.iter().filter(|&&p| p).count();
             assert!((0..n).all(|i| ids.parent(i) == &read[i]), "round {round}");
@@ -301,7 +301,7 @@ mod tests {
             // path, and every id (an absent one too, and one not there)
             // found where `findIndex` finds it.
             let mut known = ids.clone();
-            known.distinct = distinct;
+            known.distinct = Some(distinct);
             assert_eq!(known.path_to_last().ok(), walked, "round {round}");
             let asked = (known.ids.iter().cloned()).chain([None, Some(JsStr::from("gone"))]);
             for id in asked {

@@ -168,10 +168,10 @@ fn push_none(out: &mut Vec<Id>) {
 }
 
 /// Pushes the id of code `code` onto `out` (`None` where absent or not
-/// read); whether it was read. Written
-/// straight into `out`, and a short ASCII id in its very slot: an id made
-/// elsewhere and moved in was copied in wider pieces than it was written
-/// in, each copy stalling on store forwarding (half of `pushEntries`).
+/// read); whether it was read. Written straight into `out`, and a short
+/// ASCII id in its very slot: an id made elsewhere and moved in was copied
+/// in wider pieces than it was written in, each copy stalling on store
+/// forwarding (half of `pushEntries`).
 fn push_id(out: &mut Vec<Id>, code: u8, strings: &mut Strings) -> Result<bool> {
     match code {
         code::ID_NOT_READ => push_none(out),
@@ -242,7 +242,7 @@ impl EntryFacts {
         self.path_sources.clear();
         self.strings_pushed = 0;
         self.path = None;
-        self.ids.distinct = false;
+        self.ids.distinct = None;
         self.measures.clear();
     }
 
@@ -280,7 +280,7 @@ impl EntryFacts {
             .filter(|&&read| !read)
             .count();
         self.path = None;
-        self.ids.distinct = false;
+        self.ids.distinct = None;
         Ok(())
     }
 
@@ -454,7 +454,7 @@ impl EntryFacts {
     /// no cycle (else the planner finds the path, or the error, itself).
     pub fn finish(&mut self) {
         if self.path.is_none() && self.ids_unread == 0 {
-            self.ids.distinct = all_distinct(&self.ids.ids);
+            self.ids.distinct = Some(all_distinct(&self.ids.ids));
             self.path = self.ids.path_to_last().ok();
         }
     }
@@ -841,19 +841,19 @@ mod tests {
         };
         let mut facts = EntryFacts::new();
         facts.push_entries(&chunk(0, &first)).unwrap();
-        assert!(!facts.ids.distinct);
+        assert_eq!(facts.ids.distinct, None);
         facts.finish();
-        assert!(facts.ids.distinct);
+        assert_eq!(facts.ids.distinct, Some(true));
         // "b2" again: the first is still the one found.
         facts.push_entries(&chunk(2, &again)).unwrap();
-        assert!(!facts.ids.distinct);
+        assert_eq!(facts.ids.distinct, None);
         let b2 = Some(JsStr::from("b2"));
         assert_eq!(facts.ids.position(&b2), Some(1));
         facts.finish();
-        assert!(!facts.ids.distinct);
+        assert_eq!(facts.ids.distinct, Some(false));
         assert_eq!(facts.ids.position(&b2), Some(1));
         facts.clear();
-        assert!(!facts.ids.distinct);
+        assert_eq!(facts.ids.distinct, None);
     }
 
     #[test]
