@@ -152,6 +152,16 @@ fn id_error(own: &JsVal<'_>) -> Error {
     )
 }
 
+/// An error of the step `session.getEntry(id)`, named so.
+#[cold]
+fn get_entry_error(error: Error, id: &JsId<'_>) -> Error {
+    error.within(join(&[
+        &"session.getEntry(",
+        &quoted(&JsStr::from_utf16(id.units)),
+        &")",
+    ]))
+}
+
 /// The read-ahead form disagrees with this reader: a bug, never the caller's input.
 fn malformed() -> Error {
     Error::internal("bad read-ahead entry path")
@@ -242,46 +252,46 @@ impl<'c> ReadAhead<'c> {
     /// The next step, found by looking up `id`, as the native read below
     /// would have found it (its checks and errors the same).
     fn step(&mut self, cx: &'c Cx, id: &JsId<'c>) -> Result<Option<Found<EntryRef, JsId<'c>>>> {
+        let named = |error| get_entry_error(error, id);
         let step = self
             .codes
             .next_step()
             .ok()
             .flatten()
-            .ok_or_else(malformed)?;
+            .ok_or_else(|| named(malformed()))?;
         let k = self.step;
         self.step += 1;
         self.expect_after(None);
         let own_id = match step.id {
             StepId::Threw => {
-                let thrown = self.next_other(cx)?;
+                let thrown = self.next_other(cx).map_err(named)?;
                 // SAFETY: a value of this call's scope; the walk takes it back
                 // off the engine when it holds the error (JsSession::hold).
-                check(unsafe { sys::napi_throw(cx.env, thrown) })?;
-                return Err(Error::js_exception());
+                check(unsafe { sys::napi_throw(cx.env, thrown) }).map_err(named)?;
+                return Err(named(Error::js_exception()));
             }
             StepId::NotString => {
-                let own = cx.wrap(self.next_other(cx)?)?;
-                if !cx.wrap(element(cx, self.entries, k)?)?.truthy() {
-                    return Ok(None);
-                }
-                return Err(id_error(&own));
+                return self.not_string(cx, k).map_err(named);
             }
             StepId::Same => *id,
             StepId::Units(units) => JsId {
-                units: self.id(units)?,
+                units: self.id(units).map_err(named)?,
                 raw: ptr::null_mut(),
             },
         };
         let parent = match step.parent {
-            StepParent::NotString => js_id(cx, self.next_other(cx)?, "parentId")?,
+            StepParent::NotString => self
+                .next_other(cx)
+                .and_then(|parent| js_id(cx, parent, "parentId"))
+                .map_err(named)?,
             StepParent::Units(units) => {
-                let units = self.id(units)?;
+                let units = self.id(units).map_err(named)?;
                 (!units.is_empty()).then_some(JsId {
                     units,
                     raw: ptr::null_mut(),
                 })
             }
-            StepParent::NotRead => return Err(malformed()),
+            StepParent::NotRead => return Err(named(malformed())),
         };
         if self.step == self.target_steps {
             self.target_next = parent;
@@ -292,6 +302,17 @@ impl<'c> ReadAhead<'c> {
             id: own_id,
             parent,
         }))
+    }
+
+    /// A step whose entry's `id` is not a string: no entry where the entry
+    /// is falsy, else the id's error.
+    #[cold]
+    fn not_string(&mut self, cx: &'c Cx, k: u32) -> Result<Option<Found<EntryRef, JsId<'c>>>> {
+        let own = cx.wrap(self.next_other(cx)?)?;
+        if !cx.wrap(element(cx, self.entries, k)?)?.truthy() {
+            return Ok(None);
+        }
+        Err(id_error(&own))
     }
 }
 
@@ -346,18 +367,16 @@ impl<'c> EntryLookup for JsSession<'c> {
     type Id = JsId<'c>;
 
     fn get_entry(&mut self, id: &JsId<'c>) -> Result<Option<Found<EntryRef, JsId<'c>>>> {
-        let found = match &mut self.ahead {
-            Some(ahead) if ahead.expect.as_ref() == Some(id) && ahead.codes.has_more() => {
-                ahead.step(self.cx, id)
+        if let Some(ahead) = &mut self.ahead {
+            if ahead.expect.as_ref() == Some(id) && ahead.codes.has_more() {
+                // Returned as it is, its errors named where they arise: a
+                // step copied out of a match here stalled the walk.
+                return ahead.step(self.cx, id);
             }
-            _ => {
-                if let Some(ahead) = &mut self.ahead {
-                    ahead.expect = None;
-                }
-                self.read_entry(id)
-            }
-        };
-        found.within_with(|| join(&[&"session.getEntry(", &quoted(&self.describe(id)), &")"]))
+            ahead.expect = None;
+        }
+        self.read_entry(id)
+            .map_err(|error| get_entry_error(error, id))
     }
 
     fn describe(&self, id: &JsId<'c>) -> JsStr {

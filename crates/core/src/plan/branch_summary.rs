@@ -137,6 +137,7 @@ impl<I: Clone + Eq> Walk<I> {
 
     /// The next entry found, with the id it was looked up by; `None` once
     /// the path has ended (and after an error).
+    #[inline(always)]
     fn step<L: EntryLookup<Id = I>>(&mut self, session: &mut L) -> Result<Option<Step<L>>> {
         let Some(id) = self.next.take() else {
             return Ok(None);
