@@ -250,7 +250,9 @@ impl<'c> ReadAhead<'c> {
     }
 
     /// The next step, found by looking up `id`, as the native read below
-    /// would have found it (its checks and errors the same).
+    /// would have found it (its checks and errors the same, each named
+    /// after the `session.getEntry(id)` call, as `get_entry` names the
+    /// native read's).
     fn step(&mut self, cx: &'c Cx, id: &JsId<'c>) -> Result<Option<Found<EntryRef, JsId<'c>>>> {
         let named = |error| get_entry_error(error, id);
         let step = self
