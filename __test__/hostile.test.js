@@ -9,6 +9,8 @@
 // was running instead of taking the test run down with it.
 
 const { execFile } = require('node:child_process')
+const fs = require('node:fs')
+const os = require('node:os')
 const path = require('node:path')
 const { cases } = require('./hostile/cases')
 
@@ -27,9 +29,14 @@ function batches() {
   return out
 }
 
+// The directory the children write the cases' files under (cases.js):
+// each case's are removed when it ends, so it is left empty.
+const tempRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'pc-hostile-run-'))
+
 function runBatch(names) {
   return new Promise((resolve) => {
-    execFile(process.execPath, [CHILD, ...names], { timeout: BATCH_TIMEOUT_MS, maxBuffer: 16 << 20 }, (err, stdout, stderr) => {
+    const options = { timeout: BATCH_TIMEOUT_MS, maxBuffer: 16 << 20, env: { ...process.env, PC_HOSTILE_TMP: tempRoot } }
+    execFile(process.execPath, [CHILD, ...names], options, (err, stdout, stderr) => {
       const reported = new Map()
       let running = null
       for (const line of stdout.split('\n')) {
@@ -71,7 +78,12 @@ describe('hostile input never crashes, hangs or misleads', () => {
     if (!r.ok) throw new Error(r.error)
   })
 
+  it('the cases leave no files behind', () => {
+    expect(fs.readdirSync(tempRoot)).toEqual([])
+  })
+
   afterAll(() => {
+    fs.rmSync(tempRoot, { recursive: true, force: true })
     if (!results) return
     const calls = [...results.values()].reduce((n, r) => n + (r.calls || 0), 0)
     // One line for docs/reliability.md.

@@ -24,9 +24,15 @@ test("the README's one-line example of every export runs", () => {
     match[1],
     "console.log('ok')",
   ].join('\n')
-  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'prime-readme-')), 'examples.mjs')
-  fs.writeFileSync(file, script)
-  const run = spawnSync(process.execPath, [file], { cwd: root, encoding: 'utf8', timeout: 60_000 })
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'prime-readme-'))
+  const file = path.join(dir, 'examples.mjs')
+  let run
+  try {
+    fs.writeFileSync(file, script)
+    run = spawnSync(process.execPath, [file], { cwd: root, encoding: 'utf8', timeout: 60_000 })
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true })
+  }
   expect({ status: run.status, stderr: run.stderr, stdout: run.stdout.trim() }).toEqual({ status: 0, stderr: '', stdout: 'ok' })
 })
 

@@ -80,14 +80,19 @@ test('the session-file functions honour the tokenizer setting the same way', () 
   const fs = require('node:fs')
   const os = require('node:os')
   const path = require('node:path')
-  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'prime-tokenizer-')), 'session.jsonl')
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'prime-tokenizer-'))
+  const file = path.join(dir, 'session.jsonl')
   const header = { type: 'session', version: 3, id: 's1', timestamp: '2026-01-01T00:00:00.000Z', cwd: '/tmp' }
-  fs.writeFileSync(file, [header, ...entries].map((e) => JSON.stringify(e)).join('\n') + '\n')
-  for (const settings of [base, { ...base, tokenizer: 'o200k_base' }]) {
-    const fromFile = ours.prepareCompactionFromFileSync(file, { settings })
-    const inMemory = ours.prepareCompaction(entries, settings)
-    expect(fromFile.firstKeptEntryId).toBe(inMemory.firstKeptEntryId)
-    expect(fromFile.tokensBefore).toBe(inMemory.tokensBefore)
-    expect(fromFile.messagesToSummarizeIds).toHaveLength(inMemory.messagesToSummarize.length)
+  try {
+    fs.writeFileSync(file, [header, ...entries].map((e) => JSON.stringify(e)).join('\n') + '\n')
+    for (const settings of [base, { ...base, tokenizer: 'o200k_base' }]) {
+      const fromFile = ours.prepareCompactionFromFileSync(file, { settings })
+      const inMemory = ours.prepareCompaction(entries, settings)
+      expect(fromFile.firstKeptEntryId).toBe(inMemory.firstKeptEntryId)
+      expect(fromFile.tokensBefore).toBe(inMemory.tokensBefore)
+      expect(fromFile.messagesToSummarizeIds).toHaveLength(inMemory.messagesToSummarize.length)
+    }
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true })
   }
 })

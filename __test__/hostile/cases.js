@@ -109,9 +109,25 @@ function fakeSession(entries) {
   }
 }
 
+// Every file a case writes lies in a directory of its own under the run's
+// (PC_HOSTILE_TMP, which hostile.test.js makes and checks is left empty),
+// else under the system's; child.js removes a case's when it ends.
+const TEMP_ROOT = process.env.PC_HOSTILE_TMP || os.tmpdir()
+const made = []
+
+function tempDir(prefix) {
+  const dir = fs.mkdtempSync(path.join(TEMP_ROOT, prefix))
+  made.push(dir)
+  return dir
+}
+
+/** Removes the directories the cases made so far. */
+function removeTemp() {
+  for (const dir of made.splice(0)) fs.rmSync(dir, { recursive: true, force: true })
+}
+
 function tmpFile(name, contents) {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pc-hostile-'))
-  const file = path.join(dir, name)
+  const file = path.join(tempDir('pc-hostile-'), name)
   fs.writeFileSync(file, contents)
   return file
 }
@@ -660,7 +676,7 @@ add('malformed session files', async (m) => {
     await rejectsOr(`serializeForSummaryFromFile: ${label}`, () => m.serializeForSummaryFromFile(file), mentions)
     errorOr(`prepareCompactionFromFileSync with an unknown leaf: ${label}`, () => m.prepareCompactionFromFileSync(file, { leafId: 'nope' }), /nope|leaf|line|session|header|version|entry|parse|expected/i)
   }
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pc-hostile-dir-'))
+  const dir = tempDir('pc-hostile-dir-')
   mustThrow('a directory', () => m.prepareCompactionFromFileSync(dir), new RegExp(dir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
   await rejectsOr('a missing file (async)', () => m.prepareCompactionFromFile(path.join(dir, 'missing.jsonl')), /missing\.jsonl/)
   const plan = m.prepareCompactionFromFileSync(tmpFile('ok.jsonl', sessionFileText(30)), { keepRecentTokens: 100 })
@@ -855,4 +871,4 @@ add('1.6: 100k entries with edits, system messages and nested calls', (m) => {
   mustReturn('prepareBranchEntries', () => m.prepareBranchEntries(entries, 0), (r) => isCount(r.totalTokens, 'totalTokens'))
 }, line16)
 
-module.exports = { cases, stats }
+module.exports = { cases, stats, removeTemp }

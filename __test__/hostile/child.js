@@ -4,7 +4,7 @@
 // never reports, because the process died by a signal or hung past its
 // timeout, as a failure of that case.
 
-const { cases, stats } = require('./cases')
+const { cases, stats, removeTemp } = require('./cases')
 // Cases run on the 0.78 line unless they name another.
 const lines = { '0.78': require('../../agent-0.78'), '1.6': require('../../agent-1.6') }
 
@@ -22,6 +22,11 @@ async function main() {
       outcome = { name, ok: true, calls: stats.calls - before, ms: Date.now() - t0 }
     } catch (err) {
       outcome = { name, ok: false, error: String((err && err.stack) || err).slice(0, 2000) }
+    }
+    try {
+      removeTemp()
+    } catch (err) {
+      outcome = { name, ok: false, error: `its temporary files were not removed: ${String((err && err.stack) || err).slice(0, 2000)}` }
     }
     process.stdout.write(JSON.stringify(outcome) + '\n')
   }
