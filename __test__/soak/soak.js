@@ -149,6 +149,15 @@ function startWorker(index) {
   })
 }
 
+/** Removes `dir` where it is an empty folder (the workers make the failures' folder up front). */
+function removeIfEmpty(dir) {
+  try {
+    fs.rmdirSync(dir)
+  } catch {
+    // Not there, or not empty: left as it is.
+  }
+}
+
 async function main() {
   // Samples a previous run with the same seed left behind would read as this run's
   // (a resumed run keeps its own).
@@ -184,6 +193,7 @@ async function main() {
     log(`soak: FAILED ${fmt(seeds.length)} × ${kind} (seeds ${seeds.slice(0, 5).join(', ')}${seeds.length > 5 ? ', ...' : ''})`)
   }
   if (failures.length) log(`soak: failing samples, with the command to replay each: ${FAILURES}`)
+  else if (!process.env.SOAK_FAILURES) removeIfEmpty(FAILURES)
   if (failures.length === FAILURES_LISTED) log(`soak: only the first ${fmt(FAILURES_LISTED)} failures are listed above`)
   if (unrun > 0) log(`soak: ${fmt(unrun)} sessions were not run (a worker could not start), counted as failed`)
   log(`soak: ${elapsed()}${state.resumes ? `, in ${state.resumes + 1} parts (resumed from ${STATE_FILE})` : ''}`)

@@ -101,15 +101,38 @@ fn cycles_are_errors() {
     assert!(err.contains("cycle"), "{err}");
 }
 
-fn write_file(name: &str, text: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("prime-compaction-{}", std::process::id()));
+/// A session file written for one test, in a directory of its own that
+/// goes when it is dropped (tests run side by side in one process).
+struct TestFile {
+    dir: std::path::PathBuf,
+    path: std::path::PathBuf,
+}
+
+impl std::ops::Deref for TestFile {
+    type Target = Path;
+
+    fn deref(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for TestFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn write_file(name: &str, text: &str) -> TestFile {
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("prime-compaction-{}-{n}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(name);
     std::fs::File::create(&path)
         .unwrap()
         .write_all(text.as_bytes())
         .unwrap();
-    path
+    TestFile { dir, path }
 }
 
 fn message(id: &str, parent: &str, role: &str, text: &str) -> String {
