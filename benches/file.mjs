@@ -36,6 +36,8 @@ const args = process.argv.slice(2)
 const given = args.map(Number).filter(Boolean)
 const SIZES = given.length ? given : [1_000, 10_000, 100_000]
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'prime-compaction-bench-'))
+// The session files (up to a few hundred MB) go however the run ends.
+process.on('exit', () => fs.rmSync(dir, { recursive: true, force: true }))
 
 function median(xs) {
   const s = [...xs].sort((a, b) => a - b)
@@ -140,4 +142,3 @@ for (const r of results) {
   )
 }
 console.log(`\nload average during the run: ${os.loadavg().map((l) => l.toFixed(1)).join(', ')}`)
-fs.rmSync(dir, { recursive: true, force: true })
