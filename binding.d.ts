@@ -237,6 +237,12 @@ export declare function getSummarizationFailure(response: Arg, label: Arg, line:
 export declare function isContextOverflow(message: string): boolean
 
 /**
+ * For each string of the array `strings`, the UTF-16 length of
+ * `JSON.stringify` of it (a `Uint32Array`).
+ */
+export declare function jsonStringLengths(strings: Arg): RawValue
+
+/**
  * `lastAssistantUsageIndex(entries, line, contextFacts?)`: the index of
  * the entry whose message holds the last valid usage, or -1 (`lib/api.js`
  * returns that message's own `usage` object); or, where it asks for the

@@ -23,6 +23,7 @@ pub mod estimate_tokens;
 pub mod file_ops;
 pub mod from_file;
 pub mod js;
+pub mod json_length;
 #[cfg(debug_assertions)]
 pub mod panic_for_test;
 pub mod prepare_compaction;

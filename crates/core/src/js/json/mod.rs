@@ -36,7 +36,8 @@ pub use parse::{
     MEASURED_MIN_UNITS,
 };
 pub use stringify::{
-    push_quoted_utf16, quoted_len, stringify, stringify_into, stringify_len, stringify_to_string,
+    push_quoted_utf16, quoted_len, quoted_len_utf16, stringify, stringify_into, stringify_len,
+    stringify_to_string,
 };
 pub use value::Value;
 

@@ -238,7 +238,42 @@ fn push_special(units: &[u16], i: usize, out: &mut Vec<u16>) -> usize {
 pub fn push_quoted_utf16(units: &[u16], out: &mut Vec<u16>) {
     out.reserve(units.len() + 2);
     out.push(u16::from(b'"'));
-    // Units before `done` are written; chunks are scanned from `at`.
+    // Units before `done` are written.
+    let mut done = 0;
+    each_special(units, |i| {
+        out.extend_from_slice(&units[done..i]);
+        done = push_special(units, i, out);
+        done
+    });
+    out.extend_from_slice(units.get(done..).unwrap_or_default());
+    out.push(u16::from(b'"'));
+}
+
+/// The UTF-16 length of `JSON.stringify(s)` for the string `s` whose
+/// UTF-16 units are `units`: what [`push_quoted_utf16`] writes.
+pub fn quoted_len_utf16(units: &[u16]) -> usize {
+    let mut len = units.len() + 2;
+    each_special(units, |i| {
+        let u = units[i];
+        if (u & 0xfc00) == 0xd800 && units.get(i + 1).is_some_and(|&l| (l & 0xfc00) == 0xdc00) {
+            // A surrogate pair, written as it is.
+            return i + 2;
+        }
+        len += match u {
+            0x22 | 0x5c | 0x08 | 0x0c | 0x0a | 0x0d | 0x09 => 1,
+            _ => 5,
+        };
+        i + 1
+    });
+    len
+}
+
+/// Calls `special(i)` for each special unit `i` of `units` (in order, from
+/// where the call before said it had gone: the low half of a pair is
+/// skipped so); `special` returns the index after what it took.
+#[inline(always)]
+fn each_special(units: &[u16], mut special: impl FnMut(usize) -> usize) {
+    // Units before `done` are taken; chunks are scanned from `at`.
     let mut done = 0;
     let mut at = 0;
     while let Some(chunk) = units.get(at..at + SCAN_CHUNK) {
@@ -249,23 +284,17 @@ pub fn push_quoted_utf16(units: &[u16], out: &mut Vec<u16>) {
         while mask != 0 {
             let i = at + mask.trailing_zeros() as usize;
             mask &= mask - 1;
-            // The low half of a pair written with its high half.
-            if i < done {
-                continue;
+            if i >= done {
+                done = special(i);
             }
-            out.extend_from_slice(&units[done..i]);
-            done = push_special(units, i, out);
         }
         at += SCAN_CHUNK;
     }
-    for i in at..units.len() {
-        if i >= done && special_unit(units[i]) {
-            out.extend_from_slice(&units[done..i]);
-            done = push_special(units, i, out);
+    for (i, &u) in units.iter().enumerate().skip(at) {
+        if i >= done && special_unit(u) {
+            done = special(i);
         }
     }
-    out.extend_from_slice(units.get(done..).unwrap_or_default());
-    out.push(u16::from(b'"'));
 }
 
 #[cfg(test)]

@@ -727,6 +727,8 @@ fn quoted_utf16_is_json_stringify_of_the_string() {
         push_quoted_utf16(&units, &mut out);
         let want = stringify(&Value::String(JsStr::from_utf16(&units))).to_utf16();
         assert_eq!(out[1..], want[..], "for {units:x?}");
+        // The length alone, as measures take it, is the length written.
+        assert_eq!(quoted_len_utf16(&units), want.len(), "for {units:x?}");
     }
 }
 
