@@ -637,6 +637,44 @@ test('measures as the core reads them: a content string, blocks and their length
   facts.release()
 })
 
+test('a tool call\'s arguments measure as long as JSON.stringify makes them, long strings counted natively', () => {
+  // Strings of every kind of unit, short and past the native side's 64, in
+  // plain objects and in the other values JSON.stringify takes its own way.
+  const unitArb = fc.oneof(
+    fc.constantFrom('a', ' ', '"', '\\', '\n', '\t', '\u0000', '\u001f', '\u007f', 'é', '中', '\ud83d\ude00', '\ud800', '\udc00', '\u2028'),
+    fc.string({ maxLength: 3 }),
+  )
+  const stringArb = fc.oneof(fc.array(unitArb, { maxLength: 8 }), fc.array(unitArb, { minLength: 20, maxLength: 200 })).map((parts) => parts.join(''))
+  const valueArb = fc.oneof({ weight: 6, arbitrary: stringArb }, fc.integer(), fc.constant(null), fc.array(stringArb, { maxLength: 2 }), fc.record({ x: stringArb }))
+  const argsArb = fc.oneof(
+    { weight: 4, arbitrary: fc.dictionary(fc.oneof(stringArb, fc.constantFrom('0', '10', '2', 'path', 'content')), valueArb, { maxKeys: 4 }) },
+    fc.dictionary(stringArb, stringArb, { maxKeys: 3 }).map((o) => Object.assign(Object.create(null), o)),
+    fc.dictionary(stringArb, stringArb, { maxKeys: 3 }).map((o) => new Proxy(o, {})),
+    fc.dictionary(stringArb, stringArb, { maxKeys: 3 }).map((o) => ({ ...o, toJSON: () => ({ replaced: Object.keys(o).length }) })),
+    fc.dictionary(stringArb, stringArb, { maxKeys: 3 }).map((o) => Object.defineProperty(o, 'got', { enumerable: true, get: () => 'a "getter"\n'.repeat(10) })),
+    fc.constantFrom(undefined, 'text', 7, null, []),
+  )
+  fc.assert(
+    fc.property(fc.array(argsArb, { minLength: 1, maxLength: 6 }), (list) => {
+      const entries = list.map((args) => ({ message: { role: 'assistant', content: [{ type: 'toolCall', name: 'write', arguments: args }] } }))
+      const chunk = readMeasureFacts(entries, Uint32Array.from(entries.keys()))
+      const measured = list.map((args) => JSON.stringify(args)).filter((json) => typeof json === 'string')
+      expect(Array.from(chunk.lengths)).toEqual(measured.flatMap((json) => [5, json.length]))
+    }),
+    { numRuns: RUNS * 5 },
+  )
+  // A message whose later block is odd takes back its long strings: the
+  // next message's lengths are its own.
+  const long = 'x\n'.repeat(100)
+  const entries = [
+    { message: { role: 'assistant', content: [{ type: 'toolCall', name: 'w', arguments: { content: long } }, null] } },
+    { message: { role: 'assistant', content: [{ type: 'toolCall', name: 'w', arguments: { path: 'p', content: long + long } }] } },
+  ]
+  const chunk = readMeasureFacts(entries, Uint32Array.from([0, 1]))
+  expect(Array.from(chunk.lengths)).toEqual([1, JSON.stringify(entries[1].message.content[0].arguments).length])
+  expect(() => binding.jsonStringLengths(['a', 7])).toThrow(/^strings\[1\]: expected a string, got a number$/)
+})
+
 test('each name and path goes over once; a message that throws takes back its calls but not the strings it added', () => {
   const call = (name, path) => ({ type: 'toolCall', name, arguments: { path } })
   const throwing = { get type() { throw new Error('boom') } }

@@ -14,7 +14,9 @@
 // leaves the fact unread, and the native side reads and judges that entry
 // itself, as without facts.
 
+const native = require('../binding.js')
 const { checkCodes } = require('./codes.js')
+const { isProxy } = require('./plain-array.js')
 const { grown, FRESH, SpareArray } = require('./typed-array.js')
 
 // An entry's kind, by its type or its message's role: a switch over the
@@ -454,13 +456,89 @@ function measuresChunk(count, scratch = FRESH) {
     lengths: scratch.any('measureLengths', Uint32Array, 128),
     b: 0,
     n: 0,
+    // Long strings of tool calls' arguments whose JSON lengths are still
+    // to be added, each to the length at its place in `at`.
+    long: [],
+    at: [],
+    count: 0,
   }
 }
 
-/** The arrays of a measures chunk written for its first `count` messages. */
+/**
+ * The arrays of a measures chunk written for its first `count` messages,
+ * with its long strings' JSON lengths added (jsonStringLengths).
+ */
 function measuresOf(m, count) {
+  if (m.count > 0) {
+    const quoted = native.jsonStringLengths(m.count === m.long.length ? m.long : m.long.slice(0, m.count))
+    for (let i = 0; i < quoted.length; i++) m.lengths[m.at[i]] += quoted[i]
+  }
   return { forms: m.forms.subarray(0, count), counts: m.counts.subarray(0, count), blocks: m.blocks.subarray(0, m.b), lengths: m.lengths.subarray(0, m.n) }
 }
+
+// Arguments that hold a string this long are measured string by string,
+// it when its chunk is done, natively (shorter ones: JSON.stringify whole).
+const LONG_STRING = 512
+
+// V8's longest string: JSON longer than this is not a string (the
+// reference's JSON.stringify throws), and is left to JSON.stringify.
+const MAX_STRING_LENGTH = 2 ** 29 - 24
+
+// A string that JSON.stringify writes other than as it is, quoted.
+const ESCAPED = /["\\\u0000-\u001f\ud800-\udfff]/
+
+/** The length of `JSON.stringify(s)` for a short string `s`. */
+function quotedLength(s) {
+  return ESCAPED.test(s) ? JSON.stringify(s).length : s.length + 2
+}
+
+/**
+ * The length of `JSON.stringify(args)`, or -1 where that is not a string,
+ * for the measures chunk `m`, the length to be written at `at`. A tool
+ * call's arguments are mostly a plain object of strings, and a write's
+ * hold a file's whole contents: the JSON of such an object is its strings
+ * quoted, and a long one's quoted length is counted natively when the
+ * chunk is done (measuresOf), in a fraction of the time JSON.stringify
+ * takes to write the escaped copy. Any other value (a Proxy, a `toJSON`,
+ * a value that is not a string, no string of LONG_STRING units) goes to
+ * JSON.stringify, which reads the values read here again.
+ */
+function argumentsLength(args, m, at) {
+  if (typeof args === 'object' && args !== null && !isProxy(args) && Object.getPrototypeOf(args) === Object.prototype && !('toJSON' in args)) {
+    const keys = Object.keys(args)
+    const values = argumentValues
+    let long = false
+    let units = 0
+    let i = 0
+    for (; i < keys.length; i++) {
+      const value = args[keys[i]]
+      if (typeof value !== 'string') break
+      values[i] = value
+      units += keys[i].length + value.length
+      if (value.length >= LONG_STRING) long = true
+    }
+    // (even a string of nothing but escapes must fit in a string)
+    const taken = long && i === keys.length && 6 * units < MAX_STRING_LENGTH
+    let length = keys.length === 0 ? 2 : keys.length + 1
+    for (let j = 0; j < i; j++) {
+      const value = values[j]
+      values[j] = undefined
+      if (!taken) continue
+      length += quotedLength(keys[j]) + 1
+      if (value.length < LONG_STRING) length += quotedLength(value)
+      else {
+        m.long[m.count] = value
+        m.at[m.count++] = at
+      }
+    }
+    if (taken) return length
+  }
+  const json = JSON.stringify(args)
+  return typeof json === 'string' ? json.length : -1
+}
+
+// argumentsLength's values, kept between calls (emptied after each).
+const argumentValues = []
 
 /**
  * Measures `message`'s `content` as message `k` of the chunk `m` (see
@@ -468,6 +546,21 @@ function measuresOf(m, count) {
  * throws) leaves it not measured.
  */
 function measureContent(m, k, message) {
+  const longMark = m.count
+  const measured = measureContentOf(m, k, message)
+  // Not measured: its long strings are not counted either.
+  if (m.forms[k] === 0) {
+    m.count = longMark
+    return 0
+  }
+  // (a long string counts its own length until its quoted one is added)
+  let units = measured
+  for (let i = longMark; i < m.count; i++) units += m.long[i].length
+  return units
+}
+
+/** measureContent but for its long strings. */
+function measureContentOf(m, k, message) {
   // The chunk's positions move only once the message is read whole.
   let b = m.b
   let n = m.n
@@ -498,11 +591,12 @@ function measureContent(m, k, message) {
         lengths[n++] = text.length
       } else if (type === 'toolCall') {
         const name = block.name
-        const json = typeof name === 'string' ? JSON.stringify(block.arguments) : undefined
-        if (typeof json !== 'string') return 0
+        if (typeof name !== 'string') return 0
+        const json = argumentsLength(block.arguments, m, n + 1)
+        if (json < 0) return 0
         blocks[b++] = BLOCK_TOOL_CALL
         lengths[n++] = name.length
-        lengths[n++] = json.length
+        lengths[n++] = json
       } else if (type === 'thinking') {
         const thinking = block.thinking
         if (typeof thinking !== 'string') return 0
