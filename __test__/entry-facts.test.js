@@ -672,6 +672,19 @@ test('a tool call\'s arguments measure as long as JSON.stringify makes them, lon
   ]
   const chunk = readMeasureFacts(entries, Uint32Array.from([0, 1]))
   expect(Array.from(chunk.lengths)).toEqual([1, JSON.stringify(entries[1].message.content[0].arguments).length])
+  // A getter that measures other arguments meanwhile: each gets its own lengths.
+  const inner = [{ message: { role: 'assistant', content: [{ type: 'toolCall', name: 'w', arguments: { content: 'y"'.repeat(400), path: 'q' } }] } }]
+  let innerLengths
+  const outerArgs = {
+    path: 'p',
+    get content() {
+      innerLengths = Array.from(readMeasureFacts(inner, Uint32Array.from([0])).lengths)
+      return 'z\n'.repeat(300)
+    },
+  }
+  const outer = [{ message: { role: 'assistant', content: [{ type: 'toolCall', name: 'w', arguments: outerArgs }] } }]
+  expect(Array.from(readMeasureFacts(outer, Uint32Array.from([0])).lengths)).toEqual([1, JSON.stringify(outerArgs).length])
+  expect(innerLengths).toEqual([1, JSON.stringify(inner[0].message.content[0].arguments).length])
   expect(() => binding.jsonStringLengths(['a', 7])).toThrow(/^strings\[1\]: expected a string, got a number$/)
 })
 

@@ -506,7 +506,8 @@ function quotedLength(s) {
 function argumentsLength(args, m, at) {
   if (typeof args === 'object' && args !== null && !isProxy(args) && Object.getPrototypeOf(args) === Object.prototype && !('toJSON' in args)) {
     const keys = Object.keys(args)
-    const values = argumentValues
+    // (each call its own: a getter read here may measure another call's arguments)
+    const values = new Array(keys.length)
     let long = false
     let units = 0
     let i = 0
@@ -520,10 +521,8 @@ function argumentsLength(args, m, at) {
     // (even a string of nothing but escapes must fit in a string)
     const taken = long && i === keys.length && 6 * units < MAX_STRING_LENGTH
     let length = keys.length === 0 ? 2 : keys.length + 1
-    for (let j = 0; j < i; j++) {
+    for (let j = 0; taken && j < i; j++) {
       const value = values[j]
-      values[j] = undefined
-      if (!taken) continue
       length += quotedLength(keys[j]) + 1
       if (value.length < LONG_STRING) length += quotedLength(value)
       else {
@@ -537,8 +536,6 @@ function argumentsLength(args, m, at) {
   return typeof json === 'string' ? json.length : -1
 }
 
-// argumentsLength's values, kept between calls (emptied after each).
-const argumentValues = []
 
 /**
  * Measures `message`'s `content` as message `k` of the chunk `m` (see
