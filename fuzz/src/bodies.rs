@@ -420,6 +420,16 @@ pub fn js_format(data: &[u8]) {
     assert_eq!(s.to_utf16(), units, "JsStr keeps code units");
     let printed = stringify(&Value::String(s));
     assert_eq!(printed.to_string_lossy(), reference_quote(&units));
+    // The length alone (a tool call's arguments measured string by string),
+    // and the UTF-16 writer the transcripts use, agree with it.
+    let mut written = Vec::new();
+    json::push_quoted_utf16(&units, &mut written);
+    assert_eq!(written, printed.to_utf16(), "push_quoted_utf16");
+    assert_eq!(
+        json::quoted_len_utf16(&units),
+        written.len(),
+        "quoted_len_utf16"
+    );
     match json::parse(&printed.to_string_lossy()) {
         Ok(Value::String(back)) => assert_eq!(back.to_utf16(), units, "string round trip"),
         other => panic!("quoted string parsed as {other:?}"),
