@@ -457,10 +457,10 @@ function measuresChunk(count, scratch = FRESH) {
     b: 0,
     n: 0,
     // Long strings of tool calls' arguments whose JSON lengths are still
-    // to be added, each to the length at its place in `at`.
+    // to be added, each to the length at its place in `longAt`.
     long: [],
-    at: [],
-    count: 0,
+    longAt: [],
+    longCount: 0,
   }
 }
 
@@ -469,9 +469,9 @@ function measuresChunk(count, scratch = FRESH) {
  * with its long strings' JSON lengths added (jsonStringLengths).
  */
 function measuresOf(m, count) {
-  if (m.count > 0) {
-    const quoted = native.jsonStringLengths(m.count === m.long.length ? m.long : m.long.slice(0, m.count))
-    for (let i = 0; i < quoted.length; i++) m.lengths[m.at[i]] += quoted[i]
+  if (m.longCount > 0) {
+    const quoted = native.jsonStringLengths(m.longCount === m.long.length ? m.long : m.long.slice(0, m.longCount))
+    for (let i = 0; i < quoted.length; i++) m.lengths[m.longAt[i]] += quoted[i]
   }
   return { forms: m.forms.subarray(0, count), counts: m.counts.subarray(0, count), blocks: m.blocks.subarray(0, m.b), lengths: m.lengths.subarray(0, m.n) }
 }
@@ -519,18 +519,20 @@ function argumentsLength(args, m, at) {
       if (value.length >= LONG_STRING) long = true
     }
     // (even a string of nothing but escapes must fit in a string)
-    const taken = long && i === keys.length && 6 * units < MAX_STRING_LENGTH
-    let length = keys.length === 0 ? 2 : keys.length + 1
-    for (let j = 0; taken && j < i; j++) {
-      const value = values[j]
-      length += quotedLength(keys[j]) + 1
-      if (value.length < LONG_STRING) length += quotedLength(value)
-      else {
-        m.long[m.count] = value
-        m.at[m.count++] = at
+    if (long && i === keys.length && 6 * units < MAX_STRING_LENGTH) {
+      // The braces, and a colon and comma (one fewer) a key.
+      let length = keys.length + 1
+      for (let j = 0; j < keys.length; j++) {
+        const value = values[j]
+        length += quotedLength(keys[j]) + 1
+        if (value.length < LONG_STRING) length += quotedLength(value)
+        else {
+          m.long[m.longCount] = value
+          m.longAt[m.longCount++] = at
+        }
       }
+      return length
     }
-    if (taken) return length
   }
   const json = JSON.stringify(args)
   return typeof json === 'string' ? json.length : -1
@@ -543,16 +545,16 @@ function argumentsLength(args, m, at) {
  * throws) leaves it not measured.
  */
 function measureContent(m, k, message) {
-  const longMark = m.count
+  const longMark = m.longCount
   const measured = measureContentOf(m, k, message)
   // Not measured: its long strings are not counted either.
   if (m.forms[k] === 0) {
-    m.count = longMark
+    m.longCount = longMark
     return 0
   }
   // (a long string counts its own length until its quoted one is added)
   let units = measured
-  for (let i = longMark; i < m.count; i++) units += m.long[i].length
+  for (let i = longMark; i < m.longCount; i++) units += m.long[i].length
   return units
 }
 
