@@ -645,7 +645,16 @@ test('a tool call\'s arguments measure as long as JSON.stringify makes them, lon
     fc.string({ maxLength: 3 }),
   )
   const stringArb = fc.oneof(fc.array(unitArb, { maxLength: 8 }), fc.array(unitArb, { minLength: 20, maxLength: 200 })).map((parts) => parts.join(''))
-  const valueArb = fc.oneof({ weight: 6, arbitrary: stringArb }, fc.integer(), fc.constant(null), fc.array(stringArb, { maxLength: 2 }), fc.record({ x: stringArb }))
+  const valueArb = fc.oneof(
+    { weight: 6, arbitrary: stringArb },
+    fc.integer(),
+    fc.double(),
+    fc.boolean(),
+    fc.constantFrom(null, undefined, () => 1, Symbol('s'), NaN, Infinity, -0, 1e21, 1e-7),
+    fc.array(stringArb, { maxLength: 2 }),
+    fc.record({ x: stringArb }),
+    stringArb.map((x) => ({ toJSON: (key) => (key.length % 2 ? undefined : { key, x }) })),
+  )
   const argsArb = fc.oneof(
     { weight: 4, arbitrary: fc.dictionary(fc.oneof(stringArb, fc.constantFrom('0', '10', '2', 'path', 'content')), valueArb, { maxKeys: 4 }) },
     fc.dictionary(stringArb, stringArb, { maxKeys: 3 }).map((o) => Object.assign(Object.create(null), o)),
@@ -686,6 +695,60 @@ test('a tool call\'s arguments measure as long as JSON.stringify makes them, lon
   expect(Array.from(readMeasureFacts(outer, Uint32Array.from([0])).lengths)).toEqual([1, JSON.stringify(outerArgs).length])
   expect(innerLengths).toEqual([1, JSON.stringify(inner[0].message.content[0].arguments).length])
   expect(() => binding.jsonStringLengths(['a', 7])).toThrow(/^strings\[1\]: expected a string, got a number$/)
+})
+
+test('a tool call\'s arguments are read once each, in JSON.stringify\'s order, as long as JSON.stringify makes them', () => {
+  // Each field behind a getter that logs its read and gives a longer string
+  // each time; an object value logs its toJSON call and the key it gets.
+  const fieldSets = [
+    ['path', 'command'],
+    ['path', 'content'],
+    ['path', 'n', 'opts', 'gone', 'content', 'list'],
+    ['opts', 'n'],
+  ]
+  const argsOf = (names, log) => {
+    const args = {}
+    let reads = 0
+    const values = {
+      path: () => 'src/a.ts',
+      command: () => 'ls "x"\n'.repeat(1 + reads),
+      content: () => 'y\n'.repeat(300 + reads),
+      n: () => 7,
+      gone: () => undefined,
+      list: () => ['x', { y: 1 }],
+      opts: () => ({
+        toJSON(key) {
+          log.push(`toJSON ${key}`)
+          return { key, reads }
+        },
+      }),
+    }
+    for (const name of names) {
+      Object.defineProperty(args, name, {
+        enumerable: true,
+        get() {
+          log.push(`get ${name}`)
+          reads++
+          return values[name]()
+        },
+      })
+    }
+    return args
+  }
+  for (const names of fieldSets) {
+    const ours = []
+    const theirs = []
+    const entries = [{ message: { role: 'assistant', content: [{ type: 'toolCall', name: 'w', arguments: argsOf(names, ours) }] } }]
+    const lengths = Array.from(readMeasureFacts(entries, Uint32Array.from([0])).lengths)
+    const json = JSON.stringify(argsOf(names, theirs))
+    expect({ names, log: ours, lengths }).toEqual({ names, log: theirs, lengths: [1, json.length] })
+  }
+  // An own `__proto__` key (JSON.parse makes one) is a field like any other.
+  for (const text of ['{"__proto__":{"a":1},"path":"p"}', `{"__proto__":"${'z'.repeat(600)}","n":[1]}`]) {
+    const args = JSON.parse(text)
+    const entries = [{ message: { role: 'assistant', content: [{ type: 'toolCall', name: 'w', arguments: args }] } }]
+    expect(Array.from(readMeasureFacts(entries, Uint32Array.from([0])).lengths)).toEqual([1, text.length])
+  }
 })
 
 test('each name and path goes over once; a message that throws takes back its calls but not the strings it added', () => {

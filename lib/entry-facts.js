@@ -476,12 +476,12 @@ function measuresOf(m, count) {
   return { forms: m.forms.subarray(0, count), counts: m.counts.subarray(0, count), blocks: m.blocks.subarray(0, m.b), lengths: m.lengths.subarray(0, m.n) }
 }
 
-// Arguments that hold a string this long are measured string by string,
-// it when its chunk is done, natively (shorter ones: JSON.stringify whole).
+// An argument string this long is quoted natively when its chunk is done
+// (shorter ones here).
 const LONG_STRING = 512
 
 // V8's longest string: JSON longer than this is not a string (the
-// reference's JSON.stringify throws), and is left to JSON.stringify.
+// reference's JSON.stringify throws).
 const MAX_STRING_LENGTH = 2 ** 29 - 24
 
 // A string that JSON.stringify writes other than as it is, quoted.
@@ -496,46 +496,52 @@ function quotedLength(s) {
  * The length of `JSON.stringify(args)`, or -1 where that is not a string,
  * for the measures chunk `m`, the length to be written at `at`. A tool
  * call's arguments are mostly a plain object of strings, and a write's
- * hold a file's whole contents: the JSON of such an object is its strings
- * quoted, and a long one's quoted length is counted natively when the
+ * hold a file's whole contents: the JSON of such an object is its fields
+ * quoted, and a long string's quoted length is counted natively when the
  * chunk is done (measuresOf), in a fraction of the time JSON.stringify
- * takes to write the escaped copy. Any other value (a Proxy, a `toJSON`,
- * a value that is not a string, no string of LONG_STRING units) goes to
- * JSON.stringify, which reads the values read here again.
+ * takes to write the escaped copy. Each value is read once, in
+ * JSON.stringify's order, and one that is not a string is measured as
+ * JSON.stringify writes its field. Any other arguments (a Proxy, another
+ * prototype, a `toJSON`, not an object) go to JSON.stringify whole.
  */
 function argumentsLength(args, m, at) {
-  if (typeof args === 'object' && args !== null && !isProxy(args) && Object.getPrototypeOf(args) === Object.prototype && !('toJSON' in args)) {
-    const keys = Object.keys(args)
-    // (each call its own: a getter read here may measure another call's arguments)
-    const values = new Array(keys.length)
-    let long = false
-    let units = 0
-    let i = 0
-    for (; i < keys.length; i++) {
-      const value = args[keys[i]]
-      if (typeof value !== 'string') break
-      values[i] = value
-      units += keys[i].length + value.length
-      if (value.length >= LONG_STRING) long = true
-    }
-    // (even a string of nothing but escapes must fit in a string)
-    if (long && i === keys.length && 6 * units < MAX_STRING_LENGTH) {
-      // The braces, and a colon and comma (one fewer) a key.
-      let length = keys.length + 1
-      for (let j = 0; j < keys.length; j++) {
-        const value = values[j]
-        length += quotedLength(keys[j]) + 1
-        if (value.length < LONG_STRING) length += quotedLength(value)
-        else {
-          m.long[m.longCount] = value
-          m.longAt[m.longCount++] = at
-        }
-      }
-      return length
-    }
+  if (typeof args !== 'object' || args === null || isProxy(args) || Object.getPrototypeOf(args) !== Object.prototype || 'toJSON' in args) {
+    const json = JSON.stringify(args)
+    return typeof json === 'string' ? json.length : -1
   }
-  const json = JSON.stringify(args)
-  return typeof json === 'string' ? json.length : -1
+  const keys = Object.keys(args)
+  // The opening brace; the closing one and the commas when all are written.
+  let length = 1
+  let fields = 0
+  let longUnits = 0
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i]
+    const value = args[key]
+    if (typeof value === 'string') {
+      length += quotedLength(key) + 1
+      if (value.length < LONG_STRING) length += quotedLength(value)
+      else {
+        m.long[m.longCount] = value
+        m.longAt[m.longCount++] = at
+        longUnits += value.length
+      }
+    } else if (typeof value === 'number') {
+      length += quotedLength(key) + 1 + (Number.isFinite(value) ? String(value).length : 4)
+    } else {
+      // The field as JSON.stringify writes it (a value's `toJSON` called
+      // with its key), or nothing (undefined, a function, a symbol).
+      const field = JSON.stringify({ [key]: value })
+      if (field.length === 2) continue
+      length += field.length - 2
+    }
+    fields++
+  }
+  length += Math.max(fields, 1)
+  // JSON that may be longer than V8's longest string (a long string's
+  // unit written as up to six) makes the reference's JSON.stringify
+  // throw: the message is left to the native side, which measures it.
+  if (length + 6 * longUnits >= MAX_STRING_LENGTH) throw new RangeError('arguments too long to measure here')
+  return length
 }
 
 
