@@ -590,7 +590,11 @@ describe('globals as they are at the call (checked in a child process)', () => {
         JSON.stringify = (v, ...rest) => (typeof v === 'object' && v !== null ? (calls++, 'x'.repeat(4000)) : stringify(v, ...rest))
         out.stringified = [ours.estimateTokens(message), calls, ref.estimateTokens(message), calls]
         out.planned = [ours.prepareCompaction(entries, settings).firstKeptEntryId, ref.prepareCompaction(entries, settings).firstKeptEntryId]
+        // Past the last few messages, whose sizes are read in JS, and with a file's contents in the arguments.
+        const writes = Array.from({ length: 40 }, (_, i) => ({ role: 'assistant', content: [{ type: 'toolCall', id: 'w' + i, name: 'write', arguments: i % 2 ? { path: 'b.ts', content: 'y'.repeat(3000) } : { path: 'b.ts', edits: [{ oldText: 'z'.repeat(700) }] } }], timestamp: i }))
+        out.estimated = [ours.estimateContextTokens(writes).tokens, ref.estimateContextTokens(writes).tokens]
         JSON.stringify = stringify
+        out.estimated.push(ours.estimateContextTokens(writes).tokens)
         out.after = run()
         console.log(JSON.stringify(out))
       })().catch((e) => { console.error(e); process.exit(3) })
@@ -608,6 +612,9 @@ describe('globals as they are at the call (checked in a child process)', () => {
     expect(out.planned[0]).toBe(out.planned[1])
     expect(out.planned[0]).not.toBe(out.plain[2])
     expect(out.after).toEqual(out.plain)
+    // The context estimate measures what the replaced one gives, long strings or not.
+    expect(out.estimated[0]).toBe(out.estimated[1])
+    expect(out.estimated[0]).not.toBe(out.estimated[2])
   })
 })
 

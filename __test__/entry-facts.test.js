@@ -645,16 +645,25 @@ test('a tool call\'s arguments measure as long as JSON.stringify makes them, lon
     fc.string({ maxLength: 3 }),
   )
   const stringArb = fc.oneof(fc.array(unitArb, { maxLength: 8 }), fc.array(unitArb, { minLength: 20, maxLength: 200 })).map((parts) => parts.join(''))
-  const valueArb = fc.oneof(
-    { weight: 6, arbitrary: stringArb },
-    fc.integer(),
-    fc.double(),
-    fc.boolean(),
-    fc.constantFrom(null, undefined, () => 1, Symbol('s'), NaN, Infinity, -0, 1e21, 1e-7),
-    fc.array(stringArb, { maxLength: 2 }),
-    fc.record({ x: stringArb }),
-    stringArb.map((x) => ({ toJSON: (key) => (key.length % 2 ? undefined : { key, x }) })),
-  )
+  // Values nested past the depth measured in JS too (a 1.6 edit's
+  // `edits: [{ oldText, newText }]` is two levels down), with holes,
+  // elements JSON.stringify writes as null, and toJSON given its key.
+  const { value: valueArb } = fc.letrec((tie) => ({
+    value: fc.oneof(
+      { depthSize: 'small', withCrossShrink: true },
+      { weight: 8, arbitrary: stringArb },
+      fc.integer(),
+      fc.double(),
+      fc.boolean(),
+      fc.constantFrom(null, undefined, () => 1, Symbol('s'), NaN, Infinity, -0, 1e21, 1e-7, 10n),
+      fc.array(tie('value'), { maxLength: 3 }),
+      fc.sparseArray(tie('value'), { maxLength: 4 }),
+      fc.dictionary(fc.oneof(stringArb, fc.constantFrom('oldText', 'newText', '1')), tie('value'), { maxKeys: 3 }),
+      stringArb.map((x) => ({ toJSON: (key) => (key.length % 2 ? undefined : { key, x }) })),
+      tie('value').map((v) => Object.freeze([v])),
+      tie('value').map((v) => new Proxy({ v }, {})),
+    ),
+  }))
   const argsArb = fc.oneof(
     { weight: 4, arbitrary: fc.dictionary(fc.oneof(stringArb, fc.constantFrom('0', '10', '2', 'path', 'content')), valueArb, { maxKeys: 4 }) },
     fc.dictionary(stringArb, stringArb, { maxKeys: 3 }).map((o) => Object.assign(Object.create(null), o)),
@@ -667,7 +676,15 @@ test('a tool call\'s arguments measure as long as JSON.stringify makes them, lon
     fc.property(fc.array(argsArb, { minLength: 1, maxLength: 6 }), (list) => {
       const entries = list.map((args) => ({ message: { role: 'assistant', content: [{ type: 'toolCall', name: 'write', arguments: args }] } }))
       const chunk = readMeasureFacts(entries, Uint32Array.from(entries.keys()))
-      const measured = list.map((args) => JSON.stringify(args)).filter((json) => typeof json === 'string')
+      // (arguments JSON.stringify throws on, a BigInt's, are not measured either)
+      const stringified = (args) => {
+        try {
+          return JSON.stringify(args)
+        } catch {
+          return undefined
+        }
+      }
+      const measured = list.map(stringified).filter((json) => typeof json === 'string')
       expect(Array.from(chunk.lengths)).toEqual(measured.flatMap((json) => [5, json.length]))
     }),
     { numRuns: RUNS * 5 },
@@ -705,6 +722,7 @@ test('a tool call\'s arguments are read once each, in JSON.stringify\'s order, a
     ['path', 'content'],
     ['path', 'n', 'opts', 'gone', 'content', 'list'],
     ['opts', 'n'],
+    ['path', 'edits', 'n'],
   ]
   const argsOf = (names, log) => {
     const args = {}
@@ -716,6 +734,21 @@ test('a tool call\'s arguments are read once each, in JSON.stringify\'s order, a
       n: () => 7,
       gone: () => undefined,
       list: () => ['x', { y: 1 }],
+      // A 1.6 edit's: getters two levels down, read in their turn.
+      edits: () =>
+        [0, 1].map((e) => {
+          const edit = {}
+          for (const field of ['oldText', 'newText']) {
+            Object.defineProperty(edit, field, {
+              enumerable: true,
+              get() {
+                log.push(`get edits[${e}].${field}`)
+                return `${field} ${reads}\n`.repeat(e === 0 ? 100 : 2)
+              },
+            })
+          }
+          return edit
+        }),
       opts: () => ({
         toJSON(key) {
           log.push(`toJSON ${key}`)

@@ -492,56 +492,115 @@ function quotedLength(s) {
   return ESCAPED.test(s) ? JSON.stringify(s).length : s.length + 2
 }
 
+// The engine's own functions, whatever a caller puts in their place
+// later: the reference's JSON.stringify calls none of them.
+const stringify = JSON.stringify
+const { keys: ownKeys, getPrototypeOf, prototype: objectPrototype } = Object
+const { isArray } = Array
+const { isFinite } = Number
+
+// How deep in a tool call's arguments values are measured here (a 1.6
+// edit's `edits[i].oldText` is at 2); deeper ones as JSON.stringify writes them.
+const MEASURED_DEPTH = 3
+
 /**
  * The length of `JSON.stringify(args)`, or -1 where that is not a string,
  * for the measures chunk `m`, the length to be written at `at`. A tool
- * call's arguments are mostly a plain object of strings, and a write's
- * hold a file's whole contents: the JSON of such an object is its fields
+ * call's arguments are mostly plain objects and arrays of strings, and a
+ * write's or an edit's hold whole files: their JSON is their strings
  * quoted, and a long string's quoted length is counted natively when the
  * chunk is done (measuresOf), in a fraction of the time JSON.stringify
  * takes to write the escaped copy. Each value is read once, in
- * JSON.stringify's order, and one that is not a string is measured as
- * JSON.stringify writes its field. Any other arguments (a Proxy, another
+ * JSON.stringify's order. Any other arguments (a Proxy, another
  * prototype, a `toJSON`, not an object) go to JSON.stringify whole.
  */
 function argumentsLength(args, m, at) {
-  if (typeof args !== 'object' || args === null || isProxy(args) || Object.getPrototypeOf(args) !== Object.prototype || 'toJSON' in args) {
+  // (a JSON.stringify the caller put in place is the one the reference calls)
+  if (typeof args !== 'object' || args === null || JSON.stringify !== stringify || !isPlain(args) || getPrototypeOf(args) !== objectPrototype) {
     const json = JSON.stringify(args)
     return typeof json === 'string' ? json.length : -1
   }
-  const keys = Object.keys(args)
+  const longMark = m.longCount
+  const length = objectLength(args, m, at, 0)
+  let longUnits = 0
+  for (let i = longMark; i < m.longCount; i++) longUnits += m.long[i].length
+  tooLong(length + 6 * longUnits)
+  return length
+}
+
+/** Whether JSON.stringify writes the object `value` as its own fields or elements. */
+function isPlain(value) {
+  return !isProxy(value) && !('toJSON' in value)
+}
+
+/**
+ * JSON that may be longer than V8's longest string (a long string's unit
+ * written as up to six) makes the reference's JSON.stringify throw: the
+ * message is left to the native side, which measures it.
+ */
+function tooLong(length) {
+  if (length >= MAX_STRING_LENGTH) throw new RangeError('arguments too long to measure here')
+}
+
+/** The length of the plain object `o`'s JSON (see argumentsLength). */
+function objectLength(o, m, at, depth) {
+  const keys = ownKeys(o)
   // The opening brace; the closing one and the commas when all are written.
   let length = 1
   let fields = 0
-  let longUnits = 0
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i]
-    const value = args[key]
-    if (typeof value === 'string') {
-      length += quotedLength(key) + 1
-      if (value.length < LONG_STRING) length += quotedLength(value)
-      else {
-        m.long[m.longCount] = value
-        m.longAt[m.longCount++] = at
-        longUnits += value.length
-      }
-    } else if (typeof value === 'number') {
-      length += quotedLength(key) + 1 + (Number.isFinite(value) ? String(value).length : 4)
-    } else {
-      // The field as JSON.stringify writes it (a value's `toJSON` called
-      // with its key), or nothing (undefined, a function, a symbol).
-      const field = JSON.stringify({ [key]: value })
-      if (field.length === 2) continue
-      length += field.length - 2
-    }
+    const value = valueLength(o[key], key, m, at, depth)
+    if (value < 0) continue
+    length += quotedLength(key) + 1 + value
     fields++
   }
-  length += Math.max(fields, 1)
-  // JSON that may be longer than V8's longest string (a long string's
-  // unit written as up to six) makes the reference's JSON.stringify
-  // throw: the message is left to the native side, which measures it.
-  if (length + 6 * longUnits >= MAX_STRING_LENGTH) throw new RangeError('arguments too long to measure here')
+  return length + Math.max(fields, 1)
+}
+
+/** The length of the plain array `a`'s JSON (see argumentsLength). */
+function arrayLength(a, m, at, depth) {
+  const count = a.length
+  // The brackets and the commas.
+  let length = Math.max(count + 1, 2)
+  for (let i = 0; i < count; i++) {
+    const value = valueLength(a[i], i, m, at, depth)
+    length += value < 0 ? 4 : value
+    // (2 ** 32 - 1 holes: give up where JSON.stringify would)
+    tooLong(length)
+  }
   return length
+}
+
+/**
+ * The length of `value`'s JSON as the value of `key` in a plain object or
+ * array, a long string's quoted length left to the chunk (0 here), or -1
+ * where JSON.stringify writes nothing there (null in an array).
+ */
+function valueLength(value, key, m, at, depth) {
+  switch (typeof value) {
+    case 'string':
+      if (value.length < LONG_STRING) return quotedLength(value)
+      m.long[m.longCount] = value
+      m.longAt[m.longCount++] = at
+      return 0
+    case 'number':
+      return isFinite(value) ? ('' + value).length : 4
+    case 'boolean':
+      return value ? 4 : 5
+    case 'undefined':
+    case 'symbol':
+      return -1
+    case 'object':
+      if (value === null) return 4
+      if (depth < MEASURED_DEPTH && isPlain(value)) {
+        if (isArray(value)) return arrayLength(value, m, at, depth + 1)
+        if (getPrototypeOf(value) === objectPrototype) return objectLength(value, m, at, depth + 1)
+      }
+  }
+  // As JSON.stringify writes it under its key (a `toJSON` called with it).
+  const field = JSON.stringify({ [key]: value })
+  return field.length === 2 ? -1 : field.length - 3 - quotedLength('' + key)
 }
 
 
