@@ -3,9 +3,12 @@
 // host's binary and packs the main and the platform package; both are
 // published to a local registry (verdaccio on 127.0.0.1, proxying nothing);
 // then in empty projects, with no Rust on PATH and a HOME of their own (cold
-// caches), npm, pnpm and bun install `prime-compaction`, and each install is
-// required, imported and run as a command. Each install must take under
-// 10 s, compile nothing, and leave our packages under 15 MB.
+// caches), npm, pnpm, bun and yarn 1 install `prime-compaction`, and each
+// install is required, imported and run as a command. Each install must take
+// under 10 s, compile nothing, and leave our packages under 15 MB. yarn 1
+// resolves every optional dependency, whatever its platform: before it runs,
+// the other platforms' packages are published too, as their manifests alone
+// (the release workflow publishes them with their binaries).
 
 const { spawnSync } = require('node:child_process')
 const fs = require('node:fs')
@@ -103,13 +106,28 @@ if (compact !== api.compact) throw new Error('the named and the default export d
 console.log(JSON.stringify({ names: await exercise(pc, process.argv[2]) }))
 `
 
-describe('release: pack, publish to a local registry, install with npm, pnpm and bun', () => {
+describe('release: pack, publish to a local registry, install with npm, pnpm, bun and yarn 1', () => {
   let tmp
   let registry
   let tarballs
   let env
   let trapLog
+  let publish
   const measured = {}
+
+  /** The other targets' platform packages, their manifests without a binary, published (for yarn 1). */
+  async function publishForeignManifests() {
+    const foreign = (await targets()).filter((suffix) => suffix !== platformSuffix())
+    const dest = path.join(tmp, 'foreign')
+    fs.mkdirSync(dest)
+    for (const suffix of foreign) {
+      const staging = path.join(dest, suffix)
+      fs.cpSync(path.join(ROOT, 'npm', suffix), staging, { recursive: true })
+      const packed = run([...NPM, 'pack', '--pack-destination', dest, '--ignore-scripts'], { cwd: staging, env: cleanEnv({ HOME: path.join(tmp, 'publisher') }) })
+      publish(path.join(dest, packed.stdout.trim().split('\n').pop()))
+    }
+    return foreign
+  }
 
   beforeAll(async () => {
     tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'pc-release-'))
@@ -123,9 +141,8 @@ describe('release: pack, publish to a local registry, install with npm, pnpm and
     const host = new URL(registry.url).host
     const publishrc = path.join(tmp, 'publish.npmrc')
     fs.writeFileSync(publishrc, `registry=${registry.url}\n//${host}/:_authToken=${registry.token}\n`)
-    for (const tarball of tarballs) {
-      run([...NPM, 'publish', tarball, '--userconfig', publishrc, '--registry', registry.url, '--ignore-scripts'], { cwd: tmp, env: cleanEnv({ HOME: path.join(tmp, 'publisher') }) })
-    }
+    publish = (tarball) => run([...NPM, 'publish', tarball, '--userconfig', publishrc, '--registry', registry.url, '--ignore-scripts'], { cwd: tmp, env: cleanEnv({ HOME: path.join(tmp, 'publisher') }) })
+    for (const tarball of tarballs) publish(tarball)
 
     // What a user's shell has: no npm_* variables from `npm test`, no Rust.
     const home = path.join(tmp, 'home')
@@ -184,15 +201,27 @@ describe('release: pack, publish to a local registry, install with npm, pnpm and
     ],
   ]
 
-  describe.each(managers)('%s', (manager, command) => {
+  describe.each(managers)('%s', installs)
+
+  // (after the others, which install from the host's platform package alone)
+  test('the other platforms\' packages published as their manifests, for yarn 1', async () => {
+    expect(Object.keys(measured)).toEqual(expect.arrayContaining(['npm', 'pnpm']))
+    const foreign = await publishForeignManifests()
+    expect(foreign.length).toBe((await targets()).length - 1)
+    for (const suffix of foreign) expect((await request(`${registry.url}${pkg.name}-${suffix}`)).status).toBe(200)
+  })
+
+  describe.each([['yarn 1', () => [process.execPath, require.resolve('yarn/bin/yarn.js'), 'add', pkg.name, '--registry', registry.url, '--non-interactive']]])('%s', installs)
+
+  function installs(manager, command) {
     const testIf = manager === 'bun' && SKIP_BUN ? test.skip : test
     const skipNote = manager === 'bun' && SKIP_BUN ? ` (skipped: ${BUN.reason})` : ''
     let project
 
     testIf(`installs in under ${INSTALL_LIMIT_MS / 1000} s without compiling, under 15 MB${skipNote}`, () => {
-      project = path.join(tmp, `consumer-${manager}`)
+      project = path.join(tmp, `consumer-${manager.replace(' ', '-')}`)
       fs.mkdirSync(project)
-      fs.writeFileSync(path.join(project, 'package.json'), JSON.stringify({ name: `consumer-${manager}`, version: '1.0.0', private: true }))
+      fs.writeFileSync(path.join(project, 'package.json'), JSON.stringify({ name: `consumer-${manager.replace(' ', '-')}`, version: '1.0.0', private: true }))
       fs.copyFileSync(path.join(__dirname, 'helpers', 'exercise-exports.cjs'), path.join(project, 'exercise-exports.cjs'))
       const { ms } = run(command(), { cwd: project, env })
 
@@ -233,5 +262,5 @@ describe('release: pack, publish to a local registry, install with npm, pnpm and
       const { stdout } = run([bin, 'plan', EXAMPLE], { cwd: project, env, shell: process.platform === 'win32' })
       expect(stdout).toMatch(/tokens before: +[\d,]+/)
     })
-  })
+  }
 })
