@@ -8,7 +8,8 @@
 // under 10 s, compile nothing, and leave our packages under 15 MB. yarn 1
 // resolves every optional dependency, whatever its platform: before it runs,
 // the other platforms' packages are published too, as their manifests alone
-// (the release workflow publishes them with their binaries).
+// (the release workflow publishes them with their binaries); yarn 4
+// installs then too, with Plug'n'Play.
 
 const { spawnSync } = require('node:child_process')
 const fs = require('node:fs')
@@ -106,7 +107,7 @@ if (compact !== api.compact) throw new Error('the named and the default export d
 console.log(JSON.stringify({ names: await exercise(pc, process.argv[2]) }))
 `
 
-describe('release: pack, publish to a local registry, install with npm, pnpm, bun and yarn 1', () => {
+describe('release: pack, publish to a local registry, install with npm, pnpm, bun and yarn 1 and 4', () => {
   let tmp
   let registry
   let tarballs
@@ -212,6 +213,58 @@ describe('release: pack, publish to a local registry, install with npm, pnpm, bu
   })
 
   describe.each([['yarn 1', () => [process.execPath, require.resolve('yarn/bin/yarn.js'), 'add', pkg.name, '--registry', registry.url, '--non-interactive']]])('%s', installs)
+
+  // Yarn 4's Plug'n'Play: no node_modules; packages stay zipped in
+  // .yarn/cache but for those it unplugs (ours with the binary), and code
+  // runs through its loader (`yarn node`).
+  describe('yarn 4, Plug\'n\'Play', () => {
+    let project
+    const yarn = (args) => run([process.execPath, require.resolve('@yarnpkg/cli-dist/bin/yarn.js'), ...args], { cwd: project, env })
+    // (a name in the cache or unplugged, without its version and hashes)
+    const packageOf = (file) => file.replace(/-npm-.*$/, '')
+
+    test('installs in under 10 s without compiling: our package and the host\'s platform package, that one unplugged', () => {
+      project = path.join(tmp, 'consumer-yarn-4')
+      fs.mkdirSync(project)
+      fs.writeFileSync(path.join(project, 'package.json'), JSON.stringify({ name: 'consumer-yarn-4', version: '1.0.0', private: true }))
+      fs.copyFileSync(path.join(__dirname, 'helpers', 'exercise-exports.cjs'), path.join(project, 'exercise-exports.cjs'))
+      const settings = {
+        npmRegistryServer: registry.url,
+        unsafeHttpWhitelist: [new URL(registry.url).hostname],
+        // The registry's versions are minutes old, which yarn holds back by default.
+        npmMinimalAgeGate: 0,
+        enableGlobalCache: false,
+        enableTelemetry: false,
+        pnpEnableEsmLoader: true,
+      }
+      fs.writeFileSync(path.join(project, '.yarnrc.yml'), Object.entries(settings).map(([k, v]) => `${k}: ${JSON.stringify(v)}\n`).join(''))
+      const { ms } = yarn(['add', pkg.name])
+      const cache = fs.readdirSync(path.join(project, '.yarn', 'cache')).filter((f) => f.endsWith('.zip'))
+      const unplugged = fs.readdirSync(path.join(project, '.yarn', 'unplugged'))
+      measured['yarn 4'] = { installMs: ms, dotYarnMb: +(treeBytes(path.join(project, '.yarn')) / 1024 / 1024).toFixed(2) }
+
+      expect(ms).toBeLessThan(INSTALL_LIMIT_MS)
+      expect(fs.existsSync(trapLog) ? fs.readFileSync(trapLog, 'utf8') : '').toBe('')
+      expect(fs.existsSync(path.join(project, 'node_modules'))).toBe(false)
+      expect(cache.map(packageOf).sort()).toEqual([pkg.name, HOST_PACKAGE].sort())
+      expect(unplugged.map(packageOf)).toEqual([HOST_PACKAGE])
+    })
+
+    test('require() and import work through its loader and load the unplugged binary', () => {
+      fs.writeFileSync(path.join(project, 'consumer.cjs'), CONSUMER_CJS)
+      fs.writeFileSync(path.join(project, 'consumer.mjs'), CONSUMER_ESM)
+      const exports = Object.keys(require('..')).sort()
+      const cjs = JSON.parse(yarn(['node', 'consumer.cjs', EXAMPLE]).stdout.trim().split('\n').pop())
+      expect(cjs.names.sort()).toEqual(exports)
+      expect(cjs.natives.map((f) => path.relative(path.join(project, '.yarn', 'unplugged'), f).split(path.sep)[0]).map(packageOf)).toEqual([HOST_PACKAGE])
+      const esm = JSON.parse(yarn(['node', 'consumer.mjs', EXAMPLE]).stdout.trim().split('\n').pop())
+      expect(esm.names.sort()).toEqual(exports)
+    })
+
+    test('the prime-compaction command runs', () => {
+      expect(yarn([pkg.name, 'plan', EXAMPLE]).stdout).toMatch(/tokens before: +[\d,]+/)
+    })
+  })
 
   function installs(manager, command) {
     const testIf = manager === 'bun' && SKIP_BUN ? test.skip : test
