@@ -603,7 +603,6 @@ function valueLength(value, key, m, at, depth) {
   return field.length === 2 ? -1 : field.length - 3 - quotedLength('' + key)
 }
 
-
 /**
  * Measures `message`'s `content` as message `k` of the chunk `m` (see
  * readMeasureFacts); the units measured. Whatever is not such a string (or
