@@ -10,6 +10,9 @@
 // the number-printing corpus the core is checked against, written anew,
 // prime-compaction/register's hook (on 20, module.register's), and on 24
 // and 26 the real agent's `pi` command compacting with ours through it.
+// Then on Bun (the devDependency's binary), whose engine is JavaScriptCore:
+// the soak against both reference lines run there, every export from
+// CommonJS and ESM, and the command.
 
 const { execFile, spawnSync } = require('node:child_process')
 const fs = require('node:fs')
@@ -17,6 +20,7 @@ const os = require('node:os')
 const path = require('node:path')
 
 const { platformSuffix } = require('../platform.js')
+const { BUN, SKIP_BUN } = require('./helpers/bun.js')
 
 jest.setTimeout(300_000)
 
@@ -133,5 +137,52 @@ describe.each(VERSIONS)('Node %s', (version) => {
     const r = await run(binary, [path.join(ROOT, 'scripts', 'gen-number-strings.mjs'), out])
     expect(r.code).toBe(0)
     expect(fs.readFileSync(out, 'utf8')).toBe(fs.readFileSync(path.join(ROOT, 'crates', 'core', 'tests', 'data', 'number_strings.txt'), 'utf8'))
+  })
+})
+
+describe('Bun, the runtime', () => {
+  const testBun = SKIP_BUN ? test.skip : test
+  const skipNote = SKIP_BUN ? ` (skipped: ${BUN.reason})` : ''
+  const bun = () => {
+    if (!BUN.bin) throw new Error(`${BUN.reason}: run npm install, with optional dependencies`)
+    return BUN.bin
+  }
+
+  testBun(`is the devDependency's version${skipNote}`, () => {
+    expect(BUN.version).toBe(require('../package.json').devDependencies.bun)
+  })
+
+  testBun(`the soak: ${SOAK_SESSIONS} generated sessions through every shared function, against both reference lines run on Bun${skipNote}`, async () => {
+    const r = await run(bun(), [path.join(__dirname, 'soak', 'soak.js')], {
+      SOAK_SESSIONS: String(SOAK_SESSIONS),
+      SOAK_SEED: '20261207',
+      SOAK_FAILURES: path.join(tmp, 'soak-bun'),
+    })
+    expect({ code: r.code, stderr: r.stderr, last: r.stdout.trim().split('\n').pop() }).toEqual({ code: 0, stderr: '', last: `${SOAK_SESSIONS} passed, 0 failed` })
+    expect(r.stdout).not.toMatch(/not reached/)
+  })
+
+  testBun(`every export, called once from CommonJS and from ESM${skipNote}`, async () => {
+    const exercise = JSON.stringify(path.join(__dirname, 'helpers', 'exercise-exports.cjs'))
+    const example = JSON.stringify(path.join(ROOT, 'examples', 'session.jsonl'))
+    const cjs = path.join(tmp, 'bun-consumer.cjs')
+    fs.writeFileSync(cjs, `require(${exercise})(require(${JSON.stringify(ROOT)}), ${example}).then((names) => console.log(JSON.stringify(names)), (e) => { console.error(e); process.exit(1) })\n`)
+    const esm = path.join(tmp, 'bun-consumer.mjs')
+    fs.writeFileSync(
+      esm,
+      `import * as pc from ${JSON.stringify(path.join(ROOT, 'index.mjs'))}\nimport exercise from ${exercise}\nconsole.log(JSON.stringify(await exercise(pc, ${example})))\n`,
+    )
+    const exports = Object.keys(require('..')).sort()
+    for (const file of [cjs, esm]) {
+      const r = await run(bun(), [file])
+      expect({ file: path.basename(file), code: r.code, stderr: r.stderr }).toEqual({ file: path.basename(file), code: 0, stderr: '' })
+      expect(JSON.parse(r.stdout.trim().split('\n').pop()).sort()).toEqual(exports)
+    }
+  })
+
+  testBun(`the prime-compaction command plans the example session${skipNote}`, async () => {
+    const r = await run(bun(), [path.join(ROOT, 'cli', 'prime-compaction.js'), 'plan', path.join(ROOT, 'examples', 'session.jsonl')])
+    expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' })
+    expect(r.stdout).toMatch(/tokens before: +[\d,]+/)
   })
 })

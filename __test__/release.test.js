@@ -16,6 +16,7 @@ const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
 const { startRegistry, request } = require('./helpers/local-registry')
+const { BUN, SKIP_BUN } = require('./helpers/bun.js')
 const { platformSuffix } = require('../platform.js')
 const { targets } = require('../scripts/pack-release.js')
 
@@ -41,26 +42,6 @@ function run(argv, options) {
   return { stdout: r.stdout, ms }
 }
 
-/** bun's binary from the devDependency: the installed one, or the platform package's if bun's postinstall did not run. */
-function findBun() {
-  const exe = process.platform === 'win32' ? 'bun.exe' : 'bun'
-  const candidates = [path.join(ROOT, 'node_modules', 'bun', 'bin', 'bun.exe')]
-  const oven = path.join(ROOT, 'node_modules', '@oven')
-  if (fs.existsSync(oven)) for (const d of fs.readdirSync(oven)) candidates.push(path.join(oven, d, 'bin', exe))
-  const failures = []
-  for (const candidate of candidates.filter((c) => fs.existsSync(c))) {
-    const r = spawnSync(candidate, ['--version'], { encoding: 'utf8', timeout: 20_000 })
-    if (r.status === 0) return { bin: candidate, version: r.stdout.trim() }
-    failures.push(`${path.relative(ROOT, candidate)}: ${r.error ? r.error.message : (r.stderr || r.stdout).trim().split('\n')[0]}`)
-  }
-  return { reason: failures.length ? `no bun binary runs on ${process.platform}-${process.arch} (${failures.join('; ')})` : `the bun devDependency installed no binary for ${process.platform}-${process.arch}` }
-}
-const BUN = findBun()
-// bun's package ships a binary (an optional dependency) for these hosts: on
-// them, none that runs is a broken install, and the bun tests fail rather
-// than skip.
-const BUN_HOSTS = ['linux-x64', 'linux-arm64', 'darwin-x64', 'darwin-arm64', 'win32-x64', 'win32-arm64', 'freebsd-x64', 'freebsd-arm64']
-const SKIP_BUN = !BUN.bin && !BUN_HOSTS.includes(`${process.platform}-${process.arch}`)
 
 /** PATH without any directory that holds cargo or rustc, behind a directory whose cargo and rustc only record that they were called. */
 function pathWithoutRust(trapDir, trapLog) {
