@@ -53,6 +53,22 @@ function run(binary, args, env = {}) {
   )
 }
 
+/** The soak of SOAK_SESSIONS sessions from `seed` on `binary`, its failures under tmp/`name`: it passes them all and reaches every function. */
+async function expectSoakPasses(binary, seed, name) {
+  const r = await run(binary, [path.join(__dirname, 'soak', 'soak.js')], {
+    SOAK_SESSIONS: String(SOAK_SESSIONS),
+    SOAK_SEED: seed,
+    SOAK_FAILURES: path.join(tmp, name),
+  })
+  expect({ code: r.code, stderr: r.stderr, last: r.stdout.trim().split('\n').pop() }).toEqual({ code: 0, stderr: '', last: `${SOAK_SESSIONS} passed, 0 failed` })
+  expect(r.stdout).not.toMatch(/not reached/)
+}
+
+const EXERCISE = JSON.stringify(path.join(__dirname, 'helpers', 'exercise-exports.cjs'))
+const EXAMPLE = JSON.stringify(path.join(ROOT, 'examples', 'session.jsonl'))
+// Every export called once from CommonJS, the names printed as JSON.
+const EXERCISE_CJS = `require(${EXERCISE})(require(${JSON.stringify(ROOT)}), ${EXAMPLE}).then((names) => console.log(JSON.stringify(names)), (e) => { console.error(e); process.exit(1) })`
+
 let tmp
 beforeAll(() => {
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'prime-compaction-nodes-'))
@@ -75,19 +91,10 @@ describe.each(VERSIONS)('Node %s', (version) => {
     expect((await run(binary, ['--version'])).stdout.trim()).toBe(`v${version}`)
   })
 
-  testHere(`the soak: ${SOAK_SESSIONS} generated sessions through every shared function, against both reference lines`, async () => {
-    const r = await run(binary, [path.join(__dirname, 'soak', 'soak.js')], {
-      SOAK_SESSIONS: String(SOAK_SESSIONS),
-      SOAK_SEED: '20261204',
-      SOAK_FAILURES: path.join(tmp, `soak-${version}`),
-    })
-    expect({ code: r.code, stderr: r.stderr, last: r.stdout.trim().split('\n').pop() }).toEqual({ code: 0, stderr: '', last: `${SOAK_SESSIONS} passed, 0 failed` })
-    expect(r.stdout).not.toMatch(/not reached/)
-  })
+  testHere(`the soak: ${SOAK_SESSIONS} generated sessions through every shared function, against both reference lines`, () => expectSoakPasses(binary, '20261204', `soak-${version}`))
 
   testHere('every export, called once from CommonJS', async () => {
-    const script = `require(${JSON.stringify(path.join(__dirname, 'helpers', 'exercise-exports.cjs'))})(require(${JSON.stringify(ROOT)}), ${JSON.stringify(path.join(ROOT, 'examples', 'session.jsonl'))}).then((names) => console.log(JSON.stringify(names)), (e) => { console.error(e); process.exit(1) })`
-    const r = await run(binary, ['-e', script])
+    const r = await run(binary, ['-e', EXERCISE_CJS])
     expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' })
     const names = JSON.parse(r.stdout.trim().split('\n').pop())
     expect(names).toEqual(expect.arrayContaining(['prepareCompaction', 'compact', 'serializeForSummary', 'countTokens']))
@@ -152,26 +159,13 @@ describe('Bun, the runtime', () => {
     expect(BUN.version).toBe(require('../package.json').devDependencies.bun)
   })
 
-  testBun(`the soak: ${SOAK_SESSIONS} generated sessions through every shared function, against both reference lines run on Bun${skipNote}`, async () => {
-    const r = await run(bun(), [path.join(__dirname, 'soak', 'soak.js')], {
-      SOAK_SESSIONS: String(SOAK_SESSIONS),
-      SOAK_SEED: '20261207',
-      SOAK_FAILURES: path.join(tmp, 'soak-bun'),
-    })
-    expect({ code: r.code, stderr: r.stderr, last: r.stdout.trim().split('\n').pop() }).toEqual({ code: 0, stderr: '', last: `${SOAK_SESSIONS} passed, 0 failed` })
-    expect(r.stdout).not.toMatch(/not reached/)
-  })
+  testBun(`the soak: ${SOAK_SESSIONS} generated sessions through every shared function, against both reference lines run on Bun${skipNote}`, () => expectSoakPasses(bun(), '20261207', 'soak-bun'))
 
   testBun(`every export, called once from CommonJS and from ESM${skipNote}`, async () => {
-    const exercise = JSON.stringify(path.join(__dirname, 'helpers', 'exercise-exports.cjs'))
-    const example = JSON.stringify(path.join(ROOT, 'examples', 'session.jsonl'))
     const cjs = path.join(tmp, 'bun-consumer.cjs')
-    fs.writeFileSync(cjs, `require(${exercise})(require(${JSON.stringify(ROOT)}), ${example}).then((names) => console.log(JSON.stringify(names)), (e) => { console.error(e); process.exit(1) })\n`)
+    fs.writeFileSync(cjs, `${EXERCISE_CJS}\n`)
     const esm = path.join(tmp, 'bun-consumer.mjs')
-    fs.writeFileSync(
-      esm,
-      `import * as pc from ${JSON.stringify(path.join(ROOT, 'index.mjs'))}\nimport exercise from ${exercise}\nconsole.log(JSON.stringify(await exercise(pc, ${example})))\n`,
-    )
+    fs.writeFileSync(esm, `import * as pc from ${JSON.stringify(path.join(ROOT, 'index.mjs'))}\nimport exercise from ${EXERCISE}\nconsole.log(JSON.stringify(await exercise(pc, ${EXAMPLE})))\n`)
     const exports = Object.keys(require('..')).sort()
     for (const file of [cjs, esm]) {
       const r = await run(bun(), [file])

@@ -193,7 +193,17 @@ describe('release: pack, publish to a local registry, install with npm, pnpm, bu
     for (const suffix of foreign) expect((await request(`${registry.url}${pkg.name}-${suffix}`)).status).toBe(200)
   })
 
-  describe.each([['yarn 1', () => [process.execPath, require.resolve('yarn/bin/yarn.js'), 'add', pkg.name, '--registry', registry.url, '--non-interactive']]])('%s', installs)
+  describe('yarn 1', () => installs('yarn 1', () => [process.execPath, require.resolve('yarn/bin/yarn.js'), 'add', pkg.name, '--registry', registry.url, '--non-interactive']))
+
+  /** An empty project for `manager`'s install, with the export-exercising script beside it. */
+  function newProject(manager) {
+    const name = `consumer-${manager.replace(' ', '-')}`
+    const project = path.join(tmp, name)
+    fs.mkdirSync(project)
+    fs.writeFileSync(path.join(project, 'package.json'), JSON.stringify({ name, version: '1.0.0', private: true }))
+    fs.copyFileSync(path.join(__dirname, 'helpers', 'exercise-exports.cjs'), path.join(project, 'exercise-exports.cjs'))
+    return project
+  }
 
   // Yarn 4's Plug'n'Play: no node_modules; packages stay zipped in
   // .yarn/cache but for those it unplugs (ours with the binary), and code
@@ -205,10 +215,7 @@ describe('release: pack, publish to a local registry, install with npm, pnpm, bu
     const packageOf = (file) => file.replace(/-npm-.*$/, '')
 
     test('installs in under 10 s without compiling: our package and the host\'s platform package, that one unplugged', () => {
-      project = path.join(tmp, 'consumer-yarn-4')
-      fs.mkdirSync(project)
-      fs.writeFileSync(path.join(project, 'package.json'), JSON.stringify({ name: 'consumer-yarn-4', version: '1.0.0', private: true }))
-      fs.copyFileSync(path.join(__dirname, 'helpers', 'exercise-exports.cjs'), path.join(project, 'exercise-exports.cjs'))
+      project = newProject('yarn 4')
       const settings = {
         npmRegistryServer: registry.url,
         unsafeHttpWhitelist: [new URL(registry.url).hostname],
@@ -253,10 +260,7 @@ describe('release: pack, publish to a local registry, install with npm, pnpm, bu
     let project
 
     testIf(`installs in under ${INSTALL_LIMIT_MS / 1000} s without compiling, under 15 MB${skipNote}`, () => {
-      project = path.join(tmp, `consumer-${manager.replace(' ', '-')}`)
-      fs.mkdirSync(project)
-      fs.writeFileSync(path.join(project, 'package.json'), JSON.stringify({ name: `consumer-${manager.replace(' ', '-')}`, version: '1.0.0', private: true }))
-      fs.copyFileSync(path.join(__dirname, 'helpers', 'exercise-exports.cjs'), path.join(project, 'exercise-exports.cjs'))
+      project = newProject(manager)
       const { ms } = run(command(), { cwd: project, env })
 
       const modules = path.join(project, 'node_modules')
