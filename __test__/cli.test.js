@@ -534,6 +534,38 @@ describe('compact against a local OpenAI-compatible server', () => {
     expect(server.requests).toHaveLength(0)
   })
 
+  test('an event line sent in thousands of chunks is put together once: a 32 MB answer in 8 KB chunks', async () => {
+    // (fetch replaced here, so the chunks are these: over a socket their
+    // sizes are the network's. Before, each chunk copied the line so far:
+    // minutes here, which the test's timeout ends, each chunk coming after
+    // a turn of the event loop as a socket's would)
+    const { openAiStreamFn } = require('../cli/openai.js')
+    const text = 'word '.repeat(32 * 1024 * 1024 / 5)
+    const bytes = new TextEncoder().encode(`data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: text }, finish_reason: 'stop' }] })}\r\n\r\ndata: [DONE]\r\n\r\n`)
+    const CHUNK = 8 * 1024
+    let chunks = 0
+    const fetchBefore = globalThis.fetch
+    globalThis.fetch = async () => {
+      const body = new ReadableStream({
+        async pull(controller) {
+          await new Promise((resolve) => setImmediate(resolve))
+          const from = chunks++ * CHUNK
+          if (from >= bytes.length) controller.close()
+          else controller.enqueue(bytes.subarray(from, from + CHUNK))
+        },
+      })
+      return new Response(body, { headers: { 'content-type': 'text/event-stream' } })
+    }
+    try {
+      const answer = await openAiStreamFn({ baseUrl: 'http://127.0.0.1:9', stream: true })({ id: 'm', maxTokens: 10 }, { systemPrompt: 's', messages: [{ role: 'user', content: 'u' }] }).result()
+      expect(chunks).toBeGreaterThan(4000)
+      expect({ stopReason: answer.stopReason, length: answer.content[0].text.length }).toEqual({ stopReason: 'stop', length: text.length })
+      expect(answer.content[0].text === text).toBe(true)
+    } finally {
+      globalThis.fetch = fetchBefore
+    }
+  }, 30000)
+
   test('HTTP errors give the provider message and exit 1; an overflow that never fits gives up', async () => {
     server = await startServer([{ status: 500, error: 'model not loaded' }])
     const r = await run(['compact', EXAMPLE, '--base-url', server.baseUrl, '--model', 'm', '--retries', '0'])

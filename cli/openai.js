@@ -94,6 +94,7 @@ function fromJson(model, value) {
 
 // A line end in an event stream: CRLF, LF or a lone CR (the SSE standard).
 const LINE_END = /\r\n|\r|\n/
+const ANY_LINE_END = /[\r\n]/
 
 /**
  * Reads an SSE body: `data: {...}` events carrying `choices[0].delta`, ended
@@ -178,13 +179,20 @@ async function fromEventStream(model, body, onText) {
     }
     return undefined
   }
+  // Text with no line end in it waits here, to be joined once one comes: a
+  // line sent in many chunks is then copied once, not once a chunk.
+  let waiting = []
   for await (const chunk of body) {
-    buffer += decoder.decode(chunk, { stream: true })
+    const text = decoder.decode(chunk, { stream: true })
+    waiting.push(text)
+    if (!ANY_LINE_END.test(text)) continue
+    buffer += waiting.join('')
+    waiting = []
     const failed = readLines()
     if (failed) return failed
     if (done) break
   }
-  buffer += decoder.decode()
+  buffer += waiting.join('') + decoder.decode()
   const failedLast = readLines()
   if (failedLast) return failedLast
   // A last line with no line end still carries its data.
