@@ -1,7 +1,9 @@
 'use strict'
 // The `prime-compaction` command line, run as a child process against a
 // local OpenAI-compatible server on 127.0.0.1 (plain and streamed answers,
-// errors, a context overflow, a hang), plus the --append kill test.
+// errors, a context overflow, a hang), plus the --append kill test; and
+// its event-stream reader in this process, fetch replaced, on chunks it is
+// given.
 
 const { execFileSync, spawn } = require('node:child_process')
 const fs = require('node:fs')
@@ -534,37 +536,80 @@ describe('compact against a local OpenAI-compatible server', () => {
     expect(server.requests).toHaveLength(0)
   })
 
-  test('an event line sent in thousands of chunks is put together once: a 32 MB answer in 8 KB chunks', async () => {
-    // (fetch replaced here, so the chunks are these: over a socket their
-    // sizes are the network's. Before, each chunk copied the line so far:
-    // minutes here, which the test's timeout ends, each chunk coming after
-    // a turn of the event loop as a socket's would)
+  /**
+   * The answer openAiStreamFn puts together from an event stream that comes
+   * as `chunks` (byte arrays), each after a turn of the event loop, as a
+   * socket's would (fetch replaced, so the chunks are these: over a socket
+   * their sizes are the network's).
+   */
+  async function streamedAnswer(chunks) {
     const { openAiStreamFn } = require('../cli/openai.js')
-    const text = 'word '.repeat(32 * 1024 * 1024 / 5)
-    const bytes = new TextEncoder().encode(`data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: text }, finish_reason: 'stop' }] })}\r\n\r\ndata: [DONE]\r\n\r\n`)
-    const CHUNK = 8 * 1024
-    let chunks = 0
+    let next = 0
     const fetchBefore = globalThis.fetch
     globalThis.fetch = async () => {
       const body = new ReadableStream({
         async pull(controller) {
           await new Promise((resolve) => setImmediate(resolve))
-          const from = chunks++ * CHUNK
-          if (from >= bytes.length) controller.close()
-          else controller.enqueue(bytes.subarray(from, from + CHUNK))
+          if (next >= chunks.length) controller.close()
+          else controller.enqueue(chunks[next++])
         },
       })
       return new Response(body, { headers: { 'content-type': 'text/event-stream' } })
     }
     try {
-      const answer = await openAiStreamFn({ baseUrl: 'http://127.0.0.1:9', stream: true })({ id: 'm', maxTokens: 10 }, { systemPrompt: 's', messages: [{ role: 'user', content: 'u' }] }).result()
-      expect(chunks).toBeGreaterThan(4000)
-      expect({ stopReason: answer.stopReason, length: answer.content[0].text.length }).toEqual({ stopReason: 'stop', length: text.length })
-      expect(answer.content[0].text === text).toBe(true)
+      return await openAiStreamFn({ baseUrl: 'http://127.0.0.1:9', stream: true })({ id: 'm', maxTokens: 10 }, { systemPrompt: 's', messages: [{ role: 'user', content: 'u' }] }).result()
     } finally {
       globalThis.fetch = fetchBefore
     }
+  }
+
+  const deltaEvent = (content, finish = null) => `data: ${JSON.stringify({ choices: [{ index: 0, delta: { content }, finish_reason: finish }] })}`
+
+  test('an event line sent in thousands of chunks is put together once: a 32 MB answer in 8 KB chunks', async () => {
+    // Before, each chunk copied the line so far: minutes here, which the
+    // test's timeout ends.
+    const text = 'word '.repeat((32 * 1024 * 1024) / 5)
+    const bytes = new TextEncoder().encode(`${deltaEvent(text, 'stop')}\r\n\r\ndata: [DONE]\r\n\r\n`)
+    const chunks = []
+    for (let from = 0; from < bytes.length; from += 8 * 1024) chunks.push(bytes.subarray(from, from + 8 * 1024))
+    expect(chunks.length).toBeGreaterThan(4000)
+    const answer = await streamedAnswer(chunks)
+    expect({ stopReason: answer.stopReason, length: answer.content[0].text.length }).toEqual({ stopReason: 'stop', length: text.length })
+    expect(answer.content[0].text === text).toBe(true)
   }, 30000)
+
+  test('an event stream cut into chunks anywhere (inside a line end, inside a character) gives the answer it gives whole', async () => {
+    const fc = require('fast-check')
+    const { NUM_RUNS, BASE_SEED } = require('./helpers/property')
+    // Events of text (any characters, the multi-byte ones too), some as
+    // two data lines (the JSON broken after its brace), with comments and
+    // event names between, in one of the three line ends.
+    const line = fc.oneof(
+      { weight: 4, arbitrary: fc.record({ content: fc.string({ unit: 'binary', maxLength: 12 }), twoLines: fc.boolean() }) },
+      { weight: 1, arbitrary: fc.constantFrom(': keep-alive', 'event: message', 'id: 7', 'retry: 100').map((field) => ({ field })) },
+    )
+    // The stream's end: [DONE] and a blank line, [DONE] with no line end,
+    // or the last event's line with no line end (and no [DONE]).
+    const tails = [(end) => `${end}${end}data: [DONE]${end}${end}`, (end) => `${end}${end}data: [DONE]`, () => '']
+    const stream = fc.record({ lines: fc.array(line, { maxLength: 12 }), end: fc.constantFrom('\n', '\r', '\r\n'), tail: fc.constantFrom(...tails), cuts: fc.array(fc.nat(), { maxLength: 12 }) })
+    await fc.assert(
+      fc.asyncProperty(stream, async ({ lines, end, tail, cuts }) => {
+        const data = (l) => (l.twoLines ? deltaEvent(l.content).replace('{', `{${end}data: `) : deltaEvent(l.content))
+        const events = lines.map((l) => (l.field !== undefined ? `${l.field}${end}` : `${data(l)}${end}${end}`))
+        const body = `${events.join('')}${deltaEvent('.', 'stop')}${tail(end)}`
+        const bytes = new TextEncoder().encode(body)
+        const at = [...new Set(cuts.map((c) => c % bytes.length))].sort((a, b) => a - b)
+        const chunks = [0, ...at].map((from, i) => bytes.subarray(from, i < at.length ? at[i] : bytes.length)).filter((c) => c.length > 0)
+        const whole = await streamedAnswer([bytes])
+        const cut = await streamedAnswer(chunks)
+        const text = `${lines.map((l) => l.content ?? '').join('')}.`
+        expect(whole.stopReason).toBe('stop')
+        expect(whole.content[0].text).toBe(text)
+        expect(cut).toEqual({ ...whole, timestamp: cut.timestamp })
+      }),
+      { numRuns: Math.min(NUM_RUNS, 300), seed: BASE_SEED },
+    )
+  })
 
   test('HTTP errors give the provider message and exit 1; an overflow that never fits gives up', async () => {
     server = await startServer([{ status: 500, error: 'model not loaded' }])
