@@ -820,6 +820,23 @@ describe('compact against a local OpenAI-compatible server', () => {
     expect(fs.readFileSync(file).equals(Buffer.concat([before, Buffer.from(changed)]))).toBe(true)
   })
 
+  test('an append the agent makes while the new file is being written is kept: nothing is appended, the temporary file is removed', () => {
+    const { appendEntryAtomically } = require('../cli/session-file.js')
+    const file = copyExample('written-meanwhile.jsonl')
+    const original = fs.readFileSync(file)
+    const late = '{"type":"custom","id":"late0002","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z","customType":"x"}\n'
+    const entry = { type: 'compaction', id: 'c0ffee01', parentId: null, timestamp: '2026-01-01T00:00:01.000Z', summary: 'History.', firstKeptEntryId: 'x', tokensBefore: 1 }
+    // Called once the session is found unchanged, before the new file is written.
+    const agentAppends = () => fs.appendFileSync(file, late)
+    expect(() => appendEntryAtomically(file, original, entry, agentAppends)).toThrow(/ changed while the new file was being written; nothing was appended \(run the command again\)$/)
+    expect(fs.readFileSync(file).equals(Buffer.concat([original, Buffer.from(late)]))).toBe(true)
+    expect(fs.readdirSync(dir).filter((name) => name.startsWith('.written-meanwhile.jsonl.'))).toEqual([])
+    // Left alone, the same call appends.
+    const now = fs.readFileSync(file)
+    appendEntryAtomically(file, now, entry)
+    expect(fs.readFileSync(file, 'utf8')).toBe(`${now}${JSON.stringify(entry)}\n`)
+  })
+
   test('--append through a symbolic link writes the file it points to; the link stays', async () => {
     server = await startServer([{ text: 'History.' }, { text: 'Prefix.' }])
     const target = copyExample('linked-target.jsonl')

@@ -171,7 +171,8 @@ function fsyncDirectory(dir) {
  * beside the old one, synced, and renamed over it: a reader (or a crash) sees
  * the old session or the new one, never a mix. `original` is the content the
  * entry was made from; if the file no longer holds exactly that (the agent
- * wrote to it meanwhile), nothing is written. Returns the file written (a
+ * wrote to it meanwhile), nothing is written, and if its size, time or inode
+ * changed while the new file was written, that is removed. Returns the file written (a
  * symbolic link's target).
  */
 function appendEntryAtomically(link, original, entry, onWriting) {
@@ -216,6 +217,19 @@ function appendEntryAtomically(link, original, entry, onWriting) {
     throw new CliError(`cannot write ${tmp}: ${err.message}`)
   }
   fs.closeSync(fd)
+  // Writing a large session takes a while: the agent may have appended
+  // meanwhile, which the rename would drop. Looked at again just before it.
+  let now
+  try {
+    now = fs.statSync(file)
+  } catch (err) {
+    fs.rmSync(tmp, { force: true })
+    throw new CliError(`cannot read session file ${file}: ${err.message}`)
+  }
+  if (now.size !== original.length || now.mtimeMs !== stat.mtimeMs || now.ino !== stat.ino) {
+    fs.rmSync(tmp, { force: true })
+    throw new CliError(`${file} changed while the new file was being written; nothing was appended (run the command again)`)
+  }
   try {
     fs.renameSync(tmp, file)
   } catch (err) {
