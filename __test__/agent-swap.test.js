@@ -43,7 +43,8 @@ describe('swapOf', () => {
   })
 
   test('a bundled entry runs its unbundled build, or warns where there is none', () => {
-    expect(swapOf(FOLDER + 'dist/bundle/cli.js', v16)).toEqual({ url: FOLDER + 'dist/cli.js' })
+    // (the bundled `pi` entry turns Node's compile cache on first: the hook then does it for the unbundled one)
+    expect(swapOf(FOLDER + 'dist/bundle/cli.js', v16)).toEqual({ url: FOLDER + 'dist/cli.js', compileCache: true })
     expect(swapOf(FOLDER + 'dist/bundle/rpc-entry.js', v16)).toEqual({ url: FOLDER + 'dist/rpc-entry.js' })
     expect(swapOf(FOLDER + 'dist/bundle/index.js', v16)).toBeUndefined()
     expect(swapOf(FOLDER + 'dist/bundle/cli.js', io({ name: AGENT_PACKAGE, version: '1.6.2' }))).toEqual({
@@ -106,6 +107,24 @@ describe('the hook, on a stand-in agent package', () => {
     expect({ code: r.code, out: r.out }).toEqual({ code: 0, out: { entry: 'bundle', files: all('agent') } })
     expect(r.stderr.match(/PRIME_COMPACTION_NOT_SWAPPED/g)).toHaveLength(1)
     expect(r.stderr).toContain(`${AGENT_PACKAGE} 1.7.0 is none of the versions prime-compaction stands in for (0.78.x, 1.6.x)`)
+  })
+
+  test("1.6's `pi` entry under the hook turns Node's compile cache on before its unbundled build loads, as the bundled entry does; the rpc entry, which does not, leaves it off", async () => {
+    const agent = fakeAgent(path.join(tmp, 'h'), '1.6.0')
+    // The cache's folder (Node keeps a folder of its own version in it), or null where the cache is off.
+    const report = (entry) => `import nodeModule from 'node:module'\nimport path from 'node:path'\nconst dir = nodeModule.getCompileCacheDir?.()\nconsole.log(JSON.stringify({ entry: ${JSON.stringify(entry)}, cache: dir ? path.dirname(dir) : null }))\n`
+    fs.writeFileSync(path.join(agent, 'dist', 'cli.js'), report('unbundled'))
+    fs.writeFileSync(path.join(agent, 'dist', 'bundle', 'rpc-entry.js'), report('rpc bundle'))
+    fs.writeFileSync(path.join(agent, 'dist', 'rpc-entry.js'), report('rpc unbundled'))
+    // Node's own place for the cache, under this test's temporary folder.
+    const tmpdir = path.join(tmp, 'h-tmp')
+    fs.mkdirSync(tmpdir)
+    const env = { TMPDIR: tmpdir, TMP: tmpdir, TEMP: tmpdir }
+    const cache = typeof require('node:module').enableCompileCache === 'function' ? path.join(tmpdir, 'node-compile-cache') : null
+    const entry = (file, hooked) => runEntry(process.execPath, path.join(agent, ...file.split('/')), { ...env, ...(hooked ? registerOptions() : {}) })
+    expect(await entry('dist/bundle/cli.js', true)).toEqual({ code: 0, out: { entry: 'unbundled', cache }, stderr: '' })
+    expect((await entry('dist/cli.js', false)).out).toEqual({ entry: 'unbundled', cache: null })
+    expect(await entry('dist/bundle/rpc-entry.js', true)).toEqual({ code: 0, out: { entry: 'rpc unbundled', cache: null }, stderr: '' })
   })
 
   test('a bundled entry without its unbundled build runs as it is, with a warning; the files it imports are still ours', async () => {

@@ -62,6 +62,19 @@ function binaryLoads() {
   return loads
 }
 
+// Node's compile cache, as the agent's bundled `pi` entry turns it on
+// before loading the rest (its own default place, NODE_COMPILE_CACHE, or
+// none with NODE_DISABLE_COMPILE_CACHE), where this Node has it (22.1):
+// without it, the unbundled build's many files are compiled anew each start.
+function enableCompileCache() {
+  if (typeof nodeModule.enableCompileCache !== 'function') return
+  try {
+    nodeModule.enableCompileCache()
+  } catch {
+    // The cache only saves time: the agent starts without it.
+  }
+}
+
 // An agent file swapped for one of this package's entries loads a module
 // made here (`load`): every export of the agent's own file, with this
 // package's taking the place of those of the same name. So an export a
@@ -84,7 +97,9 @@ function swapped(resolved) {
     return resolved
   }
   if (!binaryLoads()) return resolved
-  // (a bundled entry's unbundled build is the agent's own file, run as it is)
+  // (a bundled entry's unbundled build is the agent's own file, run as it
+  // is, with the compile cache its bundled entry turns on)
+  if (swap.compileCache) enableCompileCache()
   const entry = ENTRIES.get(swap.url)
   if (entry !== undefined) return { ...resolved, url: `${SHIM}${entry}/${Buffer.from(resolved.url).toString('base64url')}.mjs`, format: 'module' }
   return { ...resolved, url: swap.url, format: 'module' }

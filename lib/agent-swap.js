@@ -30,11 +30,14 @@ const LINES = [
 /**
  * The agent's bundled entries, which hold its compaction module inlined
  * (no hook reaches it there), each with the unbundled build of the same
- * entry, which the package ships too and which imports the module's files.
+ * entry, which the package ships too and which imports the module's files
+ * (`file`); `compileCache` where the bundled entry turns Node's compile
+ * cache on before it loads the rest (`module.enableCompileCache()`), which
+ * the unbundled entry does not: the hook then does it in its place.
  */
 const UNBUNDLED = {
-  'dist/bundle/cli.js': 'dist/cli.js',
-  'dist/bundle/rpc-entry.js': 'dist/rpc-entry.js',
+  'dist/bundle/cli.js': { file: 'dist/cli.js', compileCache: true },
+  'dist/bundle/rpc-entry.js': { file: 'dist/rpc-entry.js', compileCache: false },
 }
 
 // A file of a package: its folder's URL, and the file's path in it.
@@ -70,10 +73,10 @@ function swapOf(url, { packageOf, exists, entryUrl }) {
     }
   }
   if (unbundled !== undefined) {
-    const target = folder + unbundled
-    if (exists(target)) return { url: target }
+    const target = folder + unbundled.file
+    if (exists(target)) return unbundled.compileCache ? { url: target, compileCache: true } : { url: target }
     return {
-      warning: `${AGENT_PACKAGE} ${version}: ${file} holds the compaction module inlined, and ${unbundled}, which imports it, is missing: the agent's own compaction module runs`,
+      warning: `${AGENT_PACKAGE} ${version}: ${file} holds the compaction module inlined, and ${unbundled.file}, which imports it, is missing: the agent's own compaction module runs`,
     }
   }
   return row.files.includes(file) ? { url: entryUrl(row.entry) } : undefined
