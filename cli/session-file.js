@@ -172,8 +172,8 @@ function fsyncDirectory(dir) {
  * the old session or the new one, never a mix. `original` is the content the
  * entry was made from; if the file no longer holds exactly that (the agent
  * wrote to it meanwhile), nothing is written, and if its size, time or inode
- * changed while the new file was written, that is removed. Returns the file written (a
- * symbolic link's target).
+ * changed while the new file was written, that file is removed. Returns the
+ * file written (a symbolic link's target).
  */
 function appendEntryAtomically(link, original, entry, onWriting) {
   // A symbolic link stays one: the file it points to gets the new content.
