@@ -522,10 +522,15 @@ function argumentsLength(args, m, at) {
   }
   const longMark = m.longCount
   const length = objectLength(args, m, at, 0)
-  let longUnits = 0
-  for (let i = longMark; i < m.longCount; i++) longUnits += m.long[i].length
-  tooLong(length + 6 * longUnits)
+  tooLong(length + 6 * longUnitsSince(m, longMark))
   return length
+}
+
+/** The units of the long strings the chunk `m` took since `mark`, unquoted. */
+function longUnitsSince(m, mark) {
+  let units = 0
+  for (let i = mark; i < m.longCount; i++) units += m.long[i].length
+  return units
 }
 
 /** Whether JSON.stringify writes the object `value` as its own fields or elements. */
@@ -617,9 +622,7 @@ function measureContent(m, k, message) {
     return 0
   }
   // (a long string counts its own length until its quoted one is added)
-  let units = measured
-  for (let i = longMark; i < m.longCount; i++) units += m.long[i].length
-  return units
+  return measured + longUnitsSince(m, longMark)
 }
 
 /** measureContent but for its long strings. */
