@@ -2,15 +2,17 @@
 // prime-compaction/register: which of the agent's files load this package
 // instead (lib/agent-swap.js), and the hook that does it
 // (lib/agent-hooks.mjs), here on a stand-in agent package
-// (helpers/fake-agent.js) in this Node. The real agent's `pi` command with
-// the hook: agent/pi-command.test.js; older and newer Node: node-versions.test.js.
+// (helpers/fake-agent.js) in this Node and on Bun (its runtime plugin). The
+// real agent's `pi` command with the hook: agent/pi-command.test.js; older
+// and newer Node: node-versions.test.js.
 
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
 const { pathToFileURL } = require('node:url')
 const { swapOf, LINES, AGENT_PACKAGE } = require('../lib/agent-swap.js')
-const { fakeAgent, runEntry, registerOptions, FILES, SWAPPED_1_6 } = require('./helpers/fake-agent.js')
+const { fakeAgent, runEntry, registerOptions, bunRegisterOptions, FILES, SWAPPED_1_6 } = require('./helpers/fake-agent.js')
+const { BUN, SKIP_BUN } = require('./helpers/bun.js')
 
 const ROOT = path.join(__dirname, '..')
 const FOLDER = 'file:///opt/n/node_modules/@earendil-works/pi-coding-agent/'
@@ -76,7 +78,23 @@ describe('swapOf', () => {
   })
 })
 
-describe('the hook, on a stand-in agent package', () => {
+// Each runtime as a user starts an agent on it with the hook: Node with
+// `--import` (in NODE_OPTIONS), Bun with `--preload` (in BUN_OPTIONS).
+const RUNTIMES = [
+  { name: 'Node', bin: () => process.execPath, register: registerOptions, testHere: test, note: '' },
+  {
+    name: 'Bun',
+    bin: () => {
+      if (!BUN.bin) throw new Error(`${BUN.reason}: run npm install, with optional dependencies`)
+      return BUN.bin
+    },
+    register: bunRegisterOptions,
+    testHere: SKIP_BUN ? test.skip : test,
+    note: SKIP_BUN ? ` (skipped: ${BUN.reason})` : '',
+  },
+]
+
+describe.each(RUNTIMES.map((runtime) => [runtime.name, runtime]))('the hook on %s, on a stand-in agent package', (runtimeName, { bin, register, testHere: test, note }) => {
   let tmp
   beforeAll(() => {
     tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'prime-compaction-swap-'))
@@ -84,9 +102,9 @@ describe('the hook, on a stand-in agent package', () => {
   afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }))
 
   const all = (whose) => Object.fromEntries(FILES.map((f) => [f, whose]))
-  const run = (name, version, entry, options) => runEntry(process.execPath, path.join(fakeAgent(path.join(tmp, name), version, options), entry), registerOptions())
+  const run = (name, version, entry, options) => runEntry(bin(), path.join(fakeAgent(path.join(tmp, name), version, options), entry), register())
 
-  test("1.6: its bundled `pi` entry runs the unbundled build, whose compaction files are ours (but branch-summarization.js, which only index.js imports)", async () => {
+  test("1.6: its bundled `pi` entry runs the unbundled build, whose compaction files are ours (but branch-summarization.js, which only index.js imports)" + note, async () => {
     expect(await run('a', '1.6.0', 'dist/bundle/cli.js')).toEqual({
       code: 0,
       out: { entry: 'unbundled', files: SWAPPED_1_6 },
@@ -94,7 +112,7 @@ describe('the hook, on a stand-in agent package', () => {
     })
   })
 
-  test("0.78: compaction/index.js and messages.js are ours, the files only index.js imports the agent's", async () => {
+  test("0.78: compaction/index.js and messages.js are ours, the files only index.js imports the agent's" + note, async () => {
     expect(await run('b', '0.78.0', 'dist/cli.js')).toEqual({
       code: 0,
       out: { entry: 'unbundled', files: { ...all('agent'), 'compaction/index.js': 'ours', 'messages.js': 'ours' } },
@@ -102,14 +120,15 @@ describe('the hook, on a stand-in agent package', () => {
     })
   })
 
-  test('another version runs as it is, with one warning', async () => {
+  test('another version runs as it is, with one warning' + note, async () => {
     const r = await run('c', '1.7.0', 'dist/bundle/cli.js')
     expect({ code: r.code, out: r.out }).toEqual({ code: 0, out: { entry: 'bundle', files: all('agent') } })
     expect(r.stderr.match(/PRIME_COMPACTION_NOT_SWAPPED/g)).toHaveLength(1)
     expect(r.stderr).toContain(`${AGENT_PACKAGE} 1.7.0 is none of the versions prime-compaction stands in for (0.78.x, 1.6.x)`)
   })
 
-  test("1.6's `pi` entry under the hook turns Node's compile cache on before its unbundled build loads, as the bundled entry does; the rpc entry, which does not, leaves it off", async () => {
+  // (Node's compile cache: Bun has none)
+  if (runtimeName === 'Node') test("1.6's `pi` entry under the hook turns Node's compile cache on before its unbundled build loads, as the bundled entry does; the rpc entry, which does not, leaves it off" + note, async () => {
     const agent = fakeAgent(path.join(tmp, 'h'), '1.6.0')
     // The cache's folder (Node keeps a folder of its own version in it), or null where the cache is off.
     const report = (entry) => `import nodeModule from 'node:module'\nimport path from 'node:path'\nconst dir = nodeModule.getCompileCacheDir?.()\nconsole.log(JSON.stringify({ entry: ${JSON.stringify(entry)}, cache: dir ? path.dirname(dir) : null }))\n`
@@ -121,44 +140,44 @@ describe('the hook, on a stand-in agent package', () => {
     fs.mkdirSync(tmpdir)
     const env = { TMPDIR: tmpdir, TMP: tmpdir, TEMP: tmpdir }
     const cache = typeof require('node:module').enableCompileCache === 'function' ? path.join(tmpdir, 'node-compile-cache') : null
-    const entry = (file, hooked) => runEntry(process.execPath, path.join(agent, ...file.split('/')), { ...env, ...(hooked ? registerOptions() : {}) })
+    const entry = (file, hooked) => runEntry(bin(), path.join(agent, ...file.split('/')), { ...env, ...(hooked ? register() : {}) })
     expect(await entry('dist/bundle/cli.js', true)).toEqual({ code: 0, out: { entry: 'unbundled', cache }, stderr: '' })
     expect((await entry('dist/cli.js', false)).out).toEqual({ entry: 'unbundled', cache: null })
     expect(await entry('dist/bundle/rpc-entry.js', true)).toEqual({ code: 0, out: { entry: 'rpc unbundled', cache: null }, stderr: '' })
   })
 
-  test('a bundled entry without its unbundled build runs as it is, with a warning; the files it imports are still ours', async () => {
+  test('a bundled entry without its unbundled build runs as it is, with a warning; the files it imports are still ours' + note, async () => {
     const r = await run('d', '1.6.0', 'dist/bundle/cli.js', { unbundled: false })
     expect({ code: r.code, out: r.out }).toEqual({ code: 0, out: { entry: 'bundle', files: SWAPPED_1_6 } })
     expect(r.stderr).toContain('dist/cli.js, which imports it, is missing')
   })
 
-  test('where our binary does not load, the agent runs as it is, with a warning saying why', async () => {
+  test('where our binary does not load, the agent runs as it is, with a warning saying why' + note, async () => {
     // The package's files as published, with no binary beside them and no platform package to find.
     const copy = path.join(tmp, 'no-binary', 'prime-compaction')
     for (const file of [...require('../package.json').files, 'package.json']) fs.cpSync(path.join(ROOT, file), path.join(copy, file), { recursive: true })
     const agent = fakeAgent(path.join(tmp, 'no-binary'), '1.6.0')
-    const r = await runEntry(process.execPath, path.join(agent, 'dist', 'bundle', 'cli.js'), { NODE_OPTIONS: `--import=${pathToFileURL(path.join(copy, 'register.mjs')).href}` })
+    const r = await runEntry(bin(), path.join(agent, 'dist', 'bundle', 'cli.js'), register(path.join(copy, 'register.mjs')))
     expect({ code: r.code, out: r.out }).toEqual({ code: 0, out: { entry: 'bundle', files: all('agent') } })
     expect(r.stderr.match(/PRIME_COMPACTION_NOT_SWAPPED/g)).toHaveLength(1)
     expect(r.stderr).toMatch(/prime-compaction: no native binary loads on [\w-]+\. The agent's own compaction module runs\./)
   })
 
-  test('a release of the line that adds an export ours lacks still starts: the swapped file has the agent\'s exports too, ours in place of those of the same names', async () => {
+  test('a release of the line that adds an export ours lacks still starts: the swapped file has the agent\'s exports too, ours in place of those of the same names' + note, async () => {
     const agent = fakeAgent(path.join(tmp, 'g'), '1.6.3')
     fs.writeFileSync(path.join(agent, 'dist', 'core', 'compaction', 'index.js'), `export const own = 'compaction/index.js'\nexport const addedLater = () => "the agent's"\nexport const prepareCompaction = () => 'agent'\n`)
     const script = path.join(agent, 'dist', 'named.js')
     fs.writeFileSync(script, `import { addedLater, prepareCompaction } from './core/compaction/index.js'\nimport * as m from './core/compaction/index.js'\nconsole.log(JSON.stringify({ added: addedLater(), own: m.own, ours: typeof m.countTokens === 'function', prepareCompaction: prepareCompaction === m.prepareCompaction && prepareCompaction.length === 2 }))\n`)
-    expect(await runEntry(process.execPath, script, registerOptions())).toEqual({ code: 0, out: { added: "the agent's", own: 'compaction/index.js', ours: true, prepareCompaction: true }, stderr: '' })
+    expect(await runEntry(bin(), script, register())).toEqual({ code: 0, out: { added: "the agent's", own: 'compaction/index.js', ours: true, prepareCompaction: true }, stderr: '' })
     // Without the hook, the agent's own.
-    expect((await runEntry(process.execPath, script)).out).toEqual({ added: "the agent's", own: 'compaction/index.js', ours: false, prepareCompaction: false })
+    expect((await runEntry(bin(), script)).out).toEqual({ added: "the agent's", own: 'compaction/index.js', ours: false, prepareCompaction: false })
   })
 
   // require() of an ES module (Node 22.12 and later, unflagged) keys it by
   // its path: the swapped file must be a module of its own there too. (On
   // Node without module.registerHooks, the hook runs on the loader thread,
   // which require() never asks.)
-  ;(typeof require('node:module').registerHooks === 'function' ? test : test.skip)('required from CommonJS, each swapped file is ours, and the very module an import gives', async () => {
+  ;(typeof require('node:module').registerHooks === 'function' ? test : test.skip)('required from CommonJS, each swapped file is ours, and the very module an import gives' + note, async () => {
     for (const [name, version] of [['h', '1.6.0'], ['i', '0.78.1']]) {
       const agent = fakeAgent(path.join(tmp, name), version)
       const script = path.join(tmp, `${name}.cjs`)
@@ -170,20 +189,20 @@ describe('the hook, on a stand-in agent package', () => {
           `Promise.all(files.map((f) => import(pathToFileURL(f).href))).then((imported) => console.log(JSON.stringify(required.map((m, k) => ({ own: m.own, ours: typeof m.countTokens === 'function', same: m === imported[k] })))))\n`,
       )
       const own = ['compaction/index.js', 'messages.js'].map((f) => ({ own: f, ours: true, same: true }))
-      expect(await runEntry(process.execPath, script, registerOptions())).toEqual({ code: 0, out: own, stderr: '' })
+      expect(await runEntry(bin(), script, register())).toEqual({ code: 0, out: own, stderr: '' })
     }
   })
 
-  test("another package's files of the same names are left alone", async () => {
+  test("another package's files of the same names are left alone" + note, async () => {
     expect(await run('e', '1.6.0', 'dist/bundle/cli.js', { name: '@someone/pi-coding-agent' })).toEqual({ code: 0, out: { entry: 'bundle', files: all('agent') }, stderr: '' })
   })
 
-  test('imported by its package name, as `node --import prime-compaction/register` does', async () => {
+  test(`imported by its package name, as \`${runtimeName === 'Node' ? 'node --import' : 'bun --preload'} prime-compaction/register\` does${note}`, async () => {
     fs.mkdirSync(path.join(tmp, 'node_modules'), { recursive: true })
     fs.symlinkSync(ROOT, path.join(tmp, 'node_modules', 'prime-compaction'), 'junction')
     const index = pathToFileURL(path.join(fakeAgent(path.join(tmp, 'f'), '1.6.0'), 'dist', 'core', 'compaction', 'index.js')).href
     const script = path.join(tmp, 'by-name.mjs')
     fs.writeFileSync(script, `await import('prime-compaction/register')\nconst m = await import(${JSON.stringify(index)})\nconsole.log(JSON.stringify({ ours: typeof m.prepareCompaction === 'function' }))\n`)
-    expect(await runEntry(process.execPath, script)).toEqual({ code: 0, out: { ours: true }, stderr: '' })
+    expect(await runEntry(bin(), script)).toEqual({ code: 0, out: { ours: true }, stderr: '' })
   })
 })

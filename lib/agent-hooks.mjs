@@ -8,13 +8,15 @@
 // Registered in the loading thread (module.registerHooks, Node 22.15 and
 // later, which every agent version needs) or, on older Node, on the loader
 // thread (module.register, which imports this file and calls the same hooks).
+// Bun has neither (its module.register does nothing): there the same swaps
+// are a runtime plugin (Bun.plugin, `bun --preload`), see registerBunPlugin.
 
 import nodeModule from 'node:module'
 import { existsSync, readFileSync } from 'node:fs'
-import { fileURLToPath } from 'node:url'
+import { fileURLToPath, pathToFileURL } from 'node:url'
 
 const require = nodeModule.createRequire(import.meta.url)
-const { swapOf, LINES } = require('./agent-swap.js')
+const { swapOf, LINES, UNBUNDLED } = require('./agent-swap.js')
 
 // package.json of each folder asked about, once.
 const packages = new Map()
@@ -89,20 +91,30 @@ function enableCompileCache() {
 const SHIM = new URL('./agent-file/', import.meta.url).href
 const ORIGINAL = '?prime-compaction-original'
 
-function swapped(resolved) {
-  const swap = swapOf(resolved.url, io)
-  if (swap === undefined) return resolved
+/**
+ * What the module at `url` becomes: undefined where it stays, else `{ url,
+ * entry }`, `entry` the name of this package's entry for an agent file it
+ * stands in for (undefined for a bundled entry's unbundled build, the
+ * agent's own file, run as it is, with the compile cache its bundled entry
+ * turns on).
+ */
+function swapTarget(url) {
+  const swap = swapOf(url, io)
+  if (swap === undefined) return undefined
   if (swap.warning !== undefined) {
     warn(swap.warning)
-    return resolved
+    return undefined
   }
-  if (!binaryLoads()) return resolved
-  // (a bundled entry's unbundled build is the agent's own file, run as it
-  // is, with the compile cache its bundled entry turns on)
+  if (!binaryLoads()) return undefined
   if (swap.compileCache) enableCompileCache()
-  const entry = ENTRIES.get(swap.url)
-  if (entry !== undefined) return { ...resolved, url: `${SHIM}${entry}/${Buffer.from(resolved.url).toString('base64url')}.mjs`, format: 'module' }
-  return { ...resolved, url: swap.url, format: 'module' }
+  return { url: swap.url, entry: ENTRIES.get(swap.url) }
+}
+
+function swapped(resolved) {
+  const target = swapTarget(resolved.url)
+  if (target === undefined) return resolved
+  if (target.entry !== undefined) return { ...resolved, url: `${SHIM}${target.entry}/${Buffer.from(resolved.url).toString('base64url')}.mjs`, format: 'module' }
+  return { ...resolved, url: target.url, format: 'module' }
 }
 
 // This package's entries, one per line: each one's file name by its URL.
@@ -118,7 +130,11 @@ function shimSource(url) {
   const [name, file, ...rest] = url.slice(SHIM.length).split('/')
   const entry = ENTRY_URLS.get(name)
   if (entry === undefined || rest.length > 0 || !file?.endsWith('.mjs')) return undefined
-  const agentFile = Buffer.from(file.slice(0, -'.mjs'.length), 'base64url').toString()
+  return shimText(Buffer.from(file.slice(0, -'.mjs'.length), 'base64url').toString(), entry)
+}
+
+/** A swapped agent file's module: the agent file's exports (`agentFile` as imported, ORIGINAL added), `entry`'s over them. */
+function shimText(agentFile, entry) {
   if (!entryNames.has(entry)) entryNames.set(entry, Object.keys(require(fileURLToPath(entry).replace(/\.mjs$/, '.js'))))
   return `export * from ${JSON.stringify(agentFile + ORIGINAL)}\nexport { ${entryNames.get(entry).join(', ')} } from ${JSON.stringify(entry)}\n`
 }
@@ -136,9 +152,38 @@ export function load(url, context, nextLoad) {
   return { format: 'module', source, shortCircuit: true }
 }
 
+// Bun: the files a swap can start from (each line's files and the bundled
+// entries), by the end of their path, as imported or with ORIGINAL.
+const BUN_FILES = new RegExp(
+  `[\\\\/](?:${[...new Set([...LINES.flatMap((row) => row.files), ...Object.keys(UNBUNDLED)])].map((file) => file.replaceAll('.', '\\.').replaceAll('/', '[\\\\/]')).join('|')})(?:${ORIGINAL.replace('?', '\\?')})?$`,
+)
+
+/**
+ * Bun: a file of BUN_FILES (by path) as the hooks above make it. Its
+ * plugin loads the file in place, so each swap is the module's text at the
+ * agent file's own path: SHIM's text for an agent file this package stands
+ * in for (the file itself imported with ORIGINAL), an import of the
+ * unbundled build for a bundled entry, else the file's own text (a plugin's
+ * load cannot hand a file back to Bun).
+ */
+function bunModule(file) {
+  const own = () => ({ loader: 'js', contents: readFileSync(file.endsWith(ORIGINAL) ? file.slice(0, -ORIGINAL.length) : file, 'utf8') })
+  if (file.endsWith(ORIGINAL)) return own()
+  const target = swapTarget(pathToFileURL(file).href)
+  if (target === undefined) return own()
+  if (target.entry !== undefined) return { loader: 'js', contents: shimText(file, target.url) }
+  return { loader: 'js', contents: `import ${JSON.stringify(fileURLToPath(target.url))}\n` }
+}
+
+/** Bun: the swaps as a runtime plugin, for every module loaded from now on. */
+function registerBunPlugin() {
+  globalThis.Bun.plugin({ name: 'prime-compaction/register', setup: (build) => build.onLoad({ filter: BUN_FILES }, ({ path }) => bunModule(path)) })
+}
+
 /** Registers the hook for every import from now on (see the top of this file). */
 export function registerAgentSwap() {
-  if (typeof nodeModule.registerHooks === 'function') nodeModule.registerHooks({ resolve, load })
+  if (typeof globalThis.Bun?.plugin === 'function') registerBunPlugin()
+  else if (typeof nodeModule.registerHooks === 'function') nodeModule.registerHooks({ resolve, load })
   else if (typeof nodeModule.register === 'function') nodeModule.register(import.meta.url)
   else throw new Error(`prime-compaction/register needs Node 20.6 or later (module.register), and this is Node ${process.versions.node}`)
 }

@@ -3,7 +3,7 @@
 // `prime-compaction/register` may swap, a bundled entry and its unbundled
 // build. Each entry reports which entry ran and, for each of those files,
 // whose module an import of it gave. It lets the hook be checked on any
-// Node version, without the agent itself (which needs Node 22.19).
+// Node version and on Bun, without the agent itself (which needs Node 22.19).
 
 const { execFile } = require('node:child_process')
 const fs = require('node:fs')
@@ -46,7 +46,7 @@ function fakeAgent(dir, version, { name = '@earendil-works/pi-coding-agent', unb
   return pkg
 }
 
-/** Runs `node` on `script` with `env` over this process's: `{ code, out (the report, parsed), stderr }`. */
+/** Runs `node` (or bun) on `script` with `env` over this process's: `{ code, out (the report, parsed), stderr }`. */
 function runEntry(node, script, env = {}) {
   return new Promise((resolve) =>
     execFile(node, [script], { cwd: path.dirname(script), env: { ...process.env, ...env }, timeout: 60_000 }, (err, stdout, stderr) => {
@@ -61,7 +61,10 @@ function runEntry(node, script, env = {}) {
   )
 }
 
-/** NODE_OPTIONS that register the hook, as a user sets them for the `pi` command. */
-const registerOptions = () => ({ NODE_OPTIONS: `--import=${pathToFileURL(REGISTER).href}` })
+/** NODE_OPTIONS that register the hook (`register`, the package's by default), as a user sets them for the `pi` command. */
+const registerOptions = (register = REGISTER) => ({ NODE_OPTIONS: `--import=${pathToFileURL(register).href}` })
 
-module.exports = { fakeAgent, runEntry, registerOptions, FILES, SWAPPED_1_6, REGISTER }
+/** The same on Bun: BUN_OPTIONS, with `--preload`. */
+const bunRegisterOptions = (register = REGISTER) => ({ BUN_OPTIONS: `--preload=${register}` })
+
+module.exports = { fakeAgent, runEntry, registerOptions, bunRegisterOptions, FILES, SWAPPED_1_6, REGISTER }
