@@ -5,13 +5,16 @@
 // the scripted model, then a manual compaction. With the hook the summary
 // request is ours (this package's system prompt) and the session file holds
 // the compaction it answered; without it, the agent's own. On 1.6 the bin is
-// the bundled build, which the hook turns into the unbundled one.
+// the bundled build, which the hook turns into the unbundled one. The same
+// bin on Bun, with the hook preloaded (`bun --preload`), as the agent runs
+// there too.
 
 const { LINES } = require('./lines.js')
 const { unsupported, notRun } = require('./run.js')
 const { runPi, SUMMARY, PROMPTS } = require('./pi-rpc.js')
 const { loadReference } = require('../helpers/reference.js')
 const { REGISTER } = require('../helpers/fake-agent.js')
+const { BUN, SKIP_BUN } = require('../helpers/bun.js')
 
 jest.setTimeout(120_000)
 
@@ -22,10 +25,14 @@ describe.each(LINES.map((line) => [line.version, line]))('the `pi` command of ag
   }
   let ours
   let own
+  let onBun
   let prompts
   beforeAll(async () => {
-    // As the README runs it: `node --import=…/register.mjs <the pi bin>` (NODE_OPTIONS: node-versions.test.js).
+    // As the README runs it: `node --import=…/register.mjs <the pi bin>` (NODE_OPTIONS: node-versions.test.js), and `bun --preload=…/register.mjs <the pi bin>`.
+    const bun = SKIP_BUN ? undefined : BUN.bin ? runPi(line, {}, BUN.bin, [`--preload=${REGISTER}`]) : Promise.reject(new Error(`${BUN.reason}: run npm install, with optional dependencies`))
+    bun?.catch(() => {})
     ;[ours, own] = await Promise.all([runPi(line, {}, line.node.binary, [`--import=${REGISTER}`]), runPi(line, {})])
+    onBun = bun
     prompts = {
       ours: require(line.entry).SUMMARIZATION_SYSTEM_PROMPT,
       agent: (await loadReference(line.line)).SUMMARIZATION_SYSTEM_PROMPT,
@@ -39,10 +46,11 @@ describe.each(LINES.map((line) => [line.version, line]))('the `pi` command of ag
   })
 
   test.each([
-    ['ours', () => ours],
-    ['agent', () => own],
-  ])('with %s: the compaction ran, its requests carried that module\'s prompt, and the session file holds it', (whose, run) => {
-    const { compacted, systemPrompts, compactions, agentTurns, stderr } = run()
+    ['ours', '', () => ours],
+    ['agent', '', () => own],
+    ...(SKIP_BUN ? [] : [['ours', ', on Bun', () => onBun]]),
+  ])('with %s%s: the compaction ran, its requests carried that module\'s prompt, and the session file holds it', async (whose, where, run) => {
+    const { compacted, systemPrompts, compactions, agentTurns, stderr } = await run()
     expect(agentTurns).toBe(PROMPTS)
     expect({ success: compacted.success, error: compacted.error }).toEqual({ success: true, error: undefined })
     expect(compacted.data.summary.startsWith(SUMMARY)).toBe(true)
@@ -51,6 +59,8 @@ describe.each(LINES.map((line) => [line.version, line]))('the `pi` command of ag
     expect(compactions.map((e) => [e.summary, e.firstKeptEntryId])).toEqual([[compacted.data.summary, compacted.data.firstKeptEntryId]])
     expect(stderr).not.toMatch(/PRIME_COMPACTION/)
   })
+
+  if (SKIP_BUN) test.skip(`with ours, on Bun (skipped: ${BUN.reason})`, () => {})
 
   // The agent does not validate a settings file's compaction.enabled, and
   // 0.78 no compaction setting at all: what a hand-written one gives reaches
