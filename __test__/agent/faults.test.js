@@ -8,7 +8,9 @@
 // itself does shows with its own module too. After each, the session file
 // must re-open with the agent's own SessionManager, whole, to the context
 // it had before the attempt or after the successful one (faults/run.js
-// says exactly what is checked).
+// says exactly what is checked). The same on Bun, the agent's processes
+// run there (ours swapped in by prime-compaction/register's Bun plugin),
+// but the stall, which Bun's fetch never times out (cases.js casesOnBun).
 
 const fs = require('node:fs')
 const os = require('node:os')
@@ -17,44 +19,70 @@ const { pathToFileURL } = require('node:url')
 const { LINES } = require('./lines.js')
 const { unsupported, notRun } = require('./run.js')
 const { runFaults, judge, tally } = require('./faults/run.js')
-const { smallCases, casesOf } = require('./faults/cases.js')
+const { smallCases, casesOf, casesOnBun } = require('./faults/cases.js')
+const { BUN, SKIP_BUN } = require('../helpers/bun.js')
 
 jest.setTimeout(240_000)
 
+/** Where the agent's processes run: the line's Node, and Bun (where bun has a binary for the host). */
+const RUNTIMES = [
+  { name: 'Node', execPath: (line) => line.node.binary, cases: (cases) => cases },
+  {
+    name: 'Bun',
+    execPath: () => {
+      if (!BUN.bin) throw new Error(`${BUN.reason}: run npm install, with optional dependencies`)
+      return BUN.bin
+    },
+    cases: casesOnBun,
+  },
+].filter((runtime) => runtime.name !== 'Bun' || !SKIP_BUN)
+
+/** The small cases `line` runs on `runtime`. */
+const casesFor = (line, runtime) => runtime.cases(casesOf(smallCases(), line))
+
 /**
- * The runs of every line, started together (they mostly wait on the
- * scripted model's timers): per line, its folder and a promise of the results, `{ base, run }`.
+ * The runs of every line on every runtime, started together (they mostly
+ * wait on the scripted model's timers): per line and runtime (`version on
+ * runtime`), its folder and a promise of the results, `{ base, run }`.
  */
 const runs = {}
 beforeAll(() => {
   for (const line of LINES) {
     if (unsupported(line)) continue
-    const base = fs.mkdtempSync(path.join(os.tmpdir(), `prime-compaction-faults-${line.version}-`))
-    const run = Promise.all(['agent', 'ours'].map((variant) => runFaults({ line, variant, cases: casesOf(smallCases(), line), base }))).then(([agent, ours]) => {
-      process.stdout.write(`faults ${line.version}: ${JSON.stringify({ agent: tally(agent), ours: tally(ours) })}\n`)
-      return { agent, ours }
-    })
-    // Awaited by the line's own tests; until then, a failure must not count as unhandled.
-    run.catch(() => {})
-    runs[line.version] = { base, run }
+    for (const runtime of RUNTIMES) {
+      const key = `${line.version} on ${runtime.name}`
+      const base = fs.mkdtempSync(path.join(os.tmpdir(), `prime-compaction-faults-${line.version}-${runtime.name}-`))
+      const run = Promise.resolve()
+        .then(() => runtime.execPath(line))
+        .then((execPath) => Promise.all(['agent', 'ours'].map((variant) => runFaults({ line, variant, cases: casesFor(line, runtime), base, execPath }))))
+        .then(([agent, ours]) => {
+          process.stdout.write(`faults ${key}: ${JSON.stringify({ agent: tally(agent), ours: tally(ours) })}\n`)
+          return { agent, ours }
+        })
+      // Awaited by the line's own tests; until then, a failure must not count as unhandled.
+      run.catch(() => {})
+      runs[key] = { base, run }
+    }
   }
 })
 afterAll(() => {
   for (const { base } of Object.values(runs)) fs.rmSync(base, { recursive: true, force: true })
 })
 
-describe.each(LINES.map((line) => [line.version, line]))('agent %s under faults', (name, line) => {
+if (SKIP_BUN) test.skip(`the fault runs on Bun (skipped: ${BUN.reason})`, () => {})
+
+describe.each(LINES.flatMap((line) => RUNTIMES.map((runtime) => [line.version, runtime.name, line, runtime])))('agent %s under faults, on %s', (version, runtimeName, line, runtime) => {
   if (unsupported(line)) {
     notRun(line, 'fault runs')
     return
   }
 
-  const cases = casesOf(smallCases(), line)
+  const cases = casesFor(line, runtime)
   let base
   let byVariant
   beforeAll(async () => {
-    base = runs[name].base
-    byVariant = await runs[name].run
+    base = runs[`${version} on ${runtimeName}`].base
+    byVariant = await runs[`${version} on ${runtimeName}`].run
   })
 
   const faulted = (results) => results.filter((r) => r.kind !== 'resume')
@@ -105,7 +133,8 @@ describe.each(LINES.map((line) => [line.version, line]))('agent %s under faults'
     }
   })
 
-  test('the verdict itself catches a cut line, a changed line, a second entry, a dangling id and an entry the agent did not report, and tells a turn\'s messages from the attempt\'s entry', async () => {
+  // (the verdict is the parent's, in this Node, whatever runs the agent)
+  if (runtimeName === 'Node') test('the verdict itself catches a cut line, a changed line, a second entry, a dangling id and an entry the agent did not report, and tells a turn\'s messages from the attempt\'s entry', async () => {
     const { SessionManager } = await import(pathToFileURL(path.join(line.packageDir, 'dist', 'core', 'session-manager.js')).href)
     const dir = fs.mkdtempSync(path.join(base, 'verdict-'))
     const sm = SessionManager.create(dir, dir)

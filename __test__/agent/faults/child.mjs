@@ -1,4 +1,4 @@
-// The agent side of a fault run, under the agent line's Node 22 binary,
+// The agent side of a fault run, under the agent line's Node 22 binary (or Bun),
 // forked by run.js with an IPC channel:
 //   node child.mjs <job json>   job: { line, variant: 'agent' | 'ours', base, baseUrl }
 // With 'ours', our entry is swapped in for the agent's compaction module

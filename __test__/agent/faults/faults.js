@@ -9,6 +9,7 @@
 //   FAULTS_CASES  'full' (default) or 'small' (the Jest subset)
 //   FAULTS_ONLY   run only the cases whose name contains this text
 //   FAULTS_KEEP   keep the run's folder (the session files) instead of removing it
+//   FAULTS_BUN    run the agent's processes on Bun (the devDependency's) rather than the line's Node
 
 const fs = require('node:fs')
 const os = require('node:os')
@@ -16,7 +17,8 @@ const path = require('node:path')
 const { LINES } = require('../lines.js')
 const { unsupported } = require('../run.js')
 const { runFaults, tally } = require('./run.js')
-const { fullCases, smallCases, casesOf } = require('./cases.js')
+const { fullCases, smallCases, casesOf, casesOnBun } = require('./cases.js')
+const { BUN } = require('../../helpers/bun.js')
 
 const SEED = process.env.FAULTS_SEED ? Number(process.env.FAULTS_SEED) | 0 : 20260601
 const allCases = (process.env.FAULTS_CASES === 'small' ? smallCases(SEED) : fullCases(SEED)).filter((c) => !process.env.FAULTS_ONLY || c.name.includes(process.env.FAULTS_ONLY))
@@ -31,6 +33,8 @@ function line(r) {
 
 async function main() {
   const started = Date.now()
+  if (process.env.FAULTS_BUN && !BUN.bin) throw new Error(`FAULTS_BUN: ${BUN.reason}`)
+  const runtime = process.env.FAULTS_BUN ? { name: `Bun ${BUN.version}`, execPath: BUN.bin } : undefined
   let failed = false
   for (const agentLine of LINES) {
     const why = unsupported(agentLine)
@@ -38,13 +42,15 @@ async function main() {
       log(`faults ${agentLine.version}: not run: ${why}`)
       continue
     }
-    const cases = casesOf(allCases, agentLine)
+    const lineCases = casesOf(allCases, agentLine)
+    const cases = runtime ? casesOnBun(lineCases) : lineCases
+    if (cases.length < lineCases.length) log(`faults ${agentLine.version}: not run on ${runtime.name} (no HTTP idle timeout there): ${lineCases.filter((c) => !cases.includes(c)).map((c) => c.name).join(', ')}`)
     const base = fs.mkdtempSync(path.join(os.tmpdir(), `prime-compaction-faults-${agentLine.version}-`))
-    log(`faults ${agentLine.version}: ${cases.length} cases, with the agent's own module and with ours, in ${base}`)
+    log(`faults ${agentLine.version}: ${cases.length} cases, with the agent's own module and with ours, on ${runtime?.name ?? "the line's Node"}, in ${base}`)
     const byVariant = {}
     await Promise.all(
       ['agent', 'ours'].map(async (variant) => {
-        byVariant[variant] = await runFaults({ line: agentLine, variant, cases, base, log: (r) => log(line(r)) })
+        byVariant[variant] = await runFaults({ line: agentLine, variant, cases, base, log: (r) => log(line(r)), execPath: runtime?.execPath })
       }),
     )
     for (const variant of ['agent', 'ours']) {

@@ -1,7 +1,7 @@
 'use strict'
 // The parent side of a fault run (Node 20, in Jest or from faults.js): the
 // scripted model's server, which injects each case's fault, the agent's
-// processes (child.mjs under the line's Node 22), the kills, and the
+// processes (child.mjs under the line's Node 22, or Bun), the kills, and the
 // verdict on every session file, read back with the agent's own
 // SessionManager (never the swapped one).
 //
@@ -241,10 +241,10 @@ function readOrNull(file) {
   }
 }
 
-/** One agent process: its messages as a queue, its end as a promise. */
-function spawnChild(line, variant, base, baseUrl) {
+/** One agent process (on `execPath`): its messages as a queue, its end as a promise. */
+function spawnChild(line, variant, base, baseUrl, execPath) {
   const env = { ...process.env, HOME: base, PI_CODING_AGENT_DIR: path.join(base, 'home-agent-dir'), PI_OFFLINE: '1', NO_PROXY: '127.0.0.1,localhost', no_proxy: '127.0.0.1,localhost' }
-  const child = fork(CHILD, [JSON.stringify({ line: line.version, variant, base, baseUrl })], { execPath: line.node.binary, execArgv: [], env, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] })
+  const child = fork(CHILD, [JSON.stringify({ line: line.version, variant, base, baseUrl })], { execPath, execArgv: [], env, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] })
   let stderr = ''
   child.stdout.on('data', () => {})
   child.stderr.on('data', (d) => {
@@ -321,7 +321,7 @@ function importInTurn(file) {
  * (variant 'agent') or ours ('ours'), in `base`. Returns one result per case
  * (and per re-opened killed session) with its verdict.
  */
-async function runFaults({ line, variant, cases, base, log = () => {} }) {
+async function runFaults({ line, variant, cases, base, log = () => {}, execPath = line.node.binary }) {
   const { SessionManager } = await importInTurn(path.join(line.packageDir, 'dist', 'core', 'session-manager.js'))
   const own = await importInTurn(path.join(line.packageDir, line.moduleDir, 'index.js'))
   /** The agent's own module's plan for a session file's branch, with the harness's settings. */
@@ -333,7 +333,7 @@ async function runFaults({ line, variant, cases, base, log = () => {} }) {
   const results = []
   let proc = null
   const startProc = async () => {
-    proc = spawnChild(line, variant, base, server.baseUrl)
+    proc = spawnChild(line, variant, base, server.baseUrl, execPath)
     const { compactIsOurs } = await expectMessage(proc, 'ready')
     if (compactIsOurs !== (variant === 'ours')) {
       throw new Error(`the agent runs ${compactIsOurs ? 'our' : 'its own'} compaction module in the '${variant}' run: the module swap ${compactIsOurs ? 'took where it should not' : 'did not take'}`)
