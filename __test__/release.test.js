@@ -4,12 +4,13 @@
 // published to a local registry (verdaccio on 127.0.0.1, proxying nothing);
 // then in empty projects, with no Rust on PATH and a HOME of their own (cold
 // caches), npm, pnpm, bun and yarn 1 install `prime-compaction`, and each
-// install is required, imported and run as a command. Each install must take
+// install is required, imported, run as a command and registered as the
+// agent swap on a stand-in agent (on bun, with Bun too). Each install must take
 // under 10 s, compile nothing, and leave our packages under 15 MB. yarn 1
 // resolves every optional dependency, whatever its platform: before it runs,
 // the other platforms' packages are published too, as their manifests alone
 // (the release workflow publishes them with their binaries); yarn 4
-// installs then too, with Plug'n'Play.
+// installs then too, with Plug'n'Play (the stand-in agent zipped in its cache).
 
 const { spawnSync } = require('node:child_process')
 const fs = require('node:fs')
@@ -252,6 +253,21 @@ describe('release: pack, publish to a local registry, install with npm, pnpm, bu
     test('the prime-compaction command runs', () => {
       expect(yarn([pkg.name, 'plan', EXAMPLE]).stdout).toMatch(/tokens before: +[\d,]+/)
     })
+
+    test('`yarn node --import prime-compaction/register` swaps the compaction module of an agent kept zipped in the cache (a stand-in agent 1.6.0)', () => {
+      const { fakeAgent, SWAPPED_1_6 } = require('./helpers/fake-agent.js')
+      const standIn = path.join(project, 'stand-in')
+      fs.renameSync(fakeAgent(path.join(project, 'made'), '1.6.0'), standIn)
+      fs.rmSync(path.join(project, 'made'), { recursive: true })
+      yarn(['add', '@earendil-works/pi-coding-agent@file:./stand-in'])
+      expect(fs.readdirSync(path.join(project, '.yarn', 'cache')).filter((f) => f.startsWith('@earendil-works-pi-coding-agent-file-') && f.endsWith('.zip'))).toHaveLength(1)
+      fs.rmSync(standIn, { recursive: true })
+      fs.writeFileSync(path.join(project, 'agent-entry.mjs'), "await import('@earendil-works/pi-coding-agent/dist/bundle/cli.js')\n")
+      const { stdout } = yarn(['node', '--import', 'prime-compaction/register', 'agent-entry.mjs'])
+      expect(JSON.parse(stdout.trim().split('\n').pop())).toEqual({ entry: 'unbundled', files: SWAPPED_1_6 })
+      // Without the hook, the agent's own.
+      expect(JSON.parse(yarn(['node', 'agent-entry.mjs']).stdout.trim().split('\n').pop()).entry).toBe('bundle')
+    })
   })
 
   function installs(manager, command) {
@@ -294,6 +310,16 @@ describe('release: pack, publish to a local registry, install with npm, pnpm, bu
       const { stdout } = run([process.execPath, '--import', 'prime-compaction/register', path.join(agent, 'dist', 'bundle', 'cli.js')], { cwd: project, env })
       expect(JSON.parse(stdout.trim().split('\n').pop())).toEqual({ entry: 'unbundled', files: SWAPPED_1_6 })
     })
+
+    if (manager === 'bun') {
+      testIf(`bun --preload prime-compaction/register swaps an agent's compaction module (a stand-in agent 1.6.0)${skipNote}`, () => {
+        const { fakeAgent, SWAPPED_1_6 } = require('./helpers/fake-agent.js')
+        const agent = path.join(project, 'node_modules', '@earendil-works', 'pi-coding-agent')
+        if (!fs.existsSync(agent)) fakeAgent(project, '1.6.0')
+        const { stdout } = run([BUN.bin, '--preload', 'prime-compaction/register', path.join(agent, 'dist', 'bundle', 'cli.js')], { cwd: project, env })
+        expect(JSON.parse(stdout.trim().split('\n').pop())).toEqual({ entry: 'unbundled', files: SWAPPED_1_6 })
+      })
+    }
 
     testIf(`the prime-compaction command runs${skipNote}`, () => {
       const bin = path.join(project, 'node_modules', '.bin', process.platform === 'win32' ? `${pkg.name}.cmd` : pkg.name)
