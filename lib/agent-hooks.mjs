@@ -66,8 +66,9 @@ function binaryLoads() {
 
 // Node's compile cache, turned on as the agent's bundled `pi` entry turns
 // it on before loading the rest (in Node's own place, or NODE_COMPILE_CACHE's;
-// NODE_DISABLE_COMPILE_CACHE keeps it off), on a Node that has it (22.1 on):
-// without it, the unbundled build's many files are compiled anew each start.
+// NODE_DISABLE_COMPILE_CACHE keeps it off), on a Node that has it (22.1 on;
+// Bun 1.4 has it too): without it, the unbundled build's many files are
+// compiled anew each start.
 function enableCompileCache() {
   if (typeof nodeModule.enableCompileCache !== 'function') return
   try {
