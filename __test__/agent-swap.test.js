@@ -112,6 +112,14 @@ describe.each(RUNTIMES.map((runtime) => [runtime.name, runtime]))('the hook on %
     })
   })
 
+  test('run through a symlink with no extension, as a global install\'s `pi` is, the bundled entry is swapped the same' + note, async () => {
+    const agent = fakeAgent(path.join(tmp, 'j'), '1.6.0')
+    const link = path.join(tmp, 'j', 'bin', 'pi')
+    fs.mkdirSync(path.dirname(link))
+    fs.symlinkSync(path.join(agent, 'dist', 'bundle', 'cli.js'), link)
+    expect(await runEntry(bin(), link, register())).toEqual({ code: 0, out: { entry: 'unbundled', files: SWAPPED_1_6 }, stderr: '' })
+  })
+
   test("0.78: compaction/index.js and messages.js are ours, the files only index.js imports the agent's" + note, async () => {
     expect(await run('b', '0.78.0', 'dist/cli.js')).toEqual({
       code: 0,
