@@ -1,0 +1,87 @@
+'use strict'
+// An extension of the real agent (a TypeScript file, loaded by the agent's
+// own extension loader, as pi loads one) that imports the compaction
+// functions from the agent's package, as a custom-compaction extension
+// does: with prime-compaction/register it gets this package's functions,
+// the very ones the agent runs; without it, the agent's own. On the line's
+// Node 22 (`--import`) and on Bun (`--preload`; `--no-install`, so that Bun
+// does not fetch the package for a file outside any project, which it
+// otherwise does before pi's own resolution is asked).
+
+const { execFile } = require('node:child_process')
+const fs = require('node:fs')
+const os = require('node:os')
+const path = require('node:path')
+const { pathToFileURL } = require('node:url')
+const { LINES, root } = require('./lines.js')
+const { unsupported, notRun } = require('./run.js')
+const { REGISTER } = require('../helpers/fake-agent.js')
+const { BUN, SKIP_BUN } = require('../helpers/bun.js')
+
+jest.setTimeout(60_000)
+
+const EXTENSION = `import { compact, serializeConversation, estimateTokens } from '@earendil-works/pi-coding-agent'
+export default function (pi: unknown): void {
+  ;(globalThis as any).__extensionSaw = { compact, serializeConversation, estimateTokens }
+}
+`
+
+/** Loads `extension` with the agent's loader (`dist` its folder) and prints what it saw against the agent's and ours. */
+const script = (dist, extension, entry) => `const agent = await import(${JSON.stringify(pathToFileURL(path.join(dist, 'index.js')).href)})
+const loader = await import(${JSON.stringify(pathToFileURL(path.join(dist, 'core', 'extensions', 'loader.js')).href)})
+const ours = await import(${JSON.stringify(pathToFileURL(path.join(root, entry)).href)})
+const loaded = await loader.loadExtensions([${JSON.stringify(extension)}], ${JSON.stringify(path.dirname(extension))}, undefined, loader.createExtensionRuntime())
+const saw = globalThis.__extensionSaw ?? {}
+const names = ['compact', 'serializeConversation', 'estimateTokens']
+console.log(JSON.stringify({
+  errors: loaded.errors.map((e) => String(e.error)),
+  theAgents: names.filter((n) => typeof saw[n] === 'function' && saw[n] === agent[n]),
+  ours: names.filter((n) => typeof saw[n] === 'function' && saw[n] === ours[n]),
+}))
+`
+
+function run(binary, args) {
+  return new Promise((resolve) =>
+    execFile(binary, args, { env: { ...process.env, NODE_OPTIONS: '' }, timeout: 50_000 }, (err, stdout, stderr) => {
+      let out
+      try {
+        out = JSON.parse(stdout.trim().split('\n').pop())
+      } catch {
+        out = stdout
+      }
+      resolve({ code: err ? (err.code ?? err.signal) : 0, out, stderr })
+    }),
+  )
+}
+
+const ALL = ['compact', 'serializeConversation', 'estimateTokens']
+
+describe.each(LINES.map((line) => [line.version, line]))('an extension of agent %s importing the compaction functions from its package', (name, line) => {
+  if (unsupported(line)) {
+    notRun(line, 'extension import')
+    return
+  }
+  let tmp
+  let file
+  beforeAll(() => {
+    tmp = fs.mkdtempSync(path.join(os.tmpdir(), `prime-compaction-extension-${line.version}-`))
+    const extension = path.join(tmp, 'compaction-extension.ts')
+    fs.writeFileSync(extension, EXTENSION)
+    file = path.join(tmp, 'load.mjs')
+    fs.writeFileSync(file, script(path.join(line.packageDir, 'dist'), extension, `${line.entry.replace('prime-compaction/', '')}.mjs`))
+  })
+  afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }))
+
+  test('on Node, with the hook: gets ours, the functions the agent runs', async () => {
+    expect(await run(line.node.binary, [`--import=${pathToFileURL(REGISTER).href}`, file])).toEqual({ code: 0, out: { errors: [], theAgents: ALL, ours: ALL }, stderr: '' })
+  })
+
+  test("on Node, without it: gets the agent's own", async () => {
+    expect(await run(line.node.binary, [file])).toEqual({ code: 0, out: { errors: [], theAgents: ALL, ours: [] }, stderr: '' })
+  })
+
+  ;(SKIP_BUN ? test.skip : test)(`on Bun, with the hook: gets ours, the functions the agent runs${SKIP_BUN ? ` (skipped: ${BUN.reason})` : ''}`, async () => {
+    if (!BUN.bin) throw new Error(`${BUN.reason}: run npm install, with optional dependencies`)
+    expect(await run(BUN.bin, ['--no-install', `--preload=${REGISTER}`, file])).toEqual({ code: 0, out: { errors: [], theAgents: ALL, ours: ALL }, stderr: '' })
+  })
+})
