@@ -8,14 +8,13 @@
 // does not fetch the package for a file outside any project, which it
 // otherwise does before pi's own resolution is asked).
 
-const { execFile } = require('node:child_process')
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
 const { pathToFileURL } = require('node:url')
 const { LINES, root } = require('./lines.js')
 const { unsupported, notRun } = require('./run.js')
-const { REGISTER } = require('../helpers/fake-agent.js')
+const { runEntry, registerOptions, bunRegisterOptions } = require('../helpers/fake-agent.js')
 const { BUN, SKIP_BUN } = require('../helpers/bun.js')
 
 jest.setTimeout(60_000)
@@ -40,20 +39,6 @@ console.log(JSON.stringify({
 }))
 `
 
-function run(binary, args) {
-  return new Promise((resolve) =>
-    execFile(binary, args, { env: { ...process.env, NODE_OPTIONS: '' }, timeout: 50_000 }, (err, stdout, stderr) => {
-      let out
-      try {
-        out = JSON.parse(stdout.trim().split('\n').pop())
-      } catch {
-        out = stdout
-      }
-      resolve({ code: err ? (err.code ?? err.signal) : 0, out, stderr })
-    }),
-  )
-}
-
 const ALL = ['compact', 'serializeConversation', 'estimateTokens']
 
 describe.each(LINES.map((line) => [line.version, line]))('an extension of agent %s importing the compaction functions from its package', (name, line) => {
@@ -73,15 +58,16 @@ describe.each(LINES.map((line) => [line.version, line]))('an extension of agent 
   afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }))
 
   test('on Node, with the hook: gets ours, the functions the agent runs', async () => {
-    expect(await run(line.node.binary, [`--import=${pathToFileURL(REGISTER).href}`, file])).toEqual({ code: 0, out: { errors: [], theAgents: ALL, ours: ALL }, stderr: '' })
+    expect(await runEntry(line.node.binary, file, registerOptions())).toEqual({ code: 0, out: { errors: [], theAgents: ALL, ours: ALL }, stderr: '' })
   })
 
   test("on Node, without it: gets the agent's own", async () => {
-    expect(await run(line.node.binary, [file])).toEqual({ code: 0, out: { errors: [], theAgents: ALL, ours: [] }, stderr: '' })
+    expect(await runEntry(line.node.binary, file)).toEqual({ code: 0, out: { errors: [], theAgents: ALL, ours: [] }, stderr: '' })
   })
 
   ;(SKIP_BUN ? test.skip : test)(`on Bun, with the hook: gets ours, the functions the agent runs${SKIP_BUN ? ` (skipped: ${BUN.reason})` : ''}`, async () => {
     if (!BUN.bin) throw new Error(`${BUN.reason}: run npm install, with optional dependencies`)
-    expect(await run(BUN.bin, ['--no-install', `--preload=${REGISTER}`, file])).toEqual({ code: 0, out: { errors: [], theAgents: ALL, ours: ALL }, stderr: '' })
+    const { BUN_OPTIONS } = bunRegisterOptions()
+    expect(await runEntry(BUN.bin, file, { BUN_OPTIONS: `--no-install ${BUN_OPTIONS}` })).toEqual({ code: 0, out: { errors: [], theAgents: ALL, ours: ALL }, stderr: '' })
   })
 })
