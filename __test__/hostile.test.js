@@ -6,13 +6,15 @@
 //
 // The cases (hostile/cases.js) run in child processes, a batch per child, so
 // that a crash (a signal, an abort) or a hang (the timeout) fails the case that
-// was running instead of taking the test run down with it.
+// was running instead of taking the test run down with it: children of this
+// Node, and of Bun (JavaScriptCore, and Bun's own N-API).
 
 const { execFile } = require('node:child_process')
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
 const { cases } = require('./hostile/cases')
+const { BUN, SKIP_BUN } = require('./helpers/bun.js')
 
 const CHILD = path.join(__dirname, 'hostile', 'child.js')
 const BATCH_TIMEOUT_MS = 120_000
@@ -33,10 +35,11 @@ function batches() {
 // each case's are removed when it ends, so it is left empty.
 const tempRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'pc-hostile-run-'))
 
-function runBatch(names) {
+/** The batch `names` in a child of `runtime` (a binary): one report per case. */
+function runBatch(runtime, names) {
   return new Promise((resolve) => {
     const options = { timeout: BATCH_TIMEOUT_MS, maxBuffer: 16 << 20, env: { ...process.env, PC_HOSTILE_TMP: tempRoot } }
-    execFile(process.execPath, [CHILD, ...names], options, (err, stdout, stderr) => {
+    execFile(runtime, [CHILD, ...names], options, (err, stdout, stderr) => {
       const reported = new Map()
       let running = null
       for (const line of stdout.split('\n')) {
@@ -59,34 +62,47 @@ function runBatch(names) {
   })
 }
 
-let results
+// Each runtime's children, by name: Node's, and Bun's where bun has a binary for the host.
+const RUNTIMES = [['Node', process.execPath], ...(SKIP_BUN ? [] : [['Bun', BUN.bin]])]
+
+/** Per runtime, the reports by case name. */
+const results = {}
 
 beforeAll(async () => {
-  const queue = batches()
-  const out = []
+  const queue = RUNTIMES.flatMap(([name, binary]) => batches().map((batch) => [name, binary, batch]))
+  const out = Object.fromEntries(RUNTIMES.map(([name]) => [name, []]))
   await Promise.all(
     Array.from({ length: PARALLEL }, async () => {
-      while (queue.length) out.push(...(await runBatch(queue.shift())))
+      while (queue.length) {
+        const [name, binary, batch] = queue.shift()
+        if (!binary) out[name].push(...batch.map((c) => ({ name: c, ok: false, error: `${BUN.reason}: run npm install, with optional dependencies` })))
+        else out[name].push(...(await runBatch(binary, batch)))
+      }
     }),
   )
-  results = new Map(out.map((r) => [r.name, r]))
+  for (const [name] of RUNTIMES) results[name] = new Map(out[name].map((r) => [r.name, r]))
 })
 
-describe('hostile input never crashes, hangs or misleads', () => {
+if (SKIP_BUN) test.skip(`hostile input on Bun (skipped: ${BUN.reason})`, () => {})
+
+describe.each(RUNTIMES.map(([name]) => [name]))('hostile input never crashes, hangs or misleads, on %s', (runtime) => {
   it.each(cases.map((c) => [c.name]))('%s', (name) => {
-    const r = results.get(name)
+    const r = results[runtime].get(name)
     if (!r.ok) throw new Error(r.error)
   })
+})
 
-  it('the cases leave no files behind', () => {
+describe('the hostile cases', () => {
+  it('leave no files behind', () => {
     expect(fs.readdirSync(tempRoot)).toEqual([])
   })
 
   afterAll(() => {
     fs.rmSync(tempRoot, { recursive: true, force: true })
-    if (!results) return
-    const calls = [...results.values()].reduce((n, r) => n + (r.calls || 0), 0)
-    // One line for docs/reliability.md.
-    process.stdout.write(`hostile: ${results.size} cases, ${calls} checked calls\n`)
+    for (const [runtime, reports] of Object.entries(results)) {
+      const calls = [...reports.values()].reduce((n, r) => n + (r.calls || 0), 0)
+      // One line for docs/reliability.md.
+      process.stdout.write(`hostile on ${runtime}: ${reports.size} cases, ${calls} checked calls\n`)
+    }
   })
 })

@@ -409,10 +409,19 @@ function extractFileOpsFromMessage(message, fileOps, line) {
 
 function computeFileLists(fileOps) {
   // Read in the agents' order: edited, written, read.
-  const edited = [...fileOps.edited]
-  const written = [...fileOps.written]
-  const read = [...fileOps.read]
+  const edited = spreadNamed(fileOps.edited, 'fileOps.edited')
+  const written = spreadNamed(fileOps.written, 'fileOps.written')
+  const read = spreadNamed(fileOps.read, 'fileOps.read')
   return native.computeFileLists(read, written, edited)
+}
+
+/**
+ * `[...value]`, or the TypeError V8 throws for it, naming `name` (JavaScriptCore's
+ * names nothing: "Spread syntax requires ...iterable not be null or undefined").
+ */
+function spreadNamed(value, name) {
+  if (value === null || value === undefined || typeof value[Symbol.iterator] !== 'function') throw new TypeError(`${name} is not iterable`)
+  return [...value]
 }
 
 function splitUserRounds(messages) {

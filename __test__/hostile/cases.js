@@ -143,7 +143,8 @@ function sessionFileText(n) {
 // ---------------------------------------------------------------------------
 
 const CLEAR = new Set(['TypeError', 'RangeError', 'Error'])
-const JS_CONVERSION = /^(Cannot convert a (Symbol|BigInt) value to a (string|number)|Do not know how to serialize a BigInt)$/
+// (V8's wordings, then JavaScriptCore's, for Bun)
+const JS_CONVERSION = /^(Cannot convert a (Symbol|BigInt) value to a (string|number)|Do not know how to serialize a BigInt|Cannot convert a symbol to a (string|number)|Conversion from 'BigInt' to 'number' is not allowed\.|JSON\.stringify cannot serialize BigInt\.)$/
 
 function describe(v) {
   try {
