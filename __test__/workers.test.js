@@ -6,18 +6,24 @@
 // planners, interleaved; workers terminated
 // inside synchronous calls and while asynchronous ones are under way
 // (libuv pool tasks, pending model calls). No crash, and every result equals
-// the main thread's.
+// the main thread's. On this Node, and on Bun (its own workers and N-API).
 
 const { execFile } = require('node:child_process')
 const path = require('node:path')
 const { KINDS } = require('./workers/jobs')
 const { LINES } = require('./helpers/ours')
+const { BUN, SKIP_BUN } = require('./helpers/bun.js')
 
 jest.setTimeout(180_000)
 
-test('8 worker threads, interleaved calls, workers terminated in mid-call: no crash, every result the main thread\'s', async () => {
+const RUNTIMES = [
+  ['Node', () => process.execPath, test],
+  [`Bun${SKIP_BUN ? ` (skipped: ${BUN.reason})` : ''}`, () => BUN.bin ?? `no bun: ${BUN.reason}`, SKIP_BUN ? test.skip : test],
+]
+
+describe.each(RUNTIMES)('on %s', (runtime, binary, testHere) => testHere('8 worker threads, interleaved calls, workers terminated in mid-call: no crash, every result the main thread\'s', async () => {
   const { code, signal, report, stderr } = await new Promise((resolve) =>
-    execFile(process.execPath, [path.join(__dirname, 'workers', 'run.js'), '--workers', '8', '--rounds', '2', '--terminations', '6'], { timeout: 150_000, maxBuffer: 16 << 20 }, (err, stdout, stderr) => {
+    execFile(binary(), [path.join(__dirname, 'workers', 'run.js'), '--workers', '8', '--rounds', '2', '--terminations', '6'], { timeout: 150_000, maxBuffer: 16 << 20 }, (err, stdout, stderr) => {
       let report = null
       try {
         report = JSON.parse(stdout.trim().split('\n').pop())
@@ -27,7 +33,7 @@ test('8 worker threads, interleaved calls, workers terminated in mid-call: no cr
       resolve({ code: err ? err.code : 0, signal: err ? err.signal : null, report, stderr })
     }),
   )
-  process.stdout.write(`workers: ${JSON.stringify(report)}\n`)
+  process.stdout.write(`workers on ${runtime}: ${JSON.stringify(report)}\n`)
   expect({ code, signal, stderr: stderr.slice(0, 2000) }).toEqual({ code: 0, signal: null, stderr: '' })
   expect(report.fatal).toBeUndefined()
   expect(report.errors).toEqual([])
@@ -42,4 +48,4 @@ test('8 worker threads, interleaved calls, workers terminated in mid-call: no cr
   // On both agent lines.
   for (const line of LINES) expect({ line, n: report.checkedLines[line] >= 100 }).toEqual({ line, n: true })
   expect(report.mainAfter).toBe(report.jobs)
-})
+}))
