@@ -12,7 +12,8 @@
 // and 26 the real agent's `pi` command compacting with ours through it.
 // Then on Bun (the devDependency's binary), whose engine is JavaScriptCore:
 // the soak against both reference lines run there, every export from
-// CommonJS and ESM, and the command.
+// CommonJS and ESM, and the command (a plan, and a compaction streamed from
+// a local server).
 
 const { execFile, spawnSync } = require('node:child_process')
 const fs = require('node:fs')
@@ -178,5 +179,22 @@ describe('Bun, the runtime', () => {
     const r = await run(bun(), [path.join(ROOT, 'cli', 'prime-compaction.js'), 'plan', path.join(ROOT, 'examples', 'session.jsonl')])
     expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' })
     expect(r.stdout).toMatch(/tokens before: +[\d,]+/)
+  })
+
+  testBun(`the prime-compaction command compacts the example session, streamed, through Bun's fetch: the requests this Node's plan prints, the summary whole${skipNote}`, async () => {
+    const cli = path.join(ROOT, 'cli', 'prime-compaction.js')
+    const example = path.join(ROOT, 'examples', 'session.jsonl')
+    const printed = JSON.parse((await run(process.execPath, [cli, 'plan', example, '--print-request', '--json', '--model', 'm'])).stdout)
+    const { startServer } = require('./helpers/openai-server.js')
+    const server = await startServer([{ sse: ['## Goal\n', 'History ', 'in three events.'] }, { sse: ['Prefix ', 'in two.'] }])
+    try {
+      const r = await run(bun(), [cli, 'compact', example, '--base-url', server.baseUrl, '--model', 'm', '--stream'])
+      expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' })
+      expect(r.stdout).toMatch(/^## Goal\nHistory in three events\.\n\n---\n\n\*\*Turn Context \(split turn\):\*\*\n\nPrefix in two\./)
+      // The plan prints the requests unstreamed: the same bodies, but for the two stream fields.
+      expect(server.requests.map(({ body: { stream, stream_options: options, ...body } }) => [stream, options, body])).toEqual(printed.map((body) => [true, { include_usage: true }, body]))
+    } finally {
+      await server.close()
+    }
   })
 })
