@@ -12,7 +12,7 @@ const path = require('node:path')
 const { pathToFileURL } = require('node:url')
 const { swapOf, LINES, AGENT_PACKAGE } = require('../lib/agent-swap.js')
 const { fakeAgent, runEntry, registerOptions, bunRegisterOptions, FILES, SWAPPED_1_6 } = require('./helpers/fake-agent.js')
-const { BUN, SKIP_BUN } = require('./helpers/bun.js')
+const { BUN, SKIP_BUN, bunBinary } = require('./helpers/bun.js')
 
 const ROOT = path.join(__dirname, '..')
 const FOLDER = 'file:///opt/n/node_modules/@earendil-works/pi-coding-agent/'
@@ -84,10 +84,7 @@ const RUNTIMES = [
   { name: 'Node', bin: () => process.execPath, register: registerOptions, testHere: test, note: '' },
   {
     name: 'Bun',
-    bin: () => {
-      if (!BUN.bin) throw new Error(`${BUN.reason}: run npm install, with optional dependencies`)
-      return BUN.bin
-    },
+    bin: bunBinary,
     register: bunRegisterOptions,
     testHere: SKIP_BUN ? test.skip : test,
     note: SKIP_BUN ? ` (skipped: ${BUN.reason})` : '',

@@ -14,7 +14,7 @@ const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
 const { cases } = require('./hostile/cases')
-const { BUN, SKIP_BUN } = require('./helpers/bun.js')
+const { BUN, SKIP_BUN, bunBinary } = require('./helpers/bun.js')
 
 const CHILD = path.join(__dirname, 'hostile', 'child.js')
 const BATCH_TIMEOUT_MS = 120_000
@@ -63,7 +63,7 @@ function runBatch(runtime, names) {
 }
 
 // Each runtime's children, by name: Node's, and Bun's where bun has a binary for the host.
-const RUNTIMES = [['Node', process.execPath], ...(SKIP_BUN ? [] : [['Bun', BUN.bin]])]
+const RUNTIMES = [['Node', () => process.execPath], ...(SKIP_BUN ? [] : [['Bun', bunBinary]])]
 
 /** Per runtime, the reports by case name. */
 const results = {}
@@ -75,8 +75,14 @@ beforeAll(async () => {
     Array.from({ length: PARALLEL }, async () => {
       while (queue.length) {
         const [name, binary, batch] = queue.shift()
-        if (!binary) out[name].push(...batch.map((c) => ({ name: c, ok: false, error: `${BUN.reason}: run npm install, with optional dependencies` })))
-        else out[name].push(...(await runBatch(binary, batch)))
+        let runtime
+        try {
+          runtime = binary()
+        } catch (err) {
+          out[name].push(...batch.map((c) => ({ name: c, ok: false, error: err.message })))
+          continue
+        }
+        out[name].push(...(await runBatch(runtime, batch)))
       }
     }),
   )

@@ -21,7 +21,7 @@ const os = require('node:os')
 const path = require('node:path')
 
 const { platformSuffix } = require('../platform.js')
-const { BUN, SKIP_BUN } = require('./helpers/bun.js')
+const { BUN, SKIP_BUN, bunBinary } = require('./helpers/bun.js')
 
 jest.setTimeout(300_000)
 
@@ -151,10 +151,7 @@ describe.each(VERSIONS)('Node %s', (version) => {
 describe('Bun, the runtime', () => {
   const testBun = SKIP_BUN ? test.skip : test
   const skipNote = SKIP_BUN ? ` (skipped: ${BUN.reason})` : ''
-  const bun = () => {
-    if (!BUN.bin) throw new Error(`${BUN.reason}: run npm install, with optional dependencies`)
-    return BUN.bin
-  }
+  const bun = bunBinary
 
   testBun(`is the devDependency's version${skipNote}`, () => {
     expect(BUN.version).toBe(require('../package.json').devDependencies.bun)

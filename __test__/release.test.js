@@ -17,7 +17,7 @@ const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
 const { startRegistry, request } = require('./helpers/local-registry')
-const { BUN, SKIP_BUN } = require('./helpers/bun.js')
+const { BUN, SKIP_BUN, bunBinary } = require('./helpers/bun.js')
 const { platformSuffix } = require('../platform.js')
 const { targets } = require('../scripts/pack-release.js')
 
@@ -175,13 +175,7 @@ describe('release: pack, publish to a local registry, install with npm, pnpm, bu
   const managers = [
     ['npm', () => [...NPM, 'install', pkg.name, '--no-audit', '--no-fund']],
     ['pnpm', () => [process.execPath, require.resolve('pnpm/bin/pnpm.mjs'), 'add', pkg.name, '--registry', registry.url]],
-    [
-      'bun',
-      () => {
-        if (!BUN.bin) throw new Error(`${BUN.reason}: run npm install, with optional dependencies`)
-        return [BUN.bin, 'add', pkg.name, '--registry', registry.url]
-      },
-    ],
+    ['bun', () => [bunBinary(), 'add', pkg.name, '--registry', registry.url]],
   ]
 
   describe.each(managers)('%s', installs)
@@ -316,7 +310,7 @@ describe('release: pack, publish to a local registry, install with npm, pnpm, bu
         const { fakeAgent, SWAPPED_1_6 } = require('./helpers/fake-agent.js')
         const agent = path.join(project, 'node_modules', '@earendil-works', 'pi-coding-agent')
         if (!fs.existsSync(agent)) fakeAgent(project, '1.6.0')
-        const { stdout } = run([BUN.bin, '--preload', 'prime-compaction/register', path.join(agent, 'dist', 'bundle', 'cli.js')], { cwd: project, env })
+        const { stdout } = run([bunBinary(), '--preload', 'prime-compaction/register', path.join(agent, 'dist', 'bundle', 'cli.js')], { cwd: project, env })
         expect(JSON.parse(stdout.trim().split('\n').pop())).toEqual({ entry: 'unbundled', files: SWAPPED_1_6 })
       })
     }

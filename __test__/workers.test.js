@@ -12,13 +12,14 @@ const { execFile } = require('node:child_process')
 const path = require('node:path')
 const { KINDS } = require('./workers/jobs')
 const { LINES } = require('./helpers/ours')
-const { BUN, SKIP_BUN } = require('./helpers/bun.js')
+const { BUN, SKIP_BUN, bunBinary } = require('./helpers/bun.js')
 
 jest.setTimeout(180_000)
 
+/** Each runtime's name, its binary (where bun has none for a host it ships one for, an error), and its `test`. */
 const RUNTIMES = [
   ['Node', () => process.execPath, test],
-  [`Bun${SKIP_BUN ? ` (skipped: ${BUN.reason})` : ''}`, () => BUN.bin ?? `no bun: ${BUN.reason}`, SKIP_BUN ? test.skip : test],
+  [`Bun${SKIP_BUN ? ` (skipped: ${BUN.reason})` : ''}`, bunBinary, SKIP_BUN ? test.skip : test],
 ]
 
 describe.each(RUNTIMES)('on %s', (runtime, binary, testHere) => testHere('8 worker threads, interleaved calls, workers terminated in mid-call: no crash, every result the main thread\'s', async () => {

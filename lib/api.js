@@ -416,8 +416,9 @@ function computeFileLists(fileOps) {
 }
 
 /**
- * `[...value]`, or the TypeError V8 throws for it, naming `name` (JavaScriptCore's
- * names nothing: "Spread syntax requires ...iterable not be null or undefined").
+ * `[...value]`, or the TypeError V8 throws for it, which names `name`, on
+ * every engine (JavaScriptCore's names nothing: "Spread syntax requires
+ * ...iterable not be null or undefined").
  */
 function spreadNamed(value, name) {
   if (value === null || value === undefined || typeof value[Symbol.iterator] !== 'function') throw new TypeError(`${name} is not iterable`)

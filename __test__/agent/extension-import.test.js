@@ -15,7 +15,7 @@ const { pathToFileURL } = require('node:url')
 const { LINES, root } = require('./lines.js')
 const { unsupported, notRun } = require('./run.js')
 const { runEntry, registerOptions, bunRegisterOptions } = require('../helpers/fake-agent.js')
-const { BUN, SKIP_BUN } = require('../helpers/bun.js')
+const { BUN, SKIP_BUN, bunBinary } = require('../helpers/bun.js')
 
 jest.setTimeout(60_000)
 
@@ -66,8 +66,7 @@ describe.each(LINES.map((line) => [line.version, line]))('an extension of agent 
   })
 
   ;(SKIP_BUN ? test.skip : test)(`on Bun, with the hook: gets ours, the functions the agent runs${SKIP_BUN ? ` (skipped: ${BUN.reason})` : ''}`, async () => {
-    if (!BUN.bin) throw new Error(`${BUN.reason}: run npm install, with optional dependencies`)
     const { BUN_OPTIONS } = bunRegisterOptions()
-    expect(await runEntry(BUN.bin, file, { BUN_OPTIONS: `--no-install ${BUN_OPTIONS}` })).toEqual({ code: 0, out: { errors: [], theAgents: ALL, ours: ALL }, stderr: '' })
+    expect(await runEntry(bunBinary(), file, { BUN_OPTIONS: `--no-install ${BUN_OPTIONS}` })).toEqual({ code: 0, out: { errors: [], theAgents: ALL, ours: ALL }, stderr: '' })
   })
 })

@@ -20,21 +20,14 @@ const { LINES } = require('./lines.js')
 const { unsupported, notRun } = require('./run.js')
 const { runFaults, judge, tally } = require('./faults/run.js')
 const { smallCases, casesOf, casesOnBun } = require('./faults/cases.js')
-const { BUN, SKIP_BUN } = require('../helpers/bun.js')
+const { BUN, SKIP_BUN, bunBinary } = require('../helpers/bun.js')
 
 jest.setTimeout(240_000)
 
 /** Where the agent's processes run: the line's Node, and Bun (where bun has a binary for the host). */
 const RUNTIMES = [
   { name: 'Node', execPath: (line) => line.node.binary, cases: (cases) => cases },
-  {
-    name: 'Bun',
-    execPath: () => {
-      if (!BUN.bin) throw new Error(`${BUN.reason}: run npm install, with optional dependencies`)
-      return BUN.bin
-    },
-    cases: casesOnBun,
-  },
+  { name: 'Bun', execPath: bunBinary, cases: casesOnBun },
 ].filter((runtime) => runtime.name !== 'Bun' || !SKIP_BUN)
 
 /** The small cases `line` runs on `runtime`. */

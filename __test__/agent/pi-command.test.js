@@ -14,7 +14,7 @@ const { unsupported, notRun } = require('./run.js')
 const { runPi, SUMMARY, PROMPTS } = require('./pi-rpc.js')
 const { loadReference } = require('../helpers/reference.js')
 const { REGISTER } = require('../helpers/fake-agent.js')
-const { BUN, SKIP_BUN } = require('../helpers/bun.js')
+const { BUN, SKIP_BUN, bunBinary } = require('../helpers/bun.js')
 
 jest.setTimeout(120_000)
 
@@ -29,7 +29,7 @@ describe.each(LINES.map((line) => [line.version, line]))('the `pi` command of ag
   let prompts
   beforeAll(async () => {
     // As the README runs it: `node --import=…/register.mjs <the pi bin>` (NODE_OPTIONS: node-versions.test.js), and `bun --preload=…/register.mjs <the pi bin>`.
-    const bun = SKIP_BUN ? undefined : BUN.bin ? runPi(line, {}, BUN.bin, [`--preload=${REGISTER}`]) : Promise.reject(new Error(`${BUN.reason}: run npm install, with optional dependencies`))
+    const bun = SKIP_BUN ? undefined : Promise.resolve().then(() => runPi(line, {}, bunBinary(), [`--preload=${REGISTER}`]))
     bun?.catch(() => {})
     ;[ours, own] = await Promise.all([runPi(line, {}, line.node.binary, [`--import=${REGISTER}`]), runPi(line, {})])
     onBun = bun

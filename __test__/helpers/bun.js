@@ -31,4 +31,10 @@ const BUN_HOSTS = ['linux-x64', 'linux-arm64', 'darwin-x64', 'darwin-arm64', 'wi
 const BUN = findBun()
 const SKIP_BUN = !BUN.bin && !BUN_HOSTS.includes(`${process.platform}-${process.arch}`)
 
-module.exports = { BUN, SKIP_BUN }
+/** The bun binary, or an error saying why there is none (for a test that runs where SKIP_BUN is false). */
+function bunBinary() {
+  if (!BUN.bin) throw new Error(`${BUN.reason}: run npm install, with optional dependencies`)
+  return BUN.bin
+}
+
+module.exports = { BUN, SKIP_BUN, bunBinary }
