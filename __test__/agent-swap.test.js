@@ -132,7 +132,7 @@ describe.each(RUNTIMES.map((runtime) => [runtime.name, runtime]))('the hook on %
     expect(r.stderr).toContain(`${AGENT_PACKAGE} 1.7.0 is none of the versions prime-compaction stands in for (0.78.x, 1.6.x)`)
   })
 
-  test("1.6's `pi` entry under the hook turns Node's compile cache on before its unbundled build loads, as the bundled entry does; the rpc entry, which does not, leaves it off" + note, async () => {
+  test("1.6's `pi` entry under the hook turns the compile cache on before its unbundled build loads, as the bundled entry does; the rpc entry, which does not, leaves it off" + note, async () => {
     const agent = fakeAgent(path.join(tmp, 'h'), '1.6.0')
     // The cache's folder (Node keeps a folder of its own version in it), or null where the cache is off.
     const report = (entry) => `import nodeModule from 'node:module'\nimport path from 'node:path'\nconst dir = nodeModule.getCompileCacheDir?.()\nconsole.log(JSON.stringify({ entry: ${JSON.stringify(entry)}, cache: dir ? path.dirname(dir) : null }))\n`
