@@ -19,9 +19,12 @@ const { BUN, SKIP_BUN, bunBinary } = require('../helpers/bun.js')
 
 jest.setTimeout(60_000)
 
-const EXTENSION = `import { compact, serializeConversation, estimateTokens } from '@earendil-works/pi-coding-agent'
+/** What the extension imports from the agent's package. */
+const ALL = ['compact', 'serializeConversation', 'estimateTokens']
+
+const EXTENSION = `import { ${ALL.join(', ')} } from '@earendil-works/pi-coding-agent'
 export default function (pi: unknown): void {
-  ;(globalThis as any).__extensionSaw = { compact, serializeConversation, estimateTokens }
+  ;(globalThis as any).__extensionSaw = { ${ALL.join(', ')} }
 }
 `
 
@@ -31,15 +34,13 @@ const loader = await import(${JSON.stringify(pathToFileURL(path.join(dist, 'core
 const ours = await import(${JSON.stringify(pathToFileURL(path.join(root, entry)).href)})
 const loaded = await loader.loadExtensions([${JSON.stringify(extension)}], ${JSON.stringify(path.dirname(extension))}, undefined, loader.createExtensionRuntime())
 const saw = globalThis.__extensionSaw ?? {}
-const names = ['compact', 'serializeConversation', 'estimateTokens']
+const names = ${JSON.stringify(ALL)}
 console.log(JSON.stringify({
   errors: loaded.errors.map((e) => String(e.error)),
   theAgents: names.filter((n) => typeof saw[n] === 'function' && saw[n] === agent[n]),
   ours: names.filter((n) => typeof saw[n] === 'function' && saw[n] === ours[n]),
 }))
 `
-
-const ALL = ['compact', 'serializeConversation', 'estimateTokens']
 
 describe.each(LINES.map((line) => [line.version, line]))('an extension of agent %s importing the compaction functions from its package', (name, line) => {
   if (unsupported(line)) {
