@@ -151,13 +151,12 @@ describe.each(VERSIONS)('Node %s', (version) => {
 describe('Bun, the runtime', () => {
   const testBun = SKIP_BUN ? test.skip : test
   const skipNote = SKIP_BUN ? ` (skipped: ${BUN.reason})` : ''
-  const bun = bunBinary
 
   testBun(`is the devDependency's version${skipNote}`, () => {
     expect(BUN.version).toBe(require('../package.json').devDependencies.bun)
   })
 
-  testBun(`the soak: ${SOAK_SESSIONS} generated sessions through every shared function, against both reference lines run on Bun${skipNote}`, () => expectSoakPasses(bun(), '20261207', 'soak-bun'))
+  testBun(`the soak: ${SOAK_SESSIONS} generated sessions through every shared function, against both reference lines run on Bun${skipNote}`, () => expectSoakPasses(bunBinary(), '20261207', 'soak-bun'))
 
   testBun(`every export, called once from CommonJS and from ESM${skipNote}`, async () => {
     const cjs = path.join(tmp, 'bun-consumer.cjs')
@@ -166,14 +165,14 @@ describe('Bun, the runtime', () => {
     fs.writeFileSync(esm, `import * as pc from ${JSON.stringify(path.join(ROOT, 'index.mjs'))}\nimport exercise from ${EXERCISE}\nconsole.log(JSON.stringify(await exercise(pc, ${EXAMPLE})))\n`)
     const exports = Object.keys(require('..')).sort()
     for (const file of [cjs, esm]) {
-      const r = await run(bun(), [file])
+      const r = await run(bunBinary(), [file])
       expect({ file: path.basename(file), code: r.code, stderr: r.stderr }).toEqual({ file: path.basename(file), code: 0, stderr: '' })
       expect(JSON.parse(r.stdout.trim().split('\n').pop()).sort()).toEqual(exports)
     }
   })
 
   testBun(`the prime-compaction command plans the example session${skipNote}`, async () => {
-    const r = await run(bun(), [path.join(ROOT, 'cli', 'prime-compaction.js'), 'plan', path.join(ROOT, 'examples', 'session.jsonl')])
+    const r = await run(bunBinary(), [path.join(ROOT, 'cli', 'prime-compaction.js'), 'plan', path.join(ROOT, 'examples', 'session.jsonl')])
     expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' })
     expect(r.stdout).toMatch(/tokens before: +[\d,]+/)
   })
@@ -185,7 +184,7 @@ describe('Bun, the runtime', () => {
     const { startServer } = require('./helpers/openai-server.js')
     const server = await startServer([{ sse: ['## Goal\n', 'History ', 'in three events.'] }, { sse: ['Prefix ', 'in two.'] }])
     try {
-      const r = await run(bun(), [cli, 'compact', example, '--base-url', server.baseUrl, '--model', 'm', '--stream'])
+      const r = await run(bunBinary(), [cli, 'compact', example, '--base-url', server.baseUrl, '--model', 'm', '--stream'])
       expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' })
       expect(r.stdout).toMatch(/^## Goal\nHistory in three events\.\n\n---\n\n\*\*Turn Context \(split turn\):\*\*\n\nPrefix in two\./)
       // The plan prints the requests unstreamed: the same bodies, but for the two stream fields.

@@ -168,10 +168,10 @@ const BUN_FILES = new RegExp(
  * load cannot hand a file back to Bun).
  */
 function bunModule(file) {
-  const own = () => ({ loader: 'js', contents: readFileSync(file.endsWith(ORIGINAL) ? file.slice(0, -ORIGINAL.length) : file, 'utf8') })
-  if (file.endsWith(ORIGINAL)) return own()
+  const own = (path) => ({ loader: 'js', contents: readFileSync(path, 'utf8') })
+  if (file.endsWith(ORIGINAL)) return own(file.slice(0, -ORIGINAL.length))
   const target = swapTarget(pathToFileURL(file).href)
-  if (target === undefined) return own()
+  if (target === undefined) return own(file)
   if (target.entry !== undefined) return { loader: 'js', contents: shimText(file, target.url) }
   return { loader: 'js', contents: `import ${JSON.stringify(fileURLToPath(target.url))}\n` }
 }
