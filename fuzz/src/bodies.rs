@@ -1042,6 +1042,16 @@ fn cut_asking_for_measures(
     facts: &mut EntryFacts,
     keep: f64,
 ) {
+    // A measure stands for its entry only where the entry's kind is known:
+    // held by the facts, or read by the planner (which of these the walks
+    // read differs). The JS pass measures what the entries hold, so either
+    // way counts the same; a measure here is made up, and where one is of
+    // an entry whose kind the facts lack, the walks may count it apart.
+    let unknown_measured = (0..facts.len())
+        .any(|i| facts.kind(i).is_none() && matches!(facts.measures().content(i), Some(Some(_))));
+    if unknown_measured {
+        return;
+    }
     let Ok(plain) = Entries::new(array, "pathEntries", line) else {
         return;
     };
