@@ -125,6 +125,21 @@ describe.each(RUNTIMES.map((runtime) => [runtime.name, runtime]))('the hook on %
     })
   })
 
+  test('with NODE_DEBUG=prime-compaction, stderr names each file swapped, once, and what loads in its place' + note, async () => {
+    const agent = fakeAgent(path.join(tmp, 'k'), '1.6.0')
+    const r = await runEntry(bin(), path.join(agent, 'dist', 'bundle', 'cli.js'), { ...register(), NODE_DEBUG: 'prime-compaction' })
+    expect({ code: r.code, out: r.out }).toEqual({ code: 0, out: { entry: 'unbundled', files: SWAPPED_1_6 } })
+    const real = fs.realpathSync(agent)
+    const file = (name) => path.join(real, 'dist', ...name.split('/'))
+    const told = Object.keys(SWAPPED_1_6)
+      .filter((f) => SWAPPED_1_6[f] === 'ours')
+      .map((f) => `${file(`core/${f}`)}: swapped for prime-compaction/agent-1.6`)
+    expect(r.stderr.trim().split('\n').map((l) => l.replace(/^PRIME-COMPACTION \d+: /, ''))).toEqual([
+      `${file('bundle/cli.js')}: runs ${file('cli.js')} in its place`,
+      ...told,
+    ])
+  })
+
   test('another version runs as it is, with one warning' + note, async () => {
     const r = await run('c', '1.7.0', 'dist/bundle/cli.js')
     expect({ code: r.code, out: r.out }).toEqual({ code: 0, out: { entry: 'bundle', files: all('agent') } })

@@ -14,6 +14,7 @@
 import nodeModule from 'node:module'
 import { existsSync, readFileSync } from 'node:fs'
 import { fileURLToPath, pathToFileURL } from 'node:url'
+import { debuglog } from 'node:util'
 
 const require = nodeModule.createRequire(import.meta.url)
 const { swapOf, LINES, UNBUNDLED } = require('./agent-swap.js')
@@ -39,6 +40,20 @@ const io = {
   packageOf,
   exists: (url) => existsSync(fileURLToPath(url)),
   entryUrl: (entry) => new URL(`../${entry}`, import.meta.url).href,
+}
+
+// NODE_DEBUG=prime-compaction: a line on stderr for each agent file
+// swapped, once (an agent file is resolved once for each file importing it).
+const debug = debuglog('prime-compaction')
+const told = new Set()
+
+function tell(url, swap) {
+  const file = fileURLToPath(url)
+  if (told.has(file)) return
+  told.add(file)
+  const entry = ENTRIES.get(swap.url)
+  if (entry !== undefined) debug('%s: swapped for prime-compaction/%s', file, entry.replace(/\.mjs$/, ''))
+  else debug('%s: runs %s in its place', file, fileURLToPath(swap.url))
 }
 
 function warn(warning) {
@@ -108,6 +123,7 @@ function swapTarget(url) {
   }
   if (!binaryLoads()) return undefined
   if (swap.compileCache) enableCompileCache()
+  tell(url, swap)
   return { url: swap.url, entry: ENTRIES.get(swap.url) }
 }
 
