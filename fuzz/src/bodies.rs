@@ -1042,11 +1042,13 @@ fn cut_asking_for_measures(
     facts: &mut EntryFacts,
     keep: f64,
 ) {
-    // A measure stands for its entry only where the entry's kind is known:
-    // held by the facts, or read by the planner (which of these the walks
-    // read differs). The JS pass measures what the entries hold, so either
-    // way counts the same; a measure here is made up, and where one is of
-    // an entry whose kind the facts lack, the walks may count it apart.
+    // A measure counts for its entry only where the entry's kind is known:
+    // held by the facts, or read by the planner itself, which the walk
+    // that asks (a new Entries after each stop) may not have done where
+    // the walk that does not ask has. The JS pass measures what the
+    // entries hold, so there both count the same; the measures here are
+    // made up, so an input with one for an entry whose kind the facts lack
+    // is not compared.
     let unknown_measured = (0..facts.len())
         .any(|i| facts.kind(i).is_none() && matches!(facts.measures().content(i), Some(Some(_))));
     if unknown_measured {
