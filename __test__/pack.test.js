@@ -14,14 +14,19 @@ const vm = require('node:vm')
 const ROOT = path.join(__dirname, '..')
 const pkg = require('../package.json')
 const { platformSuffix, binaryName } = require('../platform.js')
-const { targets, releaseManifest, packMain, packPlatform, builtFromTheseSources } = require('../scripts/pack-release.js')
+const { targets, repositoryOf, releaseManifest, packMain, packPlatform, builtFromTheseSources } = require('../scripts/pack-release.js')
 
 jest.setTimeout(60000)
 
-/** A tarball's entries (paths under `package/`), and the manifest it holds. */
+/**
+ * A tarball's entries (paths under `package/`), and the manifest it holds.
+ * tar is given the file's name in its folder: GNU tar (Git Bash's, on
+ * Windows) reads `C:` in a path as a host to connect to.
+ */
 function readTarball(file) {
-  const list = spawnSync('tar', ['-tzf', file], { encoding: 'utf8' })
-  const manifest = spawnSync('tar', ['-xzOf', file, 'package/package.json'], { encoding: 'utf8' })
+  const options = { cwd: path.dirname(file), encoding: 'utf8' }
+  const list = spawnSync('tar', ['-tzf', path.basename(file)], options)
+  const manifest = spawnSync('tar', ['-xzOf', path.basename(file), 'package/package.json'], options)
   if (list.status !== 0 || manifest.status !== 0) throw new Error(`tar could not read ${file}: ${list.stderr}${manifest.stderr}`)
   return { files: list.stdout.trim().split('\n').map((f) => f.replace(/^package\//, '')).sort(), manifest: JSON.parse(manifest.stdout) }
 }
@@ -46,8 +51,7 @@ describe('the release tarballs', () => {
     const cli = fs.readdirSync(path.join(ROOT, 'cli')).map((f) => `cli/${f}`)
     const entries = ['index', 'agent-0.78', 'agent-1.6'].flatMap((e) => [`${e}.js`, `${e}.mjs`, `${e}.d.ts`])
     const lib = fs.readdirSync(path.join(ROOT, 'lib')).map((f) => `lib/${f}`)
-    const expected = ['README.md', 'package.json', ...entries, 'register.mjs', ...lib, 'binding.js', 'platform.js', 'flat-messages.js', ...cli]
-    if (fs.existsSync(path.join(ROOT, 'LICENSE'))) expected.push('LICENSE')
+    const expected = ['README.md', 'LICENSE', 'package.json', ...entries, 'register.mjs', ...lib, 'binding.js', 'platform.js', 'flat-messages.js', ...cli]
     expect(main.files).toEqual(expected.sort())
   })
 
@@ -61,10 +65,37 @@ describe('the release tarballs', () => {
     for (const f of [...targetsOfExports, m.bin['prime-compaction']]) expect(main.files).toContain(f)
   })
 
-  test("the host's platform package holds only its binary", () => {
+  test("the host's platform package holds only its binary, beside its readme and the license", () => {
     const suffix = platformSuffix()
-    expect(platform.files).toEqual(['README.md', `${binaryName}.${suffix}.node`, 'package.json'].sort())
+    expect(platform.files).toEqual(['README.md', 'LICENSE', `${binaryName}.${suffix}.node`, 'package.json'].sort())
     expect(platform.manifest).toEqual(JSON.parse(fs.readFileSync(path.join(ROOT, 'npm', suffix, 'package.json'), 'utf8')))
+  })
+})
+
+describe('the release tarballs of a repository (PACK_REPOSITORY, as the release workflow packs them)', () => {
+  const url = 'https://github.com/someone/prime-compaction'
+  let dir
+  beforeAll(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pc-pack-repo-'))
+  })
+  afterAll(() => {
+    if (dir) fs.rmSync(dir, { recursive: true, force: true })
+  })
+
+  // npm's provenance requires `repository` to name the repository that publishes.
+  test('both manifests name the repository; without it, neither does', async () => {
+    const repository = { type: 'git', url: `git+${url}.git` }
+    expect(repositoryOf(url)).toEqual(repository)
+    expect(repositoryOf(`${url}.git`)).toEqual(repository)
+    expect(repositoryOf('')).toBeUndefined()
+    expect(repositoryOf(undefined)).toBeUndefined()
+    const main = readTarball(await packMain(dir, repository))
+    const platform = readTarball(packPlatform(platformSuffix(), dir, repository))
+    expect(main.manifest).toEqual({ ...(await releaseManifest(pkg, undefined)), repository })
+    const own = JSON.parse(fs.readFileSync(path.join(ROOT, 'npm', platformSuffix(), 'package.json'), 'utf8'))
+    expect(platform.manifest).toEqual({ ...own, repository })
+    expect(own.repository).toBeUndefined()
+    expect((await releaseManifest(pkg, undefined)).repository).toBeUndefined()
   })
 })
 

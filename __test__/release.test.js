@@ -43,6 +43,21 @@ function run(argv, options) {
   return { stdout: r.stdout, ms }
 }
 
+/**
+ * The script of release.yml's publish step, as a file: it publishes the
+ * tarballs in `dist/` under its working directory, each version npm does
+ * not have yet, the platform packages first.
+ */
+function workflowPublishScript(file) {
+  const lines = fs.readFileSync(path.join(ROOT, '.github', 'workflows', 'release.yml'), 'utf8').split('\n')
+  const step = lines.indexOf('      - name: Publish the platform packages, then the main package')
+  const start = lines.indexOf('        run: |', step) + 1
+  if (step < 0 || start === 0) throw new Error("release.yml: no publish step with a 'run: |' script")
+  let end = start
+  while (end < lines.length && (lines[end] === '' || lines[end].startsWith(' '.repeat(10)))) end++
+  fs.writeFileSync(file, lines.slice(start, end).map((l) => l.slice(10)).join('\n'))
+  return file
+}
 
 /** PATH without any directory that holds cargo or rustc, behind a directory whose cargo and rustc only record that they were called. */
 function pathWithoutRust(trapDir, trapLog) {
@@ -96,6 +111,8 @@ describe('release: pack, publish to a local registry, install with npm, pnpm, bu
   let env
   let trapLog
   let publish
+  let workflowPublish
+  let firstPublish
   const measured = {}
 
   /** The other targets' platform packages, their manifests without a binary, published (for yarn 1). */
@@ -114,7 +131,8 @@ describe('release: pack, publish to a local registry, install with npm, pnpm, bu
 
   beforeAll(async () => {
     tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'pc-release-'))
-    const packDir = path.join(tmp, 'packs')
+    // (in dist/, where the workflow packs them)
+    const packDir = path.join(tmp, 'dist')
     const out = run([...NPM, 'run', '--silent', 'pack:release'], { cwd: ROOT, env: { ...process.env, PACK_DIR: packDir } })
     tarballs = out.stdout.trim().split('\n').filter((l) => l.endsWith('.tgz'))
     measured.packMs = out.ms
@@ -125,7 +143,17 @@ describe('release: pack, publish to a local registry, install with npm, pnpm, bu
     const publishrc = path.join(tmp, 'publish.npmrc')
     fs.writeFileSync(publishrc, `registry=${registry.url}\n//${host}/:_authToken=${registry.token}\n`)
     publish = (tarball) => run([...NPM, 'publish', tarball, '--userconfig', publishrc, '--registry', registry.url, '--ignore-scripts'], { cwd: tmp, env: cleanEnv({ HOME: path.join(tmp, 'publisher') }) })
-    for (const tarball of tarballs) publish(tarball)
+    // Published as the release workflow publishes them: its step's own
+    // script, with npm and node on PATH, in bash as GitHub runs a step.
+    const tools = path.join(tmp, 'publish-tools')
+    fs.mkdirSync(tools)
+    // (npm's own CLI where npm runs the tests, else the npm on PATH)
+    if (NPM.length > 1) fs.writeFileSync(path.join(tools, 'npm'), `#!/bin/sh\nexec ${NPM.map((a) => JSON.stringify(a)).join(' ')} "$@"\n`, { mode: 0o755 })
+    fs.symlinkSync(process.execPath, path.join(tools, 'node'))
+    const script = workflowPublishScript(path.join(tmp, 'publish.sh'))
+    const publishEnv = cleanEnv({ HOME: path.join(tmp, 'publisher'), PATH: `${tools}${path.delimiter}${process.env.PATH}`, npm_config_userconfig: publishrc, npm_config_registry: registry.url })
+    workflowPublish = () => run(['bash', '--noprofile', '--norc', '-eo', 'pipefail', script], { cwd: tmp, env: publishEnv })
+    firstPublish = workflowPublish().stdout
 
     // What a user's shell has: no npm_* variables from `npm test`, no Rust.
     const home = path.join(tmp, 'home')
@@ -152,6 +180,12 @@ describe('release: pack, publish to a local registry, install with npm, pnpm, bu
 
   test('pack:release writes the main and the host platform tarball', () => {
     expect(tarballs.map((t) => path.basename(t)).sort()).toEqual([`${HOST_PACKAGE}-${pkg.version}.tgz`, `${pkg.name}-${pkg.version}.tgz`].sort())
+  })
+
+  test("release.yml's publish step published both; run again, it publishes nothing and succeeds", () => {
+    expect(firstPublish).not.toMatch(/published already/)
+    const again = workflowPublish().stdout
+    expect(again.trim().split('\n')).toEqual([`${HOST_PACKAGE}@${pkg.version}: published already`, `${pkg.name}@${pkg.version}: published already`])
   })
 
   test('the installs run with no Rust: cargo and rustc on their PATH are traps', () => {
@@ -284,7 +318,7 @@ describe('release: pack, publish to a local registry, install with npm, pnpm, bu
       expect(fs.existsSync(trapLog) ? fs.readFileSync(trapLog, 'utf8') : '').toBe('')
       expect(directoriesNamed(modules, 'target')).toEqual([])
       expect(fs.readdirSync(main).filter((f) => f.endsWith('.node'))).toEqual([])
-      expect(fs.readdirSync(platform).sort()).toEqual(['README.md', 'package.json', `${pkg.name}.${platformSuffix()}.node`])
+      expect(fs.readdirSync(platform).sort()).toEqual(['LICENSE', 'README.md', 'package.json', `${pkg.name}.${platformSuffix()}.node`])
     })
 
     testIf(`require() and import work and use the platform package's binary${skipNote}`, () => {

@@ -42,4 +42,19 @@ test('release.yml builds every napi target, tests on Linux, macOS and Windows, p
   const publish = job('publish')
   expect(publish).toMatch(/needs: \[test, smoke-linux\]/)
   expect(publish.indexOf('prime-compaction-[a-z]*.tgz')).toBeLessThan(publish.indexOf('prime-compaction-[0-9]*.tgz'))
+  // A package's first release has no trusted publisher on npm yet: a token
+  // then; provenance needs the manifests to name the repository.
+  expect(publish).toMatch(/id-token: write/)
+  expect(publish).toMatch(/registry-url: https:\/\/registry\.npmjs\.org\n/)
+  expect(publish).toMatch(/NODE_AUTH_TOKEN: \$\{\{ secrets\.NPM_TOKEN \}\}/)
+  expect(publish).toMatch(/PACK_REPOSITORY: \$\{\{ github\.server_url \}\}\/\$\{\{ github\.repository \}\}/)
+  // (release.test.js runs the publish step's script against a local registry)
+})
+
+test("the Windows binary links its C runtime statically, and a checkout's text files keep LF line ends on every host", () => {
+  // Without +crt-static the binary needs the Visual C++ Redistributable, which
+  // the workflow's Windows runner has and a user's machine may not.
+  expect(fs.readFileSync(path.join(ROOT, '.cargo', 'config.toml'), 'utf8')).toMatch(/\[target\.x86_64-pc-windows-msvc\]\nrustflags = \["-C", "target-feature=\+crt-static"\]/)
+  // Git on Windows checks text out with CRLF by default, which tests comparing committed files read byte for byte.
+  expect(fs.readFileSync(path.join(ROOT, '.gitattributes'), 'utf8')).toBe('* text=auto eol=lf\n')
 })

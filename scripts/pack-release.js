@@ -2,12 +2,14 @@
 // `PACK_DIR=<dir> npm run pack:release`: builds this machine's binary (unless
 // the one in the repository root is newer than every source) and
 // writes the two tarballs a release publishes from it into <dir>: the
-// platform package (npm/<platform>, holding only the binary) and the main
-// package. The main package's manifest is the repository's, plus an
-// optionalDependencies entry per napi target at its own version, minus what
-// only a checkout uses (scripts, devDependencies, overrides, the napi block):
-// a checkout builds its own binary, so its package.json names no platform
-// package and its lockfile never depends on what the registry holds.
+// platform package (npm/<platform>, holding only the binary and the
+// license) and the main package. The main package's manifest is the
+// repository's, plus an optionalDependencies entry per napi target at its
+// own version, minus what only a checkout uses (scripts, devDependencies,
+// overrides, the napi block): a checkout builds its own binary, so its
+// package.json names no platform package and its lockfile never depends on
+// what the registry holds. With PACK_REPOSITORY=<url>, both manifests name
+// that repository.
 //
 // `npm run pack:release -- --all-targets` (the release workflow): builds
 // nothing; every target's binary must already be in the repository root, and
@@ -31,10 +33,21 @@ async function targets(pkg = readManifest()) {
   return pkg.napi.targets.map((triple) => parseTriple(triple).platformArchABI)
 }
 
+/**
+ * The `repository` field of the published manifests, from PACK_REPOSITORY
+ * (the release workflow sets it to its repository's URL; npm's provenance
+ * requires the field to name the repository that publishes), or undefined.
+ */
+function repositoryOf(url = process.env.PACK_REPOSITORY) {
+  if (!url) return undefined
+  return { type: 'git', url: `git+${url.replace(/\.git$/, '')}.git` }
+}
+
 /** The package.json the main package is published with. */
-async function releaseManifest(pkg = readManifest()) {
+async function releaseManifest(pkg = readManifest(), repository = repositoryOf()) {
   const { scripts, devDependencies, overrides, napi, ...published } = pkg
   published.optionalDependencies = Object.fromEntries((await targets(pkg)).map((suffix) => [`${pkg.name}-${suffix}`, pkg.version]))
+  if (repository) published.repository = repository
   return published
 }
 
@@ -70,8 +83,8 @@ function withStaging(fn) {
 }
 
 /** The main package: the files npm would pack from the checkout, with the release manifest. */
-async function packMain(dest) {
-  const manifest = await releaseManifest()
+async function packMain(dest, repository = repositoryOf()) {
+  const manifest = await releaseManifest(readManifest(), repository)
   const out = npm(['pack', '--dry-run', '--json', '--ignore-scripts'], ROOT)
   const [{ files }] = JSON.parse(out.slice(out.indexOf('[')))
   return withStaging((staging) => {
@@ -85,8 +98,8 @@ async function packMain(dest) {
   })
 }
 
-/** The platform package for `suffix`: npm/<suffix> and the binary from the repository root. */
-function packPlatform(suffix, dest) {
+/** The platform package for `suffix`: npm/<suffix>, the binary from the repository root and the license. */
+function packPlatform(suffix, dest, repository = repositoryOf()) {
   const dir = path.join(ROOT, 'npm', suffix)
   const sub = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8'))
   const { version } = readManifest()
@@ -95,6 +108,8 @@ function packPlatform(suffix, dest) {
   if (!fs.existsSync(binary)) throw new Error(`no ${path.basename(binary)} in the repository root: build it (\`npm run build\`) or download the release artifact`)
   return withStaging((staging) => {
     for (const file of fs.readdirSync(dir)) fs.copyFileSync(path.join(dir, file), path.join(staging, file))
+    if (repository) fs.writeFileSync(path.join(staging, 'package.json'), `${JSON.stringify({ ...sub, repository }, null, 2)}\n`)
+    fs.copyFileSync(path.join(ROOT, 'LICENSE'), path.join(staging, 'LICENSE'))
     fs.copyFileSync(binary, path.join(staging, path.basename(binary)))
     return packDirectory(staging, dest)
   })
@@ -152,4 +167,4 @@ if (require.main === module) {
   })
 }
 
-module.exports = { targets, releaseManifest, packMain, packPlatform, buildIfStale, builtFromTheseSources }
+module.exports = { targets, repositoryOf, releaseManifest, packMain, packPlatform, buildIfStale, builtFromTheseSources }
