@@ -51,6 +51,13 @@ test('release.yml builds every napi target, tests on Linux, macOS and Windows, p
   // (release.test.js runs the publish step's script against a local registry)
 })
 
+test('ci.yml runs .ci/run, the README\'s two commands on a clean checkout, on every push to a branch and pull request', () => {
+  const source = fs.readFileSync(path.join(WORKFLOWS, 'ci.yml'), 'utf8')
+  expect(source).toMatch(/\n {2}push:\n {4}branches: \['\*\*'\]\n {2}pull_request:\n/)
+  expect(source).toMatch(/\n {6}- run: \.ci\/run\n$/)
+  expect(source).toMatch(/components: rustfmt, clippy/)
+})
+
 test("the Windows binary links its C runtime statically, and a checkout's text files keep LF line ends on every host", () => {
   // Without +crt-static the binary needs the Visual C++ Redistributable, which
   // the workflow's Windows runner has and a user's machine may not.
