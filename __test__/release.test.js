@@ -1,7 +1,8 @@
 'use strict'
 // The release, end to end on this machine: `npm run pack:release` builds the
 // host's binary and packs the main and the platform package; both are
-// published to a local registry (verdaccio on 127.0.0.1, proxying nothing);
+// published to a local registry (verdaccio on 127.0.0.1, proxying nothing)
+// by the script of release.yml's publish step;
 // then in empty projects, with no Rust on PATH and a HOME of their own (cold
 // caches), npm, pnpm, bun and yarn 1 install `prime-compaction`, and each
 // install is required, imported, run as a command and registered as the
