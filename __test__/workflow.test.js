@@ -62,6 +62,6 @@ test("the Windows binary links its C runtime statically, and a checkout's text f
   // Without +crt-static the binary needs the Visual C++ Redistributable, which
   // the workflow's Windows runner has and a user's machine may not.
   expect(fs.readFileSync(path.join(ROOT, '.cargo', 'config.toml'), 'utf8')).toMatch(/\[target\.x86_64-pc-windows-msvc\]\nrustflags = \["-C", "target-feature=\+crt-static"\]/)
-  // Git on Windows checks text out with CRLF by default, which tests comparing committed files read byte for byte.
+  // Git on Windows checks text out with CRLF by default, and tests compare committed files byte for byte.
   expect(fs.readFileSync(path.join(ROOT, '.gitattributes'), 'utf8')).toBe('* text=auto eol=lf\n')
 })
