@@ -47,13 +47,13 @@ const io = {
 const debug = debuglog('prime-compaction')
 const told = new Set()
 
-function tell(url, swap) {
+/** Says `url` loads `target` (this package's entry `entry`, or an agent file where `entry` is undefined). */
+function tell(url, target, entry) {
   const file = fileURLToPath(url)
   if (told.has(file)) return
   told.add(file)
-  const entry = ENTRIES.get(swap.url)
   if (entry !== undefined) debug('%s: swapped for prime-compaction/%s', file, entry.replace(/\.mjs$/, ''))
-  else debug('%s: runs %s in its place', file, fileURLToPath(swap.url))
+  else debug('%s: runs %s in its place', file, fileURLToPath(target))
 }
 
 function warn(warning) {
@@ -123,8 +123,9 @@ function swapTarget(url) {
   }
   if (!binaryLoads()) return undefined
   if (swap.compileCache) enableCompileCache()
-  tell(url, swap)
-  return { url: swap.url, entry: ENTRIES.get(swap.url) }
+  const entry = ENTRIES.get(swap.url)
+  tell(url, swap.url, entry)
+  return { url: swap.url, entry }
 }
 
 function swapped(resolved) {
