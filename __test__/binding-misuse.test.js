@@ -5,19 +5,30 @@
 // them from a getter the native side runs, or call an EntryFacts object
 // again from inside its own call. Each such call must end in a result or an
 // Error: never a crash of the host or a hang. Each case runs in a child
-// process (a crash there fails the case, not the suite).
+// process (a crash there fails the case, not the suite), of Node and of Bun
+// (JavaScriptCore, and Bun's own N-API).
 
 const { spawnSync } = require('node:child_process')
 const path = require('node:path')
+const { BUN, SKIP_BUN, bunBinary } = require('./helpers/bun.js')
 
 const ROOT = path.join(__dirname, '..')
 
 jest.setTimeout(120_000)
 
-/** Runs `body` in a child Node with `b` (binding.js) in scope; its stdout, stderr and status. */
-function inChild(body) {
-  const script = `const b = require(${JSON.stringify(path.join(ROOT, 'binding.js'))});\n${body}`
-  const r = spawnSync(process.execPath, ['--expose-gc', '-e', script], { encoding: 'utf8', timeout: 60_000, env: { ...process.env, PRIME_PREBUILT: '1' } })
+// Each runtime: its binary, and the arguments that run a script with a
+// full collection as `gc()`.
+const RUNTIMES = {
+  Node: [() => process.execPath, ['--expose-gc', '-e']],
+  Bun: [bunBinary, ['-e']],
+}
+const GC = { Node: '', Bun: 'globalThis.gc = () => Bun.gc(true);\n' }
+
+/** Runs `body` in a child of `runtime` with `b` (binding.js) in scope; its stdout, stderr and status. */
+function inChild(runtime, body) {
+  const [binary, args] = RUNTIMES[runtime]
+  const script = `${GC[runtime]}const b = require(${JSON.stringify(path.join(ROOT, 'binding.js'))});\n${body}`
+  const r = spawnSync(binary(), [...args, script], { encoding: 'utf8', timeout: 60_000, env: { ...process.env, PRIME_PREBUILT: '1' } })
   return { out: r.stdout.trim(), err: r.stderr, status: r.status, signal: r.signal }
 }
 
@@ -76,10 +87,12 @@ const cases = {
   ],
 }
 
-describe("the binding's exports, misused: a result or an Error, never a crash or a hang", () => {
+if (SKIP_BUN) test.skip(`the binding's exports, misused, on Bun (skipped: ${BUN.reason})`, () => {})
+
+describe.each(Object.keys(RUNTIMES).filter((r) => r === 'Node' || !SKIP_BUN))("the binding's exports, misused, on %s: a result or an Error, never a crash or a hang", (runtime) => {
   test.each(Object.keys(cases))('%s', (name) => {
     const [body, expected] = cases[name]
-    const r = inChild(body)
+    const r = inChild(runtime, body)
     expect({ status: r.status, signal: r.signal, err: r.status === 0 ? '' : r.err.slice(-400) }).toEqual({ status: 0, signal: null, err: '' })
     expect(r.out).toMatch(expected)
   })
