@@ -35,6 +35,9 @@ test('release.yml builds every napi target, tests on Linux, macOS and Windows, p
   const job = (name) => jobs.find((j) => j.startsWith(`${name}:`))
   const built = [...job('build').matchAll(/target: ([\w-]+),/g)].map((m) => m[1])
   expect(built.sort()).toEqual([...pkg.napi.targets].sort())
+  // Zig and cargo-zigbuild pinned, for the musl builds.
+  expect(job('build')).toMatch(/uses: mlugg\/setup-zig@v2\n\s+if: contains\(matrix\.target, 'musl'\)\n\s+with:\n\s+version: \d+\.\d+\.\d+\n/)
+  expect(job('build')).toMatch(/tool: cargo-zigbuild@\d+\.\d+\.\d+\n/)
   const testHosts = [...job('test').matchAll(/host: ([\w.-]+)/g)].map((m) => m[1].split('-')[0])
   expect(new Set(testHosts)).toEqual(new Set(['ubuntu', 'macos', 'windows']))
   // The downloaded binary is tested, never one Jest's global setup builds.
