@@ -10,19 +10,21 @@ const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
 const { pathToFileURL } = require('node:url')
-const { swapOf, LINES, AGENT_PACKAGE } = require('../lib/agent-swap.js')
+const { swapOf, BUNDLES, LINES, AGENT_PACKAGE } = require('../lib/agent-swap.js')
+const { declarationsIn, patchChunk } = require('../lib/agent-bundle.js')
 const { fakeAgent, runEntry, registerOptions, bunRegisterOptions, FILES, SWAPPED_1_6 } = require('./helpers/fake-agent.js')
 const { BUN, SKIP_BUN, bunBinary } = require('./helpers/bun.js')
 
 const ROOT = path.join(__dirname, '..')
 const FOLDER = 'file:///opt/n/node_modules/@earendil-works/pi-coding-agent/'
 
-/** swapOf's io over a folder whose package.json is `pkg` and whose files are `files`. */
-function io(pkg, files = []) {
+/** swapOf's io over a folder whose package.json is `pkg`, whose files are `files`, and whose files `chunks` are their BUNDLES rows' chunks. */
+function io(pkg, files = [], chunks = []) {
   return {
     packageOf: (folder) => (folder === FOLDER ? pkg : undefined),
     exists: (url) => files.includes(url.slice(FOLDER.length)),
     entryUrl: (entry) => `file:///ours/${entry}`,
+    isChunk: (row, url) => url === FOLDER + row.chunk && chunks.includes(row.chunk),
   }
 }
 
@@ -54,6 +56,23 @@ describe('swapOf', () => {
     })
   })
 
+  test("a bundle known byte for byte runs as it is, its chunk patched; another bundle of the version runs the unbundled build", () => {
+    const [row] = BUNDLES
+    expect(row).toMatchObject({ line: '1.6', version: '1.6.0', chunk: expect.stringMatching(/^dist\/bundle\/chunks\/chunk-\w+\.js$/) })
+    const known = io({ name: AGENT_PACKAGE, version: '1.6.0' }, ['dist/cli.js', 'dist/rpc-entry.js'], [row.chunk])
+    expect(swapOf(FOLDER + 'dist/bundle/cli.js', known)).toEqual({ bundle: row })
+    expect(swapOf(FOLDER + 'dist/bundle/rpc-entry.js', known)).toEqual({ bundle: row })
+    expect(swapOf(FOLDER + row.chunk, known)).toEqual({ patch: row, entry: 'file:///ours/agent-1.6.mjs' })
+    // The chunk changed (or none): the unbundled build, and the chunk, if anything imports it, as it is.
+    expect(swapOf(FOLDER + 'dist/bundle/cli.js', v16)).toEqual({ url: FOLDER + 'dist/cli.js', compileCache: true })
+    expect(swapOf(FOLDER + row.chunk, v16)).toBeUndefined()
+    // Another version with the same chunk's bytes (or another package's) is not the row's.
+    const other = io({ name: AGENT_PACKAGE, version: '1.6.1' }, ['dist/cli.js'], [row.chunk])
+    expect(swapOf(FOLDER + 'dist/bundle/cli.js', other)).toEqual({ url: FOLDER + 'dist/cli.js', compileCache: true })
+    expect(swapOf(FOLDER + row.chunk, other)).toBeUndefined()
+    expect(swapOf(FOLDER + row.chunk, io({ name: 'some-other-agent', version: '1.6.0' }, [], [row.chunk]))).toBeUndefined()
+  })
+
   test('another version of the agent is left alone, with a warning naming it', () => {
     const warning = `${AGENT_PACKAGE} 1.7.0 is none of the versions prime-compaction stands in for (0.78.x, 1.6.x): the agent's own compaction module runs`
     const v17 = io({ name: AGENT_PACKAGE, version: '1.7.0' }, ['dist/cli.js'])
@@ -75,6 +94,50 @@ describe('swapOf', () => {
     expect(swapOf(FOLDER + 'dist/core/messages.js?x=1', v16)).toBeUndefined()
     expect(swapOf('node:fs', v16)).toBeUndefined()
     expect(swapOf('https://example.com/dist/core/messages.js', v16)).toBeUndefined()
+  })
+})
+
+// The real agent's bundle (the devDependency's): each BUNDLES row against
+// the chunk it names, as lib/agent-bundle.js patches it.
+describe.each(BUNDLES.map((row) => [row.version, row]))("the bundle of agent %s, patched", (version, row) => {
+  const line = LINES.find((l) => l.line === row.line)
+  // (the devDependency alias of the line, as __test__/agent/lines.js names it)
+  const folder = path.join(ROOT, 'node_modules', `pi-coding-agent-${row.line}`)
+  const bytes = fs.readFileSync(path.join(folder, row.chunk))
+  const ours = Object.keys(require(path.join(ROOT, line.entry.replace(/\.mjs$/, '.js'))))
+
+  test('the installed agent is that version, its chunk those bytes', () => {
+    expect(require(path.join(folder, 'package.json')).version).toBe(version)
+    expect(require('node:crypto').createHash('sha256').update(bytes).digest('hex')).toBe(row.sha256)
+  })
+
+  test("the row's declarations are those the chunk holds of our entry's names: each declared once, never assigned again, never renamed", () => {
+    expect(declarationsIn(bytes.toString('utf8'), ours)).toEqual({ declarations: row.declarations })
+  })
+
+  test("they are the names of the files the unbundled build swaps (what its SHIM binds to ours), and the chunk's completeSimple is pi-ai's", async () => {
+    const exported = new Set()
+    for (const file of line.files) for (const name of Object.keys(await import(pathToFileURL(path.join(folder, file)).href))) exported.add(name)
+    expect(Object.keys(row.declarations).sort()).toEqual(ours.filter((name) => exported.has(name)).sort())
+    expect(bytes.toString('utf8')).toMatch(new RegExp(`import\\{[^}]*\\b${row.completeSimple}\\b[^}]*\\}from"\\./chunk-\\w+\\.js"`))
+  })
+
+  test('patched, it is a module that imports each name from our entry and renames its own declaration, byte for byte the rest', () => {
+    const text = patchChunk(row, bytes, { entry: 'file:///ours/entry.mjs', hostPiAi: 'file:///ours/host.js' })
+    const { SourceTextModule } = require('node:vm')
+    const module = new SourceTextModule(text)
+    expect(module.dependencySpecifiers).toEqual(expect.arrayContaining(['file:///ours/entry.mjs', 'file:///ours/host.js']))
+    const names = Object.keys(row.declarations)
+    expect(text.split('__primeCompactionAgent_').length - 1).toBe(names.length + 2)
+    let back = text.slice(text.indexOf(';', text.indexOf('file:///ours/host.js')) + 1, text.lastIndexOf('\n;'))
+    for (const name of names) back = back.replace(`__primeCompactionAgent_${name}`, name)
+    expect(back).toBe(bytes.toString('utf8'))
+  })
+
+  test('a chunk of other bytes is not patched', () => {
+    const changed = Buffer.from(bytes)
+    changed[changed.length - 2] ^= 1
+    expect(patchChunk(row, changed, { entry: 'e', hostPiAi: 'h' })).toBeUndefined()
   })
 })
 

@@ -11,7 +11,7 @@ const path = require('node:path')
 const { execFile } = require('node:child_process')
 const { pathToFileURL } = require('node:url')
 const { PKG_DIRS } = require('./helpers/reference')
-const { hostOf, resolveFrom } = require('../lib/host-pi-ai.js')
+const { completeSimpleOf, hostOf, resolveFrom, useBundledCompleteSimple } = require('../lib/host-pi-ai.js')
 
 jest.setTimeout(60_000)
 
@@ -147,6 +147,19 @@ describe('finding the host and its pi-ai', () => {
     expect(hostOf([path.join(ROOT, 'lib', 'summarize.js'), pathToFileURL(file).href])).toBe(AGENT_16)
     expect(hostOf([path.join(ROOT, 'lib', 'summarize.js'), __filename])).toBeUndefined()
     expect(hostOf(['node:internal/process/task_queues', 'evalmachine.<anonymous>'])).toBeUndefined()
+  })
+
+  test("a bundled agent's own completeSimple, handed over by its patched chunk (lib/agent-bundle.js), is its callers'; another host resolves its own", async () => {
+    const chunk = (name) => path.join(AGENT_16, 'dist', 'bundle', 'chunks', name)
+    const bundled = async () => 'the bundle\'s own'
+    useBundledCompleteSimple(pathToFileURL(chunk('chunk-A.js')).href, bundled)
+    expect(await completeSimpleOf('@earendil-works/pi-ai/compat', [path.join(ROOT, 'lib', 'summarize.js'), chunk('chunk-B.js')])).toBe(bundled)
+    const installed = await import(resolveFrom(PKG_DIRS['0.78'], '@earendil-works/pi-ai'))
+    expect(await completeSimpleOf('@earendil-works/pi-ai', [path.join(PKG_DIRS['0.78'], 'dist', 'core', 'agent-session.js')])).toBe(installed.completeSimple)
+    // A chunk of no agent package, or no function, hands nothing over.
+    useBundledCompleteSimple(pathToFileURL(path.join(dir, 'chunk.js')).href, bundled)
+    useBundledCompleteSimple(pathToFileURL(chunk('chunk-C.js')).href, 'not a function')
+    expect(await completeSimpleOf('@earendil-works/pi-ai/compat', [chunk('chunk-B.js')])).toBe(bundled)
   })
 
   test("each line's module resolves from its agent to that agent's pi-ai", () => {

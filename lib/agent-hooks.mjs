@@ -2,9 +2,12 @@
 // import that resolves to one of the pi agent's files this package stands
 // in for (lib/agent-swap.js says which, by the agent's version) loads this
 // package's entry for that line instead (`resolve`; `load` makes the module
-// that carries the agent file's other exports too, see SHIM), and the
-// agent's bundled entries run their unbundled build, whose imports the hook
-// sees; where this package's binary does not load, nothing is swapped.
+// that carries the agent file's other exports too, see SHIM). An agent
+// bundle's chunk that holds the module inlined, where lib/agent-swap.js
+// knows it byte for byte, loads patched (`load`, lib/agent-bundle.js: the
+// module's names bound to this package's entry); any other bundle's entries
+// run their unbundled build, whose imports the hook sees. Where this
+// package's binary does not load, nothing is swapped.
 // Registered in the loading thread (module.registerHooks, Node 22.15 and
 // later, which every agent version needs) or, on older Node, on the loader
 // thread (module.register, which imports this file and calls the same hooks).
@@ -17,7 +20,8 @@ import { fileURLToPath, pathToFileURL } from 'node:url'
 import { debuglog } from 'node:util'
 
 const require = nodeModule.createRequire(import.meta.url)
-const { swapOf, LINES, UNBUNDLED } = require('./agent-swap.js')
+const { swapOf, BUNDLES, LINES, UNBUNDLED } = require('./agent-swap.js')
+const { isChunkOf, patchChunk } = require('./agent-bundle.js')
 
 // package.json of each folder asked about, once.
 const packages = new Map()
@@ -36,10 +40,28 @@ function packageOf(folder) {
   return packages.get(folder)
 }
 
+// Whether a file is a bundle's chunk (BUNDLES), by row and URL, once.
+const chunks = new Map()
+
+function isChunk(row, url) {
+  const key = `${row.sha256} ${url}`
+  if (!chunks.has(key)) {
+    let is = false
+    try {
+      is = isChunkOf(row, readFileSync(fileURLToPath(url)))
+    } catch {
+      // No such file, or none that can be read: not the chunk.
+    }
+    chunks.set(key, is)
+  }
+  return chunks.get(key)
+}
+
 const io = {
   packageOf,
   exists: (url) => existsSync(fileURLToPath(url)),
   entryUrl: (entry) => new URL(`../${entry}`, import.meta.url).href,
+  isChunk,
 }
 
 // NODE_DEBUG=prime-compaction: a line on stderr for each agent file
@@ -47,13 +69,20 @@ const io = {
 const debug = debuglog('prime-compaction')
 const told = new Set()
 
-/** Says `url` loads `target` (this package's entry `entry`, or an agent file where `entry` is undefined). */
-function tell(url, target, entry) {
+/** Runs `say` the first time it is called for `url`. */
+function tellOnce(url, say) {
   const file = fileURLToPath(url)
   if (told.has(file)) return
   told.add(file)
-  if (entry !== undefined) debug('%s: swapped for prime-compaction/%s', file, entry.replace(/\.mjs$/, ''))
-  else debug('%s: runs %s in its place', file, fileURLToPath(target))
+  say()
+}
+
+/** Says `url` loads `target` (this package's entry `entry`, or an agent file where `entry` is undefined). */
+function tell(url, target, entry) {
+  tellOnce(url, () => {
+    if (entry !== undefined) debug('%s: swapped for prime-compaction/%s', fileURLToPath(url), entry.replace(/\.mjs$/, ''))
+    else debug('%s: runs %s in its place', fileURLToPath(url), fileURLToPath(target))
+  })
 }
 
 function warn(warning) {
@@ -107,12 +136,19 @@ function enableCompileCache() {
 const SHIM = new URL('./agent-file/', import.meta.url).href
 const ORIGINAL = '?prime-compaction-original'
 
+// A bundle's chunk to load patched (lib/agent-bundle.js), by its URL: its
+// row of BUNDLES, and the URL of the entry its declarations bind to.
+const patches = new Map()
+
+/** This package's entry's name, `.mjs` dropped, for NODE_DEBUG's lines. */
+const entryName = (entry) => entry.replace(/\.mjs$/, '')
+
 /**
- * What the module at `url` becomes: undefined where it stays, else `{ url,
- * entry }`, `entry` the name of this package's entry for an agent file it
- * stands in for (undefined for a bundled entry's unbundled build, the
- * agent's own file, run as it is, with the compile cache its bundled entry
- * turns on).
+ * What the module at `url` becomes: undefined where it stays (a bundle's
+ * chunk that loads patched is put in `patches`), else `{ url, entry }`,
+ * `entry` the name of this package's entry for an agent file it stands in
+ * for (undefined for a bundled entry's unbundled build, the agent's own
+ * file, run as it is, with the compile cache its bundled entry turns on).
  */
 function swapTarget(url) {
   const swap = swapOf(url, io)
@@ -122,6 +158,14 @@ function swapTarget(url) {
     return undefined
   }
   if (!binaryLoads()) return undefined
+  if (swap.bundle !== undefined) {
+    tellOnce(url, () => debug('%s: runs as it is; %s loads with prime-compaction/%s in its compaction module\'s place', fileURLToPath(url), swap.bundle.chunk, entryName(lineEntry(swap.bundle.line))))
+    return undefined
+  }
+  if (swap.patch !== undefined) {
+    patches.set(url, { row: swap.patch, entry: swap.entry })
+    return undefined
+  }
   if (swap.compileCache) enableCompileCache()
   const entry = ENTRIES.get(swap.url)
   tell(url, swap.url, entry)
@@ -138,6 +182,26 @@ function swapped(resolved) {
 // This package's entries, one per line: each one's file name by its URL.
 const ENTRIES = new Map(LINES.map((row) => [io.entryUrl(row.entry), row.entry]))
 const ENTRY_URLS = new Map(LINES.map((row) => [row.entry, io.entryUrl(row.entry)]))
+const lineEntry = (line) => LINES.find((row) => row.line === line).entry
+
+// lib/host-pi-ai.js, which a patched chunk hands its pi-ai's completeSimple.
+const HOST_PI_AI = new URL('./host-pi-ai.js', import.meta.url).href
+
+/**
+ * A patched chunk's text (lib/agent-bundle.js), the imports it adds named
+ * by `specifier(url)`; undefined where the file is no longer the chunk (it
+ * then loads as it is, with a warning).
+ */
+function patchedText(url, specifier) {
+  const { row, entry } = patches.get(url)
+  const text = patchChunk(row, readFileSync(fileURLToPath(url)), { entry: specifier(entry), hostPiAi: specifier(HOST_PI_AI) })
+  if (text === undefined) {
+    warn(`${fileURLToPath(url)} changed while it loaded: the agent's own compaction module runs`)
+    return undefined
+  }
+  tellOnce(url, () => debug('%s: its compaction module\'s %d declarations bound to prime-compaction/%s', fileURLToPath(url), Object.keys(row.declarations).length, entryName(ENTRIES.get(entry))))
+  return text
+}
 
 // The names each entry of this package exports, once.
 const entryNames = new Map()
@@ -163,32 +227,37 @@ export function resolve(specifier, context, nextResolve) {
   return typeof resolved?.then === 'function' ? resolved.then(swapped) : swapped(resolved)
 }
 
-/** The hook: a swapped agent file's module (see SHIM), or the next hook's load. */
+/** The hook: a swapped agent file's module (see SHIM), a bundle's chunk patched, or the next hook's load. */
 export function load(url, context, nextLoad) {
-  const source = shimSource(url)
+  const source = patches.has(url) ? patchedText(url, (u) => u) : shimSource(url)
   if (source === undefined) return nextLoad(url, context)
   return { format: 'module', source, shortCircuit: true }
 }
 
-// Bun: the files a swap can start from (each line's files and the bundled
-// entries), by the end of their path, as imported or with ORIGINAL.
+// Bun: the files a swap can start from (each line's files, the bundled
+// entries and the known bundles' chunks), by the end of their path, as
+// imported or with ORIGINAL.
 const BUN_FILES = new RegExp(
-  `[\\\\/](?:${[...new Set([...LINES.flatMap((row) => row.files), ...Object.keys(UNBUNDLED)])].map((file) => file.replaceAll('.', '\\.').replaceAll('/', '[\\\\/]')).join('|')})(?:${ORIGINAL.replace('?', '\\?')})?$`,
+  `[\\\\/](?:${[...new Set([...LINES.flatMap((row) => row.files), ...Object.keys(UNBUNDLED), ...BUNDLES.map((b) => b.chunk)])].map((file) => file.replaceAll('.', '\\.').replaceAll('/', '[\\\\/]')).join('|')})(?:${ORIGINAL.replace('?', '\\?')})?$`,
 )
 
 /**
  * Bun: a file of BUN_FILES (by path) as the hooks above make it. Its
  * plugin loads the file in place, so each swap is the module's text at the
  * agent file's own path: SHIM's text for an agent file this package stands
- * in for (the file itself imported with ORIGINAL), an import of the
- * unbundled build for a bundled entry, else the file's own text (a plugin's
- * load cannot hand a file back to Bun).
+ * in for (the file itself imported with ORIGINAL), a known bundle's chunk
+ * patched, an import of the unbundled build for another bundle's entry,
+ * else the file's own text (a plugin's load cannot hand a file back to Bun).
  */
 function bunModule(file) {
   const own = (path) => ({ loader: 'js', contents: readFileSync(path, 'utf8') })
   if (file.endsWith(ORIGINAL)) return own(file.slice(0, -ORIGINAL.length))
-  const target = swapTarget(pathToFileURL(file).href)
-  if (target === undefined) return own(file)
+  const url = pathToFileURL(file).href
+  const target = swapTarget(url)
+  if (target === undefined) {
+    const patched = patches.has(url) ? patchedText(url, (u) => fileURLToPath(u)) : undefined
+    return patched === undefined ? own(file) : { loader: 'js', contents: patched }
+  }
   if (target.entry !== undefined) return { loader: 'js', contents: shimText(file, target.url) }
   return { loader: 'js', contents: `import ${JSON.stringify(fileURLToPath(target.url))}\n` }
 }

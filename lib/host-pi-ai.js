@@ -145,14 +145,29 @@ function resolveFrom(dir, specifier) {
   return undefined
 }
 
+// A bundled agent's own completeSimple, by the agent's folder: its pi-ai is
+// inlined in the bundle, and the one installed beside it is another copy
+// (with none of the providers registered at run time). lib/agent-bundle.js's
+// patched chunk hands it over as it loads.
+const bundled = new Map()
+
+/** Takes the completeSimple of the bundle whose chunk is at `chunkUrl`. */
+function useBundledCompleteSimple(chunkUrl, completeSimple) {
+  const file = pathOf(chunkUrl)
+  const pkg = file === undefined ? null : packageOf(path.dirname(file))
+  if (pkg && pkg.name === AGENT_PACKAGE && typeof completeSimple === 'function') bundled.set(pkg.dir, completeSimple)
+}
+
 /**
  * `completeSimple` from `specifier`, resolved from the host among `callers`
- * (from callerFiles) or else from this package; a clear Error when there is none.
+ * (from callerFiles; a bundled host's own, where it handed it over) or else
+ * from this package; a clear Error when there is none.
  */
 async function completeSimpleOf(specifier, callers) {
   let where = 'this package'
   try {
     const host = hostOf(callers || [])
+    if (bundled.has(host)) return bundled.get(host)
     const url = host === undefined ? undefined : resolveFrom(host, specifier)
     if (url !== undefined) where = `the agent in ${host}`
     const ai = await import(url === undefined ? specifier : url)
@@ -168,4 +183,4 @@ async function completeSimpleOf(specifier, callers) {
   }
 }
 
-module.exports = { callerFiles, completeSimpleOf, hostOf, resolveFrom }
+module.exports = { callerFiles, completeSimpleOf, hostOf, resolveFrom, useBundledCompleteSimple }
