@@ -118,9 +118,12 @@ export async function swapInOurs() {
   registerAgentSwap()
 }
 
-/** The agent line's package (its ESM entry), as the swap hook, if registered, resolves it. */
-export function loadAgent(line) {
-  return import(agentEntryUrl(line.packageDir))
+/**
+ * The agent line's package (its ESM entry, or with `bundle` its bundled
+ * SDK, `dist/bundle/index.js`), as the swap hook, if registered, resolves it.
+ */
+export function loadAgent(line, bundle = false) {
+  return import(bundle ? pathToFileURL(join(line.packageDir, 'dist', 'bundle', 'index.js')).href : agentEntryUrl(line.packageDir))
 }
 
 /**

@@ -1,8 +1,9 @@
 // The agent side of a fault run, under the agent line's Node 22 binary (or Bun),
 // forked by run.js with an IPC channel:
-//   node child.mjs <job json>   job: { line, variant: 'agent' | 'ours', base, baseUrl }
+//   node child.mjs <job json>   job: { line, variant: 'agent' | 'ours', base, baseUrl, bundle }
 // With 'ours', our entry is swapped in for the agent's compaction module
-// before the agent loads. The parent sends cases one at a time; for each,
+// before the agent loads; with `bundle`, the agent is its bundle (the
+// chunk holding the module patched, with 'ours'). The parent sends cases one at a time; for each,
 // the child builds a fresh session (the agent's own SDK, tools and
 // SessionManager, a session file of its own), brings it to the operation,
 // tells the parent (which then arms the fault), runs the operation, and
@@ -26,11 +27,14 @@ const line = LINES.find((l) => l.version === job.line)
 if (!line) throw new Error(`no agent version ${job.line} in lines.js`)
 if (job.variant === 'ours') await swapInOurs()
 
-const agent = await loadAgent(line)
+const agent = await loadAgent(line, job.bundle)
 // Whether the swap took: run.js refuses a run whose variant it is not.
 const compactIsOurs = agent.compact === (await import(import.meta.resolve(line.entry))).compact
-// What the agent's command line sets up before a session: the HTTP client's idle timeouts.
-const { configureHttpDispatcher } = await import(pathToFileURL(join(line.packageDir, 'dist', 'core', 'http-dispatcher.js')).href)
+// What the agent's command line sets up before a session: the HTTP client's
+// idle timeouts (in a bundle, from the chunk that holds the module, as its `pi` entry imports it).
+const { BUNDLES } = require('../../../lib/agent-swap.js')
+const httpDispatcher = job.bundle ? BUNDLES.find((b) => b.version === line.version).chunk : join('dist', 'core', 'http-dispatcher.js')
+const { configureHttpDispatcher } = await import(pathToFileURL(join(line.packageDir, httpDispatcher)).href)
 const DEFAULT_IDLE_TIMEOUT_MS = 300_000
 const WORK_TREE = join(root, '__test__', 'agent', 'work-tree')
 

@@ -10,6 +10,8 @@
 //   FAULTS_ONLY   run only the cases whose name contains this text
 //   FAULTS_KEEP   keep the run's folder (the session files) instead of removing it
 //   FAULTS_BUN    run the agent's processes on Bun (the devDependency's) rather than the line's Node
+//   FAULTS_BUNDLE load the agent from its bundle (dist/bundle/index.js), whose chunk holding the module the
+//                 hook patches, rather than its unbundled build: the versions lib/agent-swap.js's BUNDLES knows
 
 const fs = require('node:fs')
 const os = require('node:os')
@@ -19,6 +21,7 @@ const { unsupported } = require('../run.js')
 const { runFaults, tally } = require('./run.js')
 const { fullCases, smallCases, casesOf, casesOnBun } = require('./cases.js')
 const { BUN } = require('../../helpers/bun.js')
+const { BUNDLES } = require('../../../lib/agent-swap.js')
 
 const SEED = process.env.FAULTS_SEED ? Number(process.env.FAULTS_SEED) | 0 : 20260601
 const allCases = (process.env.FAULTS_CASES === 'small' ? smallCases(SEED) : fullCases(SEED)).filter((c) => !process.env.FAULTS_ONLY || c.name.includes(process.env.FAULTS_ONLY))
@@ -37,7 +40,8 @@ async function main() {
   const runtime = process.env.FAULTS_BUN ? { name: `Bun ${BUN.version}`, execPath: BUN.bin } : undefined
   let failed = false
   for (const agentLine of LINES) {
-    const why = unsupported(agentLine)
+    const bundle = Boolean(process.env.FAULTS_BUNDLE)
+    const why = unsupported(agentLine) || (bundle && !BUNDLES.some((b) => b.version === agentLine.version) ? 'FAULTS_BUNDLE: no bundle of it is known' : undefined)
     if (why) {
       log(`faults ${agentLine.version}: not run: ${why}`)
       continue
@@ -46,11 +50,11 @@ async function main() {
     const cases = runtime ? casesOnBun(lineCases) : lineCases
     if (cases.length < lineCases.length) log(`faults ${agentLine.version}: not run on ${runtime.name} (no HTTP idle timeout there): ${lineCases.filter((c) => !cases.includes(c)).map((c) => c.name).join(', ')}`)
     const base = fs.mkdtempSync(path.join(os.tmpdir(), `prime-compaction-faults-${agentLine.version}-`))
-    log(`faults ${agentLine.version}: ${cases.length} cases, with the agent's own module and with ours, on ${runtime?.name ?? "the line's Node"}, in ${base}`)
+    log(`faults ${agentLine.version}${bundle ? ' (its bundle)' : ''}: ${cases.length} cases, with the agent's own module and with ours, on ${runtime?.name ?? "the line's Node"}, in ${base}`)
     const byVariant = {}
     await Promise.all(
       ['agent', 'ours'].map(async (variant) => {
-        byVariant[variant] = await runFaults({ line: agentLine, variant, cases, base, log: (r) => log(line(r)), execPath: runtime?.execPath })
+        byVariant[variant] = await runFaults({ line: agentLine, variant, cases, base, log: (r) => log(line(r)), execPath: runtime?.execPath, bundle })
       }),
     )
     for (const variant of ['agent', 'ours']) {

@@ -242,9 +242,9 @@ function readOrNull(file) {
 }
 
 /** One agent process (on `execPath`): its messages as a queue, its end as a promise. */
-function spawnChild(line, variant, base, baseUrl, execPath) {
+function spawnChild(line, variant, base, baseUrl, execPath, bundle) {
   const env = { ...process.env, HOME: base, PI_CODING_AGENT_DIR: path.join(base, 'home-agent-dir'), PI_OFFLINE: '1', NO_PROXY: '127.0.0.1,localhost', no_proxy: '127.0.0.1,localhost' }
-  const child = fork(CHILD, [JSON.stringify({ line: line.version, variant, base, baseUrl })], { execPath, execArgv: [], env, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] })
+  const child = fork(CHILD, [JSON.stringify({ line: line.version, variant, base, baseUrl, bundle })], { execPath, execArgv: [], env, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] })
   let stderr = ''
   child.stdout.on('data', () => {})
   child.stderr.on('data', (d) => {
@@ -318,10 +318,11 @@ function importInTurn(file) {
 
 /**
  * Runs `cases` in the real agent of `line` with the agent's own module
- * (variant 'agent') or ours ('ours'), in `base`. Returns one result per case
- * (and per re-opened killed session) with its verdict.
+ * (variant 'agent') or ours ('ours'), in `base`; with `bundle`, the agent
+ * loaded from its bundle (its SDK's `dist/bundle/index.js`). Returns one
+ * result per case (and per re-opened killed session) with its verdict.
  */
-async function runFaults({ line, variant, cases, base, log = () => {}, execPath = line.node.binary }) {
+async function runFaults({ line, variant, cases, base, log = () => {}, execPath = line.node.binary, bundle = false }) {
   const { SessionManager } = await importInTurn(path.join(line.packageDir, 'dist', 'core', 'session-manager.js'))
   const own = await importInTurn(path.join(line.packageDir, line.moduleDir, 'index.js'))
   /** The agent's own module's plan for a session file's branch, with the harness's settings. */
@@ -333,7 +334,7 @@ async function runFaults({ line, variant, cases, base, log = () => {}, execPath 
   const results = []
   let proc = null
   const startProc = async () => {
-    proc = spawnChild(line, variant, base, server.baseUrl, execPath)
+    proc = spawnChild(line, variant, base, server.baseUrl, execPath, bundle)
     const { compactIsOurs } = await expectMessage(proc, 'ready')
     if (compactIsOurs !== (variant === 'ours')) {
       throw new Error(`the agent runs ${compactIsOurs ? 'our' : 'its own'} compaction module in the '${variant}' run: the module swap ${compactIsOurs ? 'took where it should not' : 'did not take'}`)
