@@ -11,7 +11,8 @@ const os = require('node:os')
 const path = require('node:path')
 const { pathToFileURL } = require('node:url')
 const { swapOf, BUNDLES, LINES, AGENT_PACKAGE } = require('../lib/agent-swap.js')
-const { declarationsIn, patchChunk } = require('../lib/agent-bundle.js')
+const { patchChunk } = require('../lib/agent-bundle.js')
+const { declarationsIn } = require('../scripts/bundle-declarations.js')
 const { fakeAgent, runEntry, registerOptions, bunRegisterOptions, FILES, SWAPPED_1_6 } = require('./helpers/fake-agent.js')
 const { BUN, SKIP_BUN, bunBinary } = require('./helpers/bun.js')
 
@@ -111,8 +112,16 @@ describe.each(BUNDLES.map((row) => [row.version, row]))("the bundle of agent %s,
     expect(require('node:crypto').createHash('sha256').update(bytes).digest('hex')).toBe(row.sha256)
   })
 
-  test("the row's declarations are those the chunk holds of our entry's names: each declared once, never assigned again, never renamed", () => {
-    expect(declarationsIn(bytes.toString('utf8'), ours)).toEqual({ declarations: row.declarations })
+  test("the row's declarations are those the chunk holds of our entry's names: each a function or var of the module's own scope, never assigned again; completeSimple one of its imports", () => {
+    expect(declarationsIn(bytes.toString('utf8'), ours, row.completeSimple)).toEqual({ declarations: row.declarations })
+  })
+
+  test('the check refuses what an import could not replace: a name assigned again, a let, a completeSimple that is no import', () => {
+    const text = "import { completeSimple } from './x.js';function a(){}var b=1,c=2;let d=3;function e(){c=4}export{a,b,c,d}"
+    expect(declarationsIn(text, ['a', 'b', 'zz'])).toEqual({ declarations: { a: text.indexOf('a(){}'), b: text.indexOf('b=1') } })
+    expect(declarationsIn(text, ['c'])).toEqual({ reason: 'c is assigned again' })
+    expect(declarationsIn(text, ['d'])).toEqual({ reason: 'd is a let binding' })
+    expect(declarationsIn(text, ['a'], 'a')).toEqual({ reason: 'a is none of its imports' })
   })
 
   test("they are the names of the files the unbundled build swaps (what its SHIM binds to ours), and the chunk's completeSimple is pi-ai's", async () => {

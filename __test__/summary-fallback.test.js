@@ -11,7 +11,7 @@ const path = require('node:path')
 const { execFile } = require('node:child_process')
 const { pathToFileURL } = require('node:url')
 const { PKG_DIRS } = require('./helpers/reference')
-const { completeSimpleOf, hostOf, resolveFrom, useBundledCompleteSimple } = require('../lib/host-pi-ai.js')
+const { hostOf, resolveFrom } = require('../lib/host-pi-ai.js')
 
 jest.setTimeout(60_000)
 
@@ -150,6 +150,10 @@ describe('finding the host and its pi-ai', () => {
   })
 
   test("a bundled agent's own completeSimple, handed over by its patched chunk (lib/agent-bundle.js), is its callers'; another host resolves its own", async () => {
+    // (a module of its own: what is handed over stays for the module's life)
+    let completeSimpleOf
+    let useBundledCompleteSimple
+    jest.isolateModules(() => ({ completeSimpleOf, useBundledCompleteSimple } = require('../lib/host-pi-ai.js')))
     const chunk = (name) => path.join(AGENT_16, 'dist', 'bundle', 'chunks', name)
     const bundled = async () => 'the bundle\'s own'
     useBundledCompleteSimple(pathToFileURL(chunk('chunk-A.js')).href, bundled)

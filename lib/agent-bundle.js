@@ -12,11 +12,10 @@
 //
 // The row records each declaration's offset in the chunk's text, which its
 // hash fixes: patching checks the hash and the name at each offset, and
-// reads nothing else. `declarationsIn` finds them (for a new row:
-// scripts/bundle-declarations.js; agent-swap.test.js checks the rows): a
-// name declared once, never assigned again, and never also declared
-// renamed (esbuild gives a second top-level declaration of a name a digit
-// suffix, and the one left could then be another module's).
+// reads nothing else. scripts/bundle-declarations.js finds them from the
+// chunk's parsed scopes (each a function or `var` of the module's own
+// scope, never assigned again), and agent-swap.test.js checks each row
+// with it.
 
 const { createHash } = require('node:crypto')
 
@@ -54,36 +53,4 @@ function patchChunk(row, bytes, { entry, hostPiAi }) {
   )
 }
 
-const literal = (name) => name.replace(/[$]/g, '\\$')
-
-/**
- * Where `text` declares each of `names` that it declares: `{ declarations:
- * { NAME: offset } }`, or `{ reason }` where one of them cannot be bound.
- * (A scan of the whole text per name: for making and checking rows, not
- * for loading.)
- */
-function declarationsIn(text, names) {
-  if (text.startsWith('#!')) return { reason: 'it starts with a #! line' }
-  const declarations = {}
-  for (const name of names) {
-    const id = literal(name)
-    const functions = [...text.matchAll(new RegExp(`(?<![\\w$.])function ${id}\\(`, 'g'))]
-    const assigned = [...text.matchAll(new RegExp(`(?<![\\w$.])${id}=(?![=>])`, 'g'))]
-    if (new RegExp(`(?<![\\w$.])${id}(?:[-+*/%&|^<>?]+=|\\+\\+|--)|(?:\\+\\+|--)${id}(?![\\w$])`).test(text)) return { reason: `${name} is assigned again` }
-    if (new RegExp(`(?<![\\w$.])(?:function |var |let |const |class |,)${id}\\d+(?:\\(|=)`).test(text)) return { reason: `${name} is also declared renamed` }
-    if (functions.length + assigned.length === 0) continue
-    if (functions.length + assigned.length > 1) return { reason: `${name} is declared or assigned ${functions.length + assigned.length} times` }
-    if (functions.length === 1) {
-      declarations[name] = functions[0].index + 'function '.length
-    } else {
-      const at = assigned[0].index
-      // The first name of a `var` list, or a later one.
-      if (!text.slice(0, at).endsWith('var ') && text[at - 1] !== ',') return { reason: `${name} is assigned where it is not declared` }
-      declarations[name] = at
-    }
-  }
-  if (Object.keys(declarations).length === 0) return { reason: 'it declares none of the names' }
-  return { declarations }
-}
-
-module.exports = { declarationsIn, isChunkOf, patchChunk }
+module.exports = { isChunkOf, patchChunk }

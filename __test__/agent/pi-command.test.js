@@ -74,7 +74,7 @@ describe.each(LINES.map((line) => [line.version, line]))('the `pi` command of ag
   // patched (lib/agent-bundle.js), not the unbundled build.
   test.each([['', () => ours], ...(SKIP_BUN ? [] : [[', on Bun', () => onBun]])])("with ours%s, the hook names what it swapped: on 1.6 the bundle's chunk, on 0.78 the module's files", async (where, run) => {
     const { stderr } = await run()
-    const said = stderr.split('\n').filter((l) => l.startsWith('PRIME-COMPACTION ')).map((l) => l.replace(/^PRIME-COMPACTION \d+: .*?\/(dist\/)/, '$1'))
+    const said = stderr.split('\n').filter((l) => l.startsWith('PRIME-COMPACTION ')).map((l) => l.replace(/^PRIME-COMPACTION \d+: /, '').replace(fs.realpathSync(line.packageDir) + path.sep, ''))
     if (line.line === '1.6') {
       expect(said).toEqual([
         expect.stringMatching(/^dist\/bundle\/cli\.js: runs as it is; dist\/bundle\/chunks\/chunk-\w+\.js loads with prime-compaction\/agent-1\.6 in its compaction module's place$/),
