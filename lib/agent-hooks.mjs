@@ -69,6 +69,9 @@ const io = {
 const debug = debuglog('prime-compaction')
 const told = new Set()
 
+/** This package's entry's name, `.mjs` dropped, for NODE_DEBUG's lines. */
+const entryName = (entry) => entry.replace(/\.mjs$/, '')
+
 /** Runs `say` the first time it is called for `url`. */
 function tellOnce(url, say) {
   const file = fileURLToPath(url)
@@ -80,7 +83,7 @@ function tellOnce(url, say) {
 /** Says `url` loads `target` (this package's entry `entry`, or an agent file where `entry` is undefined). */
 function tell(url, target, entry) {
   tellOnce(url, () => {
-    if (entry !== undefined) debug('%s: swapped for prime-compaction/%s', fileURLToPath(url), entry.replace(/\.mjs$/, ''))
+    if (entry !== undefined) debug('%s: swapped for prime-compaction/%s', fileURLToPath(url), entryName(entry))
     else debug('%s: runs %s in its place', fileURLToPath(url), fileURLToPath(target))
   })
 }
@@ -139,9 +142,6 @@ const ORIGINAL = '?prime-compaction-original'
 // A bundle's chunk to load patched (lib/agent-bundle.js), by its URL: its
 // row of BUNDLES, and the URL of the entry its declarations bind to.
 const patches = new Map()
-
-/** This package's entry's name, `.mjs` dropped, for NODE_DEBUG's lines. */
-const entryName = (entry) => entry.replace(/\.mjs$/, '')
 
 /**
  * What the module at `url` becomes: undefined where it stays (a bundle's

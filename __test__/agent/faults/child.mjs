@@ -21,6 +21,7 @@ const require = createRequire(import.meta.url)
 const { LINES, root } = require('../lines.js')
 const { TURNS } = require('../flows.js')
 const { OPS, RECOVER, RESUME } = require('./ops.js')
+const { BUNDLES } = require('../../../lib/agent-swap.js')
 
 const job = JSON.parse(process.argv[2])
 const line = LINES.find((l) => l.version === job.line)
@@ -32,7 +33,6 @@ const agent = await loadAgent(line, job.bundle)
 const compactIsOurs = agent.compact === (await import(import.meta.resolve(line.entry))).compact
 // What the agent's command line sets up before a session: the HTTP client's
 // idle timeouts (in a bundle, from the chunk that holds the module, as its `pi` entry imports it).
-const { BUNDLES } = require('../../../lib/agent-swap.js')
 const httpDispatcher = job.bundle ? BUNDLES.find((b) => b.version === line.version).chunk : join('dist', 'core', 'http-dispatcher.js')
 const { configureHttpDispatcher } = await import(pathToFileURL(join(line.packageDir, httpDispatcher)).href)
 const DEFAULT_IDLE_TIMEOUT_MS = 300_000

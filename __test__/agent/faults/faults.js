@@ -39,8 +39,8 @@ async function main() {
   if (process.env.FAULTS_BUN && !BUN.bin) throw new Error(`FAULTS_BUN: ${BUN.reason}`)
   const runtime = process.env.FAULTS_BUN ? { name: `Bun ${BUN.version}`, execPath: BUN.bin } : undefined
   let failed = false
+  const bundle = Boolean(process.env.FAULTS_BUNDLE)
   for (const agentLine of LINES) {
-    const bundle = Boolean(process.env.FAULTS_BUNDLE)
     const why = unsupported(agentLine) || (bundle && !BUNDLES.some((b) => b.version === agentLine.version) ? 'FAULTS_BUNDLE: no bundle of it is known' : undefined)
     if (why) {
       log(`faults ${agentLine.version}: not run: ${why}`)
