@@ -229,6 +229,12 @@ export interface AssistantMessage {
   deferred?: DeferredHandle
   /** Set when `stopReason` is `"error"` or `"aborted"`. */
   errorMessage?: string
+  /**
+   * How long the server asks to be left alone before another request, in ms
+   * (this package's, not pi-ai's: the CLI sets it from `Retry-After`). A retry
+   * of this error waits that long instead; over the policy's cap, none is made.
+   */
+  retryAfterMs?: number
   /** The provider's own stop reason, kept for debugging. */
   rawStopReason?: string
   /** Whether the provider said the model ended its turn. */

@@ -81,7 +81,8 @@ export declare class SummaryRetry {
    * `finished` holds the arguments of `onRetryFinished` to await before
    * returning the answer (or null), and `scheduled` those of
    * `onRetryScheduled` when the request is to be sent again after
-   * `delayMs` (or null: return the answer).
+   * `delayMs` (or null: return the answer). An error answer's
+   * `retryAfterMs`, a number, is the delay the server asks for.
    */
   answer(answer: Arg): RawValue
   /**

@@ -678,6 +678,46 @@ describe('compact against a local OpenAI-compatible server', () => {
     expect(timeoutPath.stderr).toContain(`Summarization failed: 400 bad model (POST ${server.baseUrl.replace('/v1', '/timeout/503/v1')}/chat/completions)`)
   })
 
+  test("a server's Retry-After is the wait before a retry (pi-ai's provider retries read it so); one over 60 s is not waited for", async () => {
+    const later = (ms) => new Date(Date.now() + ms).toUTCString()
+    server = await startServer([
+      { status: 429, error: 'Too many requests', headers: { 'retry-after': '1' } },
+      { status: 503, error: 'Loading model', headers: { 'retry-after-ms': '250', 'retry-after': '30' } },
+      { text: 'History.' },
+      { text: 'Prefix.' },
+    ])
+    const r = await run(['compact', EXAMPLE, '--base-url', server.baseUrl, '--model', 'm', '--retry-delay', '0', '--json'])
+    expect(r.code).toBe(0)
+    expect(JSON.parse(r.stdout).result.summary).toContain('History.')
+    const at = server.requests.map((q) => q.at)
+    expect(at[1] - at[0]).toBeGreaterThanOrEqual(1000)
+    expect(at[2] - at[1]).toBeGreaterThanOrEqual(250)
+    expect(at[2] - at[1]).toBeLessThan(30_000)
+    expect(r.stderr.split('\n').filter((l) => l.includes('retry'))).toEqual([
+      'prime-compaction: retry 1 of 3 in 1.0s after: 429 Too many requests',
+      'prime-compaction: retry 2 of 3 in 250 ms after: 503 Loading model',
+    ])
+    await server.close()
+    // Seconds or an HTTP date over 60 s (pi's cap): one request, and the failure says what the server asked.
+    for (const [value, said] of [
+      ['120', /wait 120\.0s\)/],
+      // (a date names whole seconds)
+      [later(3_600_000), /wait 3(599|600)\.\ds\)/],
+    ]) {
+      server = await startServer([{ status: 429, error: 'Too many requests', headers: { 'retry-after': value } }])
+      const out = await run(['compact', EXAMPLE, '--base-url', server.baseUrl, '--model', 'm', '--retry-delay', '0'])
+      expect({ code: out.code, requests: server.requests.length }).toEqual({ code: 1, requests: 1 })
+      expect(out.stderr).toContain(`Summarization failed: 429 Too many requests (POST ${server.baseUrl}/chat/completions; the server asked to wait `)
+      expect(out.stderr).toMatch(said)
+      await server.close()
+    }
+    // A value that is no delay: --retry-delay's.
+    server = await startServer([{ status: 503, error: 'Loading model', headers: { 'retry-after': 'soon' } }])
+    const soon = await run(['compact', EXAMPLE, '--base-url', server.baseUrl, '--model', 'm', '--retries', '1', '--retry-delay', '0'])
+    expect(soon.stderr.split('\n').filter((l) => l.includes('retry'))).toEqual(['prime-compaction: retry 1 of 1 in 0 ms after: 503 Loading model'])
+    expect(soon.stderr).toContain(`Summarization failed: 503 Loading model (POST ${server.baseUrl}/chat/completions)`)
+  })
+
   test('a server that does not answer times out', async () => {
     server = await startServer([{ hang: true }])
     const started = Date.now()

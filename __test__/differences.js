@@ -144,6 +144,13 @@ module.exports = {
       why: 'A summary request must not retry forever; the bound is the agent\'s own default.',
     },
     {
+      id: 'retry-after',
+      area: 'summary retries',
+      what:
+        "An error answer's retryAfterMs (a number: how long the server asks to be left alone; the CLI's requests set it from Retry-After) is the wait before its retry, at least 0, instead of the policy's delay; one over the policy's cap (maxAgentDelayMs, 60 s by default, where above 0) is not retried. It is read only when a retry is due. 1.6.0 never reads it.",
+      why: "pi-ai's own provider retries wait what the server asks and refuse an ask over 60 s; compaction's requests make no provider retries, so the CLI's one loop honours it.",
+    },
+    {
       id: 'aborted-compaction',
       area: 'aborts',
       what:

@@ -204,6 +204,30 @@ const DEMOS = {
     }
   },
 
+  async 'retry-after'(line, ref, ours) {
+    const runs = {}
+    for (const retryAfterMs of [25, 60_001]) {
+      for (const [name, impl] of [
+        ['ref', ref],
+        ['ours', ours],
+      ]) {
+        const callbacks = recorder()
+        const streamFn = scripted([failure('429 Too many requests', { retryAfterMs }), text('OK')])
+        const outcome = await impl.compact(plainPreparation(ref), MODEL, 'k', undefined, undefined, undefined, undefined, streamFn, undefined, { enabled: true, maxRetries: 3, baseDelayMs: 1 }, callbacks).then(
+          () => 'resolved',
+          (err) => err.message,
+        )
+        runs[`${name} ${retryAfterMs}`] = { outcome, log: callbacks.log.filter(([event]) => event === 'scheduled') }
+      }
+    }
+    expect(runs).toEqual({
+      'ref 25': { outcome: 'resolved', log: [['scheduled', 1, 3, 1, '429 Too many requests']] },
+      'ours 25': { outcome: 'resolved', log: [['scheduled', 1, 3, 25, '429 Too many requests']] },
+      'ref 60001': { outcome: 'resolved', log: [['scheduled', 1, 3, 1, '429 Too many requests']] },
+      'ours 60001': { outcome: 'Summarization failed: 429 Too many requests', log: [] },
+    })
+  },
+
   async 'unbounded-retries'(line, ref, ours) {
     const errors = () => [...Array.from({ length: 8 }, () => failure('overloaded')), text('OK')]
     const retry = { enabled: true, baseDelayMs: 1 }

@@ -50,6 +50,33 @@ function compactWith(script, retry, prep = plainPreparation, signal) {
   }
 }
 
+/** recorder() whose onRetryScheduled, once it has recorded, calls `then()`. */
+function recorderThen(then) {
+  const callbacks = recorder()
+  const scheduled = callbacks.onRetryScheduled
+  callbacks.onRetryScheduled = async (...args) => {
+    await scheduled(...args)
+    then()
+  }
+  return callbacks
+}
+
+/**
+ * Each side's callback log (and rejection, if any) for compact() whose one
+ * request answers `answer`, each retry wait aborted as soon as it is
+ * scheduled: only the delays are of interest.
+ */
+async function firstSchedules(answer, retry) {
+  const out = {}
+  for (const [name, impl] of sides(ref, ours)) {
+    const controller = new AbortController()
+    const callbacks = recorderThen(() => controller.abort())
+    const result = await impl.compact(plainPreparation(ref), MODEL, 'k', undefined, undefined, controller.signal, undefined, scripted([answer]), undefined, retry, callbacks).catch((err) => ({ rejected: err.message }))
+    out[name] = { log: callbacks.log, rejected: result.rejected }
+  }
+  return out
+}
+
 describe('compact(): the sequences pi-ai runs', () => {
   test('"terminated", then "socket hang up", then a summary', async () => {
     const out = await both(compactWith([failure('terminated'), failure('socket hang up'), text('OK')], policy(3, 5)))
@@ -125,21 +152,51 @@ describe('compact(): the sequences pi-ai runs', () => {
 
   test('the delay: doubling, a product that is no safe integer counts as MAX_SAFE_INTEGER, then the cap', async () => {
     for (const retry of [policy(3, 2.5), { enabled: true, maxRetries: 3, baseDelayMs: 40, maxAgentDelayMs: 50 }, { enabled: true, maxRetries: 3 }]) {
-      const delays = {}
-      for (const [name, impl] of sides(ref, ours)) {
-        // Abort each wait as soon as it is scheduled: only the delays are of interest.
-        const controller = new AbortController()
-        const callbacks = recorder()
-        const scheduled = callbacks.onRetryScheduled
-        callbacks.onRetryScheduled = async (...args) => {
-          await scheduled(...args)
-          controller.abort()
-        }
-        await impl.compact(plainPreparation(ref), MODEL, 'k', undefined, undefined, controller.signal, undefined, scripted([failure('overloaded')]), undefined, retry, callbacks)
-        delays[name] = callbacks.log
-      }
+      const delays = await firstSchedules(failure('overloaded'), retry)
       expect(delays.ours).toStrictEqual(delays.ref)
     }
+  })
+})
+
+describe("the server's asked delay (`retryAfterMs`, which the CLI's requests set from Retry-After): ours only", () => {
+  /** firstSchedules of a 429 answer with these extra fields. */
+  const firstStep = (extra, retry = policy(3, 7)) => firstSchedules(Object.defineProperties(failure('429 Too many requests'), Object.getOwnPropertyDescriptors(extra)), retry)
+
+  test("a number is the wait; none, or not a number, leaves the policy's delay", async () => {
+    const asked = await firstStep({ retryAfterMs: 20 })
+    expect(asked.ours.log[0]).toStrictEqual(['scheduled', 1, 3, 20, '429 Too many requests'])
+    // The agent's own module never reads it.
+    expect(asked.ref.log[0]).toStrictEqual(['scheduled', 1, 3, 7, '429 Too many requests'])
+    for (const retryAfterMs of [undefined, '20', NaN, Infinity, null]) {
+      const out = await firstStep({ retryAfterMs })
+      expect(out.ours.log).toStrictEqual(out.ref.log)
+    }
+    expect((await firstStep({ retryAfterMs: -3 })).ours.log[0]).toStrictEqual(['scheduled', 1, 3, 0, '429 Too many requests'])
+  })
+
+  test('over the cap (maxAgentDelayMs, 60 s unless given): no retry, the failure as it is', async () => {
+    const out = await firstStep({ retryAfterMs: 60_001 })
+    expect(out.ours).toStrictEqual({ log: [], rejected: 'Summarization failed: 429 Too many requests' })
+    expect((await firstStep({ retryAfterMs: 60_000 })).ours.log[0]).toStrictEqual(['scheduled', 1, 3, 60_000, '429 Too many requests'])
+    const capped = { enabled: true, maxRetries: 3, baseDelayMs: 7, maxAgentDelayMs: 50 }
+    expect((await firstStep({ retryAfterMs: 51 }, capped)).ours.log).toStrictEqual([])
+    expect((await firstStep({ retryAfterMs: 50 }, capped)).ours.log[0]).toStrictEqual(['scheduled', 1, 3, 50, '429 Too many requests'])
+  })
+
+  test("read only when a retry is due; what its getter throws is the call's error", async () => {
+    const reads = []
+    const getter = (value) => ({ get: () => (reads.push(value), value) })
+    // A success, an error that is not retried, a policy with no retries: never read.
+    for (const [answer, retry] of [
+      [Object.defineProperty(text('OK'), 'retryAfterMs', getter('success')), policy(3)],
+      [Object.defineProperty(failure('400 bad model'), 'retryAfterMs', getter('deterministic')), policy(3)],
+      [Object.defineProperty(failure('overloaded'), 'retryAfterMs', getter('no retries')), policy(0)],
+    ]) {
+      await ours.compact(plainPreparation(ref), MODEL, 'k', undefined, undefined, undefined, undefined, scripted([answer, text('OK')]), undefined, retry).catch(() => {})
+    }
+    expect(reads).toStrictEqual([])
+    const out = await firstStep({ get retryAfterMs() { throw new Error('retryAfterMs getter') } })
+    expect(out.ours).toStrictEqual({ log: [], rejected: 'retryAfterMs getter' })
   })
 })
 
@@ -148,12 +205,7 @@ describe('aborts', () => {
     const out = {}
     for (const [name, impl] of sides(ref, ours)) {
       const c = new AbortController()
-      const callbacks = recorder()
-      const scheduled = callbacks.onRetryScheduled
-      callbacks.onRetryScheduled = async (...args) => {
-        await scheduled(...args)
-        setTimeout(() => c.abort(), 5)
-      }
+      const callbacks = recorderThen(() => setTimeout(() => c.abort(), 5))
       const started = Date.now()
       const result = await impl.compact(plainPreparation(ref), MODEL, 'k', undefined, undefined, c.signal, undefined, scripted([failure('terminated'), text('never')]), undefined, policy(3, 1000), callbacks)
       out[name] = { result, log: callbacks.log, ms: Date.now() - started }
@@ -200,12 +252,7 @@ describe('aborts', () => {
     const out = {}
     for (const [name, impl] of sides(ref, ours)) {
       const c = new AbortController()
-      const callbacks = recorder()
-      const scheduled = callbacks.onRetryScheduled
-      callbacks.onRetryScheduled = async (...args) => {
-        await scheduled(...args)
-        c.abort()
-      }
+      const callbacks = recorderThen(() => c.abort())
       const result = await impl.generateBranchSummary(branchEntries(), { model: MODEL, signal: c.signal, streamFn: scripted([failure('ECONNRESET'), text('never')]), retry: policy(2, 1000), callbacks })
       out[name] = { result, log: callbacks.log }
     }
@@ -218,14 +265,7 @@ describe('completeSummarization(): retryAssistantCall itself', () => {
   const context = { messages: [{ role: 'user', content: [{ type: 'text', text: 'U' }], timestamp: 1 }] }
 
   async function complete(impl, script, retry, signal, onScheduled) {
-    const callbacks = recorder()
-    if (onScheduled) {
-      const scheduled = callbacks.onRetryScheduled
-      callbacks.onRetryScheduled = async (...args) => {
-        await scheduled(...args)
-        onScheduled()
-      }
-    }
+    const callbacks = onScheduled ? recorderThen(onScheduled) : recorder()
     const streamFn = scripted(script)
     const response = await impl.completeSummarization(MODEL, context, { signal, sessionId: 'S' }, streamFn, retry, callbacks)
     return { response, log: callbacks.log, calls: streamFn.calls.length }

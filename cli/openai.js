@@ -229,6 +229,21 @@ function describeFetchError(err, answered) {
   return `the request failed: ${code}${words}`
 }
 
+/**
+ * How long the server asks to be left alone before another request, in ms,
+ * as pi-ai's provider retries read it: `retry-after-ms`, else `retry-after`
+ * in seconds or as an HTTP date; undefined where it names none.
+ */
+function retryAfterMsOf(headers) {
+  const ms = Number.parseFloat(headers.get('retry-after-ms') ?? '')
+  if (Number.isFinite(ms)) return ms
+  const after = headers.get('retry-after')
+  if (!after) return undefined
+  const seconds = Number.parseFloat(after)
+  const delay = Number.isNaN(seconds) ? Date.parse(after) - Date.now() : seconds * 1000
+  return Number.isFinite(delay) ? delay : undefined
+}
+
 /** A 400 or 422 whose message names the `stream_options` field. */
 function rejectsStreamOptions(status, text) {
   return (status === 400 || status === 422) && /stream_options/.test(text)
@@ -280,11 +295,14 @@ function openAiStreamFn({ baseUrl, stream = false, timeoutMs, onEvent = () => {}
       const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0]
       onEvent({ type: 'request', url, body })
       // A failure of the request itself, whose words leave out the URL:
-      // `onEvent` hears which.
-      const failed = (message) => {
+      // `onEvent` hears which. An HTTP error's Retry-After goes with it
+      // (`retryAfterMs`: compact() waits that long before a retry).
+      const failed = (message, retryAfterMs) => {
         const trimmed = message.trim()
-        onEvent({ type: 'failed', url, message: trimmed })
-        return assistantMessage(model, '', 'error', trimmed)
+        onEvent({ type: 'failed', url, message: trimmed, retryAfterMs })
+        const answer = assistantMessage(model, '', 'error', trimmed)
+        if (retryAfterMs !== undefined) answer.retryAfterMs = retryAfterMs
+        return answer
       }
       let answered = false
       try {
@@ -303,7 +321,7 @@ function openAiStreamFn({ baseUrl, stream = false, timeoutMs, onEvent = () => {}
             answered = true
             if (!response.ok) text = await response.text()
           }
-          if (!response.ok) return failed(`${response.status} ${errorText(text)}`)
+          if (!response.ok) return failed(`${response.status} ${errorText(text)}`, retryAfterMsOf(response.headers))
         }
         const type = (response.headers.get('content-type') || '').toLowerCase()
         if (type.includes('text/event-stream')) {

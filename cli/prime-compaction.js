@@ -61,7 +61,8 @@ compact:
                        (a rate limit, a 5xx, an overloaded server, a dropped
                        connection, a timeout), as pi does (default 3; 0: never)
   --retry-delay MS     wait MS, then twice as long each time, before a retry
-                       (default 2000; each wait at most 60000)
+                       (default 2000; each wait at most 60000), or what the
+                       server's Retry-After asks (over 60 s: no retry)
   --context-window N   the model's context window in tokens (default 128000)
   --max-tokens N       the model's output limit in tokens (caps the summary budget)
   --json               print the compaction result (and appended entry) as JSON
@@ -470,7 +471,7 @@ async function compactCommand(file, options) {
     ok = !result.aborted
   } catch (err) {
     // The URL the failure came from, where its words leave it out.
-    const where = failure && err.message.endsWith(failure.message) ? ` (POST ${failure.url})` : ''
+    const where = failure && err.message.endsWith(failure.message) ? ` (POST ${failure.url}${askedWait(failure.retryAfterMs)})` : ''
     throw new CliError(`${err.message}${where}`)
   } finally {
     process.removeListener('SIGINT', onSignal)
@@ -495,6 +496,11 @@ async function compactCommand(file, options) {
   }
   printResult(entry ? { result, entry } : { result }, options)
   return 0
+}
+
+/** The wait a failed request's server asked for, as the failure's report names it. */
+function askedWait(ms) {
+  return ms === undefined ? '' : `; the server asked to wait ${ms < 1000 ? `${Math.max(0, ms)} ms` : `${(ms / 1000).toFixed(1)}s`}`
 }
 
 /** compact's output: the summary, or with --json the result (and the entry appended). */

@@ -68,14 +68,17 @@ impl SummaryRetry {
     /// `finished` holds the arguments of `onRetryFinished` to await before
     /// returning the answer (or null), and `scheduled` those of
     /// `onRetryScheduled` when the request is to be sent again after
-    /// `delayMs` (or null: return the answer).
+    /// `delayMs` (or null: return the answer). An error answer's
+    /// `retryAfterMs`, a number, is the delay the server asks for.
     #[napi]
     pub fn answer(&mut self, env: Env, answer: Arg) -> napi::Result<RawValue> {
         run(&env, |cx| {
             let a = answer_arg(cx, &answer)?;
             let stop = stop_of(&a)?;
             let message = error_message_of(&a, stop)?;
-            let step = self.run.on_answer(stop, message.as_ref());
+            // Read only when a retry is due (see `RetryRun::on_answer_asked`).
+            let asked = || Ok(property(&a, c"retryAfterMs")?.number());
+            let step = self.run.on_answer_asked(stop, message.as_ref(), asked)?;
             let o = cx.object()?;
             match step {
                 Step::Return(finished) => {

@@ -19,7 +19,8 @@
 //   { raw: [...], open: true }        the same, the response then left open
 //   { destroy: true }                 the socket destroyed before any response
 // A reply may also be a Promise of one. The last reply repeats once the
-// script runs out. Requests are recorded, with the body as parsed and as sent (`raw`).
+// script runs out. Requests are recorded, with the body as parsed and as sent (`raw`),
+// and when each came (`at`, Date.now()).
 
 const http = require('node:http')
 
@@ -110,7 +111,7 @@ async function startServer(script, { anyPath = false } = {}) {
       } catch {
         parsed = body
       }
-      requests.push({ method: req.method, url: req.url, headers: req.headers, body: parsed, raw: body })
+      requests.push({ method: req.method, url: req.url, headers: req.headers, body: parsed, raw: body, at: Date.now() })
       if (req.method !== 'POST' || !(req.url === '/v1/chat/completions' || (anyPath && req.url.endsWith('/chat/completions')))) {
         res.writeHead(404, { 'content-type': 'application/json' })
         res.end(JSON.stringify({ error: { message: `no route ${req.method} ${req.url}` } }))

@@ -287,7 +287,27 @@ impl RetryRun {
     /// The step after an answer with this `stopReason` and `errorMessage`
     /// (`String()`-converted; `None` when falsy).
     pub fn on_answer(&mut self, stop: Stop, error_message: Option<&JsStr>) -> Step {
-        let finished = |f: Finished| Step::Return(self.retried.then_some(f));
+        let asked = || Ok::<_, std::convert::Infallible>(None);
+        match self.on_answer_asked(stop, error_message, asked) {
+            Ok(step) => step,
+            Err(never) => match never {},
+        }
+    }
+
+    /// [`RetryRun::on_answer`] for an answer that may say how long the
+    /// server asks to be left alone (`asked`, in ms: a `Retry-After`, read
+    /// only when a retry is due). A retry waits that long instead of the
+    /// policy's delay; one the server asks for after more than the policy's
+    /// cap (where that is above 0) is not made, as pi-ai's provider retries
+    /// refuse it.
+    pub fn on_answer_asked<E>(
+        &mut self,
+        stop: Stop,
+        error_message: Option<&JsStr>,
+        asked: impl FnOnce() -> Result<Option<f64>, E>,
+    ) -> Result<Step, E> {
+        let retried = self.retried;
+        let finished = |f: Finished| Ok(Step::Return(retried.then_some(f)));
         let attempt = self.attempt;
         match stop {
             Stop::Aborted => return finished(Finished::Aborted { attempt }),
@@ -303,13 +323,20 @@ impl RetryRun {
         if attempt >= max_attempts || overflow || !is_retryable(error_message) {
             return finished(Finished::Failed { attempt });
         }
+        let delay_ms = match asked()?.filter(|ms| ms.is_finite()) {
+            Some(ms) if policy.max_delay_ms > 0.0 && ms > policy.max_delay_ms => {
+                return finished(Finished::Failed { attempt });
+            }
+            Some(ms) => ms.max(0.0),
+            None => policy.delay_ms(attempt + 1.0),
+        };
         self.attempt += 1.0;
         self.retried = true;
-        Step::Retry(Scheduled {
+        Ok(Step::Retry(Scheduled {
             attempt: self.attempt,
             max_attempts,
-            delay_ms: policy.delay_ms(self.attempt),
-        })
+            delay_ms,
+        }))
     }
 
     /// The signal aborted the wait before a retry: `(false, attempt,

@@ -316,6 +316,83 @@ fn aborts_while_waiting_or_calling() {
 }
 
 #[test]
+fn a_delay_the_server_asks_for_is_waited_instead_up_to_the_cap() {
+    let msg = JsStr::from_str("429 Too many requests");
+    let asked = |ms: Option<f64>| move || Ok::<_, ()>(ms);
+    let mut r = RetryRun::new(policy(3.0, 2000.0), false);
+    // Shorter or longer than the policy's delay, 0, or negative (past): as asked, at least 0.
+    assert_eq!(
+        r.on_answer_asked(Stop::Error, Some(&msg), asked(Some(20_000.0))),
+        Ok(sched(1.0, 3.0, 20_000.0))
+    );
+    assert_eq!(
+        r.on_answer_asked(Stop::Error, Some(&msg), asked(Some(-5.0))),
+        Ok(sched(2.0, 3.0, 0.0))
+    );
+    // None, NaN or an infinity: the policy's own delay for that attempt.
+    assert_eq!(
+        r.on_answer_asked(Stop::Error, Some(&msg), asked(Some(f64::NAN))),
+        Ok(sched(3.0, 3.0, 8000.0))
+    );
+    // Retries spent: not asked at all.
+    let never = || -> Result<Option<f64>, ()> { panic!("asked with no retry due") };
+    assert_eq!(
+        r.on_answer_asked(Stop::Error, Some(&msg), never),
+        Ok(Step::Return(Some(Finished::Failed { attempt: 3.0 })))
+    );
+    // Nor for a success, an abort or an error that is not retried.
+    let mut plain = RetryRun::new(policy(3.0, 1.0), false);
+    let bad = JsStr::from_str("400 bad model");
+    for (stop, m) in [
+        (Stop::Finished, None),
+        (Stop::Aborted, None),
+        (Stop::Error, Some(&bad)),
+    ] {
+        assert_eq!(
+            plain.on_answer_asked(stop, m, never),
+            Ok(Step::Return(None))
+        );
+    }
+    // Over the cap (60 s by default): no retry, as the first answer or after one.
+    let mut first = RetryRun::new(policy(3.0, 1.0), false);
+    assert_eq!(
+        first.on_answer_asked(Stop::Error, Some(&msg), asked(Some(60_001.0))),
+        Ok(Step::Return(None))
+    );
+    let mut later = RetryRun::new(policy(3.0, 1.0), false);
+    assert_eq!(
+        later.on_answer_asked(Stop::Error, Some(&msg), asked(Some(60_000.0))),
+        Ok(sched(1.0, 3.0, 60_000.0))
+    );
+    assert_eq!(
+        later.on_answer_asked(Stop::Error, Some(&msg), asked(Some(f64::INFINITY))),
+        Ok(sched(2.0, 3.0, 2.0))
+    );
+    assert_eq!(
+        later.on_answer_asked(Stop::Error, Some(&msg), asked(Some(1e9))),
+        Ok(Step::Return(Some(Finished::Failed { attempt: 2.0 })))
+    );
+    // A cap of 0 or less caps nothing the server asks for.
+    let uncapped = Some(fields(
+        Primitive::Number(3.0),
+        Primitive::Number(1.0),
+        Primitive::Number(0.0),
+    ));
+    let mut r = RetryRun::new(uncapped, false);
+    assert_eq!(
+        r.on_answer_asked(Stop::Error, Some(&msg), asked(Some(1e9))),
+        Ok(sched(1.0, 3.0, 1e9))
+    );
+    // What reading it throws goes to the caller, and no retry is counted.
+    let mut r = RetryRun::new(policy(3.0, 1.0), false);
+    assert_eq!(
+        r.on_answer_asked(Stop::Error, Some(&msg), || Err("getter")),
+        Err("getter")
+    );
+    assert_eq!(r.on_call_aborted(), None);
+}
+
+#[test]
 fn an_overflow_ends_a_compaction_run_at_once() {
     // Retryable words in an overflow message: pi-ai would send the same request again.
     let message = JsStr::from_str("This model's maximum context length is 500 tokens. However, your messages resulted in 900 tokens.");
