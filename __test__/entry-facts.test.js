@@ -15,6 +15,7 @@ const gen = require('./helpers/generator.js')
 const { platformSuffix, binaryName } = require('../platform.js')
 const { readEntryFacts, readEntryKinds, readMessageFacts, readMeasureFacts, pushEntryFacts, pushMessageFacts } = require('../lib/entry-facts.js')
 const { loadReference } = require('./helpers/reference')
+const { findDifference } = require('./helpers/compare.js')
 const { AGENT_LINES } = require('../lib/api.js')
 const { BOUNDARY } = require('../lib/codes.js')
 
@@ -345,6 +346,23 @@ describe.each(AGENT_LINES.map((name) => [name, binding.agentLineIndex(name)]))('
     // And the calls after it, on the facts object kept.
     expect(ours.prepareCompaction(entries, SETTINGS)).toEqual(plain)
     expect(ours.prepareCompaction(inner, SETTINGS)).toEqual(innerPlan)
+  })
+
+  test('facts released after a large session (emptied off the JS thread, their room kept) plan the next sessions as fresh ones do', async () => {
+    const ours = require(`../agent-${name}.js`)
+    const ref = await loadReference(name)
+    // Past the size whose facts are emptied on a thread of their own, then smaller, larger, and the first again.
+    const sessions = [[20_000, 1], [300, 2], [40_000, 3], [20_000, 1], [17_000, 4]].map(([n, seed]) => gen.buildLargeSession(n, seed))
+    const expected = sessions.map((entries) => ref.prepareCompaction(entries, SETTINGS))
+    expect(expected.every((p) => p !== undefined)).toBe(true)
+    for (const wait of [0, 50]) {
+      for (const [i, entries] of sessions.entries()) {
+        // Each prepareCompaction releases its facts for the next call; with
+        // no wait, the next may come before the thread has emptied them.
+        if (wait) await new Promise((resolve) => setTimeout(resolve, wait))
+        expect([wait, i, findDifference(expected[i], ours.prepareCompaction(entries, SETTINGS))]).toEqual([wait, i, null])
+      }
+    }
   })
 
   test('facts of another number of entries are not used', () => {

@@ -23,11 +23,13 @@ use prime_compaction_core::session::facts::{EntriesChunk, EntryFacts as CoreFact
 use prime_compaction_core::session::measures::MeasuresChunk;
 use prime_compaction_core::tokens::estimate::Counter;
 
-/// Facts of this many entries or more are freed off the JS thread.
+/// Facts of fewer entries than this are emptied on the JS thread, their
+/// room kept; more are emptied off it.
 const FREE_ELSEWHERE: usize = 16_384;
 
-/// Facts of fewer entries than this are emptied, their room kept.
-const KEEP_ROOM: usize = 4_096;
+/// Facts emptied off the JS thread keep their room for the next call when
+/// it is for at most this many entries; a larger room is freed.
+const KEEP_ROOM_UP_TO: usize = 1 << 18;
 
 /// The facts, the steps of the cut made so far, and the cut made.
 #[derive(Default)]
@@ -51,6 +53,11 @@ pub enum Stage {
 #[napi]
 pub struct EntryFacts {
     state: Arc<Mutex<State>>,
+    /// Facts a `release` emptied off the JS thread, kept for the next
+    /// call's first chunk to fill: the room of a large session, reused
+    /// rather than taken afresh from the allocator, whose new pages the
+    /// JS thread stalls on as it first writes them.
+    emptied: Arc<Mutex<Option<CoreFacts>>>,
 }
 
 impl EntryFacts {
@@ -108,6 +115,7 @@ impl EntryFacts {
                 facts,
                 ..State::default()
             })),
+            emptied: Arc::default(),
         }
     }
 
@@ -126,7 +134,16 @@ impl EntryFacts {
                 lengths: u32s(cx, chunk.0, c"lengths")?,
                 text: &text,
             };
-            self.lock()?.facts.push_entries(&chunk)
+            let mut state = self.lock()?;
+            if state.facts.is_empty() {
+                // The room a release emptied, where it is ready (see `emptied`).
+                if let Some(room) = self.emptied.try_lock().ok().and_then(|mut e| e.take()) {
+                    if room.room() > state.facts.room() {
+                        state.facts = room;
+                    }
+                }
+            }
+            state.facts.push_entries(&chunk)
         })
     }
 
@@ -164,17 +181,18 @@ impl EntryFacts {
 
     /// Frees the facts and the cut now (a plan made, or given up on),
     /// rather than when the collector finalizes this object: V8 does not
-    /// see the memory they hold, so would not hurry to.
-    /// Large facts are freed on a thread of their own (hundreds of
-    /// thousands of small strings take milliseconds to free).
+    /// see the memory they hold, so would not hurry to. The facts are
+    /// emptied, their room kept for the next call; large facts are emptied
+    /// on a thread of their own (hundreds of thousands of small strings
+    /// take milliseconds to free), and their room waits in `emptied`,
+    /// unless it is for more than `KEEP_ROOM_UP_TO` entries.
     #[napi]
     pub fn release(&self) {
         // Held by a call (this one made from a getter it runs): left to it.
         let Ok(mut state) = self.state.try_lock() else {
             return;
         };
-        if state.facts.len() < KEEP_ROOM {
-            // Small facts are emptied, their room kept for the next call.
+        if state.facts.len() < FREE_ELSEWHERE {
             state.facts.clear();
             state.stage = Stage::NotStarted;
             state.cut = None;
@@ -182,13 +200,20 @@ impl EntryFacts {
         }
         let old = std::mem::take(&mut *state);
         drop(state);
-        if old.facts.len() >= FREE_ELSEWHERE {
-            // Where no thread can be started, the closure and `old` are
-            // dropped here.
-            let _ = thread::Builder::new()
-                .name("prime-compaction-free".into())
-                .spawn(move || drop(old));
-        }
+        let emptied = Arc::clone(&self.emptied);
+        // Where no thread can be started, the closure and `old` are
+        // dropped here.
+        let _ = thread::Builder::new()
+            .name("prime-compaction-free".into())
+            .spawn(move || {
+                let mut facts = old.facts;
+                facts.clear();
+                if facts.room() <= KEEP_ROOM_UP_TO {
+                    if let Ok(mut room) = emptied.lock() {
+                        *room = Some(facts);
+                    }
+                }
+            });
     }
 
     /// What needs the facts only (`CoreFacts::finish`), on the libuv pool;

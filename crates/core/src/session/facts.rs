@@ -246,6 +246,11 @@ impl EntryFacts {
         self.measures.clear();
     }
 
+    /// For how many entries' facts there is room without allocating.
+    pub fn room(&self) -> usize {
+        self.kinds.capacity()
+    }
+
     /// How many entries have facts (pushed in order from entry 0).
     pub fn len(&self) -> usize {
         self.kinds.len()
