@@ -52,13 +52,14 @@ export declare class EntryFacts {
   /**
    * Frees the facts and the cut now (a plan made, or given up on),
    * rather than when the collector finalizes this object: V8 does not
-   * see the memory they hold, so would not hurry to. The facts are
-   * emptied, their room kept for the next call; large facts are emptied
-   * on a thread of their own (hundreds of thousands of small strings
-   * take milliseconds to free), and their room waits in `emptied`,
-   * unless it is for more than `KEEP_ROOM_UP_TO` entries.
+   * see the memory they hold, so would not hurry to. Large facts are
+   * freed on a thread of their own (hundreds of thousands of small
+   * strings take milliseconds to free). With `keepRoom` (for an object
+   * kept for the next call), the facts are emptied instead and the
+   * memory they took is kept for the next call's facts (up to a room of
+   * 262,144 entries), so that it need not take new pages.
    */
-  release(): void
+  release(keepRoom?: boolean | undefined | null): void
   /**
    * What needs the facts only (`CoreFacts::finish`), on the libuv pool;
    * resolves to undefined.

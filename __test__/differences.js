@@ -147,7 +147,7 @@ module.exports = {
       id: 'retry-after',
       area: 'summary retries',
       what:
-        "An error answer's retryAfterMs (a number: how long the server asks to be left alone; the CLI's requests set it from Retry-After) is the wait before its retry, at least 0, instead of the policy's delay; one over the policy's cap (maxAgentDelayMs, 60 s by default, where above 0) is not retried. It is read only when a retry is due. 1.6.0 never reads it.",
+        "An error answer's retryAfterMs (a number: how long the server asks to be left alone; the CLI's requests set it from Retry-After) is the wait before its retry, at least 0, instead of the policy's delay; one over the policy's cap (maxAgentDelayMs, 60 s by default, where above 0), or over 2^31 − 1 ms (the longest a JS timer waits), is not retried. It is read only when a retry is due. 1.6.0 never reads it.",
       why: "pi-ai's provider retries wait what the server asks and refuse an ask over 60 s, but are off unless retry.provider.maxRetries is set; the CLI has one retry loop, which honours it.",
     },
     {

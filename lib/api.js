@@ -182,7 +182,8 @@ function prepareCompaction(pathEntries, settings, line) {
     plan = native.planFinish(pathEntries, line, facts, true)
   } finally {
     readingAhead--
-    facts.release()
+    // Kept for the next call, with the room its facts took.
+    facts.release(true)
     spareFacts = facts
     spareScratch = scratch
   }
@@ -212,7 +213,7 @@ function withEntryKinds(entries, from, to, call) {
     return call(facts)
   } finally {
     readingAhead--
-    facts.release()
+    facts.release(true)
     spareFacts = facts
     spareScratch = scratch
   }

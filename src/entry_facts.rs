@@ -23,12 +23,12 @@ use prime_compaction_core::session::facts::{EntriesChunk, EntryFacts as CoreFact
 use prime_compaction_core::session::measures::MeasuresChunk;
 use prime_compaction_core::tokens::estimate::Counter;
 
-/// Facts of fewer entries than this are emptied on the JS thread, their
-/// room kept; more are emptied off it.
+/// Facts of this many entries or more are freed (or emptied) off the JS
+/// thread.
 const FREE_ELSEWHERE: usize = 16_384;
 
-/// Facts emptied off the JS thread keep their room for the next call when
-/// it is for at most this many entries; a larger room is freed.
+/// The largest room, in entries, `release(keepRoom)` keeps of facts
+/// emptied off the JS thread; a larger one is freed.
 const KEEP_ROOM_UP_TO: usize = 1 << 18;
 
 /// The facts, the steps of the cut made so far, and the cut made.
@@ -53,10 +53,10 @@ pub enum Stage {
 #[napi]
 pub struct EntryFacts {
     state: Arc<Mutex<State>>,
-    /// Facts a `release` emptied off the JS thread, kept for the next
-    /// call's first chunk to fill: the room of a large session, reused
-    /// rather than taken afresh from the allocator, whose new pages the
-    /// JS thread stalls on as it first writes them.
+    /// Facts a `release(keepRoom)` emptied off the JS thread, kept for
+    /// the next call's first chunk to fill: the room of a large session,
+    /// reused rather than taken afresh from the allocator, whose new pages
+    /// the JS thread stalls on as it first writes them.
     emptied: Arc<Mutex<Option<CoreFacts>>>,
 }
 
@@ -181,18 +181,20 @@ impl EntryFacts {
 
     /// Frees the facts and the cut now (a plan made, or given up on),
     /// rather than when the collector finalizes this object: V8 does not
-    /// see the memory they hold, so would not hurry to. The facts are
-    /// emptied, their room kept for the next call; large facts are emptied
-    /// on a thread of their own (hundreds of thousands of small strings
-    /// take milliseconds to free), and their room waits in `emptied`,
-    /// unless it is for more than `KEEP_ROOM_UP_TO` entries.
+    /// see the memory they hold, so would not hurry to. Large facts are
+    /// freed on a thread of their own (hundreds of thousands of small
+    /// strings take milliseconds to free). With `keepRoom` (for an object
+    /// kept for the next call), the facts are emptied instead and the
+    /// memory they took is kept for the next call's facts (up to a room of
+    /// 262,144 entries), so that it need not take new pages.
     #[napi]
-    pub fn release(&self) {
+    pub fn release(&self, keep_room: Option<bool>) {
         // Held by a call (this one made from a getter it runs): left to it.
         let Ok(mut state) = self.state.try_lock() else {
             return;
         };
-        if state.facts.len() < FREE_ELSEWHERE {
+        let keep_room = keep_room == Some(true);
+        if keep_room && state.facts.len() < FREE_ELSEWHERE {
             state.facts.clear();
             state.stage = Stage::NotStarted;
             state.cut = None;
@@ -200,6 +202,9 @@ impl EntryFacts {
         }
         let old = std::mem::take(&mut *state);
         drop(state);
+        if old.facts.len() < FREE_ELSEWHERE {
+            return;
+        }
         let emptied = Arc::clone(&self.emptied);
         // Where no thread can be started, the closure and `old` are
         // dropped here.
@@ -208,7 +213,7 @@ impl EntryFacts {
             .spawn(move || {
                 let mut facts = old.facts;
                 facts.clear();
-                if facts.room() <= KEEP_ROOM_UP_TO {
+                if keep_room && facts.room() <= KEEP_ROOM_UP_TO {
                     if let Ok(mut room) = emptied.lock() {
                         *room = Some(facts);
                     }

@@ -164,6 +164,9 @@ pub fn is_retryable(error_message: Option<&JsStr>) -> bool {
 /// for `retry.maxRetries`.
 pub const UNBOUNDED_RETRIES_BOUND: f64 = 3.0;
 
+/// The longest wait a JS timer makes (2^31 − 1 ms, about 24.8 days).
+pub const MAX_TIMER_MS: f64 = 2_147_483_647.0;
+
 /// `DEFAULT_MAX_AGENT_RETRY_DELAY_MS`: the delay cap when the policy names none.
 pub const DEFAULT_MAX_DELAY_MS: f64 = 60_000.0;
 
@@ -299,7 +302,8 @@ impl RetryRun {
     /// only when a retry is due). A retry waits that long instead of the
     /// policy's delay; one the server asks for after more than the policy's
     /// cap (where that is above 0) is not made, as pi-ai's provider retries
-    /// refuse it.
+    /// refuse it, nor one after longer than a JS timer waits
+    /// ([`MAX_TIMER_MS`]; a longer `setTimeout` fires at once).
     pub fn on_answer_asked<E>(
         &mut self,
         stop: Stop,
@@ -324,7 +328,9 @@ impl RetryRun {
             return finished(Finished::Failed { attempt });
         }
         let delay_ms = match asked()?.filter(|ms| ms.is_finite()) {
-            Some(ms) if policy.max_delay_ms > 0.0 && ms > policy.max_delay_ms => {
+            Some(ms)
+                if (policy.max_delay_ms > 0.0 && ms > policy.max_delay_ms) || ms > MAX_TIMER_MS =>
+            {
                 return finished(Finished::Failed { attempt });
             }
             Some(ms) => ms.max(0.0),

@@ -372,7 +372,8 @@ fn a_delay_the_server_asks_for_is_waited_instead_up_to_the_cap() {
         later.on_answer_asked(Stop::Error, Some(&msg), asked(Some(1e9))),
         Ok(Step::Return(Some(Finished::Failed { attempt: 2.0 })))
     );
-    // A cap of 0 or less caps nothing the server asks for.
+    // A cap of 0 or less caps nothing the server asks for, up to the
+    // longest wait a JS timer makes.
     let uncapped = Some(fields(
         Primitive::Number(3.0),
         Primitive::Number(1.0),
@@ -380,8 +381,12 @@ fn a_delay_the_server_asks_for_is_waited_instead_up_to_the_cap() {
     ));
     let mut r = RetryRun::new(uncapped, false);
     assert_eq!(
-        r.on_answer_asked(Stop::Error, Some(&msg), asked(Some(1e9))),
-        Ok(sched(1.0, 3.0, 1e9))
+        r.on_answer_asked(Stop::Error, Some(&msg), asked(Some(MAX_TIMER_MS))),
+        Ok(sched(1.0, 3.0, MAX_TIMER_MS))
+    );
+    assert_eq!(
+        r.on_answer_asked(Stop::Error, Some(&msg), asked(Some(MAX_TIMER_MS + 1.0))),
+        Ok(Step::Return(Some(Finished::Failed { attempt: 1.0 })))
     );
     // What reading it throws goes to the caller, and no retry is counted.
     let mut r = RetryRun::new(policy(3.0, 1.0), false);
