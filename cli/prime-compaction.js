@@ -463,7 +463,7 @@ async function compactCommand(file, options) {
   try {
     result = await api.compact(preparation, model, apiKey, undefined, options.instructions, controller.signal, undefined, streamFn, undefined, retryOf(options), {
       onRetryScheduled(attempt, maxAttempts, delayMs, errorMessage) {
-        const wait = delayMs < 1000 ? `${delayMs} ms` : `${(delayMs / 1000).toFixed(1)}s`
+        const wait = waitText(delayMs)
         say.note(`retry ${attempt} of ${maxAttempts} in ${wait} after: ${firstLine(errorMessage)}`)
         say.step(`waiting ${wait} to send request ${requests + 1}`)
       },
@@ -498,9 +498,14 @@ async function compactCommand(file, options) {
   return 0
 }
 
+/** A wait as the command's lines name it: `300 ms`, `2.0s` (a wait past due as 0 ms). */
+function waitText(ms) {
+  return ms < 1000 ? `${Math.max(0, ms)} ms` : `${(ms / 1000).toFixed(1)}s`
+}
+
 /** The wait a failed request's server asked for, as the failure's report names it. */
 function askedWait(ms) {
-  return ms === undefined ? '' : `; the server asked to wait ${ms < 1000 ? `${Math.max(0, ms)} ms` : `${(ms / 1000).toFixed(1)}s`}`
+  return ms === undefined ? '' : `; the server asked to wait ${waitText(ms)}`
 }
 
 /** compact's output: the summary, or with --json the result (and the entry appended). */

@@ -21,9 +21,14 @@ const { createHash } = require('node:crypto')
 
 const PREFIX = '__primeCompactionAgent_'
 
+/** A chunk's SHA-256, as a row records it. */
+function chunkHash(bytes) {
+  return createHash('sha256').update(bytes).digest('hex')
+}
+
 /** Whether `bytes` (the chunk's file) are the row's. */
 function isChunkOf(row, bytes) {
-  return createHash('sha256').update(bytes).digest('hex') === row.sha256
+  return chunkHash(bytes) === row.sha256
 }
 
 /**
@@ -53,4 +58,4 @@ function patchChunk(row, bytes, { entry, hostPiAi }) {
   )
 }
 
-module.exports = { isChunkOf, patchChunk }
+module.exports = { chunkHash, isChunkOf, patchChunk }

@@ -16,9 +16,9 @@
 
 const fs = require('node:fs')
 const path = require('node:path')
-const { createHash } = require('node:crypto')
 const { parse } = require('@babel/parser')
 const traverse = require('@babel/traverse').default
+const { chunkHash } = require('../lib/agent-bundle.js')
 
 /**
  * Where the module `text` declares each of `names` it declares: `{
@@ -65,8 +65,7 @@ if (require.main === module) {
     console.error(`${chunk}: ${found.reason}`)
     process.exit(1)
   }
-  const sha256 = createHash('sha256').update(bytes).digest('hex')
-  console.log(JSON.stringify({ line: row.line, version, chunk, sha256, completeSimple: 'completeSimple', declarations: found.declarations }, null, 2))
+  console.log(JSON.stringify({ line: row.line, version, chunk, sha256: chunkHash(bytes), completeSimple: 'completeSimple', declarations: found.declarations }, null, 2))
 }
 
 module.exports = { declarationsIn }

@@ -288,16 +288,7 @@ impl RetryRun {
     }
 
     /// The step after an answer with this `stopReason` and `errorMessage`
-    /// (`String()`-converted; `None` when falsy).
-    pub fn on_answer(&mut self, stop: Stop, error_message: Option<&JsStr>) -> Step {
-        let asked = || Ok::<_, std::convert::Infallible>(None);
-        match self.on_answer_asked(stop, error_message, asked) {
-            Ok(step) => step,
-            Err(never) => match never {},
-        }
-    }
-
-    /// [`RetryRun::on_answer`] for an answer that may say how long the
+    /// (`String()`-converted; `None` when falsy), which may say how long the
     /// server asks to be left alone (`asked`, in ms: a `Retry-After`, read
     /// only when a retry is due). A retry waits that long instead of the
     /// policy's delay; one the server asks for after more than the policy's
