@@ -385,6 +385,11 @@ impl<'c> EntryLookup for JsSession<'c> {
         JsStr::from_utf16(id.units)
     }
 
+    /// The steps read ahead.
+    fn steps_hint(&self) -> usize {
+        self.ahead.as_ref().map_or(0, |a| a.codes.steps())
+    }
+
     /// A pending JS exception (a throwing getEntry or getter: N-API reports
     /// some of these as a failed call, so whatever the error's kind) is
     /// taken off the engine until the error is raised, so the walk can go

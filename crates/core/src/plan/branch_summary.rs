@@ -52,6 +52,11 @@ pub trait EntryLookup {
     fn raise(&mut self, held: Error) -> Error {
         held
     }
+    /// About how many entries the old branch's walk will meet, where the
+    /// lookup knows (a path read ahead): room for them is made up front.
+    fn steps_hint(&self) -> usize {
+        0
+    }
 }
 
 /// `CollectEntriesResult`: entries root-first, and the deepest shared entry.
@@ -216,6 +221,45 @@ impl FxHasher {
     }
 }
 
+/// The ids of the target's first steps, which every step of the old
+/// branch is looked for among: a set, behind a filter of 4,096 bits (a
+/// bit per id, from its hash's raw state), which tells most ids that are
+/// not there without the set's lookup.
+struct NearTarget<I> {
+    set: HashSet<I, BuildHasherDefault<FxHasher>>,
+    bits: [u64; 64],
+}
+
+impl<I> Default for NearTarget<I> {
+    fn default() -> Self {
+        NearTarget {
+            set: HashSet::default(),
+            bits: [0; 64],
+        }
+    }
+}
+
+impl<I: Eq + Hash> NearTarget<I> {
+    fn bit(id: &I) -> usize {
+        let mut h = FxHasher::default();
+        id.hash(&mut h);
+        // The top bits of the raw state depend on every unit written.
+        (h.0 >> 52) as usize
+    }
+
+    fn insert(&mut self, id: I) {
+        let bit = Self::bit(&id);
+        self.bits[bit >> 6] |= 1 << (bit & 63);
+        self.set.insert(id);
+    }
+
+    #[inline(always)]
+    fn contains(&self, id: &I) -> bool {
+        let bit = Self::bit(id);
+        self.bits[bit >> 6] & (1 << (bit & 63)) != 0 && self.set.contains(id)
+    }
+}
+
 /// How many steps of the target's path are walked before the old branch:
 /// far enough for the usual navigation (back up the branch, or onto a
 /// fork near it), few enough to cost nothing when the fork is further.
@@ -254,7 +298,7 @@ pub fn collect_entries_for_branch_summary<L: EntryLookup>(
 
     // The target's first steps: their ids, and an error that ended them.
     let mut to_target = Walk::new(target);
-    let mut near_target: HashSet<L::Id, BuildHasherDefault<FxHasher>> = HashSet::default();
+    let mut near_target = NearTarget::<L::Id>::default();
     let mut held = None;
     for _ in 0..TARGET_STEPS {
         match to_target.step(session) {
@@ -274,15 +318,19 @@ pub fn collect_entries_for_branch_summary<L: EntryLookup>(
     // first step the reference's second walk stops before: one looked up by
     // the shared entry's id (the entry met, unless it was looked up under
     // another id).
-    let mut old_ids: Vec<L::Id> = Vec::new();
+    let hint = session.steps_hint();
+    let mut old_ids: Vec<L::Id> = Vec::with_capacity(hint);
     let mut looked_up_as: Vec<(usize, L::Id)> = Vec::new();
-    let mut entries = Vec::new();
+    let mut entries = Vec::with_capacity(hint);
     let mut common_ancestor_id: Option<L::Id> = None;
+    // The step that met the shared entry.
+    let mut met_at = None;
     let mut from_old = Walk::new(Some(old_leaf));
     while let Some((looked_up, found)) = from_old.step(session)? {
         let met = common_ancestor_id.is_none() && near_target.contains(&found.id);
         if met {
             common_ancestor_id = Some(found.id.clone());
+            met_at = Some(old_ids.len());
         }
         let stop = match &common_ancestor_id {
             Some(ca) => looked_up == *ca || (met && looked_up_as.iter().any(|(_, id)| id == ca)),
@@ -335,7 +383,11 @@ pub fn collect_entries_for_branch_summary<L: EntryLookup>(
 
     // The reference's second walk stops where the id it is about to look up
     // is the common ancestor's; that walk repeats the first one step for step.
-    if let Some(ca) = &common_ancestor_id {
+    // Where every step's entry carries the id it was looked up by, that is
+    // the step that met it: no step before it held an id of the target's.
+    if let (Some(at), true) = (met_at, looked_up_as.is_empty()) {
+        entries.truncate(at);
+    } else if let Some(ca) = &common_ancestor_id {
         let mut odd = looked_up_as.iter().peekable();
         let stop =
             old_ids

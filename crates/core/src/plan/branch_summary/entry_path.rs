@@ -63,6 +63,11 @@ impl<'a> PathCodes<'a> {
         }
     }
 
+    /// How many steps the codes hold (two codes a step).
+    pub fn steps(&self) -> usize {
+        self.codes.len() / 2
+    }
+
     /// Whether a step is left to read (or a stray code, which is malformed).
     pub fn has_more(&self) -> bool {
         self.at < self.codes.len()
