@@ -185,15 +185,19 @@ function readEntryPath(session, oldLeafId, targetId, maxIdUnits = MAX_ID_UNITS) 
   let id = whole ? oldLeafId : null
   let shared = null
   const lookedUpAs = []
-  // Brent's cycle check over the ids looked up.
+  // Brent's cycle check over the ids looked up, each compared with the
+  // saved one only when their last units agree (the ids here are never
+  // empty: the old leaf's is not, and an empty parentId ends the walk).
   let saved = null
+  let savedLast = -1
   let power = 1
   let steps = 0
   // Whether the old branch ended at its root: a parentId null, undefined or empty.
   let rooted = false
-  for (let k = form.targetSteps; k < MAX_STEPS && id !== null && id !== saved && ids.length < maxIdUnits; k++) {
+  for (let k = form.targetSteps; k < MAX_STEPS && id !== null && (id.charCodeAt(id.length - 1) !== savedLast || id !== saved) && ids.length < maxIdUnits; k++) {
     if (++steps === power) {
       saved = id
+      savedLast = id.charCodeAt(id.length - 1)
       power *= 2
       steps = 0
     }
