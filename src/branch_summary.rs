@@ -385,9 +385,13 @@ impl<'c> EntryLookup for JsSession<'c> {
         JsStr::from_utf16(id.units)
     }
 
-    /// The steps read ahead.
+    /// The old branch's steps read ahead (those after the target's first
+    /// steps, up to where the target's path was read on, if it was).
     fn steps_hint(&self) -> usize {
-        self.ahead.as_ref().map_or(0, |a| a.codes.steps())
+        self.ahead.as_ref().map_or(0, |a| {
+            let end = a.old_end.map_or(a.codes.steps(), |end| end as usize);
+            end.saturating_sub(a.target_steps as usize)
+        })
     }
 
     /// A pending JS exception (a throwing getEntry or getter: N-API reports
