@@ -250,6 +250,12 @@ describe('the read-ahead entry path', () => {
     const calls = log.length
     expect(binding.collectEntriesForBranchSummary(session, 'e10', 'e199', form)).toEqual({ entries: [], commonAncestorId: 'e10' })
     expect(log.length).toBe(calls)
+    // A form whose old branch would end past its codes is malformed (an
+    // internal error, not room made for four billion steps).
+    for (const oldSteps of [4e9, form.oldSteps + 127]) {
+      expect(() => binding.collectEntriesForBranchSummary(session, 'e10', 'e199', { ...form, oldSteps })).toThrow(/bad read-ahead entry path/)
+    }
+    expect(binding.collectEntriesForBranchSummary(session, 'e10', 'e199', { ...form, oldSteps: form.oldSteps + 126 })).toEqual({ entries: [], commonAncestorId: 'e10' })
     const r = expectSame(specs, 'e10', 'e199')
     expect([r.entries, r.commonAncestorId]).toEqual([[], 'e10'])
     // Two branches off one root, each 150 long: the old branch is collected whole.
