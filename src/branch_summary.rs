@@ -183,12 +183,15 @@ impl<'c> ReadAhead<'c> {
         old_leaf: &JsId<'c>,
         target: Option<&JsId<'c>>,
     ) -> Result<ReadAhead<'c>> {
-        let codes = typed_array_slice::<i32>(
-            cx,
-            form_field(cx, form, c"codes")?,
-            sys::TypedarrayType::int32_array,
-        )
-        .map_err(|_| malformed())?;
+        let codes = PathCodes::new(
+            typed_array_slice::<i32>(
+                cx,
+                form_field(cx, form, c"codes")?,
+                sys::TypedarrayType::int32_array,
+            )
+            .map_err(|_| malformed())?,
+            units.len(),
+        );
         let target_steps = cx
             .wrap(form_field(cx, form, c"targetSteps")?)?
             .number()
@@ -202,7 +205,7 @@ impl<'c> ReadAhead<'c> {
                     .number()
                     .filter(|n| n.fract() == 0.0 && (1.0..=f64::from(u32::MAX)).contains(n))
                     .and_then(|n| target_steps.checked_add(n as u32))
-                    .filter(|&end| target_steps > 0 && end as usize <= codes.len() / 2)
+                    .filter(|&end| target_steps > 0 && end as usize <= codes.steps())
                     .ok_or_else(malformed)?,
             ),
         };
@@ -214,7 +217,7 @@ impl<'c> ReadAhead<'c> {
         Ok(ReadAhead {
             entries: form_field(cx, form, c"entries")?,
             others: form_field(cx, form, c"others")?,
-            codes: PathCodes::new(codes, units.len()),
+            codes,
             units,
             target_steps,
             old_leaf: *old_leaf,
