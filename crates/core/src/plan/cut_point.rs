@@ -6,6 +6,8 @@
 //! projection (1.6's planner, edits applied). The line's [`CutRules`] say
 //! what counts where the lines differ.
 
+use std::ops::Range;
+
 use crate::agent_line::{CutRules, SessionRules, TokenRules};
 use crate::error::{Error, Result};
 use crate::js::json::number_to_js_string;
@@ -52,6 +54,13 @@ pub trait CutEntries {
     fn rules(&self) -> &CutRules;
     /// A valid place to cut.
     fn is_cut_point(&self, i: usize) -> Result<bool>;
+    /// [`CutEntries::is_cut_point`] reads nothing not read before and
+    /// cannot fail, so the walk asks it only where it needs an answer
+    /// instead of listing every cut point first (which reads each entry, as
+    /// the reference does).
+    fn cut_points_on_demand(&self) -> bool {
+        false
+    }
     /// Starts a turn (`findTurnStartIndex`'s test).
     fn starts_turn(&self, i: usize) -> Result<bool>;
     /// A cut here keeps its turn whole.
@@ -110,13 +119,80 @@ pub fn cut_point<E: CutEntries>(
 /// when given the same walk and entries again.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct CutWalk {
-    /// The valid cut points, ascending, once listed.
-    cut_points: Option<Vec<usize>>,
+    /// The valid cut points, once found.
+    cut_points: Option<CutPoints>,
     /// The entries from here on are counted.
     next: usize,
     accumulated: u64,
     /// The entry at which the count reached `keepRecentTokens`.
     exceeded_at: Option<usize>,
+}
+
+/// The valid cut points of a walk's range.
+#[derive(Debug, Clone, PartialEq)]
+enum CutPoints {
+    /// Every one, ascending.
+    Listed(Vec<usize>),
+    /// The first and the last; the others are found when asked for
+    /// ([`CutEntries::cut_points_on_demand`]).
+    Ends { first: usize, last: usize },
+    /// None.
+    Empty,
+}
+
+impl CutPoints {
+    fn find<E: CutEntries>(entries: &E, start: usize, end: usize) -> Result<Self> {
+        if !entries.cut_points_on_demand() {
+            let mut listed = Vec::new();
+            for i in start..end {
+                if entries.is_cut_point(i)? {
+                    listed.push(i);
+                }
+            }
+            return Ok(if listed.is_empty() {
+                CutPoints::Empty
+            } else {
+                CutPoints::Listed(listed)
+            });
+        }
+        let Some(first) = first_cut_point(entries, start..end)? else {
+            return Ok(CutPoints::Empty);
+        };
+        let mut last = end - 1;
+        while !entries.is_cut_point(last)? {
+            last -= 1;
+        }
+        Ok(CutPoints::Ends { first, last })
+    }
+
+    fn first_and_last(&self) -> Option<(usize, usize)> {
+        match self {
+            CutPoints::Listed(listed) => Some((*listed.first()?, *listed.last()?)),
+            CutPoints::Ends { first, last } => Some((*first, *last)),
+            CutPoints::Empty => None,
+        }
+    }
+
+    /// The first cut point at or after `i`.
+    fn at_or_after<E: CutEntries>(&self, entries: &E, i: usize) -> Result<Option<usize>> {
+        match self {
+            CutPoints::Listed(listed) => {
+                Ok(listed.get(listed.partition_point(|&c| c < i)).copied())
+            }
+            CutPoints::Ends { last, .. } => first_cut_point(entries, i..*last + 1),
+            CutPoints::Empty => Ok(None),
+        }
+    }
+}
+
+/// The first cut point in `range`.
+fn first_cut_point<E: CutEntries>(entries: &E, range: Range<usize>) -> Result<Option<usize>> {
+    for i in range {
+        if entries.is_cut_point(i)? {
+            return Ok(Some(i));
+        }
+    }
+    Ok(None)
 }
 
 impl CutWalk {
@@ -136,19 +212,13 @@ pub fn cut_point_from<E: CutEntries>(
 ) -> Result<CutPoint> {
     let rules = entries.rules();
     if walk.cut_points.is_none() {
-        let mut cut_points = Vec::new();
-        for i in start_index..end_index {
-            if entries.is_cut_point(i)? {
-                cut_points.push(i);
-            }
-        }
-        walk.cut_points = Some(cut_points);
+        walk.cut_points = Some(CutPoints::find(entries, start_index, end_index)?);
         walk.next = end_index;
         walk.accumulated = 0;
         walk.exceeded_at = None;
     }
-    let cut_points = walk.cut_points.as_deref().unwrap_or_default();
-    let (Some(&first), Some(&last)) = (cut_points.first(), cut_points.last()) else {
+    let cut_points = walk.cut_points.as_ref().unwrap_or(&CutPoints::Empty);
+    let Some((first, last)) = cut_points.first_and_last() else {
         return Ok(CutPoint {
             first_kept_entry_index: start_index,
             turn_start_index: None,
@@ -173,9 +243,8 @@ pub fn cut_point_from<E: CutEntries>(
     }
     let exceeded = walk.exceeded_at.is_some();
     let mut cut_index = match walk.exceeded_at {
-        // cut_points is ascending: the first one at or after i.
-        Some(i) => match cut_points.get(cut_points.partition_point(|&c| c < i)) {
-            Some(&c) => c,
+        Some(i) => match cut_points.at_or_after(entries, i)? {
+            Some(c) => c,
             None if rules.fallback_to_last_cut_point => last,
             None => first,
         },
@@ -516,6 +585,11 @@ impl<V: View> CutEntries for ProjectedEntries<'_, '_, '_, V> {
         self.has_role_in(k, &CUT_POINT_ROLES)
     }
 
+    /// The projection read every kind and role this asks for.
+    fn cut_points_on_demand(&self) -> bool {
+        true
+    }
+
     fn starts_turn(&self, k: usize) -> Result<bool> {
         self.has_role_in(k, &TURN_START_ROLES)
     }
@@ -584,3 +658,6 @@ impl<V: View> CutEntries for ProjectedEntries<'_, '_, '_, V> {
         self.entries.label(self.projection.sources[k])
     }
 }
+
+#[cfg(test)]
+mod tests;
