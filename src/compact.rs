@@ -18,6 +18,7 @@ use crate::js::out::{Arg, Raw, RawValue};
 use crate::js::view::{Cx, JsVal};
 use prime_compaction_core::agent_line::AgentLine;
 use prime_compaction_core::error::{Context, Error, Result};
+use prime_compaction_core::js::elements::each_element;
 use prime_compaction_core::js::string::JsStr;
 use prime_compaction_core::js::to_number::to_number;
 use prime_compaction_core::js::view::{Key, Kind, View};
@@ -489,11 +490,11 @@ fn read_response(v: &JsVal<'_>) -> Result<Response> {
     let mut has_tool_call = false;
     if stop == Stop::Finished {
         let content = v.get(Key::Content)?;
-        for i in 0..content.array_len().unwrap_or(0) {
-            let block = content.at(i)?;
+        // (a run of holes is listed past, not walked)
+        each_element(&content, content.array_len().unwrap_or(0), |i, block| {
             match block.kind() {
                 // A hole, which the agents' filter passes over.
-                Kind::Undefined => continue,
+                Kind::Undefined => return Ok(()),
                 // The agents read every block's `type`, and throw on a null one.
                 Kind::Null => {
                     return Err(Error::type_error(
@@ -515,7 +516,8 @@ fn read_response(v: &JsVal<'_>) -> Result<Response> {
                 Some(1) => has_tool_call = true,
                 _ => {}
             }
-        }
+            Ok(())
+        })?;
     }
     // Only a length stop's usage can tell an overflow (fills_the_window);
     // any other answer's is passed on unread, as pi-ai passes it.

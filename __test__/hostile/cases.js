@@ -459,6 +459,42 @@ add('huge and sparse arrays', (m) => {
   isString(m.formatFileOperations(paths, paths), 'formatFileOperations')
 })
 
+const longListsInMessages = async (m) => {
+  const sparse = (at) => {
+    const a = []
+    a.length = 2 ** 32 - 1
+    return Object.assign(a, at)
+  }
+  const started = Date.now()
+  // A summarized assistant's calls, far apart: its file operations, as for...of finds them past the holes.
+  const content = sparse({ 3: { type: 'toolCall', id: 'c', name: 'read', arguments: { path: 'near.ts' } }, [2 ** 32 - 2]: { type: 'toolCall', id: 'd', name: 'edit', arguments: { path: 'far.ts' } } })
+  const entries = session(9)
+  entries[1] = { ...entries[1], message: { ...entries[1].message, content } }
+  const plan = mustReturn('prepareCompaction, summarized content 2^32-1 long', () => m.prepareCompaction(entries, SETTINGS), wellFormedPlan(entries))
+  assert(plan.fileOps.read.has('near.ts') && plan.fileOps.edited.has('far.ts'), `the calls' files: ${describe([...plan.fileOps.read, ...plan.fileOps.edited])}`)
+  const fileOps = { read: new Set(), written: new Set(), edited: new Set() }
+  m.extractFileOpsFromMessage({ role: 'assistant', content }, fileOps)
+  assert(fileOps.read.has('near.ts') && fileOps.edited.has('far.ts'), 'extractFileOpsFromMessage finds both calls')
+  // A system message's tool lists, where a line reads them: `tool.name` of the first (a hole) throws. (1.6's
+  // estimateTokens of such a toolsAdded is its JSON.stringify's, as in the reference: an engine's error, after
+  // 16 s on JavaScriptCore.)
+  for (const key of ['toolsAdded', 'toolsRemoved']) {
+    const system = { role: 'system', content: 'You are pi.', [key]: sparse({}), timestamp: 1 }
+    if (key === 'toolsRemoved') errorOr(`estimateTokens, ${key} 2^32-1 long`, () => m.estimateTokens(system), /toolsRemoved\[0\]/, isCount)
+    const withSystem = session(9)
+    withSystem[0] = { ...withSystem[0], message: system }
+    errorOr(`prepareCompaction, ${key} 2^32-1 long`, () => m.prepareCompaction(withSystem, SETTINGS), new RegExp(`${key}\\[0\\]`), wellFormedPlan(withSystem))
+  }
+  // A summary answer's content with its text far along: the text, past the holes.
+  const prep = m.prepareCompaction(session(30), { ...SETTINGS, keepRecentTokens: 200 })
+  const answer = { ...OK, content: sparse({ [2 ** 32 - 2]: { type: 'text', text: 'FAR' } }) }
+  const r = await m.compact(prep, MODEL, 'k', undefined, undefined, undefined, undefined, fakeStream(answer))
+  assert(r.summary.includes('FAR'), `the summary: ${describe(r.summary)}`)
+  assert(Date.now() - started < 10_000, `holes passed over, not walked: ${Date.now() - started} ms`)
+}
+add('2^32-1-long lists inside messages', longListsInMessages)
+add('1.6: 2^32-1-long lists inside messages', longListsInMessages, { line: '1.6' })
+
 // Getters, Proxies, frozen objects -------------------------------------------------
 
 add('getters that throw', (m) => {

@@ -73,3 +73,30 @@ impl Elements {
         Ok(value)
     }
 }
+
+/// `f` with each element of `list` (of `len`) and its index, in order, each
+/// read in a scope of its own, for a caller to which a hole and `undefined`
+/// are the same (`for...of` gives `undefined` for a hole). An array is
+/// walked as [`Elements`] walks it, so a run of holes is passed over by
+/// listing the rest; any other list (a Proxy) is read index by index, as
+/// `for...of` reads it, without asking whether an element is there.
+pub fn each_element<V: View>(
+    list: &V,
+    len: usize,
+    mut f: impl FnMut(usize, &V) -> Result<()>,
+) -> Result<()> {
+    if list.kind() != Kind::Array {
+        for i in 0..len {
+            list.scoped(|| f(i, &list.at(i)?))?;
+        }
+        return Ok(());
+    }
+    let mut elements = Elements::new(list, len);
+    while let Some(i) = elements.next_index(list)? {
+        list.scoped(|| match elements.read(list, i)? {
+            Some(value) => f(i, &value),
+            None => Ok(()),
+        })?;
+    }
+    Ok(())
+}

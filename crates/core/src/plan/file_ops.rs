@@ -9,6 +9,7 @@ use crate::plan::branch_summary::FxHasher;
 
 use crate::agent_line::FileOpRules;
 use crate::error::{Context, Error, Result};
+use crate::js::elements::each_element;
 use crate::js::string::JsStr;
 use crate::js::view::{Key, Kind, View};
 
@@ -94,10 +95,9 @@ pub fn extract_tool_call_file_ops<V: View>(
     let Some(len) = content.array_len() else {
         return Ok(());
     };
-    for i in 0..len {
-        tool_call_file_op(&content.at(i)?, found).within_with(|| format!("[{i}]"))?;
-    }
-    Ok(())
+    each_element(content, len, |i, block| {
+        tool_call_file_op(block, found).within_with(|| format!("[{i}]"))
+    })
 }
 
 /// A tool result's `nestedCalls.calls` (calls a script made), each counted

@@ -21,7 +21,7 @@ use crate::session::model::{role_of, Role};
 use crate::session::projection::{project, Msg};
 use crate::tokens::estimate::Content;
 use crate::tokens::projected::{ContextList, ProjectedMessages};
-use crate::tokens::system::{content_texts, tool_list, tool_name, ContentTexts, TimestampFold};
+use crate::tokens::system::{content_texts, for_each_tool, tool_name, ContentTexts, TimestampFold};
 
 /// The `systemMessage` of a compaction entry appended after the last of
 /// `entries` (the path to the session's leaf), stamped `timestamp`
@@ -131,12 +131,12 @@ impl Merge {
         for name in removed_tool_names(message)? {
             delete(&mut self.tools, &name);
         }
-        for (i, tool) in tool_list(message, Key::ToolsAdded)?.iter().enumerate() {
+        for_each_tool(message, Key::ToolsAdded, |i, tool| {
             let name = tool_name(tool).within_with(|| format!("toolsAdded[{i}]"))?;
             let json = json_of(tool).within_with(|| format!("toolsAdded[{i}]"))?;
             set(&mut self.tools, name, json.unwrap_or(Value::Null));
-        }
-        Ok(())
+            Ok(())
+        })
     }
 
     /// `{ role, content, sections?, toolsAdded?, timestamp }`, or `None`.
@@ -188,10 +188,7 @@ fn removed_tool_names<V: View>(message: &V) -> Result<Vec<JsStr>> {
         return Ok(Vec::new());
     }
     let mut names = Vec::new();
-    for (i, tool) in tool_list(message, Key::ToolsRemoved)?
-        .into_iter()
-        .enumerate()
-    {
+    for_each_tool(message, Key::ToolsRemoved, |i, tool| {
         if matches!(tool.kind(), Kind::Undefined | Kind::Null) {
             let got = tool.kind().describe();
             return Err(Error::type_error(
@@ -204,7 +201,8 @@ fn removed_tool_names<V: View>(message: &V) -> Result<Vec<JsStr>> {
                 names.push(name);
             }
         }
-    }
+        Ok(())
+    })?;
     Ok(names)
 }
 

@@ -200,14 +200,24 @@ pub(crate) fn tool_name<V: View>(tool: &V) -> Result<JsStr> {
     })
 }
 
-/// The items of `toolsAdded` / `toolsRemoved` (`?? []`).
-pub(crate) fn tool_list<V: View>(message: &V, key: Key) -> Result<Vec<V>> {
+/// `for (const tool of message[key] ?? [])`: `f` with each item of
+/// `toolsAdded` / `toolsRemoved` and its index, one after the other, as the
+/// loop reads them (a list of length 2**32 - 1 with nothing in it stops at
+/// its first item, as `tool.name` does), each in a scope of its own.
+pub(crate) fn for_each_tool<V: View>(
+    message: &V,
+    key: Key,
+    mut f: impl FnMut(usize, &V) -> Result<()>,
+) -> Result<()> {
     let list = message.get(key)?;
     if matches!(list.kind(), Kind::Undefined | Kind::Null) {
-        return Ok(Vec::new());
+        return Ok(());
     }
     let len = list.expect_array(key.as_str())?;
-    (0..len).map(|i| list.at(i)).collect()
+    for i in 0..len {
+        list.scoped(|| f(i, &list.at(i)?))?;
+    }
+    Ok(())
 }
 
 impl SystemMerge {
@@ -236,18 +246,20 @@ impl SystemMerge {
                 }
             }
         }
-        for (i, tool) in tool_list(message, Key::ToolsRemoved)?.iter().enumerate() {
+        for_each_tool(message, Key::ToolsRemoved, |i, tool| {
             let name = tool_name(tool).within_with(|| format!("toolsRemoved[{i}]"))?;
             self.tools.remove(&name);
-        }
-        for (i, tool) in tool_list(message, Key::ToolsAdded)?.iter().enumerate() {
+            Ok(())
+        })?;
+        for_each_tool(message, Key::ToolsAdded, |i, tool| {
             let name = tool_name(tool).within_with(|| format!("toolsAdded[{i}]"))?;
             let json = match m.json(tool)? {
                 Some(n) => n,
                 None => m.literal("null")?,
             };
             self.tools.insert(name, json);
-        }
+            Ok(())
+        })?;
         Ok(())
     }
 
