@@ -361,29 +361,57 @@ describe('errors', () => {
     expect(out).toEqual(Array(4).fill('Error: /dev/zero: cannot read: the line at byte 0 is longer than 1610612664 bytes, more than any session line holds'))
   })
 
-  // In a child process: before, freeing a line nested near the parse's cap
-  // overflowed a worker thread's stack when its JS was already deep (SIGSEGV).
-  test('a line nested 4,900 deep, planned from a worker thread with almost no stack left, sync', () => {
-    const p = path.join(dir, 'deep.jsonl')
-    const d = 4_900
-    fs.writeFileSync(p, `${header}\n{"type":"message","id":"e0","parentId":null,"timestamp":"t","message":{"role":"user","content":"hi","timestamp":1},"details":${'['.repeat(d)}${']'.repeat(d)}}\n`)
+  /**
+   * Each synchronous file function of `entry` called on `file` from a
+   * worker thread, at the deepest frame its JS reaches (where a RangeError
+   * stops the recursion), in a child process: what `report` (the source of
+   * a function of the result) says of each.
+   */
+  function fromDeepWorker(entry, file, options, report) {
     const worker = `
-      const m = require(${JSON.stringify(path.join(__dirname, '..', 'agent-1.6.js'))})
+      const m = require(${JSON.stringify(path.join(__dirname, '..', entry))})
+      const report = ${report}
       const out = []
       for (const f of ['prepareCompactionFromFileSync', 'serializeForSummaryFromFileSync']) {
         let done = false
-        // Called at the deepest frame JS reaches, where a RangeError stops the recursion.
         const g = () => {
           try { g() } catch {}
           if (done) return
-          try { out.push(f + ' ' + typeof m[f](${JSON.stringify(p)})); done = true } catch (err) { if (!(err instanceof RangeError)) { out.push(f + ' threw ' + err.message); done = true } }
+          try { out.push(f + ' ' + report(m[f](${JSON.stringify(file)}, ${JSON.stringify(options)}))); done = true } catch (err) { if (!(err instanceof RangeError)) { out.push(f + ' threw ' + err.message); done = true } }
         }
         g()
       }
       require('node:worker_threads').parentPort.postMessage(out)`
     const script = `new (require('node:worker_threads').Worker)(${JSON.stringify(worker)}, { eval: true }).on('message', (m) => console.log(JSON.stringify(m)))`
     const { execFileSync } = require('node:child_process')
-    expect(JSON.parse(execFileSync(process.execPath, ['-e', script], { timeout: 60_000, encoding: 'utf8' }))).toEqual(['prepareCompactionFromFileSync undefined', 'serializeForSummaryFromFileSync undefined'])
+    return JSON.parse(execFileSync(process.execPath, ['-e', script], { timeout: 60_000, encoding: 'utf8' }))
+  }
+
+  // Before, freeing a line nested near the parse's cap overflowed a worker
+  // thread's stack when its JS was already deep (SIGSEGV).
+  test('a line nested 4,900 deep, planned from a worker thread with almost no stack left, sync', () => {
+    const p = path.join(dir, 'deep.jsonl')
+    const d = 4_900
+    fs.writeFileSync(p, `${header}\n{"type":"message","id":"e0","parentId":null,"timestamp":"t","message":{"role":"user","content":"hi","timestamp":1},"details":${'['.repeat(d)}${']'.repeat(d)}}\n`)
+    expect(fromDeepWorker('agent-1.6.js', p, undefined, '(r) => typeof r')).toEqual(['prepareCompactionFromFileSync undefined', 'serializeForSummaryFromFileSync undefined'])
+  })
+
+  // The same for a previous compaction's summary nested near the cap (0.78
+  // plans on with a summary of any type where a usage spares its estimate),
+  // which the plan returns: before, it was made into JS and freed on that
+  // thread (SIGSEGV from 4,000 levels on).
+  test('a previous summary nested 4,900 deep, returned to a worker thread with almost no stack left, sync', () => {
+    const p = path.join(dir, 'deep-summary.jsonl')
+    const d = 4_900
+    const message = (id, parentId, role, text) =>
+      JSON.stringify({ type: 'message', id, parentId, timestamp: 't', message: role === 'user' ? { role, content: text, timestamp: 1 } : { role, content: [{ type: 'text', text }], usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, totalTokens: 2 }, stopReason: 'stop', timestamp: 1 } })
+    const lines = [header, message('e0', null, 'user', 'a'.repeat(400)), message('e1', 'e0', 'assistant', 'b'.repeat(400))]
+    lines.push(JSON.stringify({ type: 'compaction', id: 'c0', parentId: 'e1', timestamp: 't', summary: 'X', firstKeptEntryId: 'e0', tokensBefore: 10 }).replace('"X"', '['.repeat(d) + ']'.repeat(d)))
+    for (let i = 2; i < 8; i++) lines.push(message(`e${i}`, i === 2 ? 'c0' : `e${i - 1}`, i % 2 ? 'assistant' : 'user', 'c'.repeat(4000)))
+    fs.writeFileSync(p, lines.join('\n') + '\n')
+    // How deep the returned summary goes.
+    const depth = '(r) => { let v = (r.plan || r).previousSummary; let n = 0; while (Array.isArray(v)) { v = v[0]; n++ } return n }'
+    expect(fromDeepWorker('agent-0.78.js', p, { settings: { keepRecentTokens: 1000 } }, depth)).toEqual([`prepareCompactionFromFileSync ${d}`, `serializeForSummaryFromFileSync ${d}`])
   })
 
   test('bad arguments are TypeErrors, thrown before any work', async () => {

@@ -20,11 +20,12 @@ use crate::js::out::{Arg, Raw, RawValue};
 use crate::js::view::{check, Cx, JsVal};
 use prime_compaction_core::agent_line::AgentLine;
 use prime_compaction_core::error::{Context, Error, Result};
-use prime_compaction_core::js::json::{stringify_to_string, Value};
+use prime_compaction_core::js::json::Value;
 use prime_compaction_core::js::string::JsStr;
 use prime_compaction_core::js::view::{Kind, View};
 use prime_compaction_core::plan::from_file::{
     branch_lines, prepare_compaction_from_bytes, prepare_compaction_from_file, FilePlan,
+    PreviousSummary,
 };
 use prime_compaction_core::plan::settings::{read_budget, Budget, DEFAULT_SETTINGS};
 use prime_compaction_core::transcript::from_file::{
@@ -152,13 +153,14 @@ fn json_parse(cx: &Cx, text: &str) -> Result<Raw> {
     Ok(out)
 }
 
-fn value_to_js(cx: &Cx, value: &Value) -> Result<Raw> {
-    match value {
-        Value::String(s) => cx.js_str(s),
-        Value::Number(n) => cx.number(*n),
-        Value::Bool(b) => cx.boolean(*b),
-        Value::Null => cx.null(),
-        _ => json_parse(cx, &stringify_to_string(value)),
+fn previous_summary_to_js(cx: &Cx, summary: &PreviousSummary) -> Result<Raw> {
+    match summary {
+        PreviousSummary::Primitive(Value::String(s)) => cx.js_str(s),
+        PreviousSummary::Primitive(Value::Number(n)) => cx.number(*n),
+        PreviousSummary::Primitive(Value::Bool(b)) => cx.boolean(*b),
+        // (null: `PreviousSummary` holds no other primitive)
+        PreviousSummary::Primitive(_) => cx.null(),
+        PreviousSummary::Json(text) => json_parse(cx, text),
     }
 }
 
@@ -194,7 +196,7 @@ pub fn plan_to_js(cx: &Cx, plan: Option<&FilePlan>) -> Result<Raw> {
     cx.set(ops, c"edited", cx.strings(plan.file_ops.edited.iter())?)?;
     cx.set(o, c"fileOps", ops)?;
     let previous = match &plan.previous_summary {
-        Some(v) => value_to_js(cx, v).within("previousSummary")?,
+        Some(v) => previous_summary_to_js(cx, v).within("previousSummary")?,
         None => cx.undefined(),
     };
     cx.set(o, c"previousSummary", previous)?;

@@ -171,7 +171,29 @@ pub struct FilePlan {
     pub file_ops: FileOps,
     /// The previous compaction's `summary`, whatever its type; `None` when
     /// there is no previous compaction or it has no `summary`.
-    pub previous_summary: Option<Value>,
+    pub previous_summary: Option<PreviousSummary>,
+}
+
+/// A previous compaction's `summary` as the plan holds it: a string, number,
+/// boolean or null as it is; an array or object as its `JSON.stringify`
+/// text, made where the plan is (off the JS thread), so that a summary
+/// nested as deep as a line may be is neither walked nor freed, a call a
+/// level, on the caller's stack.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PreviousSummary {
+    Primitive(Value),
+    Json(String),
+}
+
+impl PreviousSummary {
+    fn of(value: &Value) -> Self {
+        match value {
+            Value::String(_) | Value::Number(_) | Value::Bool(_) | Value::Null => {
+                PreviousSummary::Primitive(value.clone())
+            }
+            _ => PreviousSummary::Json(json::stringify_to_string(value)),
+        }
+    }
 }
 
 fn id_at(branch: &Branch, i: usize) -> Option<JsStr> {
@@ -214,7 +236,7 @@ pub fn plan_branch(
         .previous_compaction
         .and_then(|p| branch.entry(p))
         .and_then(|e| e.get("summary"))
-        .cloned();
+        .map(PreviousSummary::of);
     let plan = FilePlan {
         first_kept_entry_id,
         tokens_before: prep.tokens_before,
