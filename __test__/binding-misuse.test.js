@@ -78,6 +78,31 @@ const cases = {
      console.log(seen.join('; '))`,
     /^release returned; the entry facts are in use by another call(; release returned; the entry facts are in use by another call)*; planCut (returned|threw)$/,
   ],
+  // Lengths the native side once made room for, or walked, as given.
+  'serializeConversation: an argumentEntries helper that answers a list 2^32-1 long': [
+    `const msgs = [{ role: 'assistant', content: [{ type: 'toolCall', id: 'x', name: 'f', arguments: { a: 1 } }], timestamp: 1 }]
+     const sparse = () => { const a = []; a.length = 2 ** 32 - 1; return a }
+     const proxied = () => new Proxy([], { get: (t, k) => (k === 'length' ? 2 ** 32 - 1 : t[k]) })
+     for (const helper of [sparse, proxied]) {
+       try { b.serializeConversation(msgs, undefined, helper); console.log('returned') } catch (e) { console.log('threw ' + e.constructor.name) }
+     }`,
+    /^threw Error\nthrew Error$/,
+  ],
+  'serializeConversation: a flat form whose JSON text claims 2^31-1 units': [
+    `const shorts = Uint16Array.from('ink', (c) => c.charCodeAt(0))
+     const flat = { codes: Int32Array.from([3, 1, 7, 1, 1, 1, 1, 2 ** 31 - 1, -2]), texts: ['x'], shorts, longArguments: 1 }
+     try { b.serializeConversation([{ role: 'user', content: 'x' }], undefined, undefined, flat); console.log('returned') } catch (e) { console.log('threw ' + e.constructor.name) }
+     console.log(process.memoryUsage().rss < 1e9 ? 'small' : 'rss ' + process.memoryUsage().rss)`,
+    /^(returned|threw Error)\nsmall$/,
+  ],
+  'computeFileLists and startCompaction: lists 2^32-1 long with a few paths in them': [
+    `const big = []; big.length = 2 ** 32 - 1; big[5] = 'a.ts'; big[2 ** 32 - 2] = 'b.ts'
+     console.log(JSON.stringify(b.computeFileLists(big, [], [])))
+     const model = { id: 'x', name: 'x', api: 'openai-completions', provider: 'x', reasoning: false, contextWindow: 100000, maxTokens: 1000 }
+     const prep = { firstKeptEntryId: 'e1', messagesToSummarize: [{ role: 'user', content: 'hi', timestamp: 1 }], turnPrefixMessages: [], isSplitTurn: false, tokensBefore: 10, fileOps: { read: new Set(), written: new Set(), edited: new Set() }, settings: { enabled: true, reserveTokens: 100, keepRecentTokens: 1 } }
+     try { b.startCompaction(prep, () => ({ readFiles: big, modifiedFiles: [] }), model, undefined, 1, undefined); console.log('started') } catch (e) { console.log('threw ' + e.constructor.name) }`,
+    /^\{"readFiles":\["a\.ts","b\.ts"\],"modifiedFiles":\[\]\}\n(started|threw Error)$/,
+  ],
   'sessionFileBranch: bytes over a SharedArrayBuffer give what the same bytes give': [
     `const text = require('node:fs').readFileSync(${JSON.stringify(path.join(ROOT, 'examples', 'session.jsonl'))})
      const shared = new Uint8Array(new SharedArrayBuffer(text.length)); shared.set(text)

@@ -11,6 +11,7 @@ use crate::js::errors::run;
 use crate::js::out::{Arg, RawValue};
 use crate::js::view::{Cx, JsVal};
 use prime_compaction_core::error::{Context, Error, Result};
+use prime_compaction_core::js::elements::Elements;
 use prime_compaction_core::js::string::JsStr;
 use prime_compaction_core::js::view::{Kind, View};
 use prime_compaction_core::plan::file_ops::{
@@ -54,19 +55,29 @@ pub fn compute_file_lists_native(
     edited: Arg,
 ) -> napi::Result<RawValue> {
     run(&env, |cx| {
+        // Each list's elements, holes passed over (the lists are spread
+        // Sets, which have none; a hand-made list's `length` may claim
+        // 2 ** 32 - 1 of them).
         let mut values = Vec::new();
-        for (a, name) in [
+        let mut read_len = 0;
+        for (k, (a, name)) in [
             (&read, "fileOps.read"),
             (&edited, "fileOps.edited"),
             (&written, "fileOps.written"),
-        ] {
+        ]
+        .into_iter()
+        .enumerate()
+        {
             let list = arg(cx, a)?;
             let len = list.expect_array(name)?;
-            for i in 0..len {
-                values.push(list.at(i)?);
+            let mut elements = Elements::new(&list, len);
+            while let Some(i) = elements.next_index(&list)? {
+                values.extend(elements.read(&list, i)?);
+            }
+            if k == 0 {
+                read_len = values.len();
             }
         }
-        let read_len = arg(cx, &read)?.array_len().unwrap_or(0);
         let (read_files, modified_files) = compute_file_lists_values(&values, read_len)?;
         let o = cx.object()?;
         cx.set(
@@ -86,12 +97,19 @@ pub fn compute_file_lists_native(
     })
 }
 
-/// The elements of a list as `join` shows them.
+/// The elements of a list as `join` shows them, holes passed over (the
+/// lists `computeFileLists` makes have none; a hand-made list's `length`
+/// may claim 2 ** 32 - 1 of them).
 pub fn joined_elements(v: &JsVal<'_>, name: &str) -> Result<Vec<JsStr>> {
     let len = v.expect_array(name)?;
-    (0..len)
-        .map(|i| join_element(&v.at(i)?).within_with(|| format!("{name}[{i}]")))
-        .collect()
+    let mut out = Vec::new();
+    let mut elements = Elements::new(v, len);
+    while let Some(i) = elements.next_index(v)? {
+        if let Some(element) = elements.read(v, i)? {
+            out.push(join_element(&element).within_with(|| format!("{name}[{i}]"))?);
+        }
+    }
+    Ok(out)
 }
 
 /// A list given to `formatFileOperations` as the agents show it:

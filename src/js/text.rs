@@ -130,18 +130,23 @@ impl<'c> JsText<'c> {
             len,
         } = *self
         {
-            // Grown, never cleared: zeroing it for every string cost a
-            // tenth of an escape.
-            let need = len as usize + 1;
-            if read.len() < need {
-                read.resize(need, 0);
-            }
             // A failed read reads nothing: it fails only with an exception
             // pending, which fails the whole call when it returns.
-            let written = string_at(cx, strings, index)
-                .and_then(|raw| cx.copy_utf16(raw, &mut read[..need]))
-                .unwrap_or(0);
-            push_quoted_utf16(&read[..written.min(len as usize)], out);
+            let Ok(raw) = string_at(cx, strings, index) else {
+                return;
+            };
+            let mut len = len as usize;
+            // Grown, never cleared: zeroing it for every string cost a
+            // tenth of an escape. Grown only as far as the string goes
+            // (the form's length is trusted no further).
+            if read.len() <= len {
+                len = len.min(cx.string_len(raw).unwrap_or(0));
+                if read.len() <= len {
+                    read.resize(len + 1, 0);
+                }
+            }
+            let written = cx.copy_utf16(raw, &mut read[..len + 1]).unwrap_or(0);
+            push_quoted_utf16(&read[..written.min(len)], out);
         }
     }
 

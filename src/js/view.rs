@@ -9,6 +9,7 @@ use std::ptr;
 
 use napi::sys;
 
+use prime_compaction_core::capacity::reserve_for;
 use prime_compaction_core::error::{Error, Result};
 use prime_compaction_core::js::string::JsStr;
 use prime_compaction_core::js::view::{ArgumentEntries, Key, Kind, View};
@@ -654,9 +655,14 @@ impl<'c> View for JsVal<'c> {
         let out = self.cx.call(self.cx.undefined, helper, self.raw)?;
         let flat = self.cx.wrap(out)?;
         let len = flat.array_len().unwrap_or(0);
-        let mut pairs = Vec::with_capacity(len / 2);
+        let mut pairs = Vec::with_capacity(reserve_for(len / 2));
         for i in (0..len.saturating_sub(1)).step_by(2) {
-            let key = flat.at(i)?.string().unwrap_or_default();
+            // (the helper's keys are strings: anything else, a hole too,
+            // is a helper that is not the package's)
+            let key = flat
+                .at(i)?
+                .string()
+                .ok_or_else(|| Error::internal("argumentEntries: expected a key string"))?;
             pairs.push((key, flat.at(i + 1)?.string()));
         }
         Ok(Some(pairs))
