@@ -769,8 +769,10 @@ export declare function prepareCompaction(
 /**
  * Prime-compaction addition. `prepareCompaction` as a Promise: the entries are
  * read as `prepareCompaction` reads them, in slices of a few milliseconds with
- * the event loop running between them, so it gives exactly its result (on your
- * own objects) or its error, as a rejection (bad input too). It plans the
+ * the event loop running between them (a message is counted whole within one:
+ * with an exact `tokenizer`, a message of tens of MB holds the loop while it is
+ * counted), so it gives exactly its result (on your own objects) or its error,
+ * as a rejection (bad input too). It plans the
  * array as it was at the call: changing the array meanwhile changes nothing.
  * Do not change the entry objects until the Promise settles: that gives no
  * defined result.
