@@ -816,6 +816,39 @@ describe('compact against a local OpenAI-compatible server', () => {
     expect(closed.stderr).toContain(`(POST ${server.baseUrl}/chat/completions)`)
   })
 
+  test('an answer that never ends fails past 64 M characters, long before --timeout', async () => {
+    const event = `data: ${JSON.stringify({ choices: [{ delta: { content: 'a'.repeat(60_000) } }] })}\n\n`
+    const endless = [
+      { endless: 'a'.repeat(65_536) }, // no line end ever
+      { endless: event }, // events that never finish
+      { endless: 'a'.repeat(65_536), first: '{"choices":[{"message":{"content":"', contentType: 'application/json' },
+    ]
+    for (const reply of endless) {
+      server = await startServer([reply])
+      const started = Date.now()
+      const r = await run(['compact', EXAMPLE, '--base-url', server.baseUrl, '--model', 'm', '--stream', '--retries', '0', '--timeout', '120000'])
+      await server.close()
+      server = undefined
+      expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 1, stderr: 'prime-compaction: Summarization failed: the answer went on past 64 M characters, far more than a summary holds: the server did not stop\n' })
+      expect(Date.now() - started).toBeLessThan(60_000)
+    }
+  })
+
+  test("an answer of the wrong shape is told as one, not as a stream that broke off", async () => {
+    const cases = [
+      [{ raw: 'data: null\n\n' }, 'malformed stream event: null'],
+      [{ raw: `data: ${JSON.stringify({ choices: [{ delta: { content: 'A', tool_calls: [null] }, finish_reason: 'stop' }] })}\n\n` }, 'malformed stream event: {"choices"'],
+      [{ raw: JSON.stringify({ choices: [{ message: { content: 'A', tool_calls: 'abc' }, finish_reason: 'stop' }] }), contentType: 'application/json' }, 'the response is malformed: '],
+    ]
+    for (const [reply, said] of cases) {
+      server = await startServer([reply])
+      const r = await run(['compact', EXAMPLE, '--base-url', server.baseUrl, '--model', 'm', '--stream', '--retries', '0'])
+      await server.close()
+      server = undefined
+      expect({ code: r.code, said: r.stderr.includes(`Summarization failed: ${said}`), brokeOff: r.stderr.includes('broke off') }).toEqual({ code: 1, said: true, brokeOff: false })
+    }
+  })
+
   test('progress gives the time each step has taken', async () => {
     const replies = [{ text: 'History.' }, { text: 'Prefix.' }]
     server = await startServer((body, index) => new Promise((resolve) => setTimeout(() => resolve(replies[index]), 1600)))
@@ -840,6 +873,24 @@ describe('compact against a local OpenAI-compatible server', () => {
       said: `prime-compaction: --append needs a regular session file, and ${fifo} is not one (a pipe or a device)`,
       requests: 0,
     })
+  })
+
+  test("--append keeps the session's mode, whatever the umask", async () => {
+    for (const mode of [0o664, 0o666, 0o600]) {
+      server = await startServer([{ text: 'History.' }, { text: 'Prefix.' }])
+      const file = copyExample('mode.jsonl')
+      fs.chmodSync(file, mode)
+      const umask = process.umask(0o022)
+      let r
+      try {
+        r = await run(['compact', file, '--base-url', server.baseUrl, '--model', 'm', '--append'])
+      } finally {
+        process.umask(umask)
+      }
+      await server.close()
+      server = undefined
+      expect({ code: r.code, mode: fs.statSync(file).mode & 0o7777 }).toEqual({ code: 0, mode })
+    }
   })
 
   test('a summary that cannot be appended is still printed', async () => {

@@ -81,6 +81,15 @@ function toolCallsOf(calls) {
 }
 
 function fromJson(model, value) {
+  try {
+    return answerOfJson(model, value)
+  } catch (err) {
+    // (a field of the wrong type: `tool_calls: "abc"`)
+    return assistantMessage(model, '', 'error', `the response is malformed: ${err.message}`)
+  }
+}
+
+function answerOfJson(model, value) {
   if (value && value.error) return assistantMessage(model, '', 'error', errorText(JSON.stringify(value)))
   const choice = value && Array.isArray(value.choices) ? value.choices[0] : undefined
   if (!choice) return assistantMessage(model, '', 'error', 'the response has no choices')
@@ -90,6 +99,31 @@ function fromJson(model, value) {
   const stop = calls.length > 0 ? 'toolUse' : stopReasonOf(choice.finish_reason)
   // Some servers (Moonshot) put it in the choice.
   return assistantMessage(model, text, stop, undefined, calls, value.usage ?? choice.usage)
+}
+
+// The most an answer may hold, in UTF-16 units (its body, as text): a
+// summary is far shorter, and a server that never stops would otherwise
+// fill the memory long before --timeout ends the request.
+const MAX_ANSWER_UNITS = 64 * 2 ** 20
+
+function tooLong(model) {
+  return assistantMessage(model, '', 'error', `the answer went on past ${MAX_ANSWER_UNITS / 2 ** 20} M characters, far more than a summary holds: the server did not stop`)
+}
+
+/** The body as text, as `response.text()` gives it, or undefined once it is past MAX_ANSWER_UNITS. */
+async function cappedText(response) {
+  if (response.body === null) return ''
+  const decoder = new TextDecoder()
+  const parts = []
+  let received = 0
+  for await (const chunk of response.body) {
+    const text = decoder.decode(chunk, { stream: true })
+    received += text.length
+    if (received > MAX_ANSWER_UNITS) return undefined
+    parts.push(text)
+  }
+  parts.push(decoder.decode())
+  return parts.join('')
 }
 
 // A line end in an event stream: CRLF, LF or a lone CR (the SSE standard).
@@ -139,12 +173,21 @@ async function fromEventStream(model, body, onText) {
       done = true
       return undefined
     }
+    const malformed = () => assistantMessage(model, text, 'error', `malformed stream event: ${payload.slice(0, 200)}`)
     let event
     try {
       event = JSON.parse(payload)
     } catch {
-      return assistantMessage(model, text, 'error', `malformed stream event: ${payload.slice(0, 200)}`)
+      return malformed()
     }
+    try {
+      return takeEvent(event, payload)
+    } catch {
+      // (`data: null`, `tool_calls: [null]`: the answer's fault, not the connection's)
+      return malformed()
+    }
+  }
+  const takeEvent = (event, payload) => {
     if (event.error) return assistantMessage(model, text, 'error', errorText(payload))
     // Sent with the last chunk, or in one of its own with no choices (some servers: in the choice).
     if (event.usage) usage = event.usage
@@ -182,8 +225,11 @@ async function fromEventStream(model, body, onText) {
   // Text with no line end in it waits here, to be joined once one comes: a
   // line sent in many chunks is then copied once, not once a chunk.
   let waiting = []
+  let received = 0
   for await (const chunk of body) {
     const text = decoder.decode(chunk, { stream: true })
+    received += text.length
+    if (received > MAX_ANSWER_UNITS) return tooLong(model)
     waiting.push(text)
     if (!ANY_LINE_END.test(text)) continue
     buffer += waiting.join('')
@@ -309,7 +355,8 @@ function openAiStreamFn({ baseUrl, stream = false, timeoutMs, onEvent = () => {}
         let response = await fetch(url, { method: 'POST', headers, body: JSON.stringify(body), signal })
         answered = true
         if (!response.ok) {
-          let text = await response.text()
+          let text = await cappedText(response)
+          if (text === undefined) return failed(`${response.status}, with an answer past ${MAX_ANSWER_UNITS / 2 ** 20} M characters`)
           if (body.stream_options && rejectsStreamOptions(response.status, text)) {
             // A server that takes no stream_options: once more without it, and from now on.
             askUsage = false
@@ -319,7 +366,8 @@ function openAiStreamFn({ baseUrl, stream = false, timeoutMs, onEvent = () => {}
             // Within the same --timeout as the first attempt.
             response = await fetch(url, { method: 'POST', headers, body: JSON.stringify(again), signal })
             answered = true
-            if (!response.ok) text = await response.text()
+            if (!response.ok) text = await cappedText(response)
+            if (text === undefined) return failed(`${response.status}, with an answer past ${MAX_ANSWER_UNITS / 2 ** 20} M characters`)
           }
           if (!response.ok) return failed(`${response.status} ${errorText(text)}`, retryAfterMsOf(response.headers))
         }
@@ -327,7 +375,8 @@ function openAiStreamFn({ baseUrl, stream = false, timeoutMs, onEvent = () => {}
         if (type.includes('text/event-stream')) {
           return await fromEventStream(model, response.body, (chars) => onEvent({ type: 'text', chars }))
         }
-        const text = await response.text()
+        const text = await cappedText(response)
+        if (text === undefined) return tooLong(model)
         let value
         try {
           value = JSON.parse(text)

@@ -207,6 +207,8 @@ function appendEntryAtomically(link, original, entry, onWriting) {
         fs.fchownSync(fd, stat.uid, stat.gid)
       } catch {}
     }
+    // The mode as it was: open's is masked by the umask (and a chown clears set-id bits).
+    fs.fchmodSync(fd, mode)
     writeAll(fd, original)
     if (needsNewline) writeAll(fd, Buffer.from('\n'))
     writeAll(fd, line)

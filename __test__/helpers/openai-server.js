@@ -143,6 +143,17 @@ async function startServer(script, { anyPath = false } = {}) {
         res.end(JSON.stringify({ error: { message: reply.error, type: 'invalid_request_error' } }))
         return
       }
+      if (reply.endless !== undefined) {
+        // The same chunk again and again, as fast as the client reads, until it hangs up.
+        res.writeHead(200, { 'content-type': reply.contentType || 'text/event-stream' })
+        if (reply.first) res.write(reply.first)
+        let open = true
+        res.on('close', () => (open = false))
+        while (open) {
+          if (!res.write(reply.endless)) await new Promise((resolve) => res.once('drain', resolve).once('close', resolve))
+        }
+        return
+      }
       if (reply.raw !== undefined) {
         res.writeHead(200, { 'content-type': reply.contentType || 'text/event-stream', 'cache-control': 'no-cache' })
         for (const part of Array.isArray(reply.raw) ? reply.raw.slice(0, -1) : []) {
