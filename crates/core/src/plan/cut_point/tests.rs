@@ -38,45 +38,42 @@ impl CutEntries for Synthetic {
     }
 }
 
-/// xorshift64*, enough for shapes.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
-
 #[test]
 fn cut_points_found_on_demand_cut_where_the_listed_ones_do() {
-    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
-    for round in 0..20_000 {
-        let line = AgentLine::ALL[round % 2];
-        let n = 1 + rng.below(40) as usize;
-        // Sparse cut points in some rounds, none in others.
-        let density = rng.below(5);
-        let mut entries = Synthetic {
-            rules: line.cut,
-            on_demand: false,
-            cut_point: (0..n).map(|_| rng.below(4) < density).collect(),
-            turn_start: (0..n).map(|_| rng.below(3) == 0).collect(),
-            tokens: (0..n)
-                .map(|_| (rng.below(5) > 0).then(|| rng.below(60)))
-                .collect(),
-            stops: (0..n).map(|_| rng.below(2) == 0).collect(),
-        };
-        let start = rng.below(n as u64) as usize;
-        let end = start + rng.below((n - start) as u64 + 1) as usize;
-        let keep = rng.below(300) as f64;
-        let listed = cut_point(&entries, start, end, keep).unwrap_or_else(|e| panic!("{e}"));
-        entries.on_demand = true;
-        let found = cut_point(&entries, start, end, keep).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(found, listed, "round {round}: {start}..{end}, keep {keep}");
+    // Every pattern of cut points over up to 7 entries, every range, a few
+    // budgets, both lines' rules; tokens, turn starts and stops vary with
+    // the pattern and the entry.
+    let mut cases = 0;
+    for line in AgentLine::ALL {
+        for n in 1..=7usize {
+            for mask in 0..1u32 << n {
+                let at = |i: usize, salt: u32| (mask.wrapping_mul(31) + (i as u32) * 7 + salt) % 5;
+                let mut entries = Synthetic {
+                    rules: line.cut,
+                    on_demand: false,
+                    cut_point: (0..n).map(|i| mask & (1 << i) != 0).collect(),
+                    turn_start: (0..n).map(|i| at(i, 1) < 2).collect(),
+                    tokens: (0..n)
+                        .map(|i| (at(i, 2) > 0).then(|| u64::from(at(i, 3)) * 20))
+                        .collect(),
+                    stops: (0..n).map(|i| at(i, 4) < 3).collect(),
+                };
+                for start in 0..n {
+                    for end in start..=n {
+                        for keep in [0.0, 25.0, 60.0, 1000.0] {
+                            entries.on_demand = false;
+                            let listed = cut_point(&entries, start, end, keep)
+                                .unwrap_or_else(|e| panic!("{e}"));
+                            entries.on_demand = true;
+                            let found = cut_point(&entries, start, end, keep)
+                                .unwrap_or_else(|e| panic!("{e}"));
+                            assert_eq!(found, listed, "{mask:b}, {start}..{end}, keep {keep}");
+                            cases += 1;
+                        }
+                    }
+                }
+            }
+        }
     }
+    assert!(cases > 50_000, "{cases} cases");
 }
