@@ -133,6 +133,7 @@ impl<'c> JsText<'c> {
             // A failed read reads nothing: it fails only with an exception
             // pending, which fails the whole call when it returns.
             let Ok(raw) = string_at(cx, strings, index) else {
+                push_quoted_utf16(&[], out);
                 return;
             };
             let mut len = len as usize;
