@@ -224,6 +224,26 @@ describe('bad input', () => {
     }
   })
 
+  // (the assistant's usage spares the plan its estimate; its content holds no calls to read)
+  test('a message the plan passes over but a summary cannot take is named by its file line in --print-request and compact', async () => {
+    const header = '{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/"}'
+    const entry = (id, parentId, message) => JSON.stringify({ type: 'message', id, parentId, timestamp: '2025-01-01T00:00:00.000Z', message: { timestamp: 1, ...message } })
+    const cases = {
+      'content-object': [{ x: 1 }, 'message.content: expected an array, got an object'],
+      'null-block': [[{ type: 'text', text: 'a' }, null], 'message.content[1]: expected a content block, got null'],
+    }
+    for (const [name, [content, said]] of Object.entries(cases)) {
+      const file = path.join(dir, `${name}.jsonl`)
+      const lines = [header, entry('a', null, { role: 'user', content: 'hi' }), entry('b', 'a', { role: 'assistant', content, stopReason: 'stop', usage: { input: 10, output: 5, cacheRead: 0, cacheWrite: 0, totalTokens: 15 } }), entry('c', 'b', { role: 'user', content: 'again '.repeat(50) })]
+      fs.writeFileSync(file, lines.map((l) => `${l}\n`).join(''))
+      expect((await run(['plan', file, '--keep-recent', '1'])).code).toBe(0)
+      for (const args of [['plan', file, '--keep-recent', '1', '--print-request'], ['compact', file, '--keep-recent', '1', '--base-url', 'http://127.0.0.1:9/v1', '--model', 'm']]) {
+        const r = await run(args)
+        expect({ name, args, code: r.code, stderr: r.stderr }).toEqual({ name, args, code: 1, stderr: `prime-compaction: ${file}: line 3: ${said}\n` })
+      }
+    }
+  })
+
   test('unreadable file, bad line, old version, bad options', async () => {
     const missing = await run(['plan', path.join(dir, 'missing.jsonl')])
     expect(missing.code).toBe(1)

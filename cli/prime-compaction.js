@@ -18,7 +18,7 @@ try {
   process.stderr.write(`${message.startsWith('prime-compaction:') ? '' : 'prime-compaction: '}${message}\n`)
   process.exit(1)
 }
-const { CliError, readSessionBytes, planBytes, readBranch, entryError, branchSystemMessage, compactionEntry, appendEntryAtomically } = sessionFile
+const { CliError, readSessionBytes, planBytes, readBranch, entryError, messageError, branchSystemMessage, compactionEntry, appendEntryAtomically } = sessionFile
 const { openAiStreamFn } = require('./openai.js')
 const { version } = require('../package.json')
 
@@ -375,7 +375,7 @@ async function planCommand(file, options) {
     try {
       requests = api.buildSummaryRequests(preparation, model, options.instructions)
     } catch (err) {
-      throw new CliError(`${file}: ${err.message}`)
+      throw messageError(err, file, loaded, preparation) ?? new CliError(`${file}: ${err.message}`)
     }
     printRequests(requests, model, options)
     return 0
@@ -470,6 +470,9 @@ async function compactCommand(file, options) {
     })
     ok = !result.aborted
   } catch (err) {
+    // A message of the session it cannot summarize, by its file line.
+    const named = messageError(err, file, loaded, preparation)
+    if (named) throw named
     // The URL the failure came from, where its words leave it out.
     const where = failure && err.message.endsWith(failure.message) ? ` (POST ${failure.url}${askedWait(failure.retryAfterMs)})` : ''
     throw new CliError(`${err.message}${where}`)

@@ -105,6 +105,21 @@ function entryError(err, file, lines, what = '') {
   return new CliError(`${file}: line ${line}: ${what}${message.slice(named[0].length)}`)
 }
 
+/**
+ * `err`, thrown by compact() or buildSummaryRequests() for `preparation`
+ * (planned on `branch`), as a CliError: a message naming one of its
+ * messages (`preparation.messagesToSummarize[1].content: ...`) names the
+ * file line of the entry that holds it instead, as the planner's do.
+ */
+function messageError(err, file, { branch, lines }, preparation) {
+  const message = err && typeof err.message === 'string' ? err.message : String(err)
+  const named = /^preparation\.(messagesToSummarize|turnPrefixMessages)\[(\d+)\](\.|: )?/.exec(message)
+  const held = named ? preparation[named[1]][Number(named[2])] : undefined
+  const at = held === undefined ? -1 : branch.findIndex((e) => e !== null && typeof e === 'object' && e.message === held)
+  if (at < 0 || lines[at] === undefined) return undefined
+  return new CliError(`${file}: line ${lines[at]}: message${named[3] === '.' ? '.' : ': '}${message.slice(named[0].length)}`)
+}
+
 /** A fresh 8-hex-digit id that no entry has, as the agent makes them. */
 function generateId(ids) {
   for (let i = 0; i < 100; i++) {
@@ -249,4 +264,4 @@ function writeAll(fd, buffer) {
   }
 }
 
-module.exports = { CliError, readSessionBytes, planBytes, readBranch, entryError, branchSystemMessage, compactionEntry, appendEntryAtomically }
+module.exports = { CliError, readSessionBytes, planBytes, readBranch, entryError, messageError, branchSystemMessage, compactionEntry, appendEntryAtomically }
