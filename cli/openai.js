@@ -106,8 +106,10 @@ function answerOfJson(model, value) {
 // fill the memory long before --timeout ends the request.
 const MAX_ANSWER_UNITS = 64 * 2 ** 20
 
+const PAST_THE_CAP = `past ${MAX_ANSWER_UNITS / 2 ** 20} M characters`
+
 function tooLong(model) {
-  return assistantMessage(model, '', 'error', `the answer went on past ${MAX_ANSWER_UNITS / 2 ** 20} M characters, far more than a summary holds: the server did not stop`)
+  return assistantMessage(model, '', 'error', `the answer went on ${PAST_THE_CAP}, far more than a summary holds: the server did not stop`)
 }
 
 /** The body as text, as `response.text()` gives it, or undefined once it is past MAX_ANSWER_UNITS. */
@@ -356,8 +358,7 @@ function openAiStreamFn({ baseUrl, stream = false, timeoutMs, onEvent = () => {}
         answered = true
         if (!response.ok) {
           let text = await cappedText(response)
-          if (text === undefined) return failed(`${response.status}, with an answer past ${MAX_ANSWER_UNITS / 2 ** 20} M characters`)
-          if (body.stream_options && rejectsStreamOptions(response.status, text)) {
+          if (body.stream_options && text !== undefined && rejectsStreamOptions(response.status, text)) {
             // A server that takes no stream_options: once more without it, and from now on.
             askUsage = false
             const { stream_options: _rejected, ...again } = body
@@ -367,9 +368,11 @@ function openAiStreamFn({ baseUrl, stream = false, timeoutMs, onEvent = () => {}
             response = await fetch(url, { method: 'POST', headers, body: JSON.stringify(again), signal })
             answered = true
             if (!response.ok) text = await cappedText(response)
-            if (text === undefined) return failed(`${response.status}, with an answer past ${MAX_ANSWER_UNITS / 2 ** 20} M characters`)
           }
-          if (!response.ok) return failed(`${response.status} ${errorText(text)}`, retryAfterMsOf(response.headers))
+          if (!response.ok) {
+            if (text === undefined) return failed(`${response.status}, with an answer ${PAST_THE_CAP}`)
+            return failed(`${response.status} ${errorText(text)}`, retryAfterMsOf(response.headers))
+          }
         }
         const type = (response.headers.get('content-type') || '').toLowerCase()
         if (type.includes('text/event-stream')) {

@@ -11,7 +11,7 @@ use crate::js::errors::run;
 use crate::js::out::{Arg, RawValue};
 use crate::js::view::{Cx, JsVal};
 use prime_compaction_core::error::{Context, Error, Result};
-use prime_compaction_core::js::elements::Elements;
+use prime_compaction_core::js::elements::{each_element, Elements};
 use prime_compaction_core::js::string::JsStr;
 use prime_compaction_core::js::view::{Kind, View};
 use prime_compaction_core::plan::file_ops::{
@@ -103,12 +103,10 @@ pub fn compute_file_lists_native(
 pub fn joined_elements(v: &JsVal<'_>, name: &str) -> Result<Vec<JsStr>> {
     let len = v.expect_array(name)?;
     let mut out = Vec::new();
-    let mut elements = Elements::new(v, len);
-    while let Some(i) = elements.next_index(v)? {
-        if let Some(element) = elements.read(v, i)? {
-            out.push(join_element(&element).within_with(|| format!("{name}[{i}]"))?);
-        }
-    }
+    each_element(v, len, |i, element| {
+        out.push(join_element(element).within_with(|| format!("{name}[{i}]"))?);
+        Ok(())
+    })?;
     Ok(out)
 }
 
