@@ -708,7 +708,12 @@ export interface RetryPolicy {
   maxAgentDelayMs?: number
 }
 
-/** Notifications around summarization retries (new in 1.6, from pi-ai). */
+/**
+ * Notifications around summarization retries (new in 1.6, from pi-ai). A
+ * returned promise is awaited; compact(), generateSummary() and
+ * generateBranchSummary() stop waiting for it once their signal aborts
+ * (completeSummarization() waits, as pi-ai does).
+ */
 export interface RetryCallbacks {
   /** Before waiting for retry number `attempt` (from 1). */
   onRetryScheduled?: (attempt: number, maxAttempts: number, delayMs: number, errorMessage: string) => void | Promise<void>

@@ -296,6 +296,59 @@ const DEMOS = {
       }
       expect(waits.ours).toEqual({ aborted: true })
       expect(waits.ref.summary).toBe('\n\n<read-files>\nsrc/parse.rs\n</read-files>')
+      // A callback that never settles: ours stops waiting for it on the abort, the agent waits on.
+      const PENDING = Symbol('pending')
+      const within = (promise, ms) => Promise.race([promise, new Promise((resolve) => setTimeout(() => resolve(PENDING), ms))])
+      /** recorder() whose callback `name` records, aborts `c` 5 ms later, and never settles. */
+      const stuckAt = (name, c) => {
+        const callbacks = recorder()
+        const record = callbacks[name]
+        callbacks[name] = (...args) => {
+          record(...args)
+          setTimeout(() => c.abort(), 5)
+          return new Promise(() => {})
+        }
+        return callbacks
+      }
+      const stuck = {}
+      const logs = {}
+      for (const [name, impl] of sides(ref, ours)) {
+        const c = new AbortController()
+        const callbacks = stuckAt('onRetryScheduled', c)
+        stuck[name] = await within(impl.compact(plainPreparation(ref), MODEL, 'k', undefined, undefined, c.signal, undefined, scripted([failure('terminated'), text('never')]), undefined, { enabled: true, maxRetries: 3, baseDelayMs: 1 }, callbacks), 200)
+        logs[name] = callbacks.log
+      }
+      expect(stuck.ours).toEqual({ aborted: true })
+      expect(stuck.ref).toBe(PENDING)
+      // As an abort during the wait that follows.
+      expect(logs.ours).toStrictEqual([
+        ['scheduled', 1, 3, 1, 'terminated'],
+        ['finished', false, 1, 'terminated'],
+      ])
+      expect(logs.ref).toStrictEqual([['scheduled', 1, 3, 1, 'terminated']])
+      const stuckBranch = {}
+      for (const [name, impl] of sides(ref, ours)) {
+        const c = new AbortController()
+        const callbacks = stuckAt('onRetryAttemptStart', c)
+        const streamFn = scripted([failure('terminated'), text('never')])
+        const options = { model: MODEL, apiKey: 'k', signal: c.signal, streamFn, retry: { enabled: true, maxRetries: 3, baseDelayMs: 1 }, callbacks }
+        stuckBranch[name] = await within(impl.generateBranchSummary(branchEntries(), options), 200)
+        logs[name] = [...callbacks.log, ['calls', streamFn.calls.length]]
+      }
+      expect(stuckBranch.ours).toEqual({ aborted: true })
+      expect(stuckBranch.ref).toBe(PENDING)
+      // As an abort during the retried call, which is not made.
+      expect(logs.ours).toStrictEqual([['scheduled', 1, 3, 1, 'terminated'], ['attemptStart'], ['finished', false, 1], ['calls', 1]])
+      expect(logs.ref).toStrictEqual([['scheduled', 1, 3, 1, 'terminated'], ['attemptStart'], ['calls', 1]])
+      const summaries = {}
+      for (const [name, impl] of sides(ref, ours)) {
+        const c = new AbortController()
+        const callbacks = { onRetryScheduled: () => (setTimeout(() => c.abort(), 5), new Promise(() => {})) }
+        const summary = impl.generateSummary([{ role: 'user', content: 'hello', timestamp: 1 }], MODEL, 2000, 'k', undefined, c.signal, undefined, undefined, undefined, scripted([failure('terminated'), text('never')]), undefined, { enabled: true, maxRetries: 3, baseDelayMs: 1 }, callbacks)
+        summaries[name] = await within(summary.catch((err) => ({ rejected: err.name })), 200)
+      }
+      expect(summaries.ours).toEqual({ rejected: 'AbortError' })
+      expect(summaries.ref).toBe(PENDING)
     }
   },
 

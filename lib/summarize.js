@@ -114,11 +114,46 @@ function wait(ms, signal) {
 }
 
 /**
+ * Awaits what a callback returned: true once it settles (its rejection is
+ * thrown), false if `signal` aborts first. Where the signal had aborted
+ * before the call, the callback has until the next macrotask to settle.
+ */
+function settledBeforeAbort(value, signal) {
+  return new Promise((resolve, reject) => {
+    let stop = null
+    let timer
+    const end = () => {
+      stop?.()
+      if (timer !== undefined) clearImmediate(timer)
+    }
+    if (signal.aborted) timer = setImmediate(() => resolve(false))
+    else
+      stop = listen(signal, () => {
+        end()
+        resolve(false)
+      })
+    Promise.resolve(value).then(
+      () => {
+        end()
+        resolve(true)
+      },
+      (err) => {
+        end()
+        reject(err)
+      },
+    )
+  })
+}
+
+/**
  * One request and its retries, as pi-ai's retryAssistantCall makes them:
  * `retry` (a native SummaryRetry) names every step; the callbacks are
- * awaited with the arguments it gives.
+ * awaited with the arguments it gives. With `untilAborted`, a callback is
+ * awaited only until `signal` aborts, as a call is (compaction stops
+ * waiting then); the retry then ends as an abort at that step would end it.
  */
-async function retrying(produce, retry, signal, callbacks) {
+async function retrying(produce, retry, signal, callbacks, untilAborted = false) {
+  const settled = untilAborted && signal ? (value) => settledBeforeAbort(value, signal) : async (value) => (await value, true)
   for (;;) {
     let response
     try {
@@ -126,19 +161,22 @@ async function retrying(produce, retry, signal, callbacks) {
     } catch (err) {
       // A call we stopped waiting for on abort: the retry it followed is over.
       const finished = isOwnAbort(err) ? retry.callAborted() : null
-      if (finished) await callbacks?.onRetryFinished?.(...finished)
+      if (finished) await settled(callbacks?.onRetryFinished?.(...finished))
       throw err
     }
     const step = retry.answer(response)
-    if (step.finished) await callbacks?.onRetryFinished?.(...step.finished)
+    if (step.finished && !(await settled(callbacks?.onRetryFinished?.(...step.finished)))) throw abortError(signal)
     if (!step.scheduled) return response
-    await callbacks?.onRetryScheduled?.(...step.scheduled)
-    if (!(await wait(step.delayMs, signal))) {
-      await callbacks?.onRetryFinished?.(...retry.waitAborted(response))
+    if (!(await settled(callbacks?.onRetryScheduled?.(...step.scheduled))) || !(await wait(step.delayMs, signal))) {
+      await settled(callbacks?.onRetryFinished?.(...retry.waitAborted(response)))
       const { errorMessage: _errorMessage, ...rest } = response
       return { ...rest, stopReason: 'aborted' }
     }
-    await callbacks?.onRetryAttemptStart?.()
+    if (!(await settled(callbacks?.onRetryAttemptStart?.()))) {
+      const finished = retry.callAborted()
+      if (finished) await settled(callbacks?.onRetryFinished?.(...finished))
+      throw abortError(signal)
+    }
   }
 }
 
@@ -228,7 +266,7 @@ function summarizing(native, line, { argumentEntries, computeFileLists, branchPr
         if (rules.completeSummarization) {
           const requestOptions = requestOptionsOf(options)
           const once = () => callModel(model, context, requestOptions, streamFn, signal, callers)
-          response = await retrying(once, new native.SummaryRetry(retry, true), signal, callbacks)
+          response = await retrying(once, new native.SummaryRetry(retry, true), signal, callbacks, true)
         } else {
           response = await callModel(model, context, options, streamFn, signal, callers)
         }
