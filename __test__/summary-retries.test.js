@@ -207,17 +207,19 @@ describe('aborts', () => {
       const c = new AbortController()
       const callbacks = recorderThen(() => setTimeout(() => c.abort(), 5))
       const started = Date.now()
-      const result = await impl.compact(plainPreparation(ref), MODEL, 'k', undefined, undefined, c.signal, undefined, scripted([failure('terminated'), text('never')]), undefined, policy(3, 1000), callbacks)
+      const result = await impl.compact(plainPreparation(ref), MODEL, 'k', undefined, undefined, c.signal, undefined, scripted([failure('terminated'), text('never')]), undefined, policy(3, 30_000), callbacks)
       out[name] = { result, log: callbacks.log, ms: Date.now() - started }
     }
     expect(out.ours.log).toStrictEqual([
-      ['scheduled', 1, 3, 1000, 'terminated'],
+      ['scheduled', 1, 3, 30_000, 'terminated'],
       ['finished', false, 1, 'terminated'],
     ])
     expect(out.ours.log).toStrictEqual(out.ref.log)
     expect(out.ours.result).toEqual({ aborted: true })
     expect(out.ref.result.summary).toBe('\n\n<read-files>\nsrc/parse.rs\n</read-files>')
-    expect(out.ours.ms).toBeLessThan(900)
+    // Neither waited out the 30 s delay (nor would the test's timeout have let them).
+    expect(out.ours.ms).toBeLessThan(15_000)
+    expect(out.ref.ms).toBeLessThan(15_000)
   })
 
   test('during a retried call: onRetryFinished(false, attempt) as the aborted answer brings it, and ours does not wait for the call', async () => {

@@ -89,6 +89,7 @@ pub fn json_roundtrip(data: &[u8]) {
     let Ok(value) = json::parse_bytes(data) else {
         return;
     };
+    checked();
     let printed = stringify(&value);
     assert_eq!(stringify_len(&value), printed.utf16_len(), "stringify_len");
     let text = printed.to_string_lossy();
@@ -1021,14 +1022,18 @@ pub fn entry_facts(data: &[u8]) {
     }
     let value = Value::Array((0..facts.len()).map(|i| facts_entry(mode, i)).collect());
     let array = Val::new(&value);
+    let mut compared = false;
     for line in AgentLine::ALL {
         let Ok(entries) = Entries::new(&array, "pathEntries", line) else {
-            return;
+            break;
         };
         prepare_as(&entries.with_facts(&facts));
         for keep in KEEP_RECENT {
-            cut_asking_for_measures(&array, line, &mut facts.clone(), keep);
+            compared |= cut_asking_for_measures(&array, line, &mut facts.clone(), keep);
         }
+    }
+    if compared {
+        checked();
     }
 }
 
@@ -1036,12 +1041,13 @@ pub fn entry_facts(data: &[u8]) {
 /// for measures, and going on with none pushed (so the planner reads the
 /// message). Each stop asks for an entry not asked for before, so it ends;
 /// and it finds the cut (or the error) the cut without asking finds.
+/// Whether the two cuts were compared.
 fn cut_asking_for_measures(
     array: &Val<'_>,
     line: &'static AgentLine,
     facts: &mut EntryFacts,
     keep: f64,
-) {
+) -> bool {
     // A measure counts for its entry only where the entry's kind is known:
     // held by the facts, or read by the planner itself, which the walk
     // that asks (a new Entries after each stop) may not have done where
@@ -1052,20 +1058,20 @@ fn cut_asking_for_measures(
     let unknown_measured = (0..facts.len())
         .any(|i| facts.kind(i).is_none() && matches!(facts.measures().content(i), Some(Some(_))));
     if unknown_measured {
-        return;
+        return false;
     }
     let Ok(plain) = Entries::new(array, "pathEntries", line) else {
-        return;
+        return false;
     };
     let plain = plain.with_facts(facts);
     let Ok(Some(start)) = start_cut(&plain) else {
-        return;
+        return false;
     };
     let expected = find_cut(&plain, &start, keep, &mut CutSearch::default());
     let mut search = CutSearch::default();
     for _ in 0..=facts.len() {
         let Ok(entries) = Entries::new(array, "pathEntries", line) else {
-            return;
+            return false;
         };
         let entries = entries.with_facts(facts).asking_for_measures();
         let found = find_cut(&entries, &start, keep, &mut search);
@@ -1082,7 +1088,7 @@ fn cut_asking_for_measures(
             }
             found => {
                 assert_eq!(found, expected, "asking for measures changed the cut");
-                return;
+                return true;
             }
         }
     }
