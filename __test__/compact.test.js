@@ -333,6 +333,28 @@ describe.each(LINES.map((line) => [line, require(`../agent-${line}`)]))('agent l
       expect(retry2).toContain('[Tool result read#c5 error=false]: [tool result]')
     })
 
+    test('custom instructions stay in every smaller retry (the spec: in every request), of a compaction and of a branch summary', async () => {
+      const instructions = 'remember the migration command'
+      const big = { ...plain(), messagesToSummarize: [...plain().messagesToSummarize, ...plain().messagesToSummarize] }
+      const streamFn = scripted([failure(OVERFLOW), failure(OVERFLOW), text('OK')])
+      await ours.compact(big, MODEL, 'k', undefined, instructions, undefined, undefined, streamFn)
+      expect(streamFn.calls).toHaveLength(3)
+      for (const call of streamFn.calls) expect(call.prompt).toContain(instructions)
+      // Three user rounds on a branch, so that each retry has one to leave out.
+      const rounds = ['ONE', 'TWO', 'THREE'].flatMap((label) => [
+        { role: 'user', content: `ROUND-${label} question`, timestamp: 1 },
+        { role: 'assistant', content: [{ type: 'text', text: `answer ${label} ${'a'.repeat(200)}` }], stopReason: 'stop', timestamp: 2 },
+      ])
+      const entries = rounds.map((message, i) => ({ type: 'message', id: `r${i}`, parentId: i ? `r${i - 1}` : null, timestamp: '2026-01-01T00:00:00.000Z', message }))
+      const branch = scripted([failure(OVERFLOW), failure(OVERFLOW), text('## Goal\nOK')])
+      const result = await ours.generateBranchSummary(entries, { model: MODEL, apiKey: 'k', streamFn: branch, customInstructions: instructions })
+      expect(result.summary).toContain('OK')
+      expect(branch.calls).toHaveLength(3)
+      for (const call of branch.calls) expect(call.prompt).toContain(instructions)
+      // (and each retry did leave a round out)
+      expect(branch.calls.map((c) => c.prompt.includes('ROUND-ONE'))).toEqual([true, false, false])
+    })
+
     test('a retry bounds one oversized round to its head and tail, so one long reasoning trace cannot block compaction', async () => {
       const trace = `TRACE-HEAD ${'x'.repeat(600_000)} TRACE-TAIL`
       const messages = [

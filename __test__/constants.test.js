@@ -1,5 +1,5 @@
 'use strict'
-// Wire constants the agent's LLM context depends on: byte for byte the reference's, on each line.
+// Wire constants the agent's LLM context depends on: byte for byte the reference's, on each line; and the spec's default settings.
 const path = require('node:path')
 const { pathToFileURL } = require('node:url')
 const { PKG_DIRS } = require('./helpers/reference')
@@ -13,6 +13,16 @@ describe.each(Object.keys(PKG_DIRS))('agent line %s', (line) => {
       expect([name, ours[name]]).toEqual([name, messages[name]])
     }
     expect(ours.DEFAULT_COMPACTION_SETTINGS).toEqual(compaction.DEFAULT_COMPACTION_SETTINGS)
+  })
+
+  test("the default settings are the spec's, and compaction triggers only above the window less reserveTokens", () => {
+    const ours = require(`../agent-${line}`)
+    expect(ours.DEFAULT_COMPACTION_SETTINGS).toStrictEqual({ enabled: true, reserveTokens: 16384, keepRecentTokens: 20000 })
+    const settings = ours.DEFAULT_COMPACTION_SETTINGS
+    // contextTokens > contextWindow - reserveTokens, strictly.
+    expect(ours.shouldCompact(128000 - 16384, 128000, settings)).toBe(false)
+    expect(ours.shouldCompact(128000 - 16384 + 1, 128000, settings)).toBe(true)
+    expect(ours.shouldCompact(1e9, 128000, { ...settings, enabled: false })).toBe(false)
   })
 })
 

@@ -55,6 +55,10 @@ const DEMOS = {
     const branch = scripted([text('B')])
     await ours.generateBranchSummary(branchEntries(), { model: MODEL, apiKey: 'k', streamFn: branch })
     expect(headingsOf(branch.calls[0].prompt)).toEqual(SPEC_HEADINGS)
+    // The digest keeps conclusions and outcomes, not the reasoning word for word (the spec), in each.
+    for (const prompt of [history, update.calls[0].prompt, branch.calls[0].prompt]) {
+      expect(prompt).toContain('In the Reasoning Digest, keep conclusions and the evidence behind them (approaches tried, why they failed or won) rather than copying reasoning word for word.')
+    }
     const [refHistory, refPrefix] = prompts.ref
     expect(refHistory).not.toContain('Reasoning Digest')
     if (line === '0.78') {
