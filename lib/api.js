@@ -333,14 +333,13 @@ function collectEntriesForBranchSummary(session, oldLeafId, targetId) {
   // getBranch(undefined) starts at the session's leaf; the walk itself needs only getEntry.
   const target = oldLeafId && targetId == null ? session.getLeafId() : targetId
   const path = readEntryPath(session, oldLeafId, target)
-  let result
   try {
-    result = native.collectEntriesForBranchSummary(session, oldLeafId, target, path)
+    const result = native.collectEntriesForBranchSummary(session, oldLeafId, target, path)
+    if (result.entries !== undefined) return result
+    return { entries: entriesOfPath(path, result.count), commonAncestorId: result.commonAncestorId }
   } finally {
     releaseEntryPath(path)
   }
-  if (result.entries !== undefined) return result
-  return { entries: entriesOfPath(path, result.count), commonAncestorId: result.commonAncestorId }
 }
 
 function prepareBranchEntriesOf(entries, tokenBudget, line) {

@@ -53,7 +53,7 @@ const NOT_READ = -2
 const NOT_STRING = -1
 const TARGET_STEPS = 64
 require('./codes.js').checkCodes('entryPath', { THREW, SAME, NOT_READ, NOT_STRING, TARGET_STEPS })
-const { grown } = require('./typed-array.js')
+const { grown, SpareArray } = require('./typed-array.js')
 
 // Past this many steps, or this many units of ids, the native walk reads on alone.
 const MAX_STEPS = 2 ** 24
@@ -64,6 +64,9 @@ const MAX_ID_UNITS = 2 ** 27
 // resize it while the native side reads it in place).
 let spareCodes = null
 const KEEP_MAX = 2 ** 21
+// The entries array likewise (its elements emptied when given back): grown
+// anew each call, a long branch's was a chain of fresh large arrays.
+const spareEntries = new SpareArray(2 ** 18)
 
 /**
  * The form above for `collectEntriesForBranchSummary(session, oldLeafId,
@@ -78,7 +81,7 @@ function readEntryPath(session, oldLeafId, targetId, maxIdUnits = MAX_ID_UNITS) 
   if (session === null || (typeof session !== 'object' && typeof session !== 'function')) return undefined
   const getEntry = session.getEntry
   if (typeof getEntry !== 'function') return { getEntry }
-  const form = { getEntry, entries: [], others: [], codes: null, ids: '', targetSteps: 0, oldSteps: undefined, codeBuffer: null }
+  const form = { getEntry, entries: spareEntries.take(), others: [], codes: null, ids: '', targetSteps: 0, oldSteps: undefined, codeBuffer: null }
   let codes = spareCodes ?? new Int32Array(4096)
   spareCodes = null
   let n = 0
@@ -137,7 +140,7 @@ function readEntryPath(session, oldLeafId, targetId, maxIdUnits = MAX_ID_UNITS) 
         own = error
         threw = true
       }
-      entries.push(entry)
+      entries[n >> 1] = entry
       if (threw || typeof own !== 'string') {
         others.push(own)
         codes[n] = threw ? THREW : NOT_STRING
@@ -203,7 +206,7 @@ function readEntryPath(session, oldLeafId, targetId, maxIdUnits = MAX_ID_UNITS) 
     }
     const entry = Reflect.apply(getEntry, session, [id])
     const own = entry === null || entry === undefined ? undefined : entry.id
-    entries.push(entry)
+    entries[n >> 1] = entry
     if (n + 2 > codes.length) codes = grown(codes, n + 2)
     if (typeof own !== 'string') {
       others.push(own)
@@ -256,6 +259,8 @@ function readEntryPath(session, oldLeafId, targetId, maxIdUnits = MAX_ID_UNITS) 
   form.codes = codes.subarray(0, n)
   form.ids = ids
   form.codeBuffer = codes
+  // One entry a step (the kept array may be longer from an earlier call).
+  entries.length = n >> 1
   return form
 }
 
@@ -279,7 +284,7 @@ function readTargetOn(session, oldLeafId, form, codes, n, ids, walk, maxIdUnits)
     }
     const entry = Reflect.apply(getEntry, session, [id])
     const own = entry === null || entry === undefined ? undefined : entry.id
-    entries.push(entry)
+    entries[n >> 1] = entry
     if (n + 2 > codes.length) codes = grown(codes, n + 2)
     if (typeof own !== 'string') {
       others.push(own)
@@ -345,17 +350,16 @@ function releaseEntryPath(path) {
   const codes = path?.codeBuffer
   if (codes === undefined) return
   if (codes.length <= KEEP_MAX) spareCodes = codes
+  spareEntries.give(path.entries, path.entries.length)
 }
 
 /**
- * The first `count` entries the pass met on the old branch, root-first: the
- * pass's own array, cut and turned in place (the form is done with).
+ * The first `count` entries the pass met on the old branch, root-first, in
+ * an array of their own (the form's is given back for the next call).
  */
 function entriesOfPath(path, count) {
-  const entries = path.entries
-  entries.splice(0, path.targetSteps)
-  entries.length = Math.min(entries.length, count)
-  return entries.reverse()
+  const from = path.targetSteps
+  return path.entries.slice(from, from + Math.min(path.entries.length - from, count)).reverse()
 }
 
 module.exports = { readEntryPath, releaseEntryPath, entriesOfPath, idBit }
