@@ -325,7 +325,9 @@ pub fn cut_lists<V: View>(
             (true, Some(start)) => start,
             _ => cut.first_kept_entry_index,
         };
-        let mut summarize = Vec::new();
+        // Room for a message an entry up front (the entries are there: no
+        // claimed length), so that a long history is not copied as it grows.
+        let mut summarize = Vec::with_capacity(history_end.saturating_sub(boundary_start));
         view.summarized(boundary_start..history_end, &mut summarize)?;
         let mut turn_prefix = Vec::new();
         if cut.is_split_turn {
@@ -485,7 +487,7 @@ fn plan_messages<V: View>(
     let line = entries.line;
     let rules = &line.session;
     let mut out = Vec::with_capacity(messages.len());
-    let mut read = Vec::new();
+    let mut read = Vec::with_capacity(messages.len());
     for (k, &m) in messages.iter().enumerate() {
         let (ops, shape) = reads(entries, m)?;
         if ops || shape {
